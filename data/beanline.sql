@@ -1,0 +1,2 @@
+-- Placeholder, replaced by the full Beanline generator.
+CREATE TABLE stores (store_id INTEGER PRIMARY KEY, name TEXT NOT NULL);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/**
+ * TALLY_TOOL_ERROR:
+ *
+ * Error domain of tool runs. A tool that fails reports a #TallyToolError;
+ * the agent turns the message into a `tool_result` with `is_error: true`, so
+ * the message is written for the model to read and act on.
+ */
+#define TALLY_TOOL_ERROR (tally_tool_error_quark ())
+
+/**
+ * TallyToolError:
+ * @TALLY_TOOL_ERROR_INVALID_INPUT: the input does not match the tool's schema
+ * @TALLY_TOOL_ERROR_REFUSED: the tool refused the request (a write statement,
+ *   several statements, a forbidden pragma)
+ * @TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE: a path resolves outside the workspace
+ * @TALLY_TOOL_ERROR_NOT_FOUND: a file, table or column does not exist
+ * @TALLY_TOOL_ERROR_FAILED: the tool ran and failed (SQL error, I/O error)
+ *
+ * Error codes of %TALLY_TOOL_ERROR.
+ */
+typedef enum {
+  TALLY_TOOL_ERROR_INVALID_INPUT,
+  TALLY_TOOL_ERROR_REFUSED,
+  TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE,
+  TALLY_TOOL_ERROR_NOT_FOUND,
+  TALLY_TOOL_ERROR_FAILED,
+} TallyToolError;
+
+GQuark tally_tool_error_quark (void);
+
+/**
+ * TallyToolContext:
+ * @database_path: (nullable): absolute path of the analyst's SQLite database
+ * @workspace: (nullable): absolute, canonical path of the session's
+ *   workspace folder
+ *
+ * What a tool may touch. Owned by the caller and left unchanged while a tool
+ * runs, so tools read it from worker threads without locking.
+ */
+typedef struct {
+  char *database_path;
+  char *workspace;
+} TallyToolContext;
+
+#define TALLY_TYPE_TOOL (tally_tool_get_type ())
+
+G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
+
+/**
+ * TallyToolClass:
+ * @name: the tool name the model sees (e.g. `query_database`)
+ * @description: the description the model reads (Tally's own words)
+ * @input_schema: the JSON Schema of the input, as a JSON text
+ * @read_only: %TRUE when the tool never changes anything
+ * @run: runs the tool; called in a worker thread; returns the text for the
+ *   `tool_result` (transfer full) or %NULL with @error set
+ *
+ * The class of every tool. Subclasses fill in the fields in class_init.
+ */
+struct _TallyToolClass
+{
+  GObjectClass parent_class;
+
+  const char *name;
+  const char *description;
+  const char *input_schema;
+  gboolean    read_only;
+
+  char *(*run) (TallyTool              *self,
+                const TallyToolContext *context,
+                JsonObject             *input,
+                GCancellable           *cancellable,
+                GError                **error);
+
+  /*< private >*/
+  gpointer padding[8];
+};
+
+const char *tally_tool_get_name         (TallyTool              *self);
+const char *tally_tool_get_description  (TallyTool              *self);
+const char *tally_tool_get_input_schema (TallyTool              *self);
+gboolean    tally_tool_is_read_only     (TallyTool              *self);
+char       *tally_tool_run              (TallyTool              *self,
+                                         const TallyToolContext *context,
+                                         JsonObject             *input,
+                                         GCancellable           *cancellable,
+                                         GError                **error);
+void        tally_tool_run_async        (TallyTool              *self,
+                                         const TallyToolContext *context,
+                                         JsonObject             *input,
+                                         GCancellable           *cancellable,
+                                         GAsyncReadyCallback     callback,
+                                         gpointer                user_data);
+char       *tally_tool_run_finish       (TallyTool              *self,
+                                         GAsyncResult           *result,
+                                         GError                **error);
+
+char       *tally_tool_resolve_path     (const TallyToolContext *context,
+                                         const char             *path,
+                                         gboolean               *outside,
+                                         GError                **error);
+
+G_END_DECLS
