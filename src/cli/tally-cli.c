@@ -1,12 +1,597 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 
+/* tally-cli: the Tally core in a terminal, for scripting and tests.
+ *
+ * The contract (flags, event lines, exit status) is DESIGN.md's "Faces and
+ * their contracts"; tools outside the project rely on it, so it changes only
+ * by extension. */
+
+#define G_LOG_DOMAIN "tally-cli"
+
 #include "config.h"
 
-#include <glib.h>
+#include <glib/gi18n.h>
+#include <glib-unix.h>
+#include <locale.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "tally-agent.h"
+#include "tally-api-error.h"
+#include "tally-client.h"
+#include "tally-event.h"
+#include "tally-model-table.h"
+#include "tally-pricing.h"
+#include "tally-tool-registry.h"
+
+#define EXIT_DONE      0
+#define EXIT_FAILED    1
+#define EXIT_USAGE     2
+#define EXIT_CANCELLED 130
+
+typedef struct {
+  GMainLoop    *loop;
+  GCancellable *cancellable;
+  TallyAgent   *agent;
+  gboolean      json;
+  gboolean      color;
+  gboolean      thinking_open;
+  gboolean      text_open;
+  int           exit_status;
+  guint         sigint_count;
+  gint64        text_blocks;
+} Cli;
+
+/* Options */
+
+static char *opt_base_url;
+static char *opt_model;
+static char *opt_mode;
+static gboolean opt_thinking;
+static gint64 opt_thinking_budget = -1;
+static char *opt_db;
+static char *opt_workspace;
+static char *opt_store;
+static char *opt_resume;
+static char *opt_replay;
+static gboolean opt_json;
+static gboolean opt_list;
+static gboolean opt_list_models;
+static gboolean opt_version;
+static double opt_idle_timeout = -1;
+
+static gboolean
+parse_thinking_cb (const char  *option_name,
+                   const char  *value,
+                   gpointer     data,
+                   GError     **error)
+{
+  char *end = NULL;
+  gint64 budget;
+
+  opt_thinking = TRUE;
+  if (value == NULL)
+    return TRUE;
+
+  budget = g_ascii_strtoll (value, &end, 10);
+  if (end == value || *end != '\0' || budget < 1024)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   _("--thinking takes a budget of at least 1024 tokens, not “%s”"), value);
+      return FALSE;
+    }
+
+  opt_thinking_budget = budget;
+  return TRUE;
+}
+
+static const GOptionEntry entries[] = {
+  { "base-url", 0, 0, G_OPTION_ARG_STRING, &opt_base_url,
+    N_("Messages API origin without /v1 (default: $ANTHROPIC_BASE_URL, else the public API)"), N_("URL") },
+  { "model", 0, 0, G_OPTION_ARG_STRING, &opt_model,
+    N_("Model id or alias (default: claude-sonnet-5)"), N_("MODEL") },
+  { "mode", 0, 0, G_OPTION_ARG_STRING, &opt_mode,
+    N_("Permission mode: ask, plan or auto (default: ask)"), N_("MODE") },
+  { "thinking", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, parse_thinking_cb,
+    N_("Let the model think, with an optional budget in tokens (default 8000)"), N_("BUDGET") },
+  { "db", 0, 0, G_OPTION_ARG_FILENAME, &opt_db,
+    N_("SQLite database to analyse (default: the Beanline sample)"), N_("PATH") },
+  { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &opt_workspace,
+    N_("Workspace folder for the file tools (default: the current folder)"), N_("DIR") },
+  { "store", 0, 0, G_OPTION_ARG_FILENAME, &opt_store,
+    N_("Session store file (default: under the user data folder)"), N_("PATH") },
+  { "resume", 0, 0, G_OPTION_ARG_STRING, &opt_resume,
+    N_("Continue a saved session"), N_("SESSION_ID") },
+  { "replay", 0, 0, G_OPTION_ARG_STRING, &opt_replay,
+    N_("Print a saved session's events (offline)"), N_("SESSION_ID") },
+  { "list", 0, 0, G_OPTION_ARG_NONE, &opt_list,
+    N_("List saved sessions"), NULL },
+  { "list-models", 0, 0, G_OPTION_ARG_NONE, &opt_list_models,
+    N_("List the models the API offers"), NULL },
+  { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json,
+    N_("Print one JSON event per line on stdout and nothing else"), NULL },
+  { "idle-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_idle_timeout,
+    N_("Abort a stream after this many seconds without data (default 90)"), N_("SECONDS") },
+  { "version", 0, 0, G_OPTION_ARG_NONE, &opt_version,
+    N_("Print the version and exit"), NULL },
+  { NULL }
+};
+
+/* Output */
+
+static void
+out_flush (void)
+{
+  fflush (stdout);
+}
+
+static void
+close_open_text (Cli *cli)
+{
+  if (cli->thinking_open)
+    {
+      g_printerr ("%s\n", cli->color ? "\033[0m" : "");
+      cli->thinking_open = FALSE;
+    }
+  if (cli->text_open)
+    {
+      g_print ("\n");
+      out_flush ();
+      cli->text_open = FALSE;
+    }
+}
+
+static char *
+one_line (JsonNode *node,
+          gsize     max_chars)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(GString) out = NULL;
+
+  if (node == NULL)
+    return g_strdup ("");
+
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      JsonObject *object = json_node_get_object (node);
+
+      /* The most telling member first: the SQL of a query, the path of a
+       * file, the pattern of a search. */
+      static const char *const keys[] = { "sql", "file_path", "pattern", "command", "table" };
+      for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+        if (json_object_has_member (object, keys[i]) &&
+            JSON_NODE_HOLDS_VALUE (json_object_get_member (object, keys[i])))
+          {
+            text = g_strdup (json_object_get_string_member_with_default (object, keys[i], ""));
+            break;
+          }
+    }
+  if (text == NULL)
+    text = json_to_string (node, FALSE);
+
+  out = g_string_new (NULL);
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (g_utf8_strlen (out->str, -1) >= (glong)max_chars)
+        {
+          g_string_append (out, "…");
+          break;
+        }
+      if (g_unichar_isspace (c))
+        {
+          if (out->len > 0 && out->str[out->len - 1] != ' ')
+            g_string_append_c (out, ' ');
+        }
+      else
+        g_string_append_unichar (out, c);
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static char *
+format_count (gint64 n)
+{
+  g_autofree char *digits = g_strdup_printf ("%" G_GINT64_FORMAT, n);
+  GString *out = g_string_new (NULL);
+  gsize len = strlen (digits);
+
+  for (gsize i = 0; i < len; i++)
+    {
+      if (i > 0 && (len - i) % 3 == 0 && digits[0] != '-')
+        g_string_append_c (out, ',');
+      g_string_append_c (out, digits[i]);
+    }
+
+  return g_string_free (out, FALSE);
+}
+
+static void
+print_receipt (Cli        *cli,
+               JsonObject *event)
+{
+  JsonObject *usage = json_object_get_object_member (event, "usage");
+  JsonNode *cost = json_object_get_member (event, "cost_usd");
+  g_autofree char *cost_text = NULL;
+  g_autofree char *in = format_count (json_object_get_int_member (usage, "input_tokens"));
+  g_autofree char *out = format_count (json_object_get_int_member (usage, "output_tokens"));
+  g_autofree char *cache_read = format_count (json_object_get_int_member (usage, "cache_read_input_tokens"));
+  g_autofree char *cache_write = format_count (json_object_get_int_member (usage, "cache_creation_input_tokens"));
+  const char *status = json_object_get_string_member (event, "status");
+  double seconds = json_object_get_int_member (event, "duration_ms") / 1000.0;
+  gint64 calls = json_object_get_int_member (event, "api_calls");
+
+  if (cost == NULL || JSON_NODE_HOLDS_NULL (cost))
+    cost_text = g_strdup (_("price unknown"));
+  else
+    cost_text = g_strdup_printf ("$%.4f", json_node_get_double (cost));
+
+  close_open_text (cli);
+  /* TRANSLATORS: the receipt line that ends every turn: status, cost,
+   * tokens in and out, prompt cache reads and writes, API calls, seconds */
+  g_print (ngettext ("— %s · %s · %s in · %s out · cache %s read, %s written · %" G_GINT64_FORMAT " API call · %.1f s\n",
+                     "— %s · %s · %s in · %s out · cache %s read, %s written · %" G_GINT64_FORMAT " API calls · %.1f s\n",
+                     calls),
+           status, cost_text, in, out, cache_read, cache_write, calls, seconds);
+  out_flush ();
+}
+
+static void
+print_event_readably (Cli        *cli,
+                      JsonObject *event)
+{
+  const char *type = tally_event_get_event_type (event);
+  const char *dim = cli->color ? "\033[2m" : "";
+  const char *reset = cli->color ? "\033[0m" : "";
+
+  if (g_str_equal (type, "text_delta"))
+    {
+      if (cli->thinking_open)
+        {
+          g_printerr ("%s\n", reset);
+          cli->thinking_open = FALSE;
+        }
+      g_print ("%s", json_object_get_string_member (event, "text"));
+      out_flush ();
+      cli->text_open = TRUE;
+    }
+  else if (g_str_equal (type, "thinking_delta"))
+    {
+      if (!cli->thinking_open)
+        {
+          close_open_text (cli);
+          g_printerr ("%s%s ", dim, _("Thinking:"));
+          cli->thinking_open = TRUE;
+        }
+      g_printerr ("%s", json_object_get_string_member (event, "text"));
+    }
+  else if (g_str_equal (type, "tool_use_start"))
+    {
+      g_autofree char *input = one_line (json_object_get_member (event, "tool_input"), 100);
+
+      close_open_text (cli);
+      g_printerr ("▸ %s %s%s%s\n", json_object_get_string_member (event, "tool_name"),
+                  dim, input, reset);
+    }
+  else if (g_str_equal (type, "tool_result"))
+    {
+      const char *content = json_object_get_string_member (event, "content");
+
+      if (json_object_get_boolean_member (event, "is_error"))
+        {
+          g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), content);
+          g_autofree char *line = one_line (node, 160);
+
+          g_printerr ("  ✗ %s\n", line);
+        }
+      else
+        {
+          guint lines = 0;
+
+          for (const char *p = content; *p != '\0'; p++)
+            if (*p == '\n')
+              lines++;
+          g_printerr ("  %s✓ ", dim);
+          g_printerr (ngettext ("%u line in %.1f s", "%u lines in %.1f s", lines + 1),
+                      lines + 1, json_object_get_int_member (event, "duration_ms") / 1000.0);
+          g_printerr ("%s\n", reset);
+        }
+    }
+  else if (g_str_equal (type, "retry"))
+    {
+      close_open_text (cli);
+      g_printerr (_("Retrying in %.1f s (HTTP %" G_GINT64_FORMAT ", %s)…\n"),
+                  json_object_get_int_member (event, "delay_ms") / 1000.0,
+                  json_object_get_int_member (event, "status"),
+                  json_object_get_string_member_with_default (event, "error_type", "?"));
+    }
+  else if (g_str_equal (type, "error"))
+    {
+      const char *request_id = json_object_get_string_member_with_default (event, "request_id", NULL);
+
+      close_open_text (cli);
+      if (request_id != NULL)
+        g_printerr (_("Error (%s): %s (request %s)\n"),
+                    json_object_get_string_member (event, "kind"),
+                    json_object_get_string_member (event, "message"), request_id);
+      else
+        g_printerr (_("Error (%s): %s\n"),
+                    json_object_get_string_member (event, "kind"),
+                    json_object_get_string_member (event, "message"));
+    }
+  else if (g_str_equal (type, "turn_finished"))
+    print_receipt (cli, event);
+}
+
+static void
+agent_event_cb (TallyAgent *agent,
+                JsonObject *event,
+                Cli        *cli)
+{
+  if (cli->json)
+    {
+      g_autofree char *line = tally_event_to_json (event);
+
+      /* One event per line, flushed, so a reader sees each as it happens. */
+      fputs (line, stdout);
+      fputc ('\n', stdout);
+      out_flush ();
+    }
+  else
+    print_event_readably (cli, event);
+}
+
+static void
+send_done_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  Cli *cli = user_data;
+  g_autoptr(GError) error = NULL;
+  TallyTurnStatus status;
+
+  status = tally_agent_send_finish (TALLY_AGENT (object), result, &error);
+  switch (status)
+    {
+    case TALLY_TURN_DONE:
+      cli->exit_status = EXIT_DONE;
+      break;
+    case TALLY_TURN_CANCELLED:
+      cli->exit_status = EXIT_CANCELLED;
+      break;
+    case TALLY_TURN_FAILED:
+    default:
+      cli->exit_status = EXIT_FAILED;
+      break;
+    }
+
+  g_main_loop_quit (cli->loop);
+}
+
+static gboolean
+sigint_cb (gpointer user_data)
+{
+  Cli *cli = user_data;
+
+  /* The first Ctrl+C cancels the turn, which still ends with its receipt;
+   * a second one leaves at once. */
+  if (++cli->sigint_count > 1)
+    _exit (EXIT_CANCELLED);
+
+  g_cancellable_cancel (cli->cancellable);
+  return G_SOURCE_CONTINUE;
+}
+
+static const char *
+default_database (void)
+{
+  const char *env = g_getenv ("TALLY_SAMPLE_DB");
+  static char *installed;
+
+  if (env != NULL && *env != '\0')
+    return env;
+
+  if (installed == NULL)
+    installed = g_build_filename (PKGDATADIR, "beanline.db", NULL);
+  if (g_file_test (TALLY_BUILD_SAMPLE_DB, G_FILE_TEST_IS_REGULAR))
+    return TALLY_BUILD_SAMPLE_DB;
+
+  return installed;
+}
+
+static char *
+resolve_base_url (void)
+{
+  const char *env;
+
+  if (opt_base_url != NULL)
+    return g_strdup (opt_base_url);
+
+  env = g_getenv ("ANTHROPIC_BASE_URL");
+  if (env != NULL && *env != '\0')
+    return g_strdup (env);
+
+  return g_strdup (TALLY_DEFAULT_BASE_URL);
+}
+
+static int
+usage_error (const char *message)
+{
+  g_printerr ("tally-cli: %s\n", message);
+  g_printerr ("%s\n", _("Try “tally-cli --help” for more information."));
+  return EXIT_USAGE;
+}
+
+static void
+list_models_cb (GObject      *object,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  Cli *cli = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  JsonArray *data;
+
+  root = tally_client_list_models_finish (TALLY_CLIENT (object), result, &error);
+  if (root == NULL)
+    {
+      g_printerr (_("tally-cli: cannot list models: %s\n"), error->message);
+      cli->exit_status = EXIT_FAILED;
+      g_main_loop_quit (cli->loop);
+      return;
+    }
+
+  if (!JSON_NODE_HOLDS_OBJECT (root) ||
+      (data = json_object_get_array_member (json_node_get_object (root), "data")) == NULL)
+    {
+      g_printerr ("%s\n", _("tally-cli: the model list has no “data” array"));
+      cli->exit_status = EXIT_FAILED;
+      g_main_loop_quit (cli->loop);
+      return;
+    }
+
+  for (guint i = 0; i < json_array_get_length (data); i++)
+    {
+      JsonNode *element = json_array_get_element (data, i);
+      JsonObject *model;
+
+      if (!JSON_NODE_HOLDS_OBJECT (element))
+        continue;
+      model = json_node_get_object (element);
+      if (cli->json)
+        {
+          g_autofree char *line = json_to_string (element, FALSE);
+          g_print ("%s\n", line);
+        }
+      else
+        g_print ("%s\t%s\n",
+                 json_object_get_string_member_with_default (model, "id", "?"),
+                 json_object_get_string_member_with_default (model, "display_name", ""));
+    }
+  out_flush ();
+
+  cli->exit_status = EXIT_DONE;
+  g_main_loop_quit (cli->loop);
+}
 
 int
 main (int    argc,
       char **argv)
 {
-  return 0;
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyClient) client = NULL;
+  g_autoptr(TallyToolRegistry) tools = NULL;
+  g_autoptr(TallyAgent) agent = NULL;
+  g_autoptr(GMainLoop) loop = NULL;
+  g_autoptr(GCancellable) cancellable = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *prompt = NULL;
+  const char *api_key;
+  TallyMode mode = TALLY_MODE_ASK;
+  Cli cli = { 0 };
+
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+
+  context = g_option_context_new (_("PROMPT — ask Tally a question about your data"));
+  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  g_option_context_set_description (context,
+    _("Exit status: 0 done, 1 failed, 2 usage error, 130 cancelled (Ctrl+C).\n"
+      "The API key comes from ANTHROPIC_API_KEY."));
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return usage_error (error->message);
+
+  if (opt_version)
+    {
+      g_print ("tally-cli %s\n", PACKAGE_VERSION);
+      return EXIT_DONE;
+    }
+
+  if (opt_mode != NULL && !tally_mode_from_string (opt_mode, &mode))
+    return usage_error (_("--mode must be ask, plan or auto"));
+
+  if (opt_idle_timeout != -1 && opt_idle_timeout < 0)
+    return usage_error (_("--idle-timeout must not be negative"));
+
+  if (opt_list || opt_replay != NULL || opt_resume != NULL)
+    return usage_error (_("saved sessions (--list, --replay, --resume) need the session store, "
+                          "which this build does not have yet"));
+
+  if (!opt_list_models)
+    {
+      if (argc < 2)
+        return usage_error (_("no prompt given"));
+      prompt = g_strjoinv (" ", argv + 1);
+      if (!g_utf8_validate (prompt, -1, NULL) || *g_strstrip (prompt) == '\0')
+        return usage_error (_("the prompt is empty or not valid UTF-8"));
+    }
+  else if (argc > 1)
+    return usage_error (_("--list-models takes no prompt"));
+
+  api_key = g_getenv ("ANTHROPIC_API_KEY");
+  if (api_key == NULL || *api_key == '\0')
+    return usage_error (_("no API key: set ANTHROPIC_API_KEY"));
+
+  base_url = resolve_base_url ();
+  if (!g_str_has_prefix (base_url, "http://") && !g_str_has_prefix (base_url, "https://"))
+    return usage_error (_("--base-url must start with http:// or https://"));
+
+  client = tally_client_new (base_url, api_key);
+  if (opt_idle_timeout >= 0)
+    tally_client_set_idle_timeout_ms (client, (guint)(opt_idle_timeout * 1000));
+
+  loop = g_main_loop_new (NULL, FALSE);
+  cancellable = g_cancellable_new ();
+  cli.loop = loop;
+  cli.cancellable = cancellable;
+  cli.json = opt_json;
+  cli.color = !opt_json && isatty (STDERR_FILENO) && g_getenv ("NO_COLOR") == NULL;
+  cli.exit_status = EXIT_FAILED;
+
+  g_unix_signal_add (SIGINT, sigint_cb, &cli);
+
+  if (opt_list_models)
+    {
+      tally_client_list_models_async (client, cancellable, list_models_cb, &cli);
+      g_main_loop_run (loop);
+      return cli.exit_status;
+    }
+
+  if (opt_db == NULL)
+    opt_db = g_strdup (default_database ());
+  if (!g_file_test (opt_db, G_FILE_TEST_IS_REGULAR))
+    {
+      g_autofree char *message = g_strdup_printf (_("no database at %s"), opt_db);
+      return usage_error (message);
+    }
+  if (opt_workspace == NULL)
+    opt_workspace = g_get_current_dir ();
+  if (!g_file_test (opt_workspace, G_FILE_TEST_IS_DIR))
+    {
+      g_autofree char *message = g_strdup_printf (_("the workspace %s is not a folder"), opt_workspace);
+      return usage_error (message);
+    }
+
+  tools = tally_tool_registry_new_default ();
+  agent = tally_agent_new (client, tools);
+  cli.agent = agent;
+  tally_agent_set_database (agent, opt_db);
+  tally_agent_set_workspace (agent, opt_workspace);
+  if (opt_model != NULL)
+    tally_agent_set_model (agent, opt_model);
+  if (opt_thinking_budget > 0)
+    tally_agent_set_thinking_budget (agent, opt_thinking_budget);
+
+  g_signal_connect (agent, "event", G_CALLBACK (agent_event_cb), &cli);
+
+  tally_agent_send_async (agent, prompt, mode, opt_thinking, cancellable, send_done_cb, &cli);
+  g_main_loop_run (loop);
+
+  close_open_text (&cli);
+  return cli.exit_status;
 }

@@ -4,4 +4,1295 @@
 
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "tally-agent.h"
+#include "tally-api-error.h"
+#include "tally-event.h"
+#include "tally-model-table.h"
+#include "tally-pricing.h"
+
+/*
+ * The agent loop (DESIGN "The agent loop"): one turn is a chain of API calls.
+ * Each call streams a message; when it stops for `tool_use`, every tool_use
+ * block is put through the gate, the allowed tools run one after another in
+ * worker threads, every tool_use gets a tool_result (denials and failures
+ * too), and the next call carries the results. Everything that happens is
+ * emitted as a TallyEvent through the "event" signal, in order, with a
+ * sequence number that increases by one per event within the session.
+ */
+
+#define DEFAULT_MAX_TOKENS      16000
+#define DEFAULT_THINKING_BUDGET 8000
+
+struct _TallyAgent
+{
+  GObject             parent_instance;
+
+  TallyClient        *client;
+  TallyToolRegistry  *tools;
+  TallyConversation  *conversation;
+
+  char               *session_id;
+  char               *model;
+  char               *database;
+  char               *workspace;
+  gint64              max_tokens;
+  gint64              thinking_budget;
+  gint64              next_seq;
+  TallyMode           last_mode;
+  gboolean            session_announced;
+
+  GTask              *turn_task;
+};
+
+G_DEFINE_FINAL_TYPE (TallyAgent, tally_agent, G_TYPE_OBJECT)
+
+enum {
+  EVENT,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+typedef struct {
+  char               *turn_id;
+  TallyMode           mode;
+  gboolean            thinking;
+  gint64              budget_used;
+  char               *thinking_json;
+  char               *system_prompt;
+  char               *tools_json;
+  TallyToolContext    context;
+
+  guint               call;
+  guint               api_calls;
+  TallyUsage          usage;
+  gint64              started_us;
+
+  TallyMessageStream *stream;
+  GPtrArray          *tool_uses;    /* JsonObject*, the tool_use blocks of the last message */
+  guint               tool_index;
+  gint64              tool_started_us;
+  GHashTable         *answered;     /* tool_use ids with a tool_result event */
+  GHashTable         *orphans;      /* tool_use id → TallyOrphanReason */
+  char               *last_request_id;
+} Turn;
+
+static void
+turn_free (gpointer data)
+{
+  Turn *turn = data;
+
+  g_free (turn->turn_id);
+  g_free (turn->thinking_json);
+  g_free (turn->system_prompt);
+  g_free (turn->tools_json);
+  g_free (turn->context.database_path);
+  g_free (turn->context.workspace);
+  g_free (turn->last_request_id);
+  g_clear_object (&turn->stream);
+  g_clear_pointer (&turn->tool_uses, g_ptr_array_unref);
+  g_clear_pointer (&turn->answered, g_hash_table_unref);
+  g_clear_pointer (&turn->orphans, g_hash_table_unref);
+  g_free (turn);
+}
+
+/**
+ * tally_mode_to_string:
+ * @mode: a #TallyMode
+ *
+ * Returns: (transfer none): `"ask"`, `"plan"` or `"auto"`
+ */
+const char *
+tally_mode_to_string (TallyMode mode)
+{
+  switch (mode)
+    {
+    case TALLY_MODE_PLAN:
+      return "plan";
+    case TALLY_MODE_AUTO:
+      return "auto";
+    case TALLY_MODE_ASK:
+    default:
+      return "ask";
+    }
+}
+
+/**
+ * tally_mode_from_string:
+ * @text: `"ask"`, `"plan"` or `"auto"`
+ * @mode: (out): the mode
+ *
+ * Returns: %TRUE when @text names a mode
+ */
+gboolean
+tally_mode_from_string (const char *text,
+                        TallyMode  *mode)
+{
+  g_return_val_if_fail (mode != NULL, FALSE);
+
+  if (g_strcmp0 (text, "ask") == 0)
+    *mode = TALLY_MODE_ASK;
+  else if (g_strcmp0 (text, "plan") == 0)
+    *mode = TALLY_MODE_PLAN;
+  else if (g_strcmp0 (text, "auto") == 0)
+    *mode = TALLY_MODE_AUTO;
+  else
+    return FALSE;
+
+  return TRUE;
+}
+
+/**
+ * tally_turn_status_to_string:
+ * @status: a #TallyTurnStatus
+ *
+ * Returns: (transfer none): `"done"`, `"cancelled"` or `"failed"`
+ */
+const char *
+tally_turn_status_to_string (TallyTurnStatus status)
+{
+  switch (status)
+    {
+    case TALLY_TURN_CANCELLED:
+      return "cancelled";
+    case TALLY_TURN_FAILED:
+      return "failed";
+    case TALLY_TURN_DONE:
+    default:
+      return "done";
+    }
+}
+
+static void
+tally_agent_dispose (GObject *object)
+{
+  TallyAgent *self = (TallyAgent *)object;
+
+  g_clear_object (&self->client);
+  g_clear_object (&self->tools);
+  g_clear_object (&self->conversation);
+
+  G_OBJECT_CLASS (tally_agent_parent_class)->dispose (object);
+}
+
+static void
+tally_agent_finalize (GObject *object)
+{
+  TallyAgent *self = (TallyAgent *)object;
+
+  g_free (self->session_id);
+  g_free (self->model);
+  g_free (self->database);
+  g_free (self->workspace);
+
+  G_OBJECT_CLASS (tally_agent_parent_class)->finalize (object);
+}
+
+static void
+tally_agent_class_init (TallyAgentClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = tally_agent_dispose;
+  object_class->finalize = tally_agent_finalize;
+
+  /**
+   * TallyAgent::event:
+   * @self: the agent
+   * @event: (transfer none): the event, a #JsonObject with `type`, `seq`,
+   *   `ts`, `session_id`, `turn_id` and its type's fields
+   *
+   * Emitted for every event of the session, in order (DESIGN "Event
+   * vocabulary"). Handlers must not keep @event without taking a reference.
+   */
+  signals[EVENT] =
+    g_signal_new ("event",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, JSON_TYPE_OBJECT);
+}
+
+static void
+tally_agent_init (TallyAgent *self)
+{
+  self->conversation = tally_conversation_new ();
+  self->session_id = g_uuid_string_random ();
+  self->model = g_strdup (tally_model_table_get_default ());
+  self->max_tokens = DEFAULT_MAX_TOKENS;
+  self->thinking_budget = DEFAULT_THINKING_BUDGET;
+  self->next_seq = 1;
+  self->last_mode = TALLY_MODE_ASK;
+}
+
+/**
+ * tally_agent_new:
+ * @client: the Messages API client to send with
+ * @tools: the tools the model may call
+ *
+ * Creates an agent for one session, with a new random session id, the
+ * default model (`claude-sonnet-5`), `max_tokens` 16000 and a thinking budget
+ * of 8000 tokens.
+ *
+ * Returns: (transfer full): a new #TallyAgent
+ */
+TallyAgent *
+tally_agent_new (TallyClient       *client,
+                 TallyToolRegistry *tools)
+{
+  TallyAgent *self;
+
+  g_return_val_if_fail (TALLY_IS_CLIENT (client), NULL);
+  g_return_val_if_fail (TALLY_IS_TOOL_REGISTRY (tools), NULL);
+
+  self = g_object_new (TALLY_TYPE_AGENT, NULL);
+  self->client = g_object_ref (client);
+  self->tools = g_object_ref (tools);
+
+  return self;
+}
+
+/**
+ * tally_agent_get_client:
+ * @self: a #TallyAgent
+ *
+ * Returns: (transfer none): the client
+ */
+TallyClient *
+tally_agent_get_client (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+  return self->client;
+}
+
+/**
+ * tally_agent_get_conversation:
+ * @self: a #TallyAgent
+ *
+ * Returns: (transfer none): the conversation sent to the API
+ */
+TallyConversation *
+tally_agent_get_conversation (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+  return self->conversation;
+}
+
+/**
+ * tally_agent_get_session_id:
+ * @self: a #TallyAgent
+ *
+ * Returns: (transfer none): the session id (a UUID string)
+ */
+const char *
+tally_agent_get_session_id (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+  return self->session_id;
+}
+
+/**
+ * tally_agent_set_session_id:
+ * @self: a #TallyAgent
+ * @session_id: the id of a resumed session
+ *
+ * Continues an existing session: no `session_created` event is emitted.
+ */
+void
+tally_agent_set_session_id (TallyAgent *self,
+                            const char *session_id)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (session_id != NULL);
+
+  g_free (self->session_id);
+  self->session_id = g_strdup (session_id);
+  self->session_announced = TRUE;
+}
+
+/**
+ * tally_agent_get_model:
+ * @self: a #TallyAgent
+ *
+ * Returns: (transfer none): the model id
+ */
+const char *
+tally_agent_get_model (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+  return self->model;
+}
+
+/**
+ * tally_agent_set_model:
+ * @self: a #TallyAgent
+ * @model: a model id or an alias from the bundled table
+ *
+ * Sets the model of the next turns (aliases resolve to ids).
+ */
+void
+tally_agent_set_model (TallyAgent *self,
+                       const char *model)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (model != NULL);
+
+  g_free (self->model);
+  self->model = g_strdup (tally_model_table_resolve (model));
+}
+
+/**
+ * tally_agent_get_database:
+ * @self: a #TallyAgent
+ *
+ * Returns: (transfer none) (nullable): the database path
+ */
+const char *
+tally_agent_get_database (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+  return self->database;
+}
+
+/**
+ * tally_agent_set_database:
+ * @self: a #TallyAgent
+ * @path: (nullable): path of the SQLite database the tools query
+ *
+ * Sets the analyst's database. The path is made absolute.
+ */
+void
+tally_agent_set_database (TallyAgent *self,
+                          const char *path)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  g_free (self->database);
+  self->database = path != NULL ? g_canonicalize_filename (path, NULL) : NULL;
+}
+
+/**
+ * tally_agent_get_workspace:
+ * @self: a #TallyAgent
+ *
+ * Returns: (transfer none) (nullable): the workspace folder
+ */
+const char *
+tally_agent_get_workspace (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+  return self->workspace;
+}
+
+/**
+ * tally_agent_set_workspace:
+ * @self: a #TallyAgent
+ * @path: (nullable): the session's workspace folder
+ *
+ * Sets the folder the file tools work in. The path is made absolute and
+ * symbolic links in it are resolved when the folder exists.
+ */
+void
+tally_agent_set_workspace (TallyAgent *self,
+                           const char *path)
+{
+  g_autofree char *absolute = NULL;
+  char *real;
+
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  g_clear_pointer (&self->workspace, g_free);
+  if (path == NULL)
+    return;
+
+  absolute = g_canonicalize_filename (path, NULL);
+  real = realpath (absolute, NULL);
+  if (real != NULL)
+    {
+      self->workspace = g_strdup (real);
+      free (real);
+    }
+  else
+    self->workspace = g_steal_pointer (&absolute);
+}
+
+/**
+ * tally_agent_set_max_tokens:
+ * @self: a #TallyAgent
+ * @max_tokens: the requests' `max_tokens`, thinking included
+ *
+ * Sets the output cap of each API call (default 16000).
+ */
+void
+tally_agent_set_max_tokens (TallyAgent *self,
+                            gint64      max_tokens)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (max_tokens > 0);
+
+  self->max_tokens = max_tokens;
+}
+
+/**
+ * tally_agent_set_thinking_budget:
+ * @self: a #TallyAgent
+ * @budget_tokens: the thinking budget in tokens for models that take a
+ *   manual budget (clamped to 1024 ≤ N < max_tokens when sent)
+ *
+ * Sets the thinking budget (default 8000).
+ */
+void
+tally_agent_set_thinking_budget (TallyAgent *self,
+                                 gint64      budget_tokens)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  self->thinking_budget = budget_tokens;
+}
+
+/**
+ * tally_agent_set_next_seq:
+ * @self: a #TallyAgent
+ * @seq: the sequence number of the next event
+ *
+ * Continues the numbering of a resumed session's events.
+ */
+void
+tally_agent_set_next_seq (TallyAgent *self,
+                          gint64      seq)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (seq >= 1);
+
+  self->next_seq = seq;
+}
+
+/**
+ * tally_agent_get_next_seq:
+ * @self: a #TallyAgent
+ *
+ * Returns: the sequence number the next event will get
+ */
+gint64
+tally_agent_get_next_seq (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), 0);
+  return self->next_seq;
+}
+
+/**
+ * tally_agent_set_last_mode:
+ * @self: a #TallyAgent
+ * @mode: the mode of the session's last turn
+ *
+ * Tells a resumed agent which mode the session was in, so that a mode
+ * reminder is sent only when the mode changes.
+ */
+void
+tally_agent_set_last_mode (TallyAgent *self,
+                           TallyMode   mode)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  self->last_mode = mode;
+}
+
+/**
+ * tally_agent_is_busy:
+ * @self: a #TallyAgent
+ *
+ * Returns: %TRUE while a turn runs
+ */
+gboolean
+tally_agent_is_busy (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), FALSE);
+  return self->turn_task != NULL;
+}
+
+/**
+ * tally_agent_dup_system_prompt:
+ * @self: a #TallyAgent
+ *
+ * Builds Tally's instructions for the model (DESIGN "The analyst's
+ * instructions"). The text depends only on the database and the workspace,
+ * never on the mode or the turn, so it stays byte-identical across turns and
+ * the prompt cache keeps hitting.
+ *
+ * Returns: (transfer full): the system prompt
+ */
+char *
+tally_agent_dup_system_prompt (TallyAgent *self)
+{
+  g_autofree char *db_name = NULL;
+  GString *prompt;
+
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+
+  prompt = g_string_new (NULL);
+  g_string_append (prompt,
+    "You are Tally, a careful data analyst working with a person (the analyst) on their "
+    "own data. You answer questions by querying the data with your tools, and you say "
+    "what you found plainly, with the numbers that back it.\n\n");
+
+  if (self->database != NULL)
+    {
+      db_name = g_path_get_basename (self->database);
+      g_string_append_printf (prompt,
+        "# Data\nThe analyst's database is the SQLite file \"%s\". Call get_schema to learn its "
+        "tables, columns and row counts before writing SQL, and use query_database to run one "
+        "read-only SELECT at a time. Prefer aggregates over dumping rows; results are capped.\n\n",
+        db_name);
+    }
+  else
+    g_string_append (prompt, "# Data\nNo database is open in this session.\n\n");
+
+  if (self->workspace != NULL)
+    g_string_append_printf (prompt,
+      "# Workspace\nThe session's workspace folder is %s. Read, Glob and Grep work on files "
+      "inside it; paths may be relative to it.\n\n", self->workspace);
+  else
+    g_string_append (prompt, "# Workspace\nNo workspace folder is set in this session.\n\n");
+
+  g_string_append (prompt,
+    "# Presenting results\n"
+    "- Put figures in Markdown tables with units in the column headers (e.g. \"Revenue (GBP)\").\n"
+    "- Round sensibly and say how (e.g. to the nearest pound), and name the period a figure covers.\n"
+    "- Say when the data looks wrong (duplicates, gaps, outliers) instead of hiding it.\n"
+    "- Show the SQL that produced a figure when the analyst asks for it.\n\n"
+    "# Asking before guessing\n"
+    "When a request leaves open a choice that would change the result — the period, the "
+    "grouping, the metric, which stores, products or other entities, whether to draw a chart — "
+    "do not guess. Ask first with the AskUserQuestion tool when it is available, with two to four "
+    "short options; never ask such a question in prose. Ask one round of questions, then do the "
+    "work. A request that is already specific needs no question. A cheap read-only query before "
+    "asking is welcome, so that the options name real things from the data.\n\n"
+    "# Modes\n"
+    "The analyst may switch between modes; a short reminder in their message tells you when. "
+    "In plan mode, explore read-only and then hand over a plan instead of changing anything.\n");
+
+  return g_string_free (prompt, FALSE);
+}
+
+/* Events */
+
+static void
+emit_event (TallyAgent *self,
+            const char *turn_id,
+            JsonObject *fields)
+{
+  g_autoptr(JsonObject) event = NULL;
+
+  event = tally_event_stamp (fields, self->next_seq++, g_get_real_time (),
+                             self->session_id, turn_id);
+  json_object_unref (fields);
+
+  g_signal_emit (self, signals[EVENT], 0, event);
+}
+
+static TallyAgent *
+turn_agent (GTask *task)
+{
+  return g_task_get_source_object (task);
+}
+
+static void
+turn_emit (GTask      *task,
+           JsonObject *fields)
+{
+  Turn *turn = g_task_get_task_data (task);
+
+  emit_event (turn_agent (task), turn->turn_id, fields);
+}
+
+static void
+set_usage_member (JsonObject       *event,
+                  const TallyUsage *usage)
+{
+  tally_event_set_usage (event, "usage",
+                         usage->input_tokens, usage->output_tokens,
+                         usage->cache_creation_input_tokens,
+                         usage->cache_read_input_tokens);
+}
+
+/* Turn end */
+
+static void
+emit_tool_result (GTask      *task,
+                  const char *tool_id,
+                  const char *content,
+                  gboolean    is_error,
+                  gint64      duration_ms)
+{
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *event = tally_event_new ("tool_result");
+
+  json_object_set_string_member (event, "tool_id", tool_id);
+  json_object_set_string_member (event, "content", content);
+  json_object_set_boolean_member (event, "is_error", is_error);
+  json_object_set_int_member (event, "duration_ms", duration_ms);
+  turn_emit (task, event);
+
+  g_hash_table_add (turn->answered, g_strdup (tool_id));
+}
+
+static void
+finish_turn (GTask           *task,
+             TallyTurnStatus  status,
+             GError          *error)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  g_autoptr(GPtrArray) pending = NULL;
+  g_autoptr(GError) owned_error = error;
+  JsonObject *event;
+  double cost = 0;
+  gboolean priced;
+
+  /* Leave the conversation valid: every tool_use of the last message gets a
+   * result now, in the log as in the history, saying what happened. */
+  pending = tally_conversation_dup_pending_tool_uses (self->conversation);
+  for (guint i = 0; i < pending->len; i++)
+    {
+      JsonObject *block = g_ptr_array_index (pending, i);
+      const char *id = json_object_get_string_member_with_default (block, "id", "");
+      TallyOrphanReason reason = GPOINTER_TO_INT (g_hash_table_lookup (turn->orphans, id));
+      g_autofree char *message = tally_conversation_orphan_message (reason);
+
+      tally_conversation_add_tool_result (self->conversation, id, message, TRUE);
+      if (!g_hash_table_contains (turn->answered, id))
+        emit_tool_result (task, id, message, TRUE, 0);
+    }
+
+  if (turn->stream != NULL)
+    g_signal_handlers_disconnect_matched (turn->stream, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, task);
+
+  priced = tally_pricing_compute_cost (self->model, &turn->usage, &cost);
+
+  event = tally_event_new ("turn_finished");
+  json_object_set_string_member (event, "status", tally_turn_status_to_string (status));
+  if (priced)
+    json_object_set_double_member (event, "cost_usd", cost);
+  else
+    json_object_set_null_member (event, "cost_usd");
+  json_object_set_int_member (event, "duration_ms",
+                              (g_get_monotonic_time () - turn->started_us) / 1000);
+  json_object_set_int_member (event, "api_calls", turn->api_calls);
+  set_usage_member (event, &turn->usage);
+  turn_emit (task, event);
+
+  self->last_mode = turn->mode;
+  self->turn_task = NULL;
+
+  if (status == TALLY_TURN_FAILED)
+    {
+      if (owned_error == NULL)
+        owned_error = g_error_new_literal (TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL, "The turn failed");
+      g_task_return_error (task, g_steal_pointer (&owned_error));
+    }
+  else
+    g_task_return_int (task, status);
+}
+
+static void
+fail_turn (GTask        *task,
+           const char   *kind,
+           const GError *error,
+           gboolean      retryable,
+           const char   *request_id)
+{
+  JsonObject *event = tally_event_new ("error");
+
+  json_object_set_string_member (event, "kind", kind);
+  json_object_set_string_member (event, "message", error->message);
+  json_object_set_boolean_member (event, "retryable", retryable);
+  if (request_id != NULL)
+    json_object_set_string_member (event, "request_id", request_id);
+  else
+    json_object_set_null_member (event, "request_id");
+  turn_emit (task, event);
+
+  finish_turn (task, TALLY_TURN_FAILED, g_error_copy (error));
+}
+
+/* Tools */
+
+static void start_call (GTask *task);
+static void run_next_tool (GTask *task);
+
+static void
+emit_approval_resolved (GTask      *task,
+                        const char *tool_id,
+                        const char *decision,
+                        const char *reason,
+                        const char *message)
+{
+  JsonObject *event = tally_event_new ("approval_resolved");
+
+  json_object_set_null_member (event, "approval_id");
+  json_object_set_string_member (event, "tool_id", tool_id);
+  json_object_set_string_member (event, "decision", decision);
+  if (message != NULL)
+    json_object_set_string_member (event, "message", message);
+  json_object_set_string_member (event, "reason", reason);
+  turn_emit (task, event);
+}
+
+static void
+tool_answered (GTask      *task,
+               const char *tool_id,
+               const char *content,
+               gboolean    is_error)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  gint64 duration_ms = 0;
+
+  if (turn->tool_started_us > 0)
+    duration_ms = (g_get_monotonic_time () - turn->tool_started_us) / 1000;
+  turn->tool_started_us = 0;
+
+  tally_conversation_add_tool_result (self->conversation, tool_id, content, is_error);
+  emit_tool_result (task, tool_id, content, is_error, duration_ms);
+}
+
+static void
+tool_run_cb (GObject      *object,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *tool_use = g_ptr_array_index (turn->tool_uses, turn->tool_index);
+  const char *id = json_object_get_string_member_with_default (tool_use, "id", "");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *content = NULL;
+
+  content = tally_tool_run_finish (TALLY_TOOL (object), result, &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_hash_table_insert (turn->orphans, g_strdup (id), GINT_TO_POINTER (TALLY_ORPHAN_INTERRUPTED));
+      finish_turn (task, TALLY_TURN_CANCELLED, NULL);
+      return;
+    }
+
+  if (content != NULL)
+    tool_answered (task, id, content, FALSE);
+  else
+    tool_answered (task, id, error->message, TRUE);
+
+  turn->tool_index++;
+  run_next_tool (g_steal_pointer (&task));
+}
+
+static void
+run_next_tool (GTask *task)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *tool_use;
+  const char *id;
+  const char *name;
+  JsonNode *input_node;
+  TallyTool *tool;
+
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+    {
+      finish_turn (task, TALLY_TURN_CANCELLED, NULL);
+      return;
+    }
+
+  if (turn->tool_index >= turn->tool_uses->len)
+    {
+      turn->call++;
+      start_call (task);
+      return;
+    }
+
+  tool_use = g_ptr_array_index (turn->tool_uses, turn->tool_index);
+  id = json_object_get_string_member_with_default (tool_use, "id", "");
+  name = json_object_get_string_member_with_default (tool_use, "name", "");
+  input_node = json_object_get_member (tool_use, "input");
+  tool = tally_tool_registry_lookup (self->tools, name);
+
+  if (tool == NULL)
+    {
+      g_autofree char *message =
+        g_strdup_printf ("There is no tool named “%s” in Tally. Use one of the tools listed in this "
+                         "conversation.", name);
+
+      emit_approval_resolved (task, id, "deny", "rule", message);
+      tool_answered (task, id, message, TRUE);
+      turn->tool_index++;
+      run_next_tool (task);
+      return;
+    }
+
+  if (input_node == NULL || !JSON_NODE_HOLDS_OBJECT (input_node))
+    {
+      g_autofree char *message =
+        g_strdup_printf ("The input of %s must be a JSON object; the call did not run.", name);
+
+      emit_approval_resolved (task, id, "deny", "rule", message);
+      tool_answered (task, id, message, TRUE);
+      turn->tool_index++;
+      run_next_tool (task);
+      return;
+    }
+
+  /* The gate. Card-backed tools, rules and approval cards come with the
+   * negotiation work; until then only read-only tools exist and every mode
+   * allows them, and anything else is refused, never run unasked. */
+  if (!tally_tool_is_read_only (tool))
+    {
+      g_autofree char *message =
+        g_strdup_printf ("%s changes files and needs the analyst's approval, which this version of "
+                         "Tally cannot ask for yet. It did not run; do not assume a result.", name);
+
+      emit_approval_resolved (task, id, "deny", "mode", message);
+      tool_answered (task, id, message, TRUE);
+      turn->tool_index++;
+      run_next_tool (task);
+      return;
+    }
+
+  emit_approval_resolved (task, id, "allow", "mode", NULL);
+
+  turn->tool_started_us = g_get_monotonic_time ();
+  g_hash_table_insert (turn->orphans, g_strdup (id), GINT_TO_POINTER (TALLY_ORPHAN_INTERRUPTED));
+  tally_tool_run_async (tool, &turn->context, json_node_get_object (input_node),
+                        g_task_get_cancellable (task), tool_run_cb, task);
+}
+
+static void
+start_tools (GTask     *task,
+             GPtrArray *content)
+{
+  Turn *turn = g_task_get_task_data (task);
+
+  g_clear_pointer (&turn->tool_uses, g_ptr_array_unref);
+  turn->tool_uses = g_ptr_array_new_with_free_func ((GDestroyNotify)json_object_unref);
+  turn->tool_index = 0;
+
+  for (guint i = 0; i < content->len; i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      JsonObject *block;
+      JsonObject *event;
+
+      if (!json_parser_load_from_data (parser, g_ptr_array_index (content, i), -1, NULL))
+        continue;
+      block = json_node_get_object (json_parser_get_root (parser));
+      if (g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") != 0)
+        continue;
+
+      g_ptr_array_add (turn->tool_uses, json_object_ref (block));
+
+      event = tally_event_new ("tool_use_start");
+      json_object_set_string_member (event, "tool_id",
+                                     json_object_get_string_member_with_default (block, "id", ""));
+      json_object_set_string_member (event, "tool_name",
+                                     json_object_get_string_member_with_default (block, "name", ""));
+      if (json_object_has_member (block, "input"))
+        json_object_set_member (event, "tool_input",
+                                json_node_copy (json_object_get_member (block, "input")));
+      else
+        json_object_set_object_member (event, "tool_input", json_object_new ());
+      turn_emit (task, event);
+    }
+
+  run_next_tool (task);
+}
+
+/* Streaming */
+
+static void
+stream_text_delta_cb (TallyMessageStream *stream,
+                      guint               index,
+                      const char         *text,
+                      GTask              *task)
+{
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *event = tally_event_new ("text_delta");
+
+  json_object_set_int_member (event, "call", turn->call);
+  json_object_set_int_member (event, "block", index);
+  json_object_set_string_member (event, "text", text);
+  turn_emit (task, event);
+}
+
+static void
+stream_thinking_delta_cb (TallyMessageStream *stream,
+                          guint               index,
+                          const char         *text,
+                          GTask              *task)
+{
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *event = tally_event_new ("thinking_delta");
+
+  json_object_set_int_member (event, "call", turn->call);
+  json_object_set_int_member (event, "block", index);
+  json_object_set_string_member (event, "text", text);
+  turn_emit (task, event);
+}
+
+static void
+emit_block_done (GTask      *task,
+                 guint       index,
+                 const char *kind)
+{
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *event = tally_event_new ("block_done");
+
+  json_object_set_int_member (event, "call", turn->call);
+  json_object_set_int_member (event, "block", index);
+  json_object_set_string_member (event, "kind", kind);
+  turn_emit (task, event);
+}
+
+static void
+stream_block_stopped_cb (TallyMessageStream *stream,
+                         guint               index,
+                         const char         *type,
+                         GTask              *task)
+{
+  /* A tool_use block is announced only once its message completed: a reply
+   * cut later must leave no trace of a tool call beyond its deltas. */
+  if (g_str_equal (type, "tool_use") || g_str_equal (type, "server_tool_use"))
+    return;
+
+  emit_block_done (task, index, type);
+}
+
+static void
+stream_retry_cb (TallyMessageStream *stream,
+                 guint               attempt,
+                 guint               delay_ms,
+                 guint               status,
+                 const char         *error_type,
+                 GTask              *task)
+{
+  JsonObject *event = tally_event_new ("retry");
+
+  json_object_set_int_member (event, "attempt", attempt);
+  json_object_set_int_member (event, "delay_ms", delay_ms);
+  json_object_set_int_member (event, "status", status);
+  if (error_type != NULL)
+    json_object_set_string_member (event, "error_type", error_type);
+  else
+    json_object_set_null_member (event, "error_type");
+  turn_emit (task, event);
+}
+
+static void
+stream_attempt_finished_cb (TallyMessageStream *stream,
+                            guint               attempt,
+                            guint               status,
+                            const char         *request_id,
+                            gint64              duration_ms,
+                            GError             *error,
+                            GTask              *task)
+{
+  Turn *turn = g_task_get_task_data (task);
+  const TallyUsage *usage = tally_message_stream_get_usage (stream);
+  const char *stop_reason = tally_message_stream_get_stop_reason (stream);
+  const char *model = tally_message_stream_get_model (stream);
+  JsonObject *event = tally_event_new ("api_call");
+
+  if (usage->reported)
+    tally_usage_add (&turn->usage, usage);
+  g_free (turn->last_request_id);
+  turn->last_request_id = g_strdup (request_id);
+
+  json_object_set_int_member (event, "call", turn->call);
+  json_object_set_int_member (event, "attempt", attempt);
+  if (request_id != NULL)
+    json_object_set_string_member (event, "request_id", request_id);
+  else
+    json_object_set_null_member (event, "request_id");
+  json_object_set_string_member (event, "model",
+                                 model != NULL ? model : turn_agent (task)->model);
+  json_object_set_int_member (event, "status", status);
+  set_usage_member (event, usage);
+  if (stop_reason != NULL)
+    json_object_set_string_member (event, "stop_reason", stop_reason);
+  else
+    json_object_set_null_member (event, "stop_reason");
+  json_object_set_int_member (event, "duration_ms", duration_ms);
+  turn_emit (task, event);
+}
+
+static void
+stream_done_cb (GObject      *object,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) content = NULL;
+  const char *stop_reason;
+
+  if (!tally_client_stream_finish (TALLY_CLIENT (object), result, &error))
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          finish_turn (task, TALLY_TURN_CANCELLED, NULL);
+          return;
+        }
+
+      /* The partial reply is never echoed: only a message that reached
+       * message_stop enters the conversation. */
+      fail_turn (task, tally_api_error_get_kind (error), error,
+                 tally_api_error_is_retryable (error), turn->last_request_id);
+      return;
+    }
+
+  turn->api_calls++;
+  content = tally_message_stream_dup_content (turn->stream);
+  tally_conversation_append_assistant (self->conversation, content);
+
+  for (guint i = 0; i < tally_message_stream_get_n_blocks (turn->stream); i++)
+    {
+      const char *type = tally_message_stream_get_block_type (turn->stream, i);
+
+      if ((g_strcmp0 (type, "tool_use") == 0 || g_strcmp0 (type, "server_tool_use") == 0) &&
+          tally_message_stream_block_is_stopped (turn->stream, i))
+        emit_block_done (task, i, type);
+    }
+
+  stop_reason = tally_message_stream_get_stop_reason (turn->stream);
+  if (g_strcmp0 (stop_reason, "tool_use") == 0)
+    {
+      start_tools (g_steal_pointer (&task), content);
+      return;
+    }
+
+  finish_turn (task, TALLY_TURN_DONE, NULL);
+}
+
+static void
+start_call (GTask *task)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  g_autoptr(GBytes) body = NULL;
+
+  if (turn->stream != NULL)
+    g_signal_handlers_disconnect_matched (turn->stream, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, task);
+  g_clear_object (&turn->stream);
+
+  turn->stream = tally_message_stream_new ();
+  g_signal_connect (turn->stream, "text-delta", G_CALLBACK (stream_text_delta_cb), task);
+  g_signal_connect (turn->stream, "thinking-delta", G_CALLBACK (stream_thinking_delta_cb), task);
+  g_signal_connect (turn->stream, "block-stopped", G_CALLBACK (stream_block_stopped_cb), task);
+  g_signal_connect (turn->stream, "retry", G_CALLBACK (stream_retry_cb), task);
+  g_signal_connect (turn->stream, "attempt-finished", G_CALLBACK (stream_attempt_finished_cb), task);
+
+  body = tally_conversation_build_request (self->conversation, self->model, self->max_tokens,
+                                           turn->system_prompt, turn->tools_json,
+                                           turn->thinking_json);
+
+  tally_client_stream_async (self->client, body, turn->stream,
+                             g_task_get_cancellable (task),
+                             stream_done_cb, task);
+}
+
+/* Sending */
+
+static char *
+make_title (const char *text)
+{
+  g_autofree char *first_line = NULL;
+  const char *newline = strchr (text, '\n');
+  glong len;
+
+  first_line = newline != NULL ? g_strndup (text, newline - text) : g_strdup (text);
+  g_strstrip (first_line);
+  len = g_utf8_strlen (first_line, -1);
+  if (len <= 60)
+    return g_steal_pointer (&first_line);
+
+  {
+    const char *cut = g_utf8_offset_to_pointer (first_line, 59);
+    g_autofree char *head = g_strndup (first_line, cut - first_line);
+    char *space = strrchr (head, ' ');
+
+    if (space != NULL && space - head > 30)
+      *space = '\0';
+    return g_strconcat (head, "…", NULL);
+  }
+}
+
+static const char *
+mode_reminder (TallyMode mode,
+               TallyMode last_mode)
+{
+  if (mode == TALLY_MODE_PLAN)
+    return "<system-reminder>Plan mode is on. Explore with read-only tools only and change "
+           "nothing. When you know what you would do, hand the plan to the analyst and stop; "
+           "tools that change files are refused while plan mode is on.</system-reminder>";
+
+  if (mode == last_mode)
+    return NULL;
+
+  if (mode == TALLY_MODE_AUTO)
+    return "<system-reminder>Auto-accept mode is on: read-only tools and edits inside the "
+           "workspace run without asking; anything else still needs the analyst's "
+           "approval.</system-reminder>";
+
+  return "<system-reminder>Ask mode is on: read-only tools run without asking; anything that "
+         "changes files or runs commands needs the analyst's approval first.</system-reminder>";
+}
+
+/**
+ * tally_agent_send_async:
+ * @self: a #TallyAgent
+ * @text: the analyst's message
+ * @mode: the turn's permission mode
+ * @thinking: whether the model should think (sent in the form the model
+ *   takes, see tally_model_table_dup_thinking_json())
+ * @cancellable: (nullable): cancels the turn at any phase
+ * @callback: called when the turn has ended
+ * @user_data: data for @callback
+ *
+ * Runs one turn: emits `turn_started` (and `session_created` on the first
+ * turn of a new session), then the API calls and tool runs of the agent loop,
+ * and ends with `turn_finished`. Only one turn runs at a time.
+ */
+void
+tally_agent_send_async (TallyAgent          *self,
+                        const char          *text,
+                        TallyMode            mode,
+                        gboolean             thinking,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  const char *reminder;
+  JsonObject *event;
+  Turn *turn;
+
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (text != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_agent_send_async);
+  /* A cancelled turn still ends normally, with its receipt and status
+   * "cancelled", so the task must not turn its result into an error. */
+  g_task_set_check_cancellable (task, FALSE);
+
+  if (self->turn_task != NULL)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_BUSY,
+                               "A turn is already running in this session");
+      return;
+    }
+
+  if (g_utf8_strlen (text, -1) == 0 || !g_utf8_validate (text, -1, NULL))
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                               "The message is empty or not valid UTF-8");
+      return;
+    }
+
+  turn = g_new0 (Turn, 1);
+  turn->turn_id = g_uuid_string_random ();
+  turn->mode = mode;
+  turn->thinking = thinking;
+  turn->thinking_json = tally_model_table_dup_thinking_json (self->model, thinking,
+                                                             self->thinking_budget,
+                                                             self->max_tokens,
+                                                             &turn->budget_used);
+  turn->system_prompt = tally_agent_dup_system_prompt (self);
+  turn->tools_json = tally_tool_registry_dup_tools_json (self->tools);
+  turn->context.database_path = g_strdup (self->database);
+  turn->context.workspace = g_strdup (self->workspace);
+  turn->started_us = g_get_monotonic_time ();
+  turn->usage.cache_creation_5m = -1;
+  turn->usage.cache_creation_1h = -1;
+  turn->answered = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  turn->orphans = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_task_set_task_data (task, turn, turn_free);
+
+  self->turn_task = task;
+
+  if (!self->session_announced)
+    {
+      g_autofree char *title = make_title (text);
+
+      self->session_announced = TRUE;
+      event = tally_event_new ("session_created");
+      json_object_set_string_member (event, "title", title);
+      json_object_set_string_member (event, "model", self->model);
+      if (self->workspace != NULL)
+        json_object_set_string_member (event, "workspace", self->workspace);
+      else
+        json_object_set_null_member (event, "workspace");
+      if (self->database != NULL)
+        json_object_set_string_member (event, "database", self->database);
+      else
+        json_object_set_null_member (event, "database");
+      emit_event (self, NULL, event);
+    }
+
+  event = tally_event_new ("turn_started");
+  json_object_set_string_member (event, "mode", tally_mode_to_string (mode));
+  json_object_set_boolean_member (event, "thinking", thinking);
+  json_object_set_int_member (event, "budget_tokens", turn->budget_used);
+  json_object_set_string_member (event, "model", self->model);
+  json_object_set_string_member (event, "text", text);
+  turn_emit (task, event);
+
+  /* A previous turn that was cancelled or crashed may have left tool calls
+   * unanswered; answer them before anything else is sent. */
+  tally_conversation_repair (self->conversation, NULL);
+
+  tally_conversation_add_user_text (self->conversation, text);
+  reminder = mode_reminder (mode, self->last_mode);
+  if (reminder != NULL)
+    tally_conversation_add_user_text (self->conversation, reminder);
+
+  start_call (g_steal_pointer (&task));
+}
+
+/**
+ * tally_agent_send_finish:
+ * @self: a #TallyAgent
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes a turn started with tally_agent_send_async().
+ *
+ * Returns: %TALLY_TURN_DONE or %TALLY_TURN_CANCELLED; %TALLY_TURN_FAILED
+ *   with @error set (a %TALLY_API_ERROR for API failures, %G_IO_ERROR_BUSY
+ *   when a turn was already running, %G_IO_ERROR_INVALID_ARGUMENT for an
+ *   empty message)
+ */
+TallyTurnStatus
+tally_agent_send_finish (TallyAgent    *self,
+                         GAsyncResult  *result,
+                         GError       **error)
+{
+  GError *local_error = NULL;
+  gssize status;
+
+  g_return_val_if_fail (TALLY_IS_AGENT (self), TALLY_TURN_FAILED);
+  g_return_val_if_fail (g_task_is_valid (result, self), TALLY_TURN_FAILED);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_agent_send_async,
+                        TALLY_TURN_FAILED);
+
+  status = g_task_propagate_int (G_TASK (result), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return TALLY_TURN_FAILED;
+    }
+
+  return (TallyTurnStatus)status;
+}

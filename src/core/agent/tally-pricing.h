@@ -2,3 +2,15 @@
 #pragma once
 
 #include <glib.h>
+
+#include "tally-message-stream.h"
+
+G_BEGIN_DECLS
+
+gboolean tally_pricing_compute_cost (const char       *model,
+                                     const TallyUsage *usage,
+                                     double           *cost_usd);
+char    *tally_pricing_format_cost  (gboolean          known,
+                                     double            cost_usd);
+
+G_END_DECLS
