@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds Tally with warnings as errors and runs the whole test suite, then
+# builds it again with AddressSanitizer and UndefinedBehaviorSanitizer and
+# runs the tests once more. Used by the README and by CI (.ci/run).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+run_suite() {
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" -Dwerror=true "$@"
+  fi
+  meson compile -C "$dir"
+  meson test -C "$dir" --print-errorlogs --num-processes "$jobs"
+}
+
+status=0
+run_suite build-tests || status=1
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug || status=1
+
+# One closing line in the plain form: N passed, N failed.
+python3 - build-tests build-asan <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for d in sys.argv[1:]:
+    try:
+        with open(f"{d}/meson-logs/testlog.json") as f:
+            for line in f:
+                r = json.loads(line).get("result")
+                if r in ("OK", "EXPECTEDFAIL"):
+                    passed += 1
+                elif r == "SKIP":
+                    skipped += 1
+                else:
+                    failed += 1
+    except FileNotFoundError:
+        failed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+PY
+
+exit $status
