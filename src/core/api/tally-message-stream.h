@@ -60,6 +60,7 @@ gboolean            tally_message_stream_is_complete       (TallyMessageStream  
 const char         *tally_message_stream_get_message_id    (TallyMessageStream  *self);
 const char         *tally_message_stream_get_model         (TallyMessageStream  *self);
 const char         *tally_message_stream_get_stop_reason   (TallyMessageStream  *self);
+const char         *tally_message_stream_get_stop_sequence (TallyMessageStream  *self);
 const TallyUsage   *tally_message_stream_get_usage         (TallyMessageStream  *self);
 
 guint               tally_message_stream_get_n_blocks      (TallyMessageStream  *self);
