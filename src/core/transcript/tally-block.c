@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-block"
+
+#include "config.h"
+
+#include "tally-block.h"
+
+/*
+ * One block of the transcript. Blocks are made and changed only by the
+ * reducer (TallyTranscript); views bind to their properties and redraw on
+ * notify. Text grows in place while a reply streams, so a block is one
+ * object from its first delta to its last.
+ */
+
+struct _TallyBlock
+{
+  GObject         parent_instance;
+
+  TallyBlockKind  kind;
+  char           *turn_id;
+  GString        *text;
+  char           *state;
+  char           *tool_id;
+  char           *tool_name;
+  char           *tool_input;
+  char           *result;
+  gint64          duration_ms;
+  JsonObject     *details;
+  guint           finished : 1;
+  guint           incomplete : 1;
+  guint           is_error : 1;
+};
+
+G_DEFINE_FINAL_TYPE (TallyBlock, tally_block, G_TYPE_OBJECT)
+
+G_DEFINE_ENUM_TYPE (TallyBlockKind, tally_block_kind,
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_USER, "user"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_TEXT, "text"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_THINKING, "thinking"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_TOOL_CALL, "tool-call"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_APPROVAL, "approval"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_QUESTION, "question"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_PLAN, "plan"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_RECEIPT, "receipt"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_ERROR, "error"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_INCOMPLETE, "incomplete"),
+  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_NOTICE, "notice"))
+
+enum {
+  PROP_0,
+  PROP_KIND,
+  PROP_TURN_ID,
+  PROP_TEXT,
+  PROP_FINISHED,
+  PROP_INCOMPLETE,
+  PROP_STATE,
+  PROP_TOOL_NAME,
+  PROP_RESULT,
+  PROP_IS_ERROR,
+  PROP_WORD_COUNT,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/**
+ * tally_block_kind_to_string:
+ * @kind: a #TallyBlockKind
+ *
+ * Returns: (transfer none): the kind's nick, e.g. `"tool-call"`
+ */
+const char *
+tally_block_kind_to_string (TallyBlockKind kind)
+{
+  GEnumClass *klass = g_type_class_ref (TALLY_TYPE_BLOCK_KIND);
+  GEnumValue *value = g_enum_get_value (klass, kind);
+
+  g_type_class_unref (klass);
+  return value != NULL ? value->value_nick : "unknown";
+}
+
+static void
+tally_block_finalize (GObject *object)
+{
+  TallyBlock *self = (TallyBlock *)object;
+
+  g_free (self->turn_id);
+  g_string_free (self->text, TRUE);
+  g_free (self->state);
+  g_free (self->tool_id);
+  g_free (self->tool_name);
+  g_free (self->tool_input);
+  g_free (self->result);
+  g_clear_pointer (&self->details, json_object_unref);
+
+  G_OBJECT_CLASS (tally_block_parent_class)->finalize (object);
+}
+
+static void
+tally_block_get_property (GObject    *object,
+                          guint       prop_id,
+                          GValue     *value,
+                          GParamSpec *pspec)
+{
+  TallyBlock *self = TALLY_BLOCK (object);
+
+  switch (prop_id)
+    {
+    case PROP_KIND:
+      g_value_set_enum (value, self->kind);
+      break;
+    case PROP_TURN_ID:
+      g_value_set_string (value, self->turn_id);
+      break;
+    case PROP_TEXT:
+      g_value_set_string (value, self->text->str);
+      break;
+    case PROP_FINISHED:
+      g_value_set_boolean (value, self->finished);
+      break;
+    case PROP_INCOMPLETE:
+      g_value_set_boolean (value, self->incomplete);
+      break;
+    case PROP_STATE:
+      g_value_set_string (value, self->state);
+      break;
+    case PROP_TOOL_NAME:
+      g_value_set_string (value, self->tool_name);
+      break;
+    case PROP_RESULT:
+      g_value_set_string (value, self->result);
+      break;
+    case PROP_IS_ERROR:
+      g_value_set_boolean (value, self->is_error);
+      break;
+    case PROP_WORD_COUNT:
+      g_value_set_uint (value, tally_block_get_word_count (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_block_class_init (TallyBlockClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = tally_block_finalize;
+  object_class->get_property = tally_block_get_property;
+
+  /**
+   * TallyBlock:kind:
+   *
+   * What the block shows.
+   */
+  properties[PROP_KIND] =
+    g_param_spec_enum ("kind", NULL, NULL, TALLY_TYPE_BLOCK_KIND, TALLY_BLOCK_TEXT,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:turn-id:
+   *
+   * The id of the turn the block belongs to, %NULL for notices.
+   */
+  properties[PROP_TURN_ID] =
+    g_param_spec_string ("turn-id", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:text:
+   *
+   * The block's text: the prompt, the streamed reply or thinking, an error
+   * message, a plan's markdown. Grows while a reply streams.
+   */
+  properties[PROP_TEXT] =
+    g_param_spec_string ("text", NULL, NULL, "",
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:finished:
+   *
+   * %TRUE once the block is complete: its content block stopped, its tool
+   * answered, its card settled.
+   */
+  properties[PROP_FINISHED] =
+    g_param_spec_boolean ("finished", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:incomplete:
+   *
+   * %TRUE when the reply holding the block was cut before it completed;
+   * such a block was never sent back to the API.
+   */
+  properties[PROP_INCOMPLETE] =
+    g_param_spec_boolean ("incomplete", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:state:
+   *
+   * A short state word: for tool calls `pending`, `running`, `done`,
+   * `error`, `denied`; for cards `pending` or the decision; for receipts
+   * the turn status.
+   */
+  properties[PROP_STATE] =
+    g_param_spec_string ("state", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:tool-name:
+   *
+   * The tool of a tool call or approval card.
+   */
+  properties[PROP_TOOL_NAME] =
+    g_param_spec_string ("tool-name", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:result:
+   *
+   * The text of a tool call's result.
+   */
+  properties[PROP_RESULT] =
+    g_param_spec_string ("result", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:is-error:
+   *
+   * %TRUE when a tool call's result is an error.
+   */
+  properties[PROP_IS_ERROR] =
+    g_param_spec_boolean ("is-error", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyBlock:word-count:
+   *
+   * The number of words of the text, for the thinking drawer's label.
+   */
+  properties[PROP_WORD_COUNT] =
+    g_param_spec_uint ("word-count", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+tally_block_init (TallyBlock *self)
+{
+  self->text = g_string_new (NULL);
+}
+
+/**
+ * tally_block_new:
+ * @kind: what the block shows
+ * @turn_id: (nullable): the turn it belongs to
+ *
+ * Returns: (transfer full): a new, empty #TallyBlock
+ */
+TallyBlock *
+tally_block_new (TallyBlockKind  kind,
+                 const char     *turn_id)
+{
+  TallyBlock *self = g_object_new (TALLY_TYPE_BLOCK, NULL);
+
+  self->kind = kind;
+  self->turn_id = g_strdup (turn_id);
+
+  return self;
+}
+
+/**
+ * tally_block_get_kind:
+ * @self: a #TallyBlock
+ *
+ * Returns: the block's kind
+ */
+TallyBlockKind
+tally_block_get_kind (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), TALLY_BLOCK_TEXT);
+  return self->kind;
+}
+
+/**
+ * tally_block_get_turn_id:
+ * @self: a #TallyBlock
+ *
+ * Returns: (transfer none) (nullable): the turn id
+ */
+const char *
+tally_block_get_turn_id (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->turn_id;
+}
+
+/**
+ * tally_block_get_text:
+ * @self: a #TallyBlock
+ *
+ * Returns: (transfer none): the text, never %NULL
+ */
+const char *
+tally_block_get_text (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->text->str;
+}
+
+/**
+ * tally_block_set_text:
+ * @self: a #TallyBlock
+ * @text: the new text
+ *
+ * Replaces the text.
+ */
+void
+tally_block_set_text (TallyBlock *self,
+                      const char *text)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  g_string_assign (self->text, text != NULL ? text : "");
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TEXT]);
+}
+
+/**
+ * tally_block_append_text:
+ * @self: a #TallyBlock
+ * @text: text to add at the end
+ *
+ * Appends streamed text. Views coalesce the notifications per frame.
+ */
+void
+tally_block_append_text (TallyBlock *self,
+                         const char *text)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  if (text == NULL || *text == '\0')
+    return;
+
+  g_string_append (self->text, text);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TEXT]);
+}
+
+/**
+ * tally_block_get_finished:
+ * @self: a #TallyBlock
+ *
+ * Returns: whether the block is complete
+ */
+gboolean
+tally_block_get_finished (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), FALSE);
+  return self->finished;
+}
+
+/**
+ * tally_block_set_finished:
+ * @self: a #TallyBlock
+ * @finished: whether the block is complete
+ *
+ * Sets #TallyBlock:finished.
+ */
+void
+tally_block_set_finished (TallyBlock *self,
+                          gboolean    finished)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  finished = !!finished;
+  if (self->finished == (guint)finished)
+    return;
+  self->finished = finished;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FINISHED]);
+}
+
+/**
+ * tally_block_get_incomplete:
+ * @self: a #TallyBlock
+ *
+ * Returns: whether the reply holding the block was cut
+ */
+gboolean
+tally_block_get_incomplete (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), FALSE);
+  return self->incomplete;
+}
+
+/**
+ * tally_block_set_incomplete:
+ * @self: a #TallyBlock
+ * @incomplete: whether the reply was cut
+ *
+ * Sets #TallyBlock:incomplete.
+ */
+void
+tally_block_set_incomplete (TallyBlock *self,
+                            gboolean    incomplete)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  incomplete = !!incomplete;
+  if (self->incomplete == (guint)incomplete)
+    return;
+  self->incomplete = incomplete;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_INCOMPLETE]);
+}
+
+/**
+ * tally_block_get_state:
+ * @self: a #TallyBlock
+ *
+ * Returns: (transfer none) (nullable): the state word
+ */
+const char *
+tally_block_get_state (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->state;
+}
+
+/**
+ * tally_block_set_state:
+ * @self: a #TallyBlock
+ * @state: (nullable): the state word
+ *
+ * Sets #TallyBlock:state.
+ */
+void
+tally_block_set_state (TallyBlock *self,
+                       const char *state)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  if (g_strcmp0 (self->state, state) == 0)
+    return;
+  g_free (self->state);
+  self->state = g_strdup (state);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+}
+
+/**
+ * tally_block_get_tool_id:
+ * @self: a #TallyBlock
+ *
+ * Returns: (transfer none) (nullable): the `tool_use` id
+ */
+const char *
+tally_block_get_tool_id (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->tool_id;
+}
+
+/**
+ * tally_block_get_tool_name:
+ * @self: a #TallyBlock
+ *
+ * Returns: (transfer none) (nullable): the tool name
+ */
+const char *
+tally_block_get_tool_name (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->tool_name;
+}
+
+/**
+ * tally_block_get_tool_input:
+ * @self: a #TallyBlock
+ *
+ * Returns: (transfer none) (nullable): the tool input as JSON text
+ */
+const char *
+tally_block_get_tool_input (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->tool_input;
+}
+
+/**
+ * tally_block_set_tool:
+ * @self: a #TallyBlock
+ * @tool_id: the `tool_use` id
+ * @tool_name: the tool name
+ * @tool_input: the input as JSON text
+ *
+ * Sets what a tool call or approval card is about.
+ */
+void
+tally_block_set_tool (TallyBlock *self,
+                      const char *tool_id,
+                      const char *tool_name,
+                      const char *tool_input)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  g_free (self->tool_id);
+  self->tool_id = g_strdup (tool_id);
+  g_free (self->tool_name);
+  self->tool_name = g_strdup (tool_name);
+  g_free (self->tool_input);
+  self->tool_input = g_strdup (tool_input);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TOOL_NAME]);
+}
+
+/**
+ * tally_block_get_result:
+ * @self: a #TallyBlock
+ *
+ * Returns: (transfer none) (nullable): a tool call's result text
+ */
+const char *
+tally_block_get_result (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->result;
+}
+
+/**
+ * tally_block_get_is_error:
+ * @self: a #TallyBlock
+ *
+ * Returns: whether a tool call's result is an error
+ */
+gboolean
+tally_block_get_is_error (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), FALSE);
+  return self->is_error;
+}
+
+/**
+ * tally_block_get_duration_ms:
+ * @self: a #TallyBlock
+ *
+ * Returns: how long a tool ran, in milliseconds
+ */
+gint64
+tally_block_get_duration_ms (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), 0);
+  return self->duration_ms;
+}
+
+/**
+ * tally_block_set_result:
+ * @self: a #TallyBlock
+ * @result: the result text
+ * @is_error: whether it is an error
+ * @duration_ms: how long the tool ran, in milliseconds
+ *
+ * Sets a tool call's result.
+ */
+void
+tally_block_set_result (TallyBlock *self,
+                        const char *result,
+                        gboolean    is_error,
+                        gint64      duration_ms)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  g_free (self->result);
+  self->result = g_strdup (result);
+  self->is_error = !!is_error;
+  self->duration_ms = duration_ms;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RESULT]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_IS_ERROR]);
+}
+
+/**
+ * tally_block_get_details:
+ * @self: a #TallyBlock
+ *
+ * The event fields a card or receipt shows (usage and cost of a receipt,
+ * the questions of a question card, the decision of a settled approval).
+ *
+ * Returns: (transfer none) (nullable): the details object
+ */
+JsonObject *
+tally_block_get_details (TallyBlock *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+  return self->details;
+}
+
+/**
+ * tally_block_set_details:
+ * @self: a #TallyBlock
+ * @details: (nullable) (transfer none): the details object
+ *
+ * Replaces the details object (a reference is taken).
+ */
+void
+tally_block_set_details (TallyBlock *self,
+                         JsonObject *details)
+{
+  g_return_if_fail (TALLY_IS_BLOCK (self));
+
+  if (details != NULL)
+    json_object_ref (details);
+  g_clear_pointer (&self->details, json_object_unref);
+  self->details = details;
+}
+
+/**
+ * tally_block_get_word_count:
+ * @self: a #TallyBlock
+ *
+ * Counts the words of the text: runs of characters that are not white
+ * space. The thinking drawer says "Thought for N words" with it.
+ *
+ * Returns: the number of words
+ */
+guint
+tally_block_get_word_count (TallyBlock *self)
+{
+  guint words = 0;
+  gboolean in_word = FALSE;
+
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), 0);
+
+  for (const char *p = self->text->str; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gboolean space = g_unichar_isspace (g_utf8_get_char (p));
+
+      if (!space && !in_word)
+        words++;
+      in_word = !space;
+    }
+
+  return words;
+}
+
+static void
+append_escaped (GString    *out,
+                const char *text)
+{
+  if (text == NULL)
+    {
+      g_string_append (out, "-");
+      return;
+    }
+
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if (*p == '\n')
+        g_string_append (out, "\\n");
+      else if (*p == '\t')
+        g_string_append (out, "\\t");
+      else if (*p == '\\')
+        g_string_append (out, "\\\\");
+      else
+        g_string_append_c (out, *p);
+    }
+}
+
+/**
+ * tally_block_dup_trace:
+ * @self: a #TallyBlock
+ *
+ * Describes the block on one line, tab-separated: kind, state, finished,
+ * incomplete, tool name, is-error, text, result (newlines and tabs escaped).
+ * Golden tests compare transcripts with these lines.
+ *
+ * Returns: (transfer full): the line, without a newline
+ */
+char *
+tally_block_dup_trace (TallyBlock *self)
+{
+  GString *out;
+
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+
+  out = g_string_new (tally_block_kind_to_string (self->kind));
+  g_string_append_c (out, '\t');
+  append_escaped (out, self->state);
+  g_string_append_printf (out, "\t%s\t%s\t",
+                          self->finished ? "finished" : "open",
+                          self->incomplete ? "incomplete" : "whole");
+  append_escaped (out, self->tool_name);
+  g_string_append_printf (out, "\t%s\t", self->is_error ? "error" : "ok");
+  append_escaped (out, self->text->str);
+  g_string_append_c (out, '\t');
+  append_escaped (out, self->result);
+
+  return g_string_free (out, FALSE);
+}

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-transcript"
+
+#include "config.h"
+
+#include "tally-transcript.h"
+
+/*
+ * The reducer: the transcript is a pure function of the event log. Live
+ * sessions and sessions replayed from the store go through the same
+ * tally_transcript_apply(), one event at a time, so what a restarted app
+ * shows is what the live run showed, cards and incomplete replies included.
+ *
+ * Streaming blocks are found by (turn, call, content-block index), tool
+ * calls by tool id, cards by their ids. Blocks are only ever appended, so a
+ * view sees one items-changed per new block and property notifications for
+ * everything else.
+ */
+
+struct _TallyTranscript
+{
+  GObject     parent_instance;
+
+  GPtrArray  *blocks;        /* TallyBlock* */
+  GHashTable *streaming;     /* "turn/call/index" → TallyBlock* (borrowed) */
+  GHashTable *tools;         /* tool id → TallyBlock* (borrowed) */
+  GHashTable *cards;         /* approval or question id → TallyBlock* */
+  GPtrArray  *open_call;     /* blocks of the current call's reply (borrowed) */
+  char       *title;
+  gint64      last_seq;
+};
+
+static void tally_transcript_list_model_init (GListModelInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TallyTranscript, tally_transcript, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL,
+                                                      tally_transcript_list_model_init))
+
+enum {
+  PROP_0,
+  PROP_TITLE,
+  PROP_N_ITEMS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static GType
+tally_transcript_get_item_type (GListModel *model)
+{
+  return TALLY_TYPE_BLOCK;
+}
+
+static guint
+tally_transcript_get_n_items (GListModel *model)
+{
+  return TALLY_TRANSCRIPT (model)->blocks->len;
+}
+
+static gpointer
+tally_transcript_get_item (GListModel *model,
+                           guint       position)
+{
+  TallyTranscript *self = TALLY_TRANSCRIPT (model);
+
+  if (position >= self->blocks->len)
+    return NULL;
+  return g_object_ref (g_ptr_array_index (self->blocks, position));
+}
+
+static void
+tally_transcript_list_model_init (GListModelInterface *iface)
+{
+  iface->get_item_type = tally_transcript_get_item_type;
+  iface->get_n_items = tally_transcript_get_n_items;
+  iface->get_item = tally_transcript_get_item;
+}
+
+static void
+tally_transcript_finalize (GObject *object)
+{
+  TallyTranscript *self = (TallyTranscript *)object;
+
+  g_clear_pointer (&self->streaming, g_hash_table_unref);
+  g_clear_pointer (&self->tools, g_hash_table_unref);
+  g_clear_pointer (&self->cards, g_hash_table_unref);
+  g_clear_pointer (&self->open_call, g_ptr_array_unref);
+  g_clear_pointer (&self->blocks, g_ptr_array_unref);
+  g_free (self->title);
+
+  G_OBJECT_CLASS (tally_transcript_parent_class)->finalize (object);
+}
+
+static void
+tally_transcript_get_property (GObject    *object,
+                               guint       prop_id,
+                               GValue     *value,
+                               GParamSpec *pspec)
+{
+  TallyTranscript *self = TALLY_TRANSCRIPT (object);
+
+  switch (prop_id)
+    {
+    case PROP_TITLE:
+      g_value_set_string (value, self->title);
+      break;
+    case PROP_N_ITEMS:
+      g_value_set_uint (value, self->blocks->len);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_transcript_class_init (TallyTranscriptClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = tally_transcript_finalize;
+  object_class->get_property = tally_transcript_get_property;
+
+  /**
+   * TallyTranscript:title:
+   *
+   * The session title from `session_created`.
+   */
+  properties[PROP_TITLE] =
+    g_param_spec_string ("title", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TallyTranscript:n-items:
+   *
+   * The number of blocks.
+   */
+  properties[PROP_N_ITEMS] =
+    g_param_spec_uint ("n-items", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+tally_transcript_init (TallyTranscript *self)
+{
+  self->blocks = g_ptr_array_new_with_free_func (g_object_unref);
+  self->streaming = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->tools = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->cards = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->open_call = g_ptr_array_new ();
+}
+
+/**
+ * tally_transcript_new:
+ *
+ * Creates an empty transcript. Feed it events with tally_transcript_apply().
+ *
+ * Returns: (transfer full): a new #TallyTranscript, a #GListModel of
+ *   #TallyBlock
+ */
+TallyTranscript *
+tally_transcript_new (void)
+{
+  return g_object_new (TALLY_TYPE_TRANSCRIPT, NULL);
+}
+
+static TallyBlock *
+add_block (TallyTranscript *self,
+           TallyBlockKind   kind,
+           const char      *turn_id)
+{
+  TallyBlock *block = tally_block_new (kind, turn_id);
+
+  g_ptr_array_add (self->blocks, block);
+  g_list_model_items_changed (G_LIST_MODEL (self), self->blocks->len - 1, 0, 1);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ITEMS]);
+
+  return block;
+}
+
+static const char *
+member_string (JsonObject *event,
+               const char *name)
+{
+  JsonNode *node = json_object_get_member (event, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static gint64
+member_int (JsonObject *event,
+            const char *name)
+{
+  JsonNode *node = json_object_get_member (event, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return 0;
+  return json_node_get_int (node);
+}
+
+static gboolean
+member_bool (JsonObject *event,
+             const char *name)
+{
+  JsonNode *node = json_object_get_member (event, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  return json_node_get_boolean (node);
+}
+
+static TallyBlock *
+streaming_block (TallyTranscript *self,
+                 JsonObject      *event,
+                 TallyBlockKind   kind)
+{
+  const char *turn_id = member_string (event, "turn_id");
+  g_autofree char *key = g_strdup_printf ("%s/%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
+                                          turn_id ? turn_id : "-",
+                                          member_int (event, "call"),
+                                          member_int (event, "block"));
+  TallyBlock *block = g_hash_table_lookup (self->streaming, key);
+
+  if (block == NULL)
+    {
+      block = add_block (self, kind, turn_id);
+      g_hash_table_insert (self->streaming, g_steal_pointer (&key), block);
+      g_ptr_array_add (self->open_call, block);
+    }
+
+  return block;
+}
+
+static void
+close_call (TallyTranscript *self)
+{
+  /* The reply the open blocks belong to has completed. */
+  g_ptr_array_set_size (self->open_call, 0);
+}
+
+static void
+mark_open_call_incomplete (TallyTranscript *self,
+                           const char      *turn_id)
+{
+  if (self->open_call->len == 0)
+    return;
+
+  for (guint i = 0; i < self->open_call->len; i++)
+    tally_block_set_incomplete (g_ptr_array_index (self->open_call, i), TRUE);
+  g_ptr_array_set_size (self->open_call, 0);
+
+  add_block (self, TALLY_BLOCK_INCOMPLETE, turn_id);
+}
+
+static char *
+node_to_json (JsonNode *node)
+{
+  if (node == NULL)
+    return g_strdup ("{}");
+  return json_to_string (node, FALSE);
+}
+
+static void
+apply_tool_use_start (TallyTranscript *self,
+                      JsonObject      *event)
+{
+  const char *tool_id = member_string (event, "tool_id");
+  const char *tool_name = member_string (event, "tool_name");
+  g_autofree char *input = node_to_json (json_object_get_member (event, "tool_input"));
+  TallyBlock *block;
+
+  /* A tool_use_start means the reply that asked for it completed. */
+  close_call (self);
+
+  /* Card-backed tools show their cards, not a chip. */
+  if (g_strcmp0 (tool_name, "AskUserQuestion") == 0 || g_strcmp0 (tool_name, "ExitPlanMode") == 0)
+    return;
+
+  block = add_block (self, TALLY_BLOCK_TOOL_CALL, member_string (event, "turn_id"));
+  tally_block_set_tool (block, tool_id, tool_name, input);
+  tally_block_set_state (block, "pending");
+  if (tool_id != NULL)
+    g_hash_table_insert (self->tools, g_strdup (tool_id), block);
+}
+
+static void
+apply_approval_resolved (TallyTranscript *self,
+                         JsonObject      *event)
+{
+  const char *approval_id = member_string (event, "approval_id");
+  const char *decision = member_string (event, "decision");
+  TallyBlock *card = approval_id != NULL ? g_hash_table_lookup (self->cards, approval_id) : NULL;
+  TallyBlock *tool = NULL;
+  const char *tool_id = member_string (event, "tool_id");
+
+  if (card != NULL)
+    {
+      tally_block_set_details (card, event);
+      tally_block_set_state (card, decision);
+      tally_block_set_finished (card, TRUE);
+    }
+
+  if (tool_id != NULL)
+    tool = g_hash_table_lookup (self->tools, tool_id);
+  if (tool != NULL)
+    tally_block_set_state (tool, g_strcmp0 (decision, "deny") == 0 ? "denied" : "running");
+}
+
+static void
+apply_tool_result (TallyTranscript *self,
+                   JsonObject      *event)
+{
+  const char *tool_id = member_string (event, "tool_id");
+  TallyBlock *tool = tool_id != NULL ? g_hash_table_lookup (self->tools, tool_id) : NULL;
+  gboolean is_error = member_bool (event, "is_error");
+
+  if (tool == NULL)
+    return;
+
+  tally_block_set_result (tool, member_string (event, "content"), is_error,
+                          member_int (event, "duration_ms"));
+  if (g_strcmp0 (tally_block_get_state (tool), "denied") != 0)
+    tally_block_set_state (tool, is_error ? "error" : "done");
+  tally_block_set_finished (tool, TRUE);
+}
+
+static void
+apply_card_request (TallyTranscript *self,
+                    JsonObject      *event,
+                    TallyBlockKind   kind,
+                    const char      *id_member)
+{
+  const char *id = member_string (event, id_member);
+  TallyBlock *block = add_block (self, kind, member_string (event, "turn_id"));
+
+  tally_block_set_details (block, event);
+  tally_block_set_state (block, "pending");
+  if (kind == TALLY_BLOCK_APPROVAL)
+    {
+      g_autofree char *input = node_to_json (json_object_get_member (event, "tool_input"));
+      tally_block_set_tool (block, member_string (event, "tool_id"),
+                            member_string (event, "tool_name"), input);
+    }
+  if (id != NULL)
+    g_hash_table_insert (self->cards, g_strdup (id), block);
+}
+
+static void
+apply_question_resolved (TallyTranscript *self,
+                         JsonObject      *event)
+{
+  const char *id = member_string (event, "question_id");
+  TallyBlock *card = id != NULL ? g_hash_table_lookup (self->cards, id) : NULL;
+
+  if (card == NULL)
+    return;
+
+  tally_block_set_details (card, event);
+  tally_block_set_state (card, member_string (event, "reason"));
+  tally_block_set_finished (card, TRUE);
+}
+
+/**
+ * tally_transcript_apply:
+ * @self: a #TallyTranscript
+ * @event: (transfer none): one event (DESIGN "Event vocabulary")
+ *
+ * Applies one event. Unknown event types are ignored (the vocabulary may
+ * grow); events are expected in `seq` order.
+ */
+void
+tally_transcript_apply (TallyTranscript *self,
+                        JsonObject      *event)
+{
+  const char *type;
+  const char *turn_id;
+  TallyBlock *block;
+
+  g_return_if_fail (TALLY_IS_TRANSCRIPT (self));
+  g_return_if_fail (event != NULL);
+
+  type = member_string (event, "type");
+  turn_id = member_string (event, "turn_id");
+  if (type == NULL)
+    return;
+
+  if (json_object_has_member (event, "seq"))
+    self->last_seq = MAX (self->last_seq, member_int (event, "seq"));
+
+  if (g_str_equal (type, "session_created"))
+    {
+      g_free (self->title);
+      self->title = g_strdup (member_string (event, "title"));
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
+    }
+  else if (g_str_equal (type, "turn_started"))
+    {
+      close_call (self);
+      block = add_block (self, TALLY_BLOCK_USER, turn_id);
+      tally_block_set_text (block, member_string (event, "text"));
+      tally_block_set_state (block, member_string (event, "mode"));
+      tally_block_set_details (block, event);
+      tally_block_set_finished (block, TRUE);
+    }
+  else if (g_str_equal (type, "text_delta"))
+    tally_block_append_text (streaming_block (self, event, TALLY_BLOCK_TEXT),
+                             member_string (event, "text"));
+  else if (g_str_equal (type, "thinking_delta"))
+    tally_block_append_text (streaming_block (self, event, TALLY_BLOCK_THINKING),
+                             member_string (event, "text"));
+  else if (g_str_equal (type, "block_done"))
+    {
+      const char *kind = member_string (event, "kind");
+
+      if (g_strcmp0 (kind, "text") == 0 || g_strcmp0 (kind, "thinking") == 0)
+        tally_block_set_finished (streaming_block (self, event,
+                                                   g_str_equal (kind, "text") ? TALLY_BLOCK_TEXT
+                                                                              : TALLY_BLOCK_THINKING),
+                                  TRUE);
+    }
+  else if (g_str_equal (type, "tool_use_start"))
+    apply_tool_use_start (self, event);
+  else if (g_str_equal (type, "approval_request"))
+    apply_card_request (self, event, TALLY_BLOCK_APPROVAL, "approval_id");
+  else if (g_str_equal (type, "approval_resolved"))
+    apply_approval_resolved (self, event);
+  else if (g_str_equal (type, "tool_result"))
+    apply_tool_result (self, event);
+  else if (g_str_equal (type, "question_request"))
+    apply_card_request (self, event, TALLY_BLOCK_QUESTION, "question_id");
+  else if (g_str_equal (type, "question_resolved"))
+    apply_question_resolved (self, event);
+  else if (g_str_equal (type, "plan_proposed"))
+    {
+      block = add_block (self, TALLY_BLOCK_PLAN, turn_id);
+      tally_block_set_text (block, member_string (event, "markdown"));
+      tally_block_set_details (block, event);
+      tally_block_set_finished (block, TRUE);
+    }
+  else if (g_str_equal (type, "error"))
+    {
+      mark_open_call_incomplete (self, turn_id);
+      block = add_block (self, TALLY_BLOCK_ERROR, turn_id);
+      tally_block_set_text (block, member_string (event, "message"));
+      tally_block_set_state (block, member_string (event, "kind"));
+      tally_block_set_details (block, event);
+      tally_block_set_finished (block, TRUE);
+    }
+  else if (g_str_equal (type, "turn_finished"))
+    {
+      const char *status = member_string (event, "status");
+
+      if (g_strcmp0 (status, "done") != 0)
+        mark_open_call_incomplete (self, turn_id);
+      close_call (self);
+
+      block = add_block (self, TALLY_BLOCK_RECEIPT, turn_id);
+      tally_block_set_state (block, status);
+      tally_block_set_details (block, event);
+      tally_block_set_finished (block, TRUE);
+    }
+}
+
+/**
+ * tally_transcript_add_notice:
+ * @self: a #TallyTranscript
+ * @text: what Tally has to say (e.g. that part of a stored session is
+ *   damaged)
+ *
+ * Appends a notice block that is not part of the event log.
+ */
+void
+tally_transcript_add_notice (TallyTranscript *self,
+                             const char      *text)
+{
+  TallyBlock *block;
+
+  g_return_if_fail (TALLY_IS_TRANSCRIPT (self));
+
+  block = add_block (self, TALLY_BLOCK_NOTICE, NULL);
+  tally_block_set_text (block, text);
+  tally_block_set_finished (block, TRUE);
+}
+
+/**
+ * tally_transcript_get_title:
+ * @self: a #TallyTranscript
+ *
+ * Returns: (transfer none) (nullable): the session title
+ */
+const char *
+tally_transcript_get_title (TallyTranscript *self)
+{
+  g_return_val_if_fail (TALLY_IS_TRANSCRIPT (self), NULL);
+  return self->title;
+}
+
+/**
+ * tally_transcript_get_last_seq:
+ * @self: a #TallyTranscript
+ *
+ * Returns: the highest `seq` applied, 0 when none
+ */
+gint64
+tally_transcript_get_last_seq (TallyTranscript *self)
+{
+  g_return_val_if_fail (TALLY_IS_TRANSCRIPT (self), 0);
+  return self->last_seq;
+}
+
+/**
+ * tally_transcript_dup_trace:
+ * @self: a #TallyTranscript
+ *
+ * Describes every block, one line each (see tally_block_dup_trace()), for
+ * golden tests: two transcripts are the same when their traces are.
+ *
+ * Returns: (transfer full): the trace, each line ending in a newline
+ */
+char *
+tally_transcript_dup_trace (TallyTranscript *self)
+{
+  GString *out;
+
+  g_return_val_if_fail (TALLY_IS_TRANSCRIPT (self), NULL);
+
+  out = g_string_new (NULL);
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      g_autofree char *line = tally_block_dup_trace (g_ptr_array_index (self->blocks, i));
+
+      g_string_append (out, line);
+      g_string_append_c (out, '\n');
+    }
+
+  return g_string_free (out, FALSE);
+}
