@@ -26,8 +26,9 @@
  *   value; a line without ':' is a field with an empty value;
  * - `data` values are joined with "\n"; `event` sets the event type; `id`
  *   sets the last event ID (ignored when it contains NUL; it persists
- *   across events); `retry` sets the reconnection time when it consists of
- *   ASCII digits only; other fields are ignored;
+ *   across events; an empty one is reported as %NULL); `retry` sets the
+ *   reconnection time when it consists of one or more ASCII digits only;
+ *   other fields are ignored;
  * - a blank line dispatches the pending event when its data buffer is not
  *   empty; when it is empty nothing is dispatched (so `event: ping` followed
  *   by a blank line produces no event) and the event type is reset.
