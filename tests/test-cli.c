@@ -1,13 +1,412 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 
+/* tally-cli end to end against the mock Messages API: the JSON event lines,
+ * the readable output and the exit status contract (0, 1, 2, 130). */
+
 #include "config.h"
 
-#include <glib.h>
+#include <signal.h>
+#include <string.h>
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "tally-test-mock.h"
+
+typedef struct {
+  int        exit_status;
+  char      *out;
+  char      *err;
+  GPtrArray *events;   /* JsonObject*, parsed from out when --json */
+} CliRun;
+
+static void
+cli_run_clear (CliRun *run)
+{
+  g_free (run->out);
+  g_free (run->err);
+  g_clear_pointer (&run->events, g_ptr_array_unref);
+}
+
+static GSubprocessLauncher *
+make_launcher (GSubprocessFlags flags)
+{
+  GSubprocessLauncher *launcher = g_subprocess_launcher_new (flags);
+
+  g_subprocess_launcher_setenv (launcher, "ANTHROPIC_API_KEY", "sk-test-key", TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "ANTHROPIC_BASE_URL");
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  return launcher;
+}
+
+static void
+parse_events (CliRun *run)
+{
+  g_auto(GStrv) lines = g_strsplit (run->out, "\n", -1);
+
+  run->events = g_ptr_array_new_with_free_func ((GDestroyNotify)json_object_unref);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(GError) error = NULL;
+
+      if (lines[i][0] == '\0')
+        {
+          /* Only the very end may be empty: stdout is events and nothing else. */
+          g_assert_null (lines[i + 1]);
+          continue;
+        }
+      json_parser_load_from_data (parser, lines[i], -1, &error);
+      g_assert_no_error (error);
+      g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+      g_ptr_array_add (run->events, json_object_ref (json_node_get_object (json_parser_get_root (parser))));
+    }
+}
+
+static void
+run_cli (CliRun             *run,
+         const char * const *args)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  gboolean json = FALSE;
+
+  g_ptr_array_add (argv, (gpointer)TALLY_TEST_CLI);
+  for (guint i = 0; args[i] != NULL; i++)
+    {
+      g_ptr_array_add (argv, (gpointer)args[i]);
+      if (g_str_equal (args[i], "--json"))
+        json = TRUE;
+    }
+  g_ptr_array_add (argv, NULL);
+
+  launcher = make_launcher (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *)argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &run->out, &run->err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  run->exit_status = g_subprocess_get_exit_status (process);
+
+  if (json)
+    parse_events (run);
+}
+
+static const char *
+event_type (JsonObject *event)
+{
+  return json_object_get_string_member (event, "type");
+}
+
+static JsonObject *
+find_event (CliRun     *run,
+            const char *type)
+{
+  for (guint i = 0; i < run->events->len; i++)
+    if (g_str_equal (event_type (g_ptr_array_index (run->events, i)), type))
+      return g_ptr_array_index (run->events, i);
+  return NULL;
+}
+
+static TallyTestMock *
+start_scenario_file (const char *name)
+{
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "scenarios", name, NULL);
+  g_autoptr(GError) error = NULL;
+  TallyTestMock *mock;
+
+  mock = tally_test_mock_start_file (path, &error);
+  g_assert_no_error (error);
+  return mock;
+}
+
+static char *
+chinook_path (void)
+{
+  return g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+}
+
+/* The "done" example: a real answer built from real tool calls. */
+static void
+test_json_tool_loop (void)
+{
+  g_autoptr(TallyTestMock) mock = start_scenario_file ("genre-revenue.json");
+  g_autofree char *db = chinook_path ();
+  CliRun run = { 0 };
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--db", db, "--json",
+                         "Which genre earned the most revenue?", NULL };
+  g_autoptr(GString) text = g_string_new (NULL);
+  JsonObject *last;
+  const char *session_id;
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  g_assert_cmpuint (run.events->len, >, 10);
+
+  g_assert_cmpstr (event_type (g_ptr_array_index (run.events, 0)), ==, "session_created");
+  session_id = json_object_get_string_member (g_ptr_array_index (run.events, 0), "session_id");
+  for (guint i = 0; i < run.events->len; i++)
+    {
+      JsonObject *event = g_ptr_array_index (run.events, i);
+
+      g_assert_cmpint (json_object_get_int_member (event, "seq"), ==, i + 1);
+      g_assert_cmpstr (json_object_get_string_member (event, "session_id"), ==, session_id);
+      if (g_str_equal (event_type (event), "text_delta"))
+        g_string_append (text, json_object_get_string_member (event, "text"));
+    }
+
+  g_assert_nonnull (strstr (text->str, "Rock"));
+  g_assert_nonnull (strstr (text->str, "826.65"));
+  g_assert_cmpstr (json_object_get_string_member (find_event (&run, "tool_use_start"), "tool_name"), ==, "get_schema");
+
+  last = g_ptr_array_index (run.events, run.events->len - 1);
+  g_assert_cmpstr (event_type (last), ==, "turn_finished");
+  g_assert_cmpstr (json_object_get_string_member (last, "status"), ==, "done");
+  g_assert_cmpint (json_object_get_int_member (last, "api_calls"), ==, 3);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (last, "usage"), "input_tokens"), ==,
+                   1850 + 2400 + 2600);
+
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 3);
+  cli_run_clear (&run);
+}
+
+/* Without --json: the answer streams on stdout and ends with the receipt. */
+static void
+test_readable_output (void)
+{
+  g_autoptr(TallyTestMock) mock = start_scenario_file ("genre-revenue.json");
+  g_autofree char *db = chinook_path ();
+  CliRun run = { 0 };
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--db", db,
+                         "Which genre earned the most revenue?", NULL };
+  g_auto(GStrv) lines = NULL;
+  guint n;
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "Rock | 826.65"));
+  g_assert_nonnull (strstr (run.err, "▸ get_schema"));
+  g_assert_nonnull (strstr (run.err, "▸ query_database SELECT g.Name"));
+
+  lines = g_strsplit (g_strchomp (run.out), "\n", -1);
+  n = g_strv_length (lines);
+  g_assert_cmpuint (n, >, 2);
+  g_assert_true (g_str_has_prefix (lines[n - 1], "— done · $"));
+  /* 6,850 input and 255 output tokens at Sonnet 5 prices. */
+  g_assert_nonnull (strstr (lines[n - 1], "6,850 in"));
+  g_assert_nonnull (strstr (lines[n - 1], "255 out"));
+  g_assert_nonnull (strstr (lines[n - 1], "$0.0244"));
+  g_assert_nonnull (strstr (lines[n - 1], "3 API calls"));
+  cli_run_clear (&run);
+}
+
+/* A 400 fails the turn: exit 1, its message surfaced. */
+static void
+test_failed_exit (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"status\":400,\"error\":{\"type\":\"invalid_request_error\","
+    "\"message\":\"max_tokens: 16000 > 8192, which is the maximum allowed\"}}]}", &error);
+  CliRun run = { 0 };
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--json", "Hello", NULL };
+  JsonObject *error_event;
+  JsonObject *last;
+
+  g_assert_no_error (error);
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 1);
+
+  error_event = find_event (&run, "error");
+  g_assert_nonnull (error_event);
+  g_assert_cmpstr (json_object_get_string_member (error_event, "kind"), ==, "http");
+  g_assert_cmpstr (json_object_get_string_member (error_event, "message"), ==,
+                   "max_tokens: 16000 > 8192, which is the maximum allowed");
+  g_assert_false (json_object_get_boolean_member (error_event, "retryable"));
+  g_assert_cmpstr (json_object_get_string_member (error_event, "request_id"), ==, "req_mock_1");
+  last = g_ptr_array_index (run.events, run.events->len - 1);
+  g_assert_cmpstr (json_object_get_string_member (last, "status"), ==, "failed");
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 1);
+  cli_run_clear (&run);
+
+  /* Readable form: the message on stderr, a receipt still on stdout. */
+  {
+    g_autoptr(TallyTestMock) mock2 = tally_test_mock_start (
+      "{\"responses\":[{\"status\":401,\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}]}",
+      &error);
+    const char *args2[] = { "--base-url", tally_test_mock_get_base_url (mock2), "Hello", NULL };
+
+    g_assert_no_error (error);
+    run_cli (&run, args2);
+    g_assert_cmpint (run.exit_status, ==, 1);
+    g_assert_nonnull (strstr (run.err, "invalid x-api-key"));
+    g_assert_nonnull (strstr (run.out, "— failed"));
+    cli_run_clear (&run);
+  }
+}
+
+/* Usage errors exit 2 and talk to no server. */
+static void
+test_usage_exit (void)
+{
+  const char *bad_mode[] = { "--mode", "yolo", "Hello", NULL };
+  const char *no_prompt[] = { "--json", NULL };
+  const char *bad_budget[] = { "--thinking=12", "Hello", NULL };
+  const char *bad_db[] = { "--db", "/nonexistent/tally.db", "Hello", NULL };
+  const char *bad_option[] = { "--frobnicate", "Hello", NULL };
+  const char *const *cases[] = { bad_mode, no_prompt, bad_budget, bad_db, bad_option };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      CliRun run = { 0 };
+
+      run_cli (&run, cases[i]);
+      g_assert_cmpint (run.exit_status, ==, 2);
+      g_assert_cmpstr (run.out, ==, "");
+      g_assert_true (g_str_has_prefix (run.err, "tally-cli: "));
+      cli_run_clear (&run);
+    }
+}
+
+typedef struct {
+  GMainLoop   *loop;
+  GSubprocess *process;
+  GDataInputStream *stdout_lines;
+  GString     *out;
+  gboolean     signalled;
+} SigintRun;
+
+static void read_line_cb (GObject *object, GAsyncResult *result, gpointer user_data);
+
+static void
+read_next_line (SigintRun *r)
+{
+  g_data_input_stream_read_line_async (r->stdout_lines, G_PRIORITY_DEFAULT, NULL, read_line_cb, r);
+}
+
+static void
+read_line_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  SigintRun *r = user_data;
+  g_autofree char *line = NULL;
+
+  line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, NULL, NULL);
+  if (line == NULL)
+    {
+      g_main_loop_quit (r->loop);
+      return;
+    }
+
+  g_string_append (r->out, line);
+  g_string_append_c (r->out, '\n');
+
+  /* Interrupt once the answer has started streaming. */
+  if (!r->signalled && strstr (line, "\"type\":\"text_delta\"") != NULL)
+    {
+      r->signalled = TRUE;
+      g_subprocess_send_signal (r->process, SIGINT);
+    }
+  read_next_line (r);
+}
+
+/* Ctrl+C mid-stream: the turn ends cancelled with its receipt, exit 130. */
+static void
+test_sigint_exit (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"A long answer that keeps coming for a while.\"}],"
+    "\"stop_reason\":\"end_turn\",\"chunk\":2},\"drip_ms\":200,\"drip_bytes\":200}]}", &error);
+  g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  SigintRun r = { 0 };
+  g_auto(GStrv) lines = NULL;
+  guint n;
+
+  g_assert_no_error (error);
+  r.loop = loop;
+  r.out = g_string_new (NULL);
+  r.process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI, "--base-url",
+                                           tally_test_mock_get_base_url (mock), "--json", "Talk", NULL);
+  g_assert_no_error (error);
+  r.stdout_lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (r.process));
+  read_next_line (&r);
+  g_main_loop_run (loop);
+
+  g_subprocess_wait (r.process, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (r.signalled);
+  g_assert_true (g_subprocess_get_if_exited (r.process));
+  g_assert_cmpint (g_subprocess_get_exit_status (r.process), ==, 130);
+
+  lines = g_strsplit (g_strchomp (r.out->str), "\n", -1);
+  n = g_strv_length (lines);
+  g_assert_nonnull (strstr (lines[n - 1], "\"type\":\"turn_finished\""));
+  g_assert_nonnull (strstr (lines[n - 1], "\"status\":\"cancelled\""));
+
+  g_string_free (r.out, TRUE);
+  g_object_unref (r.stdout_lines);
+  g_object_unref (r.process);
+}
+
+/* A stalled stream after content: --idle-timeout fails the turn. */
+static void
+test_idle_timeout (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Starting the answer and then silence\"}],"
+    "\"stop_reason\":\"end_turn\"},\"stall_after_bytes\":700}]}", &error);
+  CliRun run = { 0 };
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--idle-timeout", "0.5",
+                         "--json", "Hello", NULL };
+  JsonObject *error_event;
+
+  g_assert_no_error (error);
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 1);
+  error_event = find_event (&run, "error");
+  g_assert_nonnull (error_event);
+  g_assert_cmpstr (json_object_get_string_member (error_event, "kind"), ==, "stalled");
+  g_assert_nonnull (find_event (&run, "text_delta"));
+  cli_run_clear (&run);
+}
+
+/* --list-models reads GET /v1/models. */
+static void
+test_list_models (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"models\":[{\"type\":\"model\",\"id\":\"claude-sonnet-5\",\"display_name\":\"Claude Sonnet 5\"},"
+    "{\"type\":\"model\",\"id\":\"claude-opus-5\",\"display_name\":\"Claude Opus 5\"}],\"responses\":[]}", &error);
+  CliRun run = { 0 };
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--list-models", NULL };
+
+  g_assert_no_error (error);
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "claude-sonnet-5\tClaude Sonnet 5\nclaude-opus-5\tClaude Opus 5\n");
+  cli_run_clear (&run);
+}
 
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/tally/cli/json-tool-loop", test_json_tool_loop);
+  g_test_add_func ("/tally/cli/readable-output", test_readable_output);
+  g_test_add_func ("/tally/cli/failed-exit", test_failed_exit);
+  g_test_add_func ("/tally/cli/usage-exit", test_usage_exit);
+  g_test_add_func ("/tally/cli/sigint-exit", test_sigint_exit);
+  g_test_add_func ("/tally/cli/idle-timeout", test_idle_timeout);
+  g_test_add_func ("/tally/cli/list-models", test_list_models);
+
   return g_test_run ();
 }

@@ -51,6 +51,7 @@ G_DEFINE_FINAL_TYPE (TallyAgent, tally_agent, G_TYPE_OBJECT)
 
 enum {
   EVENT,
+  MESSAGE_CHANGED,
   N_SIGNALS
 };
 
@@ -214,6 +215,24 @@ tally_agent_class_init (TallyAgentClass *klass)
                   G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, JSON_TYPE_OBJECT);
+
+  /**
+   * TallyAgent::message-changed:
+   * @self: the agent
+   * @index: the index of the message in the conversation
+   *
+   * Emitted when a message of the conversation was added or changed: the
+   * user message before each API call (the prompt, tool results), each
+   * completed assistant message, and the results added when a turn ends.
+   * The store writes the message then, so the history on disk is always one
+   * the API accepts.
+   */
+  signals[MESSAGE_CHANGED] =
+    g_signal_new ("message-changed",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_UINT);
 }
 
 static void
@@ -617,6 +636,15 @@ set_usage_member (JsonObject       *event,
                          usage->cache_read_input_tokens);
 }
 
+static void
+emit_last_message_changed (TallyAgent *self)
+{
+  guint n = tally_conversation_get_n_messages (self->conversation);
+
+  if (n > 0)
+    g_signal_emit (self, signals[MESSAGE_CHANGED], 0, n - 1);
+}
+
 /* Turn end */
 
 static void
@@ -665,6 +693,8 @@ finish_turn (GTask           *task,
       if (!g_hash_table_contains (turn->answered, id))
         emit_tool_result (task, id, message, TRUE, 0);
     }
+  if (pending->len > 0)
+    emit_last_message_changed (self);
 
   if (turn->stream != NULL)
     g_signal_handlers_disconnect_matched (turn->stream, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, task);
@@ -1055,6 +1085,8 @@ stream_done_cb (GObject      *object,
   turn->api_calls++;
   content = tally_message_stream_dup_content (turn->stream);
   tally_conversation_append_assistant (self->conversation, content);
+  if (content->len > 0)
+    emit_last_message_changed (self);
 
   for (guint i = 0; i < tally_message_stream_get_n_blocks (turn->stream); i++)
     {
@@ -1092,6 +1124,8 @@ start_call (GTask *task)
   g_signal_connect (turn->stream, "block-stopped", G_CALLBACK (stream_block_stopped_cb), task);
   g_signal_connect (turn->stream, "retry", G_CALLBACK (stream_retry_cb), task);
   g_signal_connect (turn->stream, "attempt-finished", G_CALLBACK (stream_attempt_finished_cb), task);
+
+  emit_last_message_changed (self);
 
   body = tally_conversation_build_request (self->conversation, self->model, self->max_tokens,
                                            turn->system_prompt, turn->tools_json,

@@ -7,6 +7,8 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-core-resources.h"
+
 #include "tally-model-table.h"
 
 #define MODELS_RESOURCE "/io/github/tallyapp/Tally/core/models.json"
@@ -30,7 +32,7 @@ model_table_load (void)
   table->models = g_ptr_array_new ();
   table->names = g_hash_table_new (g_str_hash, g_str_equal);
 
-  bytes = g_resources_lookup_data (MODELS_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+  bytes = g_resource_lookup_data (tally_core_get_resource (), MODELS_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
   if (bytes == NULL ||
       !json_parser_load_from_data (parser, g_bytes_get_data (bytes, NULL),
                                    g_bytes_get_size (bytes), &error))

@@ -7,6 +7,8 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-core-resources.h"
+
 #include "tally-model-table.h"
 #include "tally-pricing.h"
 
@@ -24,7 +26,7 @@ pricing_table_get (void)
       g_autoptr(JsonParser) parser = json_parser_new ();
       g_autoptr(GError) error = NULL;
 
-      bytes = g_resources_lookup_data (PRICING_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+      bytes = g_resource_lookup_data (tally_core_get_resource (), PRICING_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
       if (bytes == NULL ||
           !json_parser_load_from_data (parser, g_bytes_get_data (bytes, NULL),
                                        g_bytes_get_size (bytes), &error))
@@ -71,10 +73,11 @@ tally_pricing_compute_cost (const char       *model,
   if (model == NULL)
     return FALSE;
 
-  price = json_object_get_object_member (table, model);
-  if (price == NULL)
+  if (json_object_has_member (table, model))
+    price = json_object_get_object_member (table, model);
+  else if (json_object_has_member (table, tally_model_table_resolve (model)))
     price = json_object_get_object_member (table, tally_model_table_resolve (model));
-  if (price == NULL)
+  else
     return FALSE;
 
   if (usage->cache_creation_5m >= 0 || usage->cache_creation_1h >= 0)
