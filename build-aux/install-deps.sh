@@ -5,15 +5,32 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
+  adwaita-icon-theme \
+  appstream \
   ca-certificates \
+  dbus \
+  desktop-file-utils \
+  fonts-cantarell \
+  fonts-dejavu-core \
   gcc \
   gettext \
+  gsettings-desktop-schemas \
+  imagemagick \
+  libadwaita-1-dev \
   libglib2.0-bin \
+  libgtk-4-dev \
+  libgtksourceview-5-dev \
   libglib2.0-dev \
   libjson-glib-dev \
+  libmd4c-dev \
+  libmd4c-html0-dev \
+  libsecret-1-dev \
   libsoup-3.0-dev \
   libsqlite3-dev \
+  libwebkitgtk-6.0-dev \
   meson \
   ninja-build \
   pkg-config \
-  python3
+  python3 \
+  xauth \
+  xvfb

@@ -15,7 +15,9 @@ run_suite() {
     meson setup "$dir" -Dwerror=true "$@"
   fi
   meson compile -C "$dir"
-  meson test -C "$dir" --print-errorlogs --num-processes "$jobs"
+  # UI tests need a display: run the suite inside a virtual X server.
+  xvfb-run -a -s "-screen 0 1400x1000x24" \
+    meson test -C "$dir" --print-errorlogs --num-processes "$jobs"
 }
 
 status=0
