@@ -2,12 +2,1193 @@
 
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utime.h>
 #include <glib.h>
+#include <glib/gstdio.h>
+
+#include "tally-tool.h"
+#include "tally-tool-registry.h"
+#include "tally-tool-query-database.h"
+#include "tally-tool-get-schema.h"
+#include "tally-tool-read.h"
+#include "tally-tool-glob.h"
+#include "tally-tool-grep.h"
+
+/* A scratch area under the temporary folder:
+ *   ROOT/ws         the workspace
+ *   ROOT/ws-evil    a sibling whose name starts like the workspace
+ *   ROOT/outside    files the tools must never reach
+ * All paths are canonical (realpath), as the tools report them. */
+typedef struct {
+  char *root;
+  char *ws;
+  char *ws_evil;
+  char *outside;
+  char *chinook;
+  TallyToolContext context;
+} Fixture;
+
+static void
+rm_rf (const char *path)
+{
+  GStatBuf st;
+
+  if (g_lstat (path, &st) != 0)
+    return;
+
+  if (S_ISDIR (st.st_mode))
+    {
+      GDir *dir = g_dir_open (path, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+
+          rm_rf (child);
+        }
+      g_clear_pointer (&dir, g_dir_close);
+      g_rmdir (path);
+    }
+  else
+    g_unlink (path);
+}
+
+static void
+write_file (const char *dir,
+            const char *relpath,
+            const char *contents,
+            gssize      length)
+{
+  g_autofree char *path = g_build_filename (dir, relpath, NULL);
+  g_autofree char *parent = g_path_get_dirname (path);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (parent, 0755), ==, 0);
+  g_file_set_contents (path, contents, length, &error);
+  g_assert_no_error (error);
+}
+
+static void
+set_mtime (const char *dir,
+           const char *relpath,
+           gint64      seconds)
+{
+  g_autofree char *path = g_build_filename (dir, relpath, NULL);
+  struct utimbuf times = { seconds, seconds };
+
+  g_assert_cmpint (g_utime (path, &times), ==, 0);
+}
+
+static void
+make_symlink (const char *target,
+              const char *dir,
+              const char *relpath)
+{
+  g_autofree char *path = g_build_filename (dir, relpath, NULL);
+
+  g_assert_cmpint (symlink (target, path), ==, 0);
+}
+
+static char *
+sha256_of_file (const char *path)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_autoptr(GError) error = NULL;
+
+  g_file_get_contents (path, &contents, &length, &error);
+  g_assert_no_error (error);
+
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) contents, length);
+}
+
+static const char *
+chinook_path (void)
+{
+  static char *path = NULL;
+
+  if (path == NULL)
+    {
+      const char *shared = g_getenv ("TALLY_SHARED_DIR");
+
+      g_assert_nonnull (shared);
+      path = g_build_filename (shared, "data", "chinook.sqlite", NULL);
+    }
+
+  return path;
+}
+
+static void
+fixture_setup (Fixture       *fixture,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *tmp = g_dir_make_tmp ("tally-tools-XXXXXX", &error);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+
+  g_assert_no_error (error);
+
+  fixture->root = realpath (tmp, NULL);
+  g_assert_nonnull (fixture->root);
+  fixture->ws = g_build_filename (fixture->root, "ws", NULL);
+  fixture->ws_evil = g_build_filename (fixture->root, "ws-evil", NULL);
+  fixture->outside = g_build_filename (fixture->root, "outside", NULL);
+  g_assert_cmpint (g_mkdir (fixture->ws, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (fixture->ws_evil, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (fixture->outside, 0755), ==, 0);
+
+  /* A private, writable copy of Chinook: were a write to get through, it
+   * would land here, and the checksum test would see it. */
+  fixture->chinook = g_build_filename (fixture->root, "chinook.sqlite", NULL);
+  g_file_get_contents (chinook_path (), &contents, &length, &error);
+  g_assert_no_error (error);
+  g_file_set_contents (fixture->chinook, contents, length, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_chmod (fixture->chinook, 0644), ==, 0);
+
+  fixture->context.database_path = fixture->chinook;
+  fixture->context.workspace = fixture->ws;
+}
+
+static void
+fixture_teardown (Fixture       *fixture,
+                  gconstpointer  data)
+{
+  rm_rf (fixture->root);
+  g_free (fixture->root);
+  g_free (fixture->ws);
+  g_free (fixture->ws_evil);
+  g_free (fixture->outside);
+  g_free (fixture->chinook);
+}
+
+static JsonObject *
+parse_input (const char *json)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+
+  node = json_from_string (json, &error);
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
+
+  return json_object_ref (json_node_get_object (node));
+}
+
+static char *
+run_tool (TallyTool              *tool,
+          const TallyToolContext *context,
+          const char             *json,
+          GError                **error)
+{
+  g_autoptr(JsonObject) input = parse_input (json);
+
+  return tally_tool_run (tool, context, input, NULL, error);
+}
+
+/* Runs a tool that must succeed and returns its text. */
+static char *
+run_ok (TallyTool              *tool,
+        const TallyToolContext *context,
+        const char             *json)
+{
+  g_autoptr(GError) error = NULL;
+  char *text = run_tool (tool, context, json, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (text);
+  return text;
+}
+
+/* Runs a tool that must fail with @code and returns the message. */
+static char *
+run_fail (TallyTool              *tool,
+          const TallyToolContext *context,
+          const char             *json,
+          int                     code)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = run_tool (tool, context, json, &error);
+
+  g_assert_null (text);
+  g_assert_error (error, TALLY_TOOL_ERROR, code);
+  return g_strdup (error->message);
+}
+
+static char *
+sql_input (const char *sql,
+           int         max_rows)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "sql");
+  json_builder_add_string_value (builder, sql);
+  if (max_rows >= 0)
+    {
+      json_builder_set_member_name (builder, "max_rows");
+      json_builder_add_int_value (builder, max_rows);
+    }
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+
+  return json_to_string (root, FALSE);
+}
+
+static guint
+count_lines (const char *text)
+{
+  guint n = 0;
+
+  for (const char *p = text; *p != '\0'; p++)
+    if (*p == '\n')
+      n++;
+
+  return n;
+}
+
+/* query_database */
+
+static void
+test_query_revenue_by_genre (Fixture       *fixture,
+                             gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *input = sql_input (
+    "SELECT g.Name, ROUND(SUM(il.UnitPrice * il.Quantity), 2) AS Revenue "
+    "FROM InvoiceLine il JOIN Track t ON t.TrackId = il.TrackId "
+    "JOIN Genre g ON g.GenreId = t.GenreId "
+    "GROUP BY g.Name ORDER BY Revenue DESC LIMIT 3", -1);
+  g_autofree char *text = run_ok (tool, &fixture->context, input);
+
+  /* Figures from the sqlite3 shell on the same file. */
+  g_assert_cmpstr (text, ==,
+                   "Name | Revenue\n"
+                   "Rock | 826.65\n"
+                   "Latin | 382.14\n"
+                   "Metal | 261.36\n"
+                   "(3 rows)");
+}
+
+static void
+test_query_refuses_writes (Fixture       *fixture,
+                           gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *before = sha256_of_file (fixture->chinook);
+  g_autofree char *after = NULL;
+  g_autofree char *vacuum_target = g_build_filename (fixture->root, "copy.db", NULL);
+  g_autofree char *attach_target = g_build_filename (fixture->root, "attached.db", NULL);
+  g_autofree char *vacuum_into = g_strdup_printf ("VACUUM INTO '%s'", vacuum_target);
+  g_autofree char *attach = g_strdup_printf ("ATTACH DATABASE '%s' AS other", attach_target);
+  const struct {
+    const char *sql;
+    const char *expected;
+  } cases[] = {
+    { "INSERT INTO Genre (Name) VALUES ('Polka')", "query_database is read-only: INSERT is not allowed" },
+    { "UPDATE Genre SET Name = 'Noise'", "query_database is read-only: UPDATE is not allowed" },
+    { "DELETE FROM Genre", "query_database is read-only: DELETE is not allowed" },
+    { "CREATE TABLE Notes (x)", "changing the schema" },
+    { "CREATE TEMP TABLE Scratch (x)", "changing the schema" },
+    { "CREATE INDEX GenreName ON Genre (Name)", "changing the schema" },
+    { "DROP TABLE Genre", "changing the schema" },
+    { "ALTER TABLE Genre ADD COLUMN Mood TEXT", "ALTER TABLE is not allowed" },
+    { attach, "ATTACH" },
+    { "DETACH main", "DETACH is not allowed" },
+    { "PRAGMA writable_schema=1", "PRAGMA writable_schema = 1 is not allowed" },
+    { "PRAGMA journal_mode=delete", "PRAGMA journal_mode = delete is not allowed" },
+    { "PRAGMA query_only=0", "PRAGMA query_only = 0 is not allowed" },
+    { "PRAGMA user_version", "PRAGMA user_version is not allowed" },
+    { "SELECT 1; DELETE FROM Genre", "one statement at a time" },
+    { "SELECT 1; SELECT 2", "one statement at a time" },
+    { "BEGIN", "BEGIN (transactions) is not allowed" },
+    { "SAVEPOINT s1", "SAVEPOINT is not allowed" },
+    { "VACUUM", "read-only" },
+    { vacuum_into, "read-only" },
+    { "REINDEX", "REINDEX is not allowed" },
+    { "ANALYZE", "query_database is read-only:" },
+    { "INSERT INTO Genre (Name) VALUES ('x') RETURNING GenreId", "INSERT is not allowed" },
+    { "WITH n AS (SELECT 'x' AS v) INSERT INTO Genre (Name) SELECT v FROM n", "INSERT is not allowed" },
+    { "SELECT load_extension('libfoo')", "load_extension() is not allowed" },
+    { "SELECT * FROM pragma_table_info('Album')", "PRAGMA table_info(name)" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *input = sql_input (cases[i].sql, -1);
+      g_autofree char *message = run_fail (tool, &fixture->context, input,
+                                           TALLY_TOOL_ERROR_REFUSED);
+
+      if (strstr (message, cases[i].expected) == NULL)
+        g_error ("%s: unexpected message: %s", cases[i].sql, message);
+    }
+
+  /* Nothing changed: the file, its row counts, and no new files. */
+  after = sha256_of_file (fixture->chinook);
+  g_assert_cmpstr (before, ==, after);
+  g_assert_false (g_file_test (vacuum_target, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (attach_target, G_FILE_TEST_EXISTS));
+
+  {
+    g_autofree char *input = sql_input ("SELECT count(*) AS n FROM Genre", -1);
+    g_autofree char *text = run_ok (tool, &fixture->context, input);
+
+    g_assert_cmpstr (text, ==, "n\n25\n(1 row)");
+  }
+}
+
+static void
+test_query_allows_info_pragmas (Fixture       *fixture,
+                                gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *text = run_ok (tool, &fixture->context,
+                                  "{\"sql\": \"PRAGMA table_info(Album)\"}");
+  g_autofree char *fks = run_ok (tool, &fixture->context,
+                                 "{\"sql\": \"PRAGMA foreign_key_list('Track')\"}");
+
+  g_assert_cmpstr (text, ==,
+                   "cid | name | type | notnull | dflt_value | pk\n"
+                   "0 | AlbumId | INTEGER | 1 | NULL | 1\n"
+                   "1 | Title | NVARCHAR(160) | 1 | NULL | 0\n"
+                   "2 | ArtistId | INTEGER | 1 | NULL | 0\n"
+                   "(3 rows)");
+  g_assert_true (g_str_has_suffix (fks, "(3 rows)"));
+  g_assert_nonnull (strstr (fks, "| Genre | GenreId | GenreId |"));
+}
+
+static void
+test_query_row_caps (Fixture       *fixture,
+                     gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  const char *sql = "SELECT TrackId FROM Track ORDER BY TrackId";
+  g_autofree char *input_default = sql_input (sql, -1);
+  g_autofree char *input_five = sql_input (sql, 5);
+  g_autofree char *input_huge = sql_input (sql, 5000);
+  g_autofree char *input_zero = sql_input (sql, 0);
+  g_autofree char *text_default = run_ok (tool, &fixture->context, input_default);
+  g_autofree char *text_five = run_ok (tool, &fixture->context, input_five);
+  g_autofree char *text_huge = run_ok (tool, &fixture->context, input_huge);
+  g_autofree char *text_zero = run_ok (tool, &fixture->context, input_zero);
+
+  /* header + 200 rows + the note; the total line has no newline */
+  g_assert_cmpuint (count_lines (text_default), ==, 1 + 200 + 1);
+  g_assert_true (g_str_has_prefix (text_default, "TrackId\n1\n2\n3\n"));
+  g_assert_true (g_str_has_suffix (text_default,
+                                   "\n200\n… 3,303 more rows not shown (cap 200 rows)\n"
+                                   "(200 of 3,503 rows shown)"));
+
+  g_assert_cmpstr (text_five, ==,
+                   "TrackId\n1\n2\n3\n4\n5\n"
+                   "… 3,498 more rows not shown (cap 5 rows)\n"
+                   "(5 of 3,503 rows shown)");
+
+  g_assert_cmpuint (count_lines (text_huge), ==, 1 + 1000 + 1);
+  g_assert_true (g_str_has_suffix (text_huge,
+                                   "\n1000\n… 2,503 more rows not shown (cap 1000 rows)\n"
+                                   "(1,000 of 3,503 rows shown)"));
+
+  g_assert_cmpstr (text_zero, ==,
+                   "TrackId\n… 3,503 more rows not shown (cap 0 rows)\n"
+                   "(0 of 3,503 rows shown)");
+}
+
+static void
+test_query_byte_cap (Fixture       *fixture,
+                     gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *input = sql_input ("SELECT TrackId, printf('%.150c', 'x') AS filler "
+                                      "FROM Track ORDER BY TrackId", 1000);
+  g_autofree char *text = run_ok (tool, &fixture->context, input);
+  const char *note = strstr (text, "more rows not shown (output cap 32 KiB)");
+
+  /* Each row is about 155 bytes: some 210 fit in 32 KiB. */
+  g_assert_nonnull (note);
+  g_assert_cmpuint (note - text, <=, TALLY_TOOL_QUERY_DATABASE_MAX_BYTES);
+  g_assert_cmpuint (note - text, >, TALLY_TOOL_QUERY_DATABASE_MAX_BYTES - 200);
+  g_assert_nonnull (strstr (text, " of 3,503 rows shown)"));
+}
+
+static void
+test_query_values (Fixture       *fixture,
+                   gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *nulls = run_ok (tool, &fixture->context,
+                                   "{\"sql\": \"SELECT CustomerId, Company FROM Customer "
+                                   "ORDER BY CustomerId LIMIT 3\"}");
+  g_autofree char *values = run_ok (tool, &fixture->context,
+                                    "{\"sql\": \"SELECT 0.1 + 0.2 AS x, 1.0 / 3 AS y, "
+                                    "2.5 AS z, x'00ff' AS b, 'a' || char(10) || 'b' AS t, "
+                                    "-7 AS i\"}");
+  g_autofree char *long_value = run_ok (tool, &fixture->context,
+                                        "{\"sql\": \"SELECT printf('%.300c', 'y') AS v\"}");
+  g_autofree char *expected_long = NULL;
+  g_autofree char *ys = g_strnfill (200, 'y');
+  g_autofree char *empty = run_ok (tool, &fixture->context,
+                                   "{\"sql\": \"SELECT Name FROM Genre WHERE 0\"}");
+
+  g_assert_cmpstr (nulls, ==,
+                   "CustomerId | Company\n"
+                   "1 | Embraer - Empresa Brasileira de Aeronáutica S.A.\n"
+                   "2 | NULL\n"
+                   "3 | NULL\n"
+                   "(3 rows)");
+
+  g_assert_cmpstr (values, ==,
+                   "x | y | z | b | t | i\n"
+                   "0.3 | 0.333333333333333 | 2.5 | <blob 2 bytes> | a\\nb | -7\n"
+                   "(1 row)");
+
+  expected_long = g_strdup_printf ("v\n%s…\n(1 row)", ys);
+  g_assert_cmpstr (long_value, ==, expected_long);
+
+  g_assert_cmpstr (empty, ==, "Name\n(0 rows)");
+}
+
+static void
+test_query_invalid_input (Fixture       *fixture,
+                          gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *missing = run_fail (tool, &fixture->context, "{}",
+                                       TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_autofree char *number = run_fail (tool, &fixture->context, "{\"sql\": 42}",
+                                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_autofree char *object = run_fail (tool, &fixture->context, "{\"sql\": {\"q\": 1}}",
+                                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_autofree char *negative = run_fail (tool, &fixture->context,
+                                        "{\"sql\": \"SELECT 1\", \"max_rows\": -1}",
+                                        TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_autofree char *string_rows = run_fail (tool, &fixture->context,
+                                           "{\"sql\": \"SELECT 1\", \"max_rows\": \"10\"}",
+                                           TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_autofree char *fraction = run_fail (tool, &fixture->context,
+                                        "{\"sql\": \"SELECT 1\", \"max_rows\": 2.5}",
+                                        TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_autofree char *comment = run_fail (tool, &fixture->context,
+                                       "{\"sql\": \"  -- nothing here\\n\"}",
+                                       TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_autofree char *whole = run_ok (tool, &fixture->context,
+                                   "{\"sql\": \"SELECT 7 AS n\", \"max_rows\": 3.0, "
+                                   "\"unknown\": true}");
+
+  g_assert_cmpstr (missing, ==, "`sql` is required and must be a string");
+  g_assert_cmpstr (number, ==, "`sql` is required and must be a string");
+  g_assert_cmpstr (object, ==, "`sql` is required and must be a string");
+  g_assert_cmpstr (negative, ==, "`max_rows` must be a non-negative integer when given");
+  g_assert_cmpstr (string_rows, ==, "`max_rows` must be a non-negative integer when given");
+  g_assert_cmpstr (fraction, ==, "`max_rows` must be a non-negative integer when given");
+  g_assert_nonnull (strstr (comment, "no SQL statement"));
+  g_assert_cmpstr (whole, ==, "n\n7\n(1 row)");
+}
+
+static void
+test_query_sql_error (Fixture       *fixture,
+                      gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *column = run_fail (tool, &fixture->context,
+                                      "{\"sql\": \"SELECT Foo FROM Album\"}",
+                                      TALLY_TOOL_ERROR_FAILED);
+  g_autofree char *table = run_fail (tool, &fixture->context,
+                                     "{\"sql\": \"SELECT * FROM Albums\"}",
+                                     TALLY_TOOL_ERROR_FAILED);
+  g_autofree char *syntax = run_fail (tool, &fixture->context,
+                                      "{\"sql\": \"SELEKT 1\"}",
+                                      TALLY_TOOL_ERROR_FAILED);
+
+  g_assert_cmpstr (column, ==, "SQL error: no such column: Foo");
+  g_assert_cmpstr (table, ==, "SQL error: no such table: Albums");
+  g_assert_nonnull (strstr (syntax, "syntax error"));
+}
+
+static void
+test_query_bad_database (Fixture       *fixture,
+                         gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autoptr(TallyTool) schema = tally_tool_get_schema_new ();
+  g_autoptr(GRand) rand = g_rand_new_with_seed (20250101);
+  g_autofree char *corrupt = g_build_filename (fixture->root, "corrupt.db", NULL);
+  g_autofree char *missing = g_build_filename (fixture->root, "missing.db", NULL);
+  g_autofree char *garbage = g_malloc (16384);
+  TallyToolContext context = { corrupt, fixture->ws };
+  TallyToolContext no_db = { NULL, fixture->ws };
+  TallyToolContext dir_db = { fixture->outside, fixture->ws };
+  TallyToolContext missing_db = { missing, fixture->ws };
+  g_autofree char *message = NULL;
+  g_autofree char *schema_message = NULL;
+  g_autofree char *none_message = NULL;
+  g_autofree char *dir_message = NULL;
+  g_autofree char *missing_message = NULL;
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = 0; i < 16384; i++)
+    garbage[i] = (char) g_rand_int_range (rand, 0, 256);
+  g_file_set_contents (corrupt, garbage, 16384, &error);
+  g_assert_no_error (error);
+
+  message = run_fail (tool, &context, "{\"sql\": \"SELECT 1\"}", TALLY_TOOL_ERROR_FAILED);
+  schema_message = run_fail (schema, &context, "{}", TALLY_TOOL_ERROR_FAILED);
+  none_message = run_fail (tool, &no_db, "{\"sql\": \"SELECT 1\"}", TALLY_TOOL_ERROR_FAILED);
+  dir_message = run_fail (tool, &dir_db, "{\"sql\": \"SELECT 1\"}", TALLY_TOOL_ERROR_FAILED);
+  missing_message = run_fail (tool, &missing_db, "{\"sql\": \"SELECT 1\"}",
+                              TALLY_TOOL_ERROR_FAILED);
+
+  g_assert_nonnull (strstr (message, "cannot be read (file is not a database)"));
+  g_assert_nonnull (strstr (schema_message, "cannot be read"));
+  g_assert_cmpstr (none_message, ==, "No database is configured for this session");
+  g_assert_nonnull (strstr (dir_message, "is not a file"));
+  g_assert_nonnull (strstr (missing_message, "does not exist"));
+  /* A read-only open never creates the file. */
+  g_assert_false (g_file_test (missing, G_FILE_TEST_EXISTS));
+}
+
+static void
+cancel_later_cb (GObject      *object,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  GError **error = user_data;
+  g_autofree char *text = tally_tool_run_finish (TALLY_TOOL (object), result, error);
+
+  g_assert_null (text);
+}
+
+static gboolean
+cancel_cb (gpointer user_data)
+{
+  g_cancellable_cancel (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+test_query_cancel (Fixture       *fixture,
+                   gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(JsonObject) input = parse_input (
+    "{\"sql\": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+    "SELECT count(*) FROM c\"}");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GError) early_error = NULL;
+  g_autofree char *early = NULL;
+
+  /* This query never ends by itself: only the progress handler stops it. */
+  tally_tool_run_async (tool, &fixture->context, input, cancellable, cancel_later_cb, &error);
+  g_timeout_add (50, cancel_cb, cancellable);
+
+  while (error == NULL)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+  /* Already cancelled: nothing runs. */
+  early = tally_tool_run (tool, &fixture->context, input, cancellable, &early_error);
+  g_assert_null (early);
+  g_assert_error (early_error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+/* get_schema */
+
+static void
+test_schema_chinook (Fixture       *fixture,
+                     gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_get_schema_new ();
+  g_autofree char *text = run_ok (tool, &fixture->context, "{}");
+  g_autofree char *track = run_ok (tool, &fixture->context, "{\"table\": \"track\"}");
+  g_autofree char *missing = run_fail (tool, &fixture->context, "{\"table\": \"Tracks\"}",
+                                       TALLY_TOOL_ERROR_NOT_FOUND);
+  g_autofree char *bad = run_fail (tool, &fixture->context, "{\"table\": 3}",
+                                   TALLY_TOOL_ERROR_INVALID_INPUT);
+  const char *tables[] = {
+    "TABLE Album (347 rows)\n",
+    "TABLE Artist (275 rows)\n",
+    "TABLE Customer (59 rows)\n",
+    "TABLE Employee (8 rows)\n",
+    "TABLE Genre (25 rows)\n",
+    "TABLE Invoice (412 rows)\n",
+    "TABLE InvoiceLine (2,240 rows)\n",
+    "TABLE MediaType (5 rows)\n",
+    "TABLE Playlist (18 rows)\n",
+    "TABLE PlaylistTrack (8,715 rows)\n",
+    "TABLE Track (3,503 rows)\n",
+  };
+  const char *previous = text;
+
+  g_assert_true (g_str_has_prefix (text, "Database chinook.sqlite: 11 tables, 0 views\n"));
+
+  /* All eleven, in name order, with their row counts. */
+  for (guint i = 0; i < G_N_ELEMENTS (tables); i++)
+    {
+      const char *found = strstr (text, tables[i]);
+
+      g_assert_nonnull (found);
+      g_assert_true (found > previous);
+      previous = found;
+    }
+
+  g_assert_nonnull (strstr (text,
+                            "TABLE Album (347 rows)\n"
+                            "  AlbumId INTEGER PK NOT NULL\n"
+                            "  Title NVARCHAR(160) NOT NULL\n"
+                            "  ArtistId INTEGER NOT NULL -> Artist(ArtistId)\n"
+                            "  index IFK_AlbumArtistId (ArtistId)\n"));
+  g_assert_nonnull (strstr (text,
+                            "TABLE PlaylistTrack (8,715 rows)\n"
+                            "  PlaylistId INTEGER NOT NULL -> Playlist(PlaylistId)\n"
+                            "  TrackId INTEGER NOT NULL -> Track(TrackId)\n"
+                            "  primary key (PlaylistId, TrackId)\n"));
+
+  g_assert_true (g_str_has_prefix (track, "TABLE Track (3,503 rows)\n  TrackId INTEGER PK NOT NULL\n"));
+  g_assert_null (strstr (track, "TABLE Album"));
+  g_assert_nonnull (strstr (track, "  GenreId INTEGER -> Genre(GenreId)\n"));
+
+  g_assert_nonnull (strstr (missing, "no table or view named Tracks"));
+  g_assert_nonnull (strstr (missing, "Track"));
+  g_assert_cmpstr (bad, ==, "`table` must be a string when given");
+}
+
+/* Paths */
+
+static void
+test_resolve_path (Fixture       *fixture,
+                   gconstpointer  data)
+{
+  g_autofree char *target_dir = g_build_filename (fixture->outside, "secrets", NULL);
+  TallyToolContext no_ws = { NULL, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *evil_abs = g_build_filename (fixture->ws_evil, "file.txt", NULL);
+  g_autofree char *outside_abs = g_build_filename (fixture->outside, "x.txt", NULL);
+  const struct {
+    const char *path;
+    const char *expected_rel;  /* relative to ROOT */
+    gboolean    outside;
+  } cases[] = {
+    { "data/x.csv",                 "ws/data/x.csv",          FALSE },
+    { "./data/../notes.md",         "ws/notes.md",            FALSE },
+    { ".",                          "ws",                     FALSE },
+    { "new-folder/new-file.txt",    "ws/new-folder/new-file.txt", FALSE },
+    { "../outside/x.txt",           "outside/x.txt",          TRUE },
+    { "data/../../ws-evil/file.txt", "ws-evil/file.txt",      TRUE },
+    { "..",                         "",                       TRUE },
+    { "link/passwords.txt",         "outside/secrets/passwords.txt", TRUE },
+    { "link/../x.txt",              "outside/x.txt",          TRUE },
+    { "missing/../link/a",          "outside/secrets/a",      TRUE },
+    { "inner-link/x.csv",           "ws/data/x.csv",          FALSE },
+    { evil_abs,                     "ws-evil/file.txt",       TRUE },
+    { outside_abs,                  "outside/x.txt",          TRUE },
+  };
+
+  g_assert_cmpint (g_mkdir (target_dir, 0755), ==, 0);
+  write_file (fixture->ws, "data/x.csv", "a,b\n", -1);
+  make_symlink (target_dir, fixture->ws, "link");
+  make_symlink ("data", fixture->ws, "inner-link");
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      gboolean outside = !cases[i].outside;
+      g_autofree char *resolved = tally_tool_resolve_path (&fixture->context, cases[i].path,
+                                                           &outside, &error);
+      g_autofree char *expected = cases[i].expected_rel[0]
+        ? g_build_filename (fixture->root, cases[i].expected_rel, NULL)
+        : g_strdup (fixture->root);
+
+      g_assert_no_error (error);
+      g_assert_cmpstr (resolved, ==, expected);
+      if (outside != cases[i].outside)
+        g_error ("%s: outside should be %d", cases[i].path, cases[i].outside);
+    }
+
+  {
+    g_autofree char *resolved = tally_tool_resolve_path (&fixture->context, "/etc/passwd",
+                                                         NULL, &error);
+    gboolean outside = FALSE;
+
+    g_assert_no_error (error);
+    g_clear_pointer (&resolved, g_free);
+    resolved = tally_tool_resolve_path (&fixture->context, "/etc/passwd", &outside, &error);
+    g_assert_no_error (error);
+    g_assert_true (outside);
+  }
+
+  g_assert_null (tally_tool_resolve_path (&fixture->context, "", NULL, &error));
+  g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_clear_error (&error);
+
+  g_assert_null (tally_tool_resolve_path (&no_ws, "a.txt", NULL, &error));
+  g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_clear_error (&error);
+
+  /* A link loop is an error, not a hang. */
+  make_symlink ("loop-b", fixture->ws, "loop-a");
+  make_symlink ("loop-a", fixture->ws, "loop-b");
+  g_assert_null (tally_tool_resolve_path (&fixture->context, "loop-a/x", NULL, &error));
+  g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
+}
+
+/* Read */
+
+static void
+test_read_lines (Fixture       *fixture,
+                 gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_read_new ();
+  g_autofree char *all = NULL;
+  g_autofree char *middle = NULL;
+  g_autofree char *past = NULL;
+  g_autofree char *crlf = NULL;
+  g_autofree char *empty = NULL;
+  g_autofree char *absolute = NULL;
+  g_autofree char *absolute_input = NULL;
+  g_autofree char *long_text = NULL;
+  g_autofree char *long_line = g_strnfill (2500, 'z');
+  g_autofree char *long_file = g_strdup_printf ("short\n%s\nend\n", long_line);
+  g_autofree char *expected_long = g_strdup_printf ("     1\tshort\n     2\t%.2000s…\n     3\tend\n",
+                                                    long_line);
+  g_autoptr(GString) many = g_string_new (NULL);
+  g_autofree char *many_text = NULL;
+
+  write_file (fixture->ws, "notes/plan.txt", "alpha\nbeta\ngamma\ndelta\nepsilon", -1);
+  write_file (fixture->ws, "crlf.txt", "one\r\ntwo\r\n", -1);
+  write_file (fixture->ws, "empty.txt", "", 0);
+  write_file (fixture->ws, "long.txt", long_file, -1);
+  for (guint i = 1; i <= 2500; i++)
+    g_string_append_printf (many, "row %u\n", i);
+  write_file (fixture->ws, "many.txt", many->str, many->len);
+
+  all = run_ok (tool, &fixture->context, "{\"file_path\": \"notes/plan.txt\"}");
+  g_assert_cmpstr (all, ==,
+                   "     1\talpha\n"
+                   "     2\tbeta\n"
+                   "     3\tgamma\n"
+                   "     4\tdelta\n"
+                   "     5\tepsilon\n");
+
+  middle = run_ok (tool, &fixture->context,
+                   "{\"file_path\": \"notes/plan.txt\", \"offset\": 2, \"limit\": 2}");
+  g_assert_cmpstr (middle, ==,
+                   "     2\tbeta\n"
+                   "     3\tgamma\n"
+                   "… the file goes on; continue with offset=4\n");
+
+  past = run_ok (tool, &fixture->context, "{\"file_path\": \"notes/plan.txt\", \"offset\": 9}");
+  g_assert_cmpstr (past, ==, "(the file has 5 lines; offset 9 is past its end)");
+
+  crlf = run_ok (tool, &fixture->context, "{\"file_path\": \"crlf.txt\"}");
+  g_assert_cmpstr (crlf, ==, "     1\tone\n     2\ttwo\n");
+
+  empty = run_ok (tool, &fixture->context, "{\"file_path\": \"empty.txt\"}");
+  g_assert_cmpstr (empty, ==, "(the file is empty)");
+
+  long_text = run_ok (tool, &fixture->context, "{\"file_path\": \"long.txt\"}");
+  g_assert_cmpstr (long_text, ==, expected_long);
+
+  /* An absolute path inside the workspace is fine. */
+  absolute_input = g_strdup_printf ("{\"file_path\": \"%s/notes/plan.txt\", \"limit\": 1}",
+                                    fixture->ws);
+  absolute = run_ok (tool, &fixture->context, absolute_input);
+  g_assert_cmpstr (absolute, ==, "     1\talpha\n… the file goes on; continue with offset=2\n");
+
+  /* The default limit is 2000 lines. */
+  many_text = run_ok (tool, &fixture->context, "{\"file_path\": \"many.txt\"}");
+  g_assert_cmpuint (count_lines (many_text), ==, 2001);
+  g_assert_true (g_str_has_suffix (many_text,
+                                   "  2000\trow 2000\n… the file goes on; continue with offset=2001\n"));
+}
+
+static void
+test_read_refusals (Fixture       *fixture,
+                    gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_read_new ();
+  g_autofree char *outside_file = g_build_filename (fixture->outside, "secret.txt", NULL);
+  g_autofree char *evil_file = g_build_filename (fixture->ws_evil, "secret.txt", NULL);
+  g_autofree char *input = NULL;
+  g_autofree char *message = NULL;
+  const char binary[] = { 'P', 'K', 3, 4, 0, 0, 'x', '\n' };
+
+  write_file (fixture->outside, "secret.txt", "top secret\n", -1);
+  write_file (fixture->ws_evil, "secret.txt", "evil secret\n", -1);
+  write_file (fixture->ws, "data.bin", binary, sizeof binary);
+  write_file (fixture->ws, "sub/readme.txt", "hi\n", -1);
+  make_symlink (outside_file, fixture->ws, "innocent.txt");
+
+  message = run_fail (tool, &fixture->context, "{\"file_path\": \"../outside/secret.txt\"}",
+                      TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE);
+  g_assert_nonnull (strstr (message, "outside the workspace"));
+  g_clear_pointer (&message, g_free);
+
+  input = g_strdup_printf ("{\"file_path\": \"%s\"}", outside_file);
+  g_free (run_fail (tool, &fixture->context, input, TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE));
+  g_clear_pointer (&input, g_free);
+
+  input = g_strdup_printf ("{\"file_path\": \"%s\"}", evil_file);
+  g_free (run_fail (tool, &fixture->context, input, TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE));
+  g_clear_pointer (&input, g_free);
+
+  g_free (run_fail (tool, &fixture->context, "{\"file_path\": \"/etc/passwd\"}",
+                    TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE));
+
+  /* The link's name is inside; where it leads is not. */
+  message = run_fail (tool, &fixture->context, "{\"file_path\": \"innocent.txt\"}",
+                      TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE);
+  g_assert_nonnull (strstr (message, outside_file));
+  g_clear_pointer (&message, g_free);
+
+  message = run_fail (tool, &fixture->context, "{\"file_path\": \"data.bin\"}",
+                      TALLY_TOOL_ERROR_REFUSED);
+  g_assert_nonnull (strstr (message, "binary"));
+  g_clear_pointer (&message, g_free);
+
+  message = run_fail (tool, &fixture->context, "{\"file_path\": \"sub\"}",
+                      TALLY_TOOL_ERROR_REFUSED);
+  g_assert_nonnull (strstr (message, "folder"));
+  g_clear_pointer (&message, g_free);
+
+  g_free (run_fail (tool, &fixture->context, "{\"file_path\": \"nope.txt\"}",
+                    TALLY_TOOL_ERROR_NOT_FOUND));
+
+  message = run_fail (tool, &fixture->context, "{}", TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_assert_cmpstr (message, ==, "`file_path` is required and must be a string");
+  g_clear_pointer (&message, g_free);
+
+  message = run_fail (tool, &fixture->context,
+                      "{\"file_path\": \"sub/readme.txt\", \"offset\": -3}",
+                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_assert_cmpstr (message, ==, "`offset` must be a non-negative integer when given");
+  g_clear_pointer (&message, g_free);
+
+  message = run_fail (tool, &fixture->context,
+                      "{\"file_path\": \"sub/readme.txt\", \"limit\": true}",
+                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_assert_cmpstr (message, ==, "`limit` must be a non-negative integer when given");
+}
+
+/* Glob */
+
+static void
+test_glob_ordering (Fixture       *fixture,
+                    gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_glob_new ();
+  g_autofree char *outside_csv = g_build_filename (fixture->outside, "leak.csv", NULL);
+  g_autofree char *all = NULL;
+  g_autofree char *top = NULL;
+  g_autofree char *in_data = NULL;
+  g_autofree char *braces = NULL;
+  g_autofree char *none = NULL;
+  g_autofree char *message = NULL;
+
+  write_file (fixture->ws, "a.csv", "1\n", -1);
+  write_file (fixture->ws, "d.csv", "1\n", -1);
+  write_file (fixture->ws, "data/b.csv", "1\n", -1);
+  write_file (fixture->ws, "data/deep/er/c.csv", "1\n", -1);
+  write_file (fixture->ws, "data/notes.txt", "1\n", -1);
+  write_file (fixture->ws, ".git/objects/x.csv", "1\n", -1);
+  write_file (fixture->outside, "leak.csv", "1\n", -1);
+  write_file (fixture->outside, "dir/leak2.csv", "1\n", -1);
+
+  set_mtime (fixture->ws, "data/deep/er/c.csv", 1700000300);
+  set_mtime (fixture->ws, "a.csv", 1700000200);
+  set_mtime (fixture->ws, "d.csv", 1700000200);
+  set_mtime (fixture->ws, "data/b.csv", 1700000100);
+
+  make_symlink (outside_csv, fixture->ws, "link-out.csv");
+  {
+    g_autofree char *outside_dir = g_build_filename (fixture->outside, "dir", NULL);
+
+    make_symlink (outside_dir, fixture->ws, "linked-dir");
+  }
+
+  /* Newest first; a.csv and d.csv tie and go by name; .git and the links
+   * that lead outside are not listed. */
+  all = run_ok (tool, &fixture->context, "{\"pattern\": \"**/*.csv\"}");
+  g_assert_cmpstr (all, ==, "data/deep/er/c.csv\na.csv\nd.csv\ndata/b.csv\n");
+
+  top = run_ok (tool, &fixture->context, "{\"pattern\": \"*.csv\"}");
+  g_assert_cmpstr (top, ==, "a.csv\nd.csv\n");
+
+  in_data = run_ok (tool, &fixture->context, "{\"pattern\": \"**/*.csv\", \"path\": \"data\"}");
+  g_assert_cmpstr (in_data, ==, "data/deep/er/c.csv\ndata/b.csv\n");
+
+  braces = run_ok (tool, &fixture->context, "{\"pattern\": \"{a,data/?}.csv\"}");
+  g_assert_cmpstr (braces, ==, "a.csv\ndata/b.csv\n");
+
+  none = run_ok (tool, &fixture->context, "{\"pattern\": \"**/*.parquet\"}");
+  g_assert_cmpstr (none, ==, "No files match **/*.parquet in the workspace");
+
+  message = run_fail (tool, &fixture->context, "{\"pattern\": \"*.csv\", \"path\": \"../outside\"}",
+                      TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE);
+  g_clear_pointer (&message, g_free);
+  message = run_fail (tool, &fixture->context, "{\"pattern\": \"*.csv\", \"path\": \"linked-dir\"}",
+                      TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE);
+  g_clear_pointer (&message, g_free);
+  message = run_fail (tool, &fixture->context, "{\"path\": \"data\"}",
+                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_assert_cmpstr (message, ==, "`pattern` is required and must be a string");
+  g_clear_pointer (&message, g_free);
+  message = run_fail (tool, &fixture->context, "{\"pattern\": \"{a,b.csv\"}",
+                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_clear_pointer (&message, g_free);
+}
+
+static void
+test_glob_cap (Fixture       *fixture,
+               gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_glob_new ();
+  g_autofree char *text = NULL;
+
+  for (guint i = 0; i < 520; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("many/f%03u.txt", i);
+
+      write_file (fixture->ws, name, "", 0);
+      set_mtime (fixture->ws, name, 1700000000 + i);
+    }
+
+  text = run_ok (tool, &fixture->context, "{\"pattern\": \"many/*.txt\"}");
+  g_assert_cmpuint (count_lines (text), ==, 501);
+  g_assert_true (g_str_has_prefix (text, "many/f519.txt\nmany/f518.txt\n"));
+  g_assert_true (g_str_has_suffix (text, "many/f020.txt\n… 20 more files not shown (cap 500); "
+                                         "use a narrower pattern or path\n"));
+}
+
+/* Grep */
+
+static void
+test_grep (Fixture       *fixture,
+           gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_grep_new ();
+  g_autofree char *outside_file = g_build_filename (fixture->outside, "leak.sql", NULL);
+  g_autofree char *all = NULL;
+  g_autofree char *sql_only = NULL;
+  g_autofree char *in_path = NULL;
+  g_autofree char *one_file = NULL;
+  g_autofree char *caseless = NULL;
+  g_autofree char *none = NULL;
+  g_autofree char *message = NULL;
+  const char binary[] = "revenue\0revenue\n";
+
+  write_file (fixture->ws, "queries/top.sql", "-- top stores\nSELECT revenue FROM sales;\n", -1);
+  write_file (fixture->ws, "notes.md", "Revenue grew.\nrevenue by store\n", -1);
+  write_file (fixture->ws, "reports/q1/summary.md", "no match here\nnet revenue: 12\n", -1);
+  write_file (fixture->ws, "blob.dat", binary, sizeof binary);
+  write_file (fixture->ws, ".git/config", "revenue\n", -1);
+  write_file (fixture->outside, "leak.sql", "revenue leak\n", -1);
+  make_symlink (outside_file, fixture->ws, "queries/leak.sql");
+
+  all = run_ok (tool, &fixture->context, "{\"pattern\": \"revenue\"}");
+  g_assert_cmpstr (all, ==,
+                   "notes.md:2:revenue by store\n"
+                   "queries/top.sql:2:SELECT revenue FROM sales;\n"
+                   "reports/q1/summary.md:2:net revenue: 12\n");
+
+  sql_only = run_ok (tool, &fixture->context, "{\"pattern\": \"revenue\", \"glob\": \"*.sql\"}");
+  g_assert_cmpstr (sql_only, ==, "queries/top.sql:2:SELECT revenue FROM sales;\n");
+
+  in_path = run_ok (tool, &fixture->context,
+                    "{\"pattern\": \"\\\\d+$\", \"path\": \"reports\", \"glob\": \"q1/**/*.md\"}");
+  g_assert_cmpstr (in_path, ==, "reports/q1/summary.md:2:net revenue: 12\n");
+
+  one_file = run_ok (tool, &fixture->context, "{\"pattern\": \"^--\", \"path\": \"queries/top.sql\"}");
+  g_assert_cmpstr (one_file, ==, "queries/top.sql:1:-- top stores\n");
+
+  caseless = run_ok (tool, &fixture->context, "{\"pattern\": \"(?i)^revenue\", \"glob\": \"*.md\"}");
+  g_assert_cmpstr (caseless, ==, "notes.md:1:Revenue grew.\nnotes.md:2:revenue by store\n");
+
+  none = run_ok (tool, &fixture->context, "{\"pattern\": \"profit\"}");
+  g_assert_cmpstr (none, ==, "No matches for profit (3 text files searched)\n");
+
+  message = run_fail (tool, &fixture->context, "{\"pattern\": \"(unclosed\"}",
+                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_assert_true (g_str_has_prefix (message, "`pattern` is not a valid regular expression: "));
+  g_assert_cmpuint (strlen (message), >, strlen ("`pattern` is not a valid regular expression: "));
+  g_clear_pointer (&message, g_free);
+
+  message = run_fail (tool, &fixture->context, "{\"pattern\": \"x\", \"path\": \"../outside\"}",
+                      TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE);
+  g_clear_pointer (&message, g_free);
+
+  message = run_fail (tool, &fixture->context, "{\"pattern\": \"x\", \"glob\": 7}",
+                      TALLY_TOOL_ERROR_INVALID_INPUT);
+  g_assert_cmpstr (message, ==, "`glob` must be a string when given");
+}
+
+static void
+test_grep_cap (Fixture       *fixture,
+               gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_grep_new ();
+  g_autoptr(GString) big = g_string_new (NULL);
+  g_autofree char *text = NULL;
+
+  for (guint i = 1; i <= 800; i++)
+    g_string_append_printf (big, "hit %u\n", i);
+  write_file (fixture->ws, "big.log", big->str, big->len);
+
+  text = run_ok (tool, &fixture->context, "{\"pattern\": \"hit\"}");
+  g_assert_cmpuint (count_lines (text), ==, 501);
+  g_assert_true (g_str_has_prefix (text, "big.log:1:hit 1\n"));
+  g_assert_nonnull (strstr (text, "big.log:500:hit 500\n… output stopped after 500 matches"));
+}
+
+/* Registry */
+
+static void
+test_registry_json (void)
+{
+  g_autoptr(TallyToolRegistry) registry = tally_tool_registry_new_default ();
+  g_autoptr(TallyToolRegistry) other = tally_tool_registry_new_default ();
+  g_autofree char *first = tally_tool_registry_dup_tools_json (registry);
+  g_autofree char *second = tally_tool_registry_dup_tools_json (registry);
+  g_autofree char *third = tally_tool_registry_dup_tools_json (other);
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *names[] = { "query_database", "get_schema", "Read", "Glob", "Grep" };
+  const char *required[] = { "sql", NULL, "file_path", "pattern", "pattern" };
+  JsonArray *array;
+
+  g_assert_cmpstr (first, ==, second);
+  g_assert_cmpstr (first, ==, third);
+
+  root = json_from_string (first, &error);
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_ARRAY (root));
+  array = json_node_get_array (root);
+  g_assert_cmpuint (json_array_get_length (array), ==, 5);
+  g_assert_cmpuint (tally_tool_registry_get_n_tools (registry), ==, 5);
+
+  for (guint i = 0; i < 5; i++)
+    {
+      JsonObject *tool = json_array_get_object_element (array, i);
+      JsonObject *schema = json_object_get_object_member (tool, "input_schema");
+      GList *members = json_object_get_members (tool);
+
+      g_assert_cmpuint (g_list_length (members), ==, 3);
+      g_list_free (members);
+      g_assert_cmpstr (json_object_get_string_member (tool, "name"), ==, names[i]);
+      g_assert_cmpuint (strlen (json_object_get_string_member (tool, "description")), >, 100);
+      g_assert_nonnull (schema);
+      g_assert_cmpstr (json_object_get_string_member (schema, "type"), ==, "object");
+      g_assert_true (json_object_has_member (schema, "properties"));
+      if (required[i] != NULL)
+        {
+          JsonArray *req = json_object_get_array_member (schema, "required");
+
+          g_assert_cmpuint (json_array_get_length (req), ==, 1);
+          g_assert_cmpstr (json_array_get_string_element (req, 0), ==, required[i]);
+        }
+      else
+        g_assert_false (json_object_has_member (schema, "required"));
+
+      g_assert_true (tally_tool_registry_get_tool (registry, i) ==
+                     tally_tool_registry_lookup (registry, names[i]));
+      g_assert_true (tally_tool_is_read_only (tally_tool_registry_get_tool (registry, i)));
+    }
+
+  g_assert_null (tally_tool_registry_lookup (registry, "read"));
+  g_assert_null (tally_tool_registry_lookup (registry, "Bash"));
+  g_assert_null (tally_tool_registry_get_tool (registry, 5));
+
+  /* The tools array is compact JSON and begins with the first tool. */
+  g_assert_true (g_str_has_prefix (first, "[{\"name\":\"query_database\",\"description\":\""));
+}
+
+/* run_async */
+
+static void
+run_done_cb (GObject      *object,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  GMainLoop *loop = user_data;
+  g_autoptr(GError) error = NULL;
+  char *text = tally_tool_run_finish (TALLY_TOOL (object), result, &error);
+
+  g_object_set_data_full (G_OBJECT (object), "result", text, g_free);
+  if (error != NULL)
+    g_object_set_data_full (G_OBJECT (object), "error", g_error_copy (error),
+                            (GDestroyNotify) g_error_free);
+  g_main_loop_quit (loop);
+}
+
+static void
+test_run_async (Fixture       *fixture,
+                gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  const char *json = "{\"sql\": \"SELECT Name FROM Artist ORDER BY ArtistId LIMIT 4\"}";
+  g_autofree char *sync_text = run_ok (tool, &fixture->context, json);
+  g_autoptr(JsonObject) input = parse_input (json);
+  g_autoptr(JsonObject) bad_input = parse_input ("{\"sql\": \"DELETE FROM Artist\"}");
+  TallyToolContext context = { g_strdup (fixture->chinook), g_strdup (fixture->ws) };
+  GError *error;
+
+  tally_tool_run_async (tool, &context, input, NULL, run_done_cb, loop);
+  /* The context is copied: the caller may free it at once. */
+  g_free (context.database_path);
+  g_free (context.workspace);
+  g_main_loop_run (loop);
+
+  g_assert_null (g_object_get_data (G_OBJECT (tool), "error"));
+  g_assert_cmpstr (g_object_get_data (G_OBJECT (tool), "result"), ==, sync_text);
+  g_assert_cmpstr (sync_text, ==,
+                   "Name\nAC/DC\nAccept\nAerosmith\nAlanis Morissette\n(4 rows)");
+
+  tally_tool_run_async (tool, &fixture->context, bad_input, NULL, run_done_cb, loop);
+  g_main_loop_run (loop);
+  g_assert_null (g_object_get_data (G_OBJECT (tool), "result"));
+  error = g_object_get_data (G_OBJECT (tool), "error");
+  g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED);
+}
 
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, func) \
+  g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
+
+  ADD ("/tally/tools/query/revenue-by-genre", test_query_revenue_by_genre);
+  ADD ("/tally/tools/query/refuses-writes", test_query_refuses_writes);
+  ADD ("/tally/tools/query/info-pragmas", test_query_allows_info_pragmas);
+  ADD ("/tally/tools/query/row-caps", test_query_row_caps);
+  ADD ("/tally/tools/query/byte-cap", test_query_byte_cap);
+  ADD ("/tally/tools/query/values", test_query_values);
+  ADD ("/tally/tools/query/invalid-input", test_query_invalid_input);
+  ADD ("/tally/tools/query/sql-error", test_query_sql_error);
+  ADD ("/tally/tools/query/bad-database", test_query_bad_database);
+  ADD ("/tally/tools/query/cancel", test_query_cancel);
+  ADD ("/tally/tools/schema/chinook", test_schema_chinook);
+  ADD ("/tally/tools/resolve-path", test_resolve_path);
+  ADD ("/tally/tools/read/lines", test_read_lines);
+  ADD ("/tally/tools/read/refusals", test_read_refusals);
+  ADD ("/tally/tools/glob/ordering", test_glob_ordering);
+  ADD ("/tally/tools/glob/cap", test_glob_cap);
+  ADD ("/tally/tools/grep/search", test_grep);
+  ADD ("/tally/tools/grep/cap", test_grep_cap);
+  ADD ("/tally/tools/run-async", test_run_async);
+  g_test_add_func ("/tally/tools/registry/json", test_registry_json);
+
+#undef ADD
+
   return g_test_run ();
 }

@@ -5,3 +5,605 @@
 #include "config.h"
 
 #include "tally-tool-get-schema.h"
+#include "tally-tool-private.h"
+
+#include <string.h>
+
+/**
+ * TallyToolGetSchema:
+ *
+ * The `get_schema` tool: describes the analyst's database — every table
+ * and view with its columns (name, declared type, primary key, NOT NULL),
+ * foreign keys, indexes and, for tables, the number of rows.
+ *
+ * Input (DESIGN.md, "Tool inputs"): `{table?}`. The database is opened
+ * read-only exactly as for `query_database`.
+ *
+ * Output, one block per table:
+ * |[
+ * TABLE Album (347 rows)
+ *   AlbumId INTEGER PK NOT NULL
+ *   Title NVARCHAR(160) NOT NULL
+ *   ArtistId INTEGER NOT NULL -> Artist(ArtistId)
+ *   index IFK_AlbumArtistId (ArtistId)
+ * ]|
+ */
+struct _TallyToolGetSchema
+{
+  TallyTool parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TallyToolGetSchema, tally_tool_get_schema, TALLY_TYPE_TOOL)
+
+static char *
+quote_identifier (const char *name)
+{
+  g_autoptr(GString) quoted = g_string_new ("\"");
+
+  for (const char *p = name; *p != '\0'; p++)
+    {
+      if (*p == '"')
+        g_string_append_c (quoted, '"');
+      g_string_append_c (quoted, *p);
+    }
+  g_string_append_c (quoted, '"');
+
+  return g_string_free (g_steal_pointer (&quoted), FALSE);
+}
+
+static const char *
+column_text (sqlite3_stmt *stmt,
+             int           column)
+{
+  const char *text = (const char *) sqlite3_column_text (stmt, column);
+
+  return text ? text : "";
+}
+
+/* Runs a statement and hands every row to the caller; finalizes it. */
+typedef gboolean (*RowFunc) (sqlite3_stmt *stmt,
+                             gpointer      user_data,
+                             GError      **error);
+
+static gboolean
+for_each_row (TallyToolDatabase  *database,
+              const char         *sql,
+              RowFunc             func,
+              gpointer            user_data,
+              GError            **error)
+{
+  sqlite3_stmt *stmt = tally_tool_database_prepare (database, sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      if (!func (stmt, user_data, error))
+        {
+          sqlite3_finalize (stmt);
+          return FALSE;
+        }
+    }
+
+  if (!tally_tool_database_set_step_error (database, rc, error))
+    {
+      sqlite3_finalize (stmt);
+      return FALSE;
+    }
+
+  sqlite3_finalize (stmt);
+  return TRUE;
+}
+
+typedef struct {
+  char *name;
+  char *type;
+  int   pk;
+  int   notnull;
+  char *reference;
+} Column;
+
+static void
+column_free (gpointer data)
+{
+  Column *column = data;
+
+  g_free (column->name);
+  g_free (column->type);
+  g_free (column->reference);
+  g_free (column);
+}
+
+static gboolean
+collect_column (sqlite3_stmt  *stmt,
+                gpointer       user_data,
+                GError       **error)
+{
+  GPtrArray *columns = user_data;
+  Column *column = g_new0 (Column, 1);
+
+  /* PRAGMA table_info: cid, name, type, notnull, dflt_value, pk */
+  column->name = g_strdup (column_text (stmt, 1));
+  column->type = g_strdup (column_text (stmt, 2));
+  column->notnull = sqlite3_column_int (stmt, 3);
+  column->pk = sqlite3_column_int (stmt, 5);
+  g_ptr_array_add (columns, column);
+
+  return TRUE;
+}
+
+typedef struct {
+  int        id;
+  char      *table;
+  GPtrArray *from;
+  GPtrArray *to;
+} ForeignKey;
+
+static void
+foreign_key_free (gpointer data)
+{
+  ForeignKey *fk = data;
+
+  g_free (fk->table);
+  g_ptr_array_unref (fk->from);
+  g_ptr_array_unref (fk->to);
+  g_free (fk);
+}
+
+static gboolean
+collect_foreign_key (sqlite3_stmt  *stmt,
+                     gpointer       user_data,
+                     GError       **error)
+{
+  GPtrArray *keys = user_data;
+  ForeignKey *fk = NULL;
+  int id = sqlite3_column_int (stmt, 0);
+
+  /* PRAGMA foreign_key_list: id, seq, table, from, to, on_update,
+   * on_delete, match; the columns of one key share an id. */
+  if (keys->len > 0 && ((ForeignKey *) g_ptr_array_index (keys, keys->len - 1))->id == id)
+    fk = g_ptr_array_index (keys, keys->len - 1);
+  else
+    {
+      fk = g_new0 (ForeignKey, 1);
+      fk->id = id;
+      fk->table = g_strdup (column_text (stmt, 2));
+      fk->from = g_ptr_array_new_with_free_func (g_free);
+      fk->to = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (keys, fk);
+    }
+
+  g_ptr_array_add (fk->from, g_strdup (column_text (stmt, 3)));
+  if (sqlite3_column_type (stmt, 4) != SQLITE_NULL)
+    g_ptr_array_add (fk->to, g_strdup (column_text (stmt, 4)));
+
+  return TRUE;
+}
+
+static char *
+join_names (GPtrArray *names)
+{
+  g_autoptr(GString) joined = g_string_new (NULL);
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      if (i > 0)
+        g_string_append (joined, ", ");
+      g_string_append (joined, g_ptr_array_index (names, i));
+    }
+
+  return g_string_free (g_steal_pointer (&joined), FALSE);
+}
+
+static char *
+describe_reference (ForeignKey *fk)
+{
+  g_autofree char *to = NULL;
+
+  if (fk->to->len == 0)
+    return g_strdup (fk->table);
+
+  to = join_names (fk->to);
+  return g_strdup_printf ("%s(%s)", fk->table, to);
+}
+
+typedef struct {
+  char    *name;
+  gboolean unique;
+  char    *origin;
+} Index;
+
+static void
+index_free (gpointer data)
+{
+  Index *index = data;
+
+  g_free (index->name);
+  g_free (index->origin);
+  g_free (index);
+}
+
+static gboolean
+collect_index (sqlite3_stmt  *stmt,
+               gpointer       user_data,
+               GError       **error)
+{
+  GPtrArray *indexes = user_data;
+  Index *index = g_new0 (Index, 1);
+
+  /* PRAGMA index_list: seq, name, unique, origin, partial */
+  index->name = g_strdup (column_text (stmt, 1));
+  index->unique = sqlite3_column_int (stmt, 2);
+  index->origin = g_strdup (column_text (stmt, 3));
+  g_ptr_array_add (indexes, index);
+
+  return TRUE;
+}
+
+static gboolean
+collect_name (sqlite3_stmt  *stmt,
+              gpointer       user_data,
+              GError       **error)
+{
+  GPtrArray *names = user_data;
+
+  /* PRAGMA index_info: seqno, cid, name (NULL for an expression) */
+  if (sqlite3_column_type (stmt, 2) == SQLITE_NULL)
+    g_ptr_array_add (names, g_strdup ("<expression>"));
+  else
+    g_ptr_array_add (names, g_strdup (column_text (stmt, 2)));
+
+  return TRUE;
+}
+
+static gboolean
+count_rows (TallyToolDatabase  *database,
+            const char         *quoted,
+            gint64             *count,
+            GError            **error)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s", quoted);
+  sqlite3_stmt *stmt = tally_tool_database_prepare (database, sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    *count = sqlite3_column_int64 (stmt, 0);
+
+  if (!tally_tool_database_set_step_error (database, rc, error))
+    {
+      sqlite3_finalize (stmt);
+      return FALSE;
+    }
+
+  sqlite3_finalize (stmt);
+  return TRUE;
+}
+
+static gboolean
+describe_object (TallyToolDatabase  *database,
+                 const char         *name,
+                 gboolean            is_view,
+                 GCancellable       *cancellable,
+                 GString            *out,
+                 GError            **error)
+{
+  g_autofree char *quoted = quote_identifier (name);
+  g_autofree char *sql = NULL;
+  g_autoptr(GPtrArray) columns = g_ptr_array_new_with_free_func (column_free);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func (foreign_key_free);
+  g_autoptr(GPtrArray) indexes = g_ptr_array_new_with_free_func (index_free);
+  g_autoptr(GPtrArray) pk_names = g_ptr_array_new ();
+  g_autoptr(GError) count_error = NULL;
+  gint64 count = 0;
+
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return FALSE;
+
+  sql = g_strdup_printf ("PRAGMA table_info(%s)", quoted);
+  if (!for_each_row (database, sql, collect_column, columns, error))
+    return FALSE;
+
+  if (is_view)
+    {
+      g_string_append_printf (out, "VIEW %s\n", name);
+    }
+  else
+    {
+      g_free (sql);
+      sql = g_strdup_printf ("PRAGMA foreign_key_list(%s)", quoted);
+      if (!for_each_row (database, sql, collect_foreign_key, keys, error))
+        return FALSE;
+
+      g_free (sql);
+      sql = g_strdup_printf ("PRAGMA index_list(%s)", quoted);
+      if (!for_each_row (database, sql, collect_index, indexes, error))
+        return FALSE;
+
+      /* A table whose rows cannot be counted (say, a virtual table whose
+       * module is missing) is still described. */
+      if (count_rows (database, quoted, &count, &count_error))
+        {
+          g_autofree char *text = tally_tool_format_count (count);
+
+          g_string_append_printf (out, "TABLE %s (%s %s)\n", name, text,
+                                  count == 1 ? "row" : "rows");
+        }
+      else if (g_error_matches (count_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_propagate_error (error, g_steal_pointer (&count_error));
+          return FALSE;
+        }
+      else
+        g_string_append_printf (out, "TABLE %s (rows not counted: %s)\n", name,
+                                count_error->message);
+    }
+
+  for (guint i = 0; i < columns->len; i++)
+    {
+      Column *column = g_ptr_array_index (columns, i);
+
+      if (column->pk > 0)
+        g_ptr_array_add (pk_names, column->name);
+    }
+
+  /* A single-column foreign key is shown on its column. */
+  for (guint k = 0; k < keys->len; k++)
+    {
+      ForeignKey *fk = g_ptr_array_index (keys, k);
+
+      if (fk->from->len != 1)
+        continue;
+
+      for (guint i = 0; i < columns->len; i++)
+        {
+          Column *column = g_ptr_array_index (columns, i);
+
+          if (column->reference == NULL &&
+              g_ascii_strcasecmp (column->name, g_ptr_array_index (fk->from, 0)) == 0)
+            {
+              column->reference = describe_reference (fk);
+              break;
+            }
+        }
+    }
+
+  for (guint i = 0; i < columns->len; i++)
+    {
+      Column *column = g_ptr_array_index (columns, i);
+
+      g_string_append_printf (out, "  %s", column->name);
+      if (column->type[0] != '\0')
+        g_string_append_printf (out, " %s", column->type);
+      if (column->pk > 0 && pk_names->len == 1)
+        g_string_append (out, " PK");
+      if (column->notnull)
+        g_string_append (out, " NOT NULL");
+      if (column->reference != NULL)
+        g_string_append_printf (out, " -> %s", column->reference);
+      g_string_append_c (out, '\n');
+    }
+
+  if (pk_names->len > 1)
+    {
+      g_autofree char *joined = join_names (pk_names);
+
+      g_string_append_printf (out, "  primary key (%s)\n", joined);
+    }
+
+  for (guint k = 0; k < keys->len; k++)
+    {
+      ForeignKey *fk = g_ptr_array_index (keys, k);
+      g_autofree char *from = NULL;
+      g_autofree char *reference = NULL;
+
+      if (fk->from->len == 1)
+        continue;
+
+      from = join_names (fk->from);
+      reference = describe_reference (fk);
+      g_string_append_printf (out, "  foreign key (%s) -> %s\n", from, reference);
+    }
+
+  for (guint x = 0; x < indexes->len; x++)
+    {
+      Index *index = g_ptr_array_index (indexes, x);
+      g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+      g_autofree char *index_quoted = NULL;
+      g_autofree char *joined = NULL;
+
+      /* The primary key's own index says nothing new. */
+      if (g_strcmp0 (index->origin, "pk") == 0)
+        continue;
+
+      index_quoted = quote_identifier (index->name);
+      g_free (sql);
+      sql = g_strdup_printf ("PRAGMA index_info(%s)", index_quoted);
+      if (!for_each_row (database, sql, collect_name, names, error))
+        return FALSE;
+
+      joined = join_names (names);
+      /* A UNIQUE constraint's automatic index is named by SQLite, not by
+       * the schema's author: show it as the constraint. */
+      if (g_strcmp0 (index->origin, "u") == 0)
+        g_string_append_printf (out, "  unique (%s)\n", joined);
+      else
+        g_string_append_printf (out, "  %sindex %s (%s)\n",
+                                index->unique ? "unique " : "", index->name, joined);
+    }
+
+  return TRUE;
+}
+
+typedef struct {
+  char    *name;
+  gboolean is_view;
+} Object;
+
+static void
+object_free (gpointer data)
+{
+  Object *object = data;
+
+  g_free (object->name);
+  g_free (object);
+}
+
+static gboolean
+collect_object (sqlite3_stmt  *stmt,
+                gpointer       user_data,
+                GError       **error)
+{
+  GPtrArray *objects = user_data;
+  Object *object = g_new0 (Object, 1);
+
+  object->name = g_strdup (column_text (stmt, 0));
+  object->is_view = g_strcmp0 (column_text (stmt, 1), "view") == 0;
+  g_ptr_array_add (objects, object);
+
+  return TRUE;
+}
+
+static char *
+schema_run (TallyTool               *tool,
+            const TallyToolContext  *context,
+            JsonObject              *input,
+            GCancellable            *cancellable,
+            GError                 **error)
+{
+  g_autoptr(TallyToolDatabase) database = NULL;
+  g_autoptr(GPtrArray) objects = g_ptr_array_new_with_free_func (object_free);
+  g_autoptr(GString) out = g_string_new (NULL);
+  const char *table;
+  guint n_tables = 0;
+  guint n_views = 0;
+
+  if (!tally_tool_input_get_string (input, "table", FALSE, &table, error))
+    return NULL;
+
+  if (table != NULL && table[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`table` must not be empty when given");
+      return NULL;
+    }
+
+  database = tally_tool_database_open (context, cancellable, error);
+  if (database == NULL)
+    return NULL;
+
+  /* Tables first, then views, each by name; SQLite's own tables
+   * (sqlite_sequence, sqlite_stat1) are left out. */
+  if (!for_each_row (database,
+                     "SELECT name, type FROM sqlite_master "
+                     "WHERE type IN ('table', 'view') "
+                     "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                     "ORDER BY type, name",
+                     collect_object, objects, error))
+    return NULL;
+
+  if (table != NULL)
+    {
+      for (guint i = 0; i < objects->len; i++)
+        {
+          Object *object = g_ptr_array_index (objects, i);
+
+          /* Names in SQLite are case-insensitive (for ASCII). */
+          if (g_ascii_strcasecmp (object->name, table) == 0)
+            {
+              if (!describe_object (database, object->name, object->is_view,
+                                    cancellable, out, error))
+                return NULL;
+              return g_string_free (g_steal_pointer (&out), FALSE);
+            }
+        }
+
+      g_string_append_printf (out, "The database has no table or view named %s. It has: ", table);
+      for (guint i = 0; i < objects->len; i++)
+        {
+          Object *object = g_ptr_array_index (objects, i);
+
+          g_string_append_printf (out, "%s%s", i > 0 ? ", " : "", object->name);
+        }
+      if (objects->len == 0)
+        g_string_append (out, "no tables at all");
+
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND, out->str);
+      return NULL;
+    }
+
+  for (guint i = 0; i < objects->len; i++)
+    {
+      Object *object = g_ptr_array_index (objects, i);
+
+      if (object->is_view)
+        n_views++;
+      else
+        n_tables++;
+    }
+
+  {
+    g_autofree char *base = g_path_get_basename (context->database_path);
+
+    g_string_append_printf (out, "Database %s: %u %s, %u %s\n", base,
+                            n_tables, n_tables == 1 ? "table" : "tables",
+                            n_views, n_views == 1 ? "view" : "views");
+  }
+
+  for (guint i = 0; i < objects->len; i++)
+    {
+      Object *object = g_ptr_array_index (objects, i);
+
+      g_string_append_c (out, '\n');
+      if (!describe_object (database, object->name, object->is_view, cancellable, out, error))
+        return NULL;
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+tally_tool_get_schema_class_init (TallyToolGetSchemaClass *klass)
+{
+  TallyToolClass *tool_class = TALLY_TOOL_CLASS (klass);
+
+  tool_class->name = "get_schema";
+  tool_class->description =
+    "Describe the analyst's database: every table and view with its columns "
+    "(name, declared type, PK for the primary key, NOT NULL), foreign keys "
+    "(shown as `column -> OtherTable(column)`), indexes, and the number of rows "
+    "in each table. Pass `table` to describe just one table or view. Call this "
+    "before writing SQL for query_database so that table and column names are "
+    "right the first time.";
+  tool_class->input_schema =
+    "{\"type\":\"object\","
+    "\"properties\":{"
+    "\"table\":{\"type\":\"string\","
+    "\"description\":\"Describe only this table or view (default: all of them).\"}"
+    "}}";
+  tool_class->read_only = TRUE;
+  tool_class->run = schema_run;
+}
+
+static void
+tally_tool_get_schema_init (TallyToolGetSchema *self)
+{
+}
+
+/**
+ * tally_tool_get_schema_new:
+ *
+ * Creates the `get_schema` tool.
+ *
+ * Returns: (transfer full): a new #TallyTool
+ */
+TallyTool *
+tally_tool_get_schema_new (void)
+{
+  return g_object_new (TALLY_TYPE_TOOL_GET_SCHEMA, NULL);
+}

@@ -5,3 +5,229 @@
 #include "config.h"
 
 #include "tally-tool-glob.h"
+#include "tally-tool-private.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <glib/gstdio.h>
+
+#define MAX_RESULTS 500
+
+/**
+ * TallyToolGlob:
+ *
+ * The `Glob` tool: finds files in the workspace whose path matches a glob
+ * pattern (see tally_tool_glob_to_regex() for the syntax).
+ *
+ * Input (DESIGN.md, "Tool inputs"): `{pattern, path?}`. The pattern is
+ * matched against each file's path relative to the search folder (`path`,
+ * or the workspace). The result lists paths relative to the workspace, one
+ * per line, newest modification time first (ties by path), at most 500.
+ * `.git` folders are skipped and symbolic links never lead out of the
+ * workspace (see tally_tool_walk_files()).
+ */
+struct _TallyToolGlob
+{
+  TallyTool parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TallyToolGlob, tally_tool_glob, TALLY_TYPE_TOOL)
+
+typedef struct {
+  char   *path;
+  gint64  mtime_sec;
+  glong   mtime_nsec;
+} Match;
+
+static void
+match_free (gpointer data)
+{
+  Match *match = data;
+
+  g_free (match->path);
+  g_free (match);
+}
+
+static int
+compare_matches (gconstpointer a,
+                 gconstpointer b)
+{
+  const Match *ma = *(const Match * const *) a;
+  const Match *mb = *(const Match * const *) b;
+
+  if (ma->mtime_sec != mb->mtime_sec)
+    return ma->mtime_sec > mb->mtime_sec ? -1 : 1;
+  if (ma->mtime_nsec != mb->mtime_nsec)
+    return ma->mtime_nsec > mb->mtime_nsec ? -1 : 1;
+
+  return strcmp (ma->path, mb->path);
+}
+
+typedef struct {
+  GRegex     *regex;
+  const char *prefix;
+  GPtrArray  *matches;
+} GlobSearch;
+
+static gboolean
+glob_file_cb (const char     *path,
+              const char     *relpath,
+              const GStatBuf *st,
+              gpointer        user_data)
+{
+  GlobSearch *search = user_data;
+  Match *match;
+
+  if (!g_regex_match (search->regex, relpath, 0, NULL))
+    return TRUE;
+
+  match = g_new0 (Match, 1);
+  match->path = search->prefix ? g_strconcat (search->prefix, "/", relpath, NULL)
+                               : g_strdup (relpath);
+  match->mtime_sec = st->st_mtim.tv_sec;
+  match->mtime_nsec = st->st_mtim.tv_nsec;
+  g_ptr_array_add (search->matches, match);
+
+  return TRUE;
+}
+
+static char *
+glob_run (TallyTool               *tool,
+          const TallyToolContext  *context,
+          JsonObject              *input,
+          GCancellable            *cancellable,
+          GError                 **error)
+{
+  g_autoptr(GRegex) regex = NULL;
+  g_autoptr(GPtrArray) matches = g_ptr_array_new_with_free_func (match_free);
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autofree char *workspace = NULL;
+  g_autofree char *root = NULL;
+  g_autofree char *prefix = NULL;
+  const char *pattern;
+  const char *path;
+  GlobSearch search;
+  GStatBuf st;
+
+  if (!tally_tool_input_get_string (input, "pattern", TRUE, &pattern, error) ||
+      !tally_tool_input_get_string (input, "path", FALSE, &path, error))
+    return NULL;
+
+  if (pattern[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`pattern` is required and must not be empty");
+      return NULL;
+    }
+
+  if (pattern[0] == '/')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`pattern` must be relative (e.g. **/*.csv); give the "
+                           "folder to search in `path`");
+      return NULL;
+    }
+
+  workspace = tally_tool_resolve_inside (context, "path", NULL, error);
+  if (workspace == NULL)
+    return NULL;
+
+  root = tally_tool_resolve_inside (context, "path", path, error);
+  if (root == NULL)
+    return NULL;
+
+  if (g_stat (root, &st) != 0)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND,
+                   "The folder %s does not exist", path ? path : root);
+      return NULL;
+    }
+
+  if (!S_ISDIR (st.st_mode))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "`path` must be a folder; %s is a file", path ? path : root);
+      return NULL;
+    }
+
+  regex = tally_tool_glob_to_regex (pattern, error);
+  if (regex == NULL)
+    return NULL;
+
+  prefix = tally_tool_relative_path (workspace, root);
+  search.regex = regex;
+  search.prefix = strcmp (prefix, ".") == 0 ? NULL : prefix;
+  search.matches = matches;
+
+  if (!tally_tool_walk_files (workspace, root, cancellable, glob_file_cb, &search, error))
+    return NULL;
+
+  if (matches->len == 0)
+    return g_strdup_printf ("No files match %s in %s", pattern, path ? path : "the workspace");
+
+  g_ptr_array_sort (matches, compare_matches);
+
+  for (guint i = 0; i < matches->len && i < MAX_RESULTS; i++)
+    {
+      Match *match = g_ptr_array_index (matches, i);
+
+      tally_tool_append_clipped (out, match->path, -1, G_MAXUINT);
+      g_string_append_c (out, '\n');
+    }
+
+  if (matches->len > MAX_RESULTS)
+    {
+      g_autofree char *more = tally_tool_format_count (matches->len - MAX_RESULTS);
+
+      g_string_append_printf (out, "… %s more files not shown (cap %d); use a narrower "
+                              "pattern or path\n", more, MAX_RESULTS);
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+tally_tool_glob_class_init (TallyToolGlobClass *klass)
+{
+  TallyToolClass *tool_class = TALLY_TOOL_CLASS (klass);
+
+  tool_class->name = "Glob";
+  tool_class->description =
+    "Find files in the workspace by name. The pattern is matched against each "
+    "file's path relative to the search folder: `*` matches any characters "
+    "within one folder level, `?` one character, `**` any number of folders, "
+    "`{csv,tsv}` either alternative. So `**/*.csv` finds CSV files at any depth, "
+    "while `*.csv` looks only directly in the search folder. The search folder "
+    "is the workspace, or `path` inside it. Returns matching paths relative to "
+    "the workspace, one per line, most recently modified first, at most 500. "
+    "`.git` folders are skipped.";
+  tool_class->input_schema =
+    "{\"type\":\"object\","
+    "\"properties\":{"
+    "\"pattern\":{\"type\":\"string\","
+    "\"description\":\"Glob pattern such as **/*.csv or reports/*.md.\"},"
+    "\"path\":{\"type\":\"string\","
+    "\"description\":\"Folder to search in, absolute or relative to the workspace (default: the workspace).\"}"
+    "},"
+    "\"required\":[\"pattern\"]}";
+  tool_class->read_only = TRUE;
+  tool_class->run = glob_run;
+}
+
+static void
+tally_tool_glob_init (TallyToolGlob *self)
+{
+}
+
+/**
+ * tally_tool_glob_new:
+ *
+ * Creates the `Glob` tool.
+ *
+ * Returns: (transfer full): a new #TallyTool
+ */
+TallyTool *
+tally_tool_glob_new (void)
+{
+  return g_object_new (TALLY_TYPE_TOOL_GLOB, NULL);
+}

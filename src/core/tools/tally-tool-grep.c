@@ -5,3 +5,305 @@
 #include "config.h"
 
 #include "tally-tool-grep.h"
+#include "tally-tool-private.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <glib/gstdio.h>
+
+#define MAX_MATCHES 500
+#define MAX_OUTPUT_BYTES (32 * 1024)
+#define MAX_LINE_CHARS 300
+/* Files larger than this are skipped (and counted in a note). */
+#define MAX_FILE_BYTES (32 * 1024 * 1024)
+
+/**
+ * TallyToolGrep:
+ *
+ * The `Grep` tool: searches text files in the workspace with a regular
+ * expression (#GRegex, PCRE syntax) and returns `path:line:text` lines,
+ * paths relative to the workspace, in path order.
+ *
+ * Input (DESIGN.md, "Tool inputs"): `{pattern, path?, glob?}`. `path` is a
+ * folder or a file inside the workspace; `glob` keeps only matching files:
+ * a pattern without `/` is matched against the file name, one with `/`
+ * against the path relative to the search folder. Binary files (a NUL
+ * byte) and `.git` folders are skipped; symbolic links never lead out of
+ * the workspace. At most 500 matches or 32 KiB are returned.
+ */
+struct _TallyToolGrep
+{
+  TallyTool parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TallyToolGrep, tally_tool_grep, TALLY_TYPE_TOOL)
+
+typedef struct {
+  const char *pattern;
+  GRegex     *regex;
+  GRegex     *raw_regex;
+  GRegex     *filter;
+  gboolean    filter_on_name;
+  const char *prefix;
+  const char *single_file;
+  GString    *out;
+  guint       n_matches;
+  guint       n_files;
+  guint       n_large;
+  gboolean    truncated;
+} GrepSearch;
+
+static GRegex *
+get_raw_regex (GrepSearch *search)
+{
+  /* Files that are not valid UTF-8 are searched byte by byte. */
+  if (search->raw_regex == NULL)
+    search->raw_regex = g_regex_new (search->pattern, G_REGEX_RAW, 0, NULL);
+
+  return search->raw_regex;
+}
+
+static gboolean
+grep_file_cb (const char     *path,
+              const char     *relpath,
+              const GStatBuf *st,
+              gpointer        user_data)
+{
+  GrepSearch *search = user_data;
+  g_autofree char *contents = NULL;
+  g_autofree char *display = NULL;
+  GRegex *regex;
+  gsize length = 0;
+  gsize start = 0;
+  guint line_no = 1;
+
+  if (search->filter != NULL)
+    {
+      const char *subject = relpath;
+
+      if (search->filter_on_name)
+        {
+          const char *slash = strrchr (relpath, '/');
+
+          subject = slash ? slash + 1 : relpath;
+        }
+
+      if (!g_regex_match (search->filter, subject, 0, NULL))
+        return TRUE;
+    }
+
+  if (st->st_size > MAX_FILE_BYTES)
+    {
+      search->n_large++;
+      return TRUE;
+    }
+
+  if (!g_file_get_contents (path, &contents, &length, NULL))
+    return TRUE;
+
+  if (memchr (contents, '\0', length) != NULL)
+    return TRUE;
+
+  search->n_files++;
+
+  regex = g_utf8_validate_len (contents, length, NULL) ? search->regex : get_raw_regex (search);
+  if (regex == NULL)
+    return TRUE;
+
+  if (search->single_file != NULL)
+    display = g_strdup (search->single_file);
+  else if (search->prefix != NULL)
+    display = g_strconcat (search->prefix, "/", relpath, NULL);
+  else
+    display = g_strdup (relpath);
+
+  while (start < length)
+    {
+      const char *line = contents + start;
+      const char *newline = memchr (line, '\n', length - start);
+      gsize line_len = newline ? (gsize) (newline - line) : length - start;
+      gsize text_len = line_len;
+
+      if (text_len > 0 && line[text_len - 1] == '\r')
+        text_len--;
+
+      if (g_regex_match_full (regex, line, text_len, 0, 0, NULL, NULL))
+        {
+          gsize before = search->out->len;
+
+          tally_tool_append_clipped (search->out, display, -1, G_MAXUINT);
+          g_string_append_printf (search->out, ":%u:", line_no);
+          tally_tool_append_clipped (search->out, line, text_len, MAX_LINE_CHARS);
+          g_string_append_c (search->out, '\n');
+
+          if (search->out->len > MAX_OUTPUT_BYTES)
+            {
+              g_string_truncate (search->out, before);
+              search->truncated = TRUE;
+              return FALSE;
+            }
+
+          if (++search->n_matches >= MAX_MATCHES)
+            {
+              /* Stop here; whether more would follow is not worth a scan. */
+              search->truncated = TRUE;
+              return FALSE;
+            }
+        }
+
+      start += line_len + 1;
+      line_no++;
+    }
+
+  return TRUE;
+}
+
+static char *
+grep_run (TallyTool               *tool,
+          const TallyToolContext  *context,
+          JsonObject              *input,
+          GCancellable            *cancellable,
+          GError                 **error)
+{
+  g_autoptr(GRegex) regex = NULL;
+  g_autoptr(GRegex) filter = NULL;
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(GError) regex_error = NULL;
+  g_autofree char *workspace = NULL;
+  g_autofree char *root = NULL;
+  g_autofree char *prefix = NULL;
+  const char *pattern;
+  const char *path;
+  const char *glob;
+  GrepSearch search = { 0 };
+  gboolean ok;
+  GStatBuf st;
+
+  if (!tally_tool_input_get_string (input, "pattern", TRUE, &pattern, error) ||
+      !tally_tool_input_get_string (input, "path", FALSE, &path, error) ||
+      !tally_tool_input_get_string (input, "glob", FALSE, &glob, error))
+    return NULL;
+
+  if (pattern[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`pattern` is required and must not be empty");
+      return NULL;
+    }
+
+  regex = g_regex_new (pattern, G_REGEX_OPTIMIZE, 0, &regex_error);
+  if (regex == NULL)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "`pattern` is not a valid regular expression: %s", regex_error->message);
+      return NULL;
+    }
+
+  if (glob != NULL && glob[0] != '\0')
+    {
+      filter = tally_tool_glob_to_regex (glob, error);
+      if (filter == NULL)
+        return NULL;
+      search.filter_on_name = strchr (glob, '/') == NULL;
+    }
+
+  workspace = tally_tool_resolve_inside (context, "path", NULL, error);
+  if (workspace == NULL)
+    return NULL;
+
+  root = tally_tool_resolve_inside (context, "path", path, error);
+  if (root == NULL)
+    return NULL;
+
+  if (g_stat (root, &st) != 0)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND,
+                   "%s does not exist", path ? path : root);
+      return NULL;
+    }
+
+  prefix = tally_tool_relative_path (workspace, root);
+
+  search.pattern = pattern;
+  search.regex = regex;
+  search.filter = filter;
+  search.out = out;
+  if (S_ISDIR (st.st_mode))
+    search.prefix = strcmp (prefix, ".") == 0 ? NULL : prefix;
+  else
+    search.single_file = prefix;
+
+  ok = tally_tool_walk_files (workspace, root, cancellable, grep_file_cb, &search, error);
+  g_clear_pointer (&search.raw_regex, g_regex_unref);
+  if (!ok)
+    return NULL;
+
+  if (search.n_matches == 0 && !search.truncated)
+    {
+      g_autofree char *files = tally_tool_format_count (search.n_files);
+
+      g_string_append_printf (out, "No matches for %s (%s text %s searched)\n", pattern,
+                              files, search.n_files == 1 ? "file" : "files");
+    }
+
+  if (search.truncated)
+    g_string_append_printf (out, "… output stopped after %u matches (cap %d matches or "
+                            "%d KiB); narrow the pattern, path or glob to see the rest\n",
+                            search.n_matches, MAX_MATCHES, MAX_OUTPUT_BYTES / 1024);
+
+  if (search.n_large > 0)
+    g_string_append_printf (out, "(%u %s larger than %d MiB not searched)\n", search.n_large,
+                            search.n_large == 1 ? "file" : "files",
+                            MAX_FILE_BYTES / (1024 * 1024));
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+tally_tool_grep_class_init (TallyToolGrepClass *klass)
+{
+  TallyToolClass *tool_class = TALLY_TOOL_CLASS (klass);
+
+  tool_class->name = "Grep";
+  tool_class->description =
+    "Search the contents of text files in the workspace with a regular "
+    "expression (PCRE syntax, e.g. `revenue|margin` or `\\bstore_id\\b`; "
+    "start with `(?i)` to ignore case). Each matching line comes back as "
+    "`path:line:text`, with the path relative to the workspace, at most 500 "
+    "matches. `path` limits the search to a folder or one file inside the "
+    "workspace. `glob` keeps only some files: a pattern without a slash such "
+    "as `*.sql` is matched against file names at any depth, one with a slash "
+    "such as `reports/**/*.md` against the path relative to the search folder. "
+    "Binary files and `.git` folders are skipped.";
+  tool_class->input_schema =
+    "{\"type\":\"object\","
+    "\"properties\":{"
+    "\"pattern\":{\"type\":\"string\","
+    "\"description\":\"Regular expression (PCRE) to look for in each line.\"},"
+    "\"path\":{\"type\":\"string\","
+    "\"description\":\"Folder or file to search, absolute or relative to the workspace (default: the workspace).\"},"
+    "\"glob\":{\"type\":\"string\","
+    "\"description\":\"Only search files matching this glob, e.g. *.csv.\"}"
+    "},"
+    "\"required\":[\"pattern\"]}";
+  tool_class->read_only = TRUE;
+  tool_class->run = grep_run;
+}
+
+static void
+tally_tool_grep_init (TallyToolGrep *self)
+{
+}
+
+/**
+ * tally_tool_grep_new:
+ *
+ * Creates the `Grep` tool.
+ *
+ * Returns: (transfer full): a new #TallyTool
+ */
+TallyTool *
+tally_tool_grep_new (void)
+{
+  return g_object_new (TALLY_TYPE_TOOL_GREP, NULL);
+}

@@ -5,3 +5,749 @@
 #include "config.h"
 
 #include "tally-tool-query-database.h"
+#include "tally-tool-private.h"
+
+#include <string.h>
+
+/* Values longer than this many characters are cut in the table. */
+#define MAX_CELL_CHARS 200
+
+/* Rows past the cap are counted up to this many more, so the model learns
+ * how much it did not see without an unbounded scan. */
+#define MAX_COUNTED_ROWS 100000
+
+/* SQLite VM instructions between two looks at the GCancellable. */
+#define PROGRESS_STEPS 4096
+
+/**
+ * TallyToolQueryDatabase:
+ *
+ * The `query_database` tool: runs one read-only SQL statement against the
+ * analyst's SQLite database and returns the rows as a compact text table.
+ *
+ * Input (DESIGN.md, "Tool inputs"): `{sql, max_rows?}`.
+ *
+ * Reading only is enforced in three layers: the file is opened with
+ * %SQLITE_OPEN_READONLY, `PRAGMA query_only` is on, and an authorizer
+ * (sqlite3_set_authorizer()) admits only SELECT, reads, functions,
+ * recursive CTEs and a short list of informational pragmas. Each run opens
+ * its own connection, so runs never share state.
+ */
+struct _TallyToolQueryDatabase
+{
+  TallyTool parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TallyToolQueryDatabase, tally_tool_query_database, TALLY_TYPE_TOOL)
+
+struct _TallyToolDatabase
+{
+  sqlite3      *db;
+  GCancellable *cancellable;
+  char         *path;
+  /* What the authorizer refused first while preparing the last statement,
+   * in words for the model ("INSERT"), or NULL. */
+  char         *denied;
+};
+
+/* Pragmas that only describe the schema. Anything else (journal_mode,
+ * writable_schema, query_only, user_version, ...) is refused, including in
+ * its reading form, so that the list stays easy to audit. */
+static const char * const allowed_pragmas[] = {
+  "table_info",
+  "table_xinfo",
+  "index_list",
+  "index_info",
+  "index_xinfo",
+  "foreign_key_list",
+  "collation_list",
+  "function_list",
+};
+
+static gboolean
+pragma_is_allowed (const char *name)
+{
+  if (name == NULL)
+    return FALSE;
+
+  for (guint i = 0; i < G_N_ELEMENTS (allowed_pragmas); i++)
+    {
+      if (g_ascii_strcasecmp (name, allowed_pragmas[i]) == 0)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+static gboolean
+is_schema_table (const char *name)
+{
+  return name != NULL &&
+         (g_ascii_strcasecmp (name, "sqlite_master") == 0 ||
+          g_ascii_strcasecmp (name, "sqlite_temp_master") == 0 ||
+          g_ascii_strcasecmp (name, "sqlite_schema") == 0 ||
+          g_ascii_strcasecmp (name, "sqlite_temp_schema") == 0);
+}
+
+static char *
+describe_action (int         action,
+                 const char *arg1,
+                 const char *arg2)
+{
+  /* Creating, dropping or altering anything first writes SQLite's own
+   * schema table, and that is the action the authorizer sees first. */
+  if ((action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE) &&
+      is_schema_table (arg1))
+    return g_strdup ("changing the schema (CREATE, DROP, ALTER)");
+
+  switch (action)
+    {
+    case SQLITE_INSERT:             return g_strdup ("INSERT");
+    case SQLITE_UPDATE:             return g_strdup ("UPDATE");
+    case SQLITE_DELETE:             return g_strdup ("DELETE");
+    case SQLITE_CREATE_INDEX:
+    case SQLITE_CREATE_TEMP_INDEX:  return g_strdup ("CREATE INDEX");
+    case SQLITE_CREATE_TABLE:
+    case SQLITE_CREATE_TEMP_TABLE:  return g_strdup ("CREATE TABLE");
+    case SQLITE_CREATE_TRIGGER:
+    case SQLITE_CREATE_TEMP_TRIGGER: return g_strdup ("CREATE TRIGGER");
+    case SQLITE_CREATE_VIEW:
+    case SQLITE_CREATE_TEMP_VIEW:   return g_strdup ("CREATE VIEW");
+    case SQLITE_CREATE_VTABLE:      return g_strdup ("CREATE VIRTUAL TABLE");
+    case SQLITE_DROP_INDEX:
+    case SQLITE_DROP_TEMP_INDEX:    return g_strdup ("DROP INDEX");
+    case SQLITE_DROP_TABLE:
+    case SQLITE_DROP_TEMP_TABLE:    return g_strdup ("DROP TABLE");
+    case SQLITE_DROP_TRIGGER:
+    case SQLITE_DROP_TEMP_TRIGGER:  return g_strdup ("DROP TRIGGER");
+    case SQLITE_DROP_VIEW:
+    case SQLITE_DROP_TEMP_VIEW:     return g_strdup ("DROP VIEW");
+    case SQLITE_DROP_VTABLE:        return g_strdup ("DROP VIRTUAL TABLE");
+    case SQLITE_ALTER_TABLE:        return g_strdup ("ALTER TABLE");
+    case SQLITE_ATTACH:
+      /* VACUUM attaches a temporary database without a name. */
+      if (arg1 == NULL || arg1[0] == '\0')
+        return g_strdup ("VACUUM");
+      return g_strdup ("ATTACH (or VACUUM INTO)");
+    case SQLITE_DETACH:             return g_strdup ("DETACH");
+    case SQLITE_REINDEX:            return g_strdup ("REINDEX");
+    case SQLITE_ANALYZE:            return g_strdup ("ANALYZE");
+    case SQLITE_TRANSACTION:
+      return g_strdup_printf ("%s (transactions)", arg1 ? arg1 : "BEGIN");
+    case SQLITE_SAVEPOINT:
+      return g_strdup ("SAVEPOINT");
+    case SQLITE_PRAGMA:
+      if (arg2 != NULL)
+        return g_strdup_printf ("PRAGMA %s = %s", arg1 ? arg1 : "?", arg2);
+      return g_strdup_printf ("PRAGMA %s", arg1 ? arg1 : "?");
+    case SQLITE_FUNCTION:
+      return g_strdup_printf ("the function %s()", arg2 ? arg2 : "?");
+    default:
+      return g_strdup_printf ("this statement (action %d)", action);
+    }
+}
+
+static int
+authorize_cb (void       *user_data,
+              int         action,
+              const char *arg1,
+              const char *arg2,
+              const char *db_name,
+              const char *trigger)
+{
+  TallyToolDatabase *database = user_data;
+
+  switch (action)
+    {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
+
+    case SQLITE_FUNCTION:
+      /* Extension loading is off on this connection anyway. */
+      if (arg2 == NULL || g_ascii_strcasecmp (arg2, "load_extension") != 0)
+        return SQLITE_OK;
+      break;
+
+    case SQLITE_PRAGMA:
+      if (pragma_is_allowed (arg1))
+        return SQLITE_OK;
+      break;
+
+    default:
+      break;
+    }
+
+  /* SQLite stops at the first refusal, so the first one is what the model
+   * is told about. */
+  if (database->denied == NULL)
+    database->denied = describe_action (action, arg1, arg2);
+
+  return SQLITE_DENY;
+}
+
+static int
+progress_cb (void *user_data)
+{
+  TallyToolDatabase *database = user_data;
+
+  return g_cancellable_is_cancelled (database->cancellable) ? 1 : 0;
+}
+
+/**
+ * tally_tool_database_free:
+ * @database: (transfer full): an open database
+ *
+ * Closes the connection.
+ */
+void
+tally_tool_database_free (TallyToolDatabase *database)
+{
+  if (database == NULL)
+    return;
+
+  sqlite3_close_v2 (database->db);
+  g_clear_object (&database->cancellable);
+  g_free (database->path);
+  g_free (database->denied);
+  g_free (database);
+}
+
+static gboolean
+is_unreadable_file_error (int rc)
+{
+  rc &= 0xff;
+  return rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT || rc == SQLITE_CANTOPEN ||
+         rc == SQLITE_IOERR;
+}
+
+/**
+ * tally_tool_database_open:
+ * @context: the tool context; its `database_path` is opened
+ * @cancellable: (nullable): watched by a progress handler while statements
+ *   run
+ * @error: return location for a #GError
+ *
+ * Opens the context's database read-only for one tool run: the file is
+ * opened with %SQLITE_OPEN_READONLY, `PRAGMA query_only` is set, defensive
+ * mode is on, ATTACH is limited to zero databases, and an authorizer
+ * refuses everything but reading. The schema is read once here, so a file
+ * that is not a database fails now with a clear message.
+ *
+ * Errors: %TALLY_TOOL_ERROR_FAILED when no database is configured, the file
+ * is missing, unreadable, or not a SQLite database.
+ *
+ * Returns: (transfer full): the database, or %NULL with @error set
+ */
+TallyToolDatabase *
+tally_tool_database_open (const TallyToolContext  *context,
+                          GCancellable            *cancellable,
+                          GError                 **error)
+{
+  g_autoptr(TallyToolDatabase) database = NULL;
+  const char *path = context ? context->database_path : NULL;
+  char *errmsg = NULL;
+  int rc;
+
+  if (path == NULL || path[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                           "No database is configured for this session");
+      return NULL;
+    }
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "The database file %s does not exist", path);
+      return NULL;
+    }
+
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "The database path %s is not a file", path);
+      return NULL;
+    }
+
+  database = g_new0 (TallyToolDatabase, 1);
+  database->path = g_strdup (path);
+  database->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
+
+  rc = sqlite3_open_v2 (path, &database->db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "Cannot open the database %s: %s", path,
+                   database->db ? sqlite3_errmsg (database->db) : sqlite3_errstr (rc));
+      return NULL;
+    }
+
+  sqlite3_extended_result_codes (database->db, 1);
+  sqlite3_busy_timeout (database->db, 5000);
+  sqlite3_limit (database->db, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_db_config (database->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (database->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+  sqlite3_db_config (database->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+
+  /* Reading sqlite_master loads the schema: a file that is not a
+   * database, or is damaged, fails here rather than on the model's SQL. */
+  rc = sqlite3_exec (database->db,
+                     "PRAGMA query_only = 1;"
+                     "SELECT count(*) FROM sqlite_master;",
+                     NULL, NULL, &errmsg);
+  if (rc != SQLITE_OK)
+    {
+      if (is_unreadable_file_error (rc))
+        g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                     "The database %s cannot be read (%s); it may be damaged or "
+                     "not a SQLite database", path, errmsg ? errmsg : sqlite3_errstr (rc));
+      else
+        g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                     "Cannot open the database %s: %s", path,
+                     errmsg ? errmsg : sqlite3_errstr (rc));
+      sqlite3_free (errmsg);
+      return NULL;
+    }
+
+  sqlite3_set_authorizer (database->db, authorize_cb, database);
+  sqlite3_progress_handler (database->db, PROGRESS_STEPS, progress_cb, database);
+
+  return g_steal_pointer (&database);
+}
+
+/**
+ * tally_tool_database_get_db:
+ * @database: an open database
+ *
+ * Returns: (transfer none): the SQLite connection
+ */
+sqlite3 *
+tally_tool_database_get_db (TallyToolDatabase *database)
+{
+  return database->db;
+}
+
+static const char *
+strstr_ascii_nocase (const char *haystack,
+                     const char *needle)
+{
+  gsize n = strlen (needle);
+
+  for (const char *p = haystack; *p != '\0'; p++)
+    {
+      if (g_ascii_strncasecmp (p, needle, n) == 0)
+        return p;
+    }
+
+  return NULL;
+}
+
+/* TRUE when only whitespace, semicolons and comments follow the first
+ * statement. An unterminated block comment runs to the end, as in SQLite. */
+static gboolean
+tail_is_empty (const char *p)
+{
+  while (*p != '\0')
+    {
+      if (g_ascii_isspace (*p) || *p == ';')
+        p++;
+      else if (p[0] == '-' && p[1] == '-')
+        {
+          while (*p != '\0' && *p != '\n')
+            p++;
+        }
+      else if (p[0] == '/' && p[1] == '*')
+        {
+          const char *end = strstr (p + 2, "*/");
+
+          if (end == NULL)
+            return TRUE;
+          p = end + 2;
+        }
+      else
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/**
+ * tally_tool_database_set_step_error:
+ * @database: an open database
+ * @rc: what sqlite3_step() returned
+ * @error: return location for a #GError
+ *
+ * Turns a failed step into a #GError: %G_IO_ERROR_CANCELLED when the
+ * progress handler stopped it, %TALLY_TOOL_ERROR_FAILED with SQLite's
+ * message otherwise.
+ *
+ * Returns: %FALSE when @rc is an error (and @error is set), %TRUE for
+ *   %SQLITE_ROW and %SQLITE_DONE
+ */
+gboolean
+tally_tool_database_set_step_error (TallyToolDatabase  *database,
+                                    int                 rc,
+                                    GError            **error)
+{
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+    return TRUE;
+
+  if ((rc & 0xff) == SQLITE_INTERRUPT &&
+      g_cancellable_set_error_if_cancelled (database->cancellable, error))
+    return FALSE;
+
+  g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+               "SQL error: %s", sqlite3_errmsg (database->db));
+  return FALSE;
+}
+
+/**
+ * tally_tool_database_prepare:
+ * @database: an open database
+ * @sql: SQL text holding exactly one statement
+ * @error: return location for a #GError
+ *
+ * Prepares one statement and checks that it only reads.
+ *
+ * Errors: %TALLY_TOOL_ERROR_REFUSED when the statement would write, is not
+ * allowed by the authorizer, or is followed by another statement;
+ * %TALLY_TOOL_ERROR_INVALID_INPUT when @sql holds no statement;
+ * %TALLY_TOOL_ERROR_FAILED with SQLite's message for any other SQL error
+ * (e.g. "no such column: Foo").
+ *
+ * Returns: (transfer full): the statement (finalize with
+ *   sqlite3_finalize()), or %NULL with @error set
+ */
+sqlite3_stmt *
+tally_tool_database_prepare (TallyToolDatabase  *database,
+                             const char         *sql,
+                             GError            **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  const char *tail = NULL;
+  int rc;
+
+  g_clear_pointer (&database->denied, g_free);
+
+  rc = sqlite3_prepare_v2 (database->db, sql, -1, &stmt, &tail);
+
+  if (rc != SQLITE_OK)
+    {
+      if (database->denied != NULL || (rc & 0xff) == SQLITE_AUTH)
+        {
+          if (database->denied != NULL && g_str_has_prefix (database->denied, "PRAGMA"))
+            g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                         "query_database is read-only: %s is not allowed. Only the "
+                         "informational pragmas table_info, table_xinfo, index_list, "
+                         "index_info, index_xinfo, foreign_key_list, collation_list "
+                         "and function_list can be used (as PRAGMA name(argument))",
+                         database->denied);
+          else if (strstr_ascii_nocase (sql, "pragma_") != NULL)
+            /* Table-valued pragma functions touch the schema table while
+             * they are prepared, so the authorizer cannot admit them. */
+            g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                                 "query_database is read-only and table-valued pragma "
+                                 "functions such as pragma_table_info() are not available; "
+                                 "use the statement form, e.g. PRAGMA table_info(name), "
+                                 "or get_schema");
+          else
+            g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                         "query_database is read-only: %s is not allowed",
+                         database->denied ? database->denied : "this statement");
+        }
+      else if ((rc & 0xff) == SQLITE_INTERRUPT &&
+               g_cancellable_set_error_if_cancelled (database->cancellable, error))
+        ;
+      else
+        g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                     "SQL error: %s", sqlite3_errmsg (database->db));
+
+      sqlite3_finalize (stmt);
+      return NULL;
+    }
+
+  if (stmt == NULL)
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`sql` holds no SQL statement (only whitespace or comments)");
+      return NULL;
+    }
+
+  if (tail != NULL && !tail_is_empty (tail))
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                           "query_database runs one statement at a time; send each "
+                           "statement in its own call");
+      sqlite3_finalize (stmt);
+      return NULL;
+    }
+
+  if (!sqlite3_stmt_readonly (stmt))
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                           "query_database is read-only: this statement would change "
+                           "the database");
+      sqlite3_finalize (stmt);
+      return NULL;
+    }
+
+  return stmt;
+}
+
+/* Appends a cell: text is kept on one line (control characters escaped)
+ * and cut at MAX_CELL_CHARS. */
+static void
+append_cell (GString      *out,
+             sqlite3_stmt *stmt,
+             int           column)
+{
+  switch (sqlite3_column_type (stmt, column))
+    {
+    case SQLITE_NULL:
+      g_string_append (out, "NULL");
+      break;
+
+    case SQLITE_INTEGER:
+      g_string_append_printf (out, "%lld", (long long) sqlite3_column_int64 (stmt, column));
+      break;
+
+    case SQLITE_FLOAT:
+      {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+        /* %.15g keeps what a double reliably holds and drops the binary
+         * noise (0.1 + 0.2 shows as 0.3); g_ascii_formatd ignores the
+         * locale, so the decimal point is always a dot. */
+        g_ascii_formatd (buf, sizeof buf, "%.15g", sqlite3_column_double (stmt, column));
+        g_string_append (out, buf);
+      }
+      break;
+
+    case SQLITE_BLOB:
+      {
+        g_autofree char *count = tally_tool_format_count (sqlite3_column_bytes (stmt, column));
+
+        g_string_append_printf (out, "<blob %s bytes>", count);
+      }
+      break;
+
+    case SQLITE_TEXT:
+    default:
+      {
+        const char *text = (const char *) sqlite3_column_text (stmt, column);
+        int len = sqlite3_column_bytes (stmt, column);
+        g_autoptr(GString) flat = g_string_sized_new (MIN (len, 4 * MAX_CELL_CHARS) + 8);
+
+        /* Only the first part can be shown, so only that part is looked
+         * at: a multi-megabyte value costs no more than a short one. */
+        for (int i = 0; i < len && flat->len < 8 * MAX_CELL_CHARS; i++)
+          {
+            char c = text[i];
+
+            if (c == '\n')
+              g_string_append (flat, "\\n");
+            else if (c == '\r')
+              g_string_append (flat, "\\r");
+            else if (c == '\t')
+              g_string_append (flat, "\\t");
+            else if (c == '\0')
+              g_string_append (flat, "\\0");
+            else
+              g_string_append_c (flat, c);
+          }
+
+        if (flat->len < (gsize) len && flat->len >= 8 * MAX_CELL_CHARS)
+          g_string_append (flat, "…");
+
+        tally_tool_append_clipped (out, flat->str, flat->len, MAX_CELL_CHARS);
+      }
+      break;
+    }
+}
+
+static char *
+query_run (TallyTool               *tool,
+           const TallyToolContext  *context,
+           JsonObject              *input,
+           GCancellable            *cancellable,
+           GError                 **error)
+{
+  g_autoptr(TallyToolDatabase) database = NULL;
+  g_autoptr(GString) out = NULL;
+  g_autofree char *cap_note = NULL;
+  sqlite3_stmt *stmt;
+  const char *sql;
+  gboolean has_max_rows;
+  guint64 max_rows;
+  guint64 shown = 0;
+  guint64 hidden = 0;
+  gboolean byte_cap_hit = FALSE;
+  gboolean count_capped = FALSE;
+  int n_columns;
+  int rc;
+
+  if (!tally_tool_input_get_string (input, "sql", TRUE, &sql, error) ||
+      !tally_tool_input_get_uint (input, "max_rows", &has_max_rows, &max_rows, error))
+    return NULL;
+
+  if (sql[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`sql` is required and must not be empty");
+      return NULL;
+    }
+
+  if (!has_max_rows)
+    max_rows = TALLY_TOOL_QUERY_DATABASE_DEFAULT_ROWS;
+  max_rows = MIN (max_rows, TALLY_TOOL_QUERY_DATABASE_MAX_ROWS);
+
+  database = tally_tool_database_open (context, cancellable, error);
+  if (database == NULL)
+    return NULL;
+
+  stmt = tally_tool_database_prepare (database, sql, error);
+  if (stmt == NULL)
+    return NULL;
+
+  out = g_string_new (NULL);
+  n_columns = sqlite3_column_count (stmt);
+
+  for (int i = 0; i < n_columns; i++)
+    {
+      const char *name = sqlite3_column_name (stmt, i);
+
+      if (i > 0)
+        g_string_append (out, " | ");
+      tally_tool_append_clipped (out, name ? name : "?", -1, MAX_CELL_CHARS);
+    }
+  if (n_columns > 0)
+    g_string_append_c (out, '\n');
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gsize row_start;
+
+      if (shown >= max_rows || byte_cap_hit)
+        {
+          if (++hidden >= MAX_COUNTED_ROWS)
+            {
+              count_capped = TRUE;
+              rc = SQLITE_DONE;
+              break;
+            }
+          continue;
+        }
+
+      row_start = out->len;
+      for (int i = 0; i < n_columns; i++)
+        {
+          if (i > 0)
+            g_string_append (out, " | ");
+          append_cell (out, stmt, i);
+        }
+      g_string_append_c (out, '\n');
+
+      if (out->len > TALLY_TOOL_QUERY_DATABASE_MAX_BYTES)
+        {
+          g_string_truncate (out, row_start);
+          byte_cap_hit = TRUE;
+          hidden++;
+          continue;
+        }
+
+      shown++;
+    }
+
+  if (!tally_tool_database_set_step_error (database, rc, error))
+    {
+      sqlite3_finalize (stmt);
+      return NULL;
+    }
+
+  sqlite3_finalize (stmt);
+
+  if (hidden > 0)
+    {
+      g_autofree char *hidden_text = tally_tool_format_count (hidden);
+
+      if (byte_cap_hit)
+        cap_note = g_strdup_printf ("output cap %d KiB", TALLY_TOOL_QUERY_DATABASE_MAX_BYTES / 1024);
+      else
+        cap_note = g_strdup_printf ("cap %" G_GUINT64_FORMAT " rows", max_rows);
+
+      g_string_append_printf (out, "… %s%s more %s not shown (%s)\n",
+                              count_capped ? "at least " : "",
+                              hidden_text, hidden == 1 ? "row" : "rows", cap_note);
+    }
+
+  {
+    g_autofree char *total = tally_tool_format_count (shown + hidden);
+
+    if (hidden > 0)
+      {
+        g_autofree char *shown_text = tally_tool_format_count (shown);
+
+        g_string_append_printf (out, "(%s of %s%s rows shown)", shown_text,
+                                count_capped ? "at least " : "", total);
+      }
+    else
+      g_string_append_printf (out, "(%s %s)", total, shown == 1 ? "row" : "rows");
+  }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+tally_tool_query_database_class_init (TallyToolQueryDatabaseClass *klass)
+{
+  TallyToolClass *tool_class = TALLY_TOOL_CLASS (klass);
+
+  tool_class->name = "query_database";
+  tool_class->description =
+    "Run one read-only SQL statement (SQLite dialect) against the analyst's "
+    "database and get the result back as a text table: a header line with the "
+    "column names, one line per row with values separated by \" | \", NULL for "
+    "missing values, and the row count at the end. Only reading is possible: "
+    "SELECT (with WITH/CTEs, joins, window functions) and the informational "
+    "pragmas table_info, table_xinfo, index_list, index_info, index_xinfo, "
+    "foreign_key_list, collation_list and function_list. Statements that would "
+    "change the database, ATTACH, transactions and all other pragmas are "
+    "refused. Send exactly one statement per call. Results are capped at "
+    "max_rows rows (default 200, at most 1000) and about 32 KiB of text, and "
+    "values longer than 200 characters are shortened, so let the database do "
+    "the work: aggregate with GROUP BY, sort with ORDER BY and use LIMIT rather "
+    "than fetching raw rows to count or sum them yourself. If you do not know "
+    "the tables and columns yet, call get_schema first instead of guessing.";
+  tool_class->input_schema =
+    "{\"type\":\"object\","
+    "\"properties\":{"
+    "\"sql\":{\"type\":\"string\","
+    "\"description\":\"Exactly one read-only SQLite statement, e.g. a SELECT.\"},"
+    "\"max_rows\":{\"type\":\"integer\",\"minimum\":0,"
+    "\"description\":\"Most rows to return (default 200; values above 1000 are lowered to 1000).\"}"
+    "},"
+    "\"required\":[\"sql\"]}";
+  tool_class->read_only = TRUE;
+  tool_class->run = query_run;
+}
+
+static void
+tally_tool_query_database_init (TallyToolQueryDatabase *self)
+{
+}
+
+/**
+ * tally_tool_query_database_new:
+ *
+ * Creates the `query_database` tool.
+ *
+ * Returns: (transfer full): a new #TallyTool
+ */
+TallyTool *
+tally_tool_query_database_new (void)
+{
+  return g_object_new (TALLY_TYPE_TOOL_QUERY_DATABASE, NULL);
+}

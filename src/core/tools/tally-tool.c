@@ -5,3 +5,999 @@
 #include "config.h"
 
 #include "tally-tool.h"
+#include "tally-tool-private.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <glib/gstdio.h>
+
+/* How many symbolic links one path may go through before we give up, the
+ * same bound the kernel uses (MAXSYMLINKS). */
+#define MAX_SYMLINKS 40
+
+/* How deep a file walk descends; deeper folders are not searched. */
+#define MAX_WALK_DEPTH 64
+
+/**
+ * tally_tool_error_quark:
+ *
+ * Returns the quark of the %TALLY_TOOL_ERROR domain, registered under the
+ * name "tally-tool-error-quark".
+ *
+ * Returns: the error domain quark
+ */
+G_DEFINE_QUARK (tally-tool-error-quark, tally_tool_error)
+
+/**
+ * TallyTool:
+ *
+ * The base class of the analyst's tools. A tool is a stateless object: its
+ * class says what the model sees (name, description, input schema) and its
+ * `run` vfunc does the work in a worker thread, reading only the
+ * #TallyToolContext and the input it is given.
+ */
+G_DEFINE_ABSTRACT_TYPE (TallyTool, tally_tool, G_TYPE_OBJECT)
+
+static void
+tally_tool_class_init (TallyToolClass *klass)
+{
+}
+
+static void
+tally_tool_init (TallyTool *self)
+{
+}
+
+/**
+ * tally_tool_get_name:
+ * @self: a #TallyTool
+ *
+ * Returns: (transfer none): the name the model calls the tool by, e.g.
+ *   "query_database"
+ */
+const char *
+tally_tool_get_name (TallyTool *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+
+  return TALLY_TOOL_GET_CLASS (self)->name;
+}
+
+/**
+ * tally_tool_get_description:
+ * @self: a #TallyTool
+ *
+ * Returns: (transfer none): the description the model reads, in Tally's
+ *   own words
+ */
+const char *
+tally_tool_get_description (TallyTool *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+
+  return TALLY_TOOL_GET_CLASS (self)->description;
+}
+
+/**
+ * tally_tool_get_input_schema:
+ * @self: a #TallyTool
+ *
+ * Returns: (transfer none): the JSON Schema of the tool's input as JSON
+ *   text (an object schema), as sent in the request's `tools[].input_schema`
+ */
+const char *
+tally_tool_get_input_schema (TallyTool *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+
+  return TALLY_TOOL_GET_CLASS (self)->input_schema;
+}
+
+/**
+ * tally_tool_is_read_only:
+ * @self: a #TallyTool
+ *
+ * Returns: %TRUE when the tool never changes a file or the database, so the
+ *   permission gate may allow it in `plan` and `ask` modes
+ */
+gboolean
+tally_tool_is_read_only (TallyTool *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL (self), FALSE);
+
+  return TALLY_TOOL_GET_CLASS (self)->read_only;
+}
+
+/**
+ * tally_tool_run:
+ * @self: a #TallyTool
+ * @context: what the tool may touch (database, workspace)
+ * @input: the `input` object of the model's `tool_use` block
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Runs the tool synchronously, blocking the calling thread: call it from a
+ * worker thread, or use tally_tool_run_async().
+ *
+ * Errors are in the %TALLY_TOOL_ERROR domain (see #TallyToolError); a
+ * cancelled run fails with %G_IO_ERROR_CANCELLED.
+ *
+ * Returns: (transfer full): the text of the `tool_result`, or %NULL with
+ *   @error set; the error message is written for the model to read
+ */
+char *
+tally_tool_run (TallyTool              *self,
+                const TallyToolContext *context,
+                JsonObject             *input,
+                GCancellable           *cancellable,
+                GError                **error)
+{
+  TallyToolClass *klass;
+  static const TallyToolContext empty_context = { NULL, NULL };
+
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+  g_return_val_if_fail (!cancellable || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  klass = TALLY_TOOL_GET_CLASS (self);
+
+  if (klass->run == NULL)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "The tool %s cannot run", klass->name ? klass->name : "?");
+      return NULL;
+    }
+
+  if (input == NULL)
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "The tool input must be a JSON object");
+      return NULL;
+    }
+
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+
+  return klass->run (self, context ? context : &empty_context, input, cancellable, error);
+}
+
+typedef struct {
+  TallyToolContext  context;
+  JsonObject       *input;
+} RunData;
+
+static void
+run_data_free (RunData *data)
+{
+  g_clear_pointer (&data->context.database_path, g_free);
+  g_clear_pointer (&data->context.workspace, g_free);
+  g_clear_pointer (&data->input, json_object_unref);
+  g_free (data);
+}
+
+/* JsonObject's reference count is not atomic, and the task (with its data)
+ * may be finalized in the worker thread. So the worker gets a private copy
+ * of the input made here, in the caller's thread, and never shares a
+ * reference count with the caller. */
+static JsonObject *
+copy_input (JsonObject *input)
+{
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+  g_autoptr(JsonNode) copy = NULL;
+  g_autofree char *text = NULL;
+
+  json_node_set_object (node, input);
+  text = json_to_string (node, FALSE);
+  copy = json_from_string (text, NULL);
+
+  if (copy == NULL || !JSON_NODE_HOLDS_OBJECT (copy))
+    return json_object_new ();
+
+  return json_object_ref (json_node_get_object (copy));
+}
+
+static void
+run_thread (GTask        *task,
+            gpointer      source_object,
+            gpointer      task_data,
+            GCancellable *cancellable)
+{
+  RunData *data = task_data;
+  GError *error = NULL;
+  char *text;
+
+  text = tally_tool_run (TALLY_TOOL (source_object), &data->context,
+                         data->input, cancellable, &error);
+
+  if (text == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, text, g_free);
+}
+
+/**
+ * tally_tool_run_async:
+ * @self: a #TallyTool
+ * @context: what the tool may touch; copied, so the caller may free it
+ *   once this returns
+ * @input: the `input` object of the model's `tool_use` block; copied
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called in the caller's thread-default main context when done
+ * @user_data: closure for @callback
+ *
+ * Runs the tool in a worker thread (g_task_run_in_thread()). Finish with
+ * tally_tool_run_finish().
+ */
+void
+tally_tool_run_async (TallyTool              *self,
+                      const TallyToolContext *context,
+                      JsonObject             *input,
+                      GCancellable           *cancellable,
+                      GAsyncReadyCallback     callback,
+                      gpointer                user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  RunData *data;
+
+  g_return_if_fail (TALLY_IS_TOOL (self));
+  g_return_if_fail (!cancellable || G_IS_CANCELLABLE (cancellable));
+
+  data = g_new0 (RunData, 1);
+  if (context != NULL)
+    {
+      data->context.database_path = g_strdup (context->database_path);
+      data->context.workspace = g_strdup (context->workspace);
+    }
+  data->input = input ? copy_input (input) : NULL;
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_tool_run_async);
+  g_task_set_task_data (task, data, (GDestroyNotify) run_data_free);
+  g_task_set_name (task, "[tally] tool run");
+  g_task_run_in_thread (task, run_thread);
+}
+
+/**
+ * tally_tool_run_finish:
+ * @self: a #TallyTool
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Completes tally_tool_run_async().
+ *
+ * Returns: (transfer full): the text of the `tool_result`, or %NULL with
+ *   @error set (%TALLY_TOOL_ERROR, or %G_IO_ERROR_CANCELLED)
+ */
+char *
+tally_tool_run_finish (TallyTool     *self,
+                       GAsyncResult  *result,
+                       GError       **error)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_tool_run_async, NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* Pushes the components of @path onto @stack so that the first component
+ * ends up on top (the stack is popped from its end). */
+static void
+push_components (GPtrArray  *stack,
+                 const char *path)
+{
+  g_auto(GStrv) parts = g_strsplit (path, "/", -1);
+
+  for (guint i = g_strv_length (parts); i > 0; i--)
+    {
+      if (parts[i - 1][0] != '\0')
+        g_ptr_array_add (stack, g_strdup (parts[i - 1]));
+    }
+}
+
+/* Resolves an absolute path the way the kernel would: `.` and `..` and
+ * every symbolic link of every component that exists. Components that do
+ * not exist are taken as written, and a later `..` removes them again, so
+ * "missing/../link" still resolves `link`. */
+static char *
+canonicalize (const char  *abs_path,
+              GError     **error)
+{
+  g_autoptr(GPtrArray) stack = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GString) result = g_string_new (NULL);
+  guint links = 0;
+
+  g_assert (abs_path[0] == '/');
+
+  push_components (stack, abs_path);
+
+  while (stack->len > 0)
+    {
+      g_autofree char *component = g_ptr_array_steal_index (stack, stack->len - 1);
+      GStatBuf st;
+      gsize old_len;
+
+      if (strcmp (component, ".") == 0)
+        continue;
+
+      if (strcmp (component, "..") == 0)
+        {
+          const char *slash = strrchr (result->str, '/');
+
+          if (slash != NULL)
+            g_string_truncate (result, slash - result->str);
+          continue;
+        }
+
+      old_len = result->len;
+      g_string_append_c (result, '/');
+      g_string_append (result, component);
+
+      if (g_lstat (result->str, &st) != 0 || !S_ISLNK (st.st_mode))
+        continue;
+
+      if (++links > MAX_SYMLINKS)
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                       "Too many symbolic links in %s", abs_path);
+          return NULL;
+        }
+
+      {
+        g_autoptr(GError) local_error = NULL;
+        g_autofree char *target = g_file_read_link (result->str, &local_error);
+
+        if (target == NULL)
+          {
+            g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                         "Cannot resolve %s: %s", result->str, local_error->message);
+            return NULL;
+          }
+
+        g_string_truncate (result, old_len);
+        if (target[0] == '/')
+          g_string_truncate (result, 0);
+        push_components (stack, target);
+      }
+    }
+
+  if (result->len == 0)
+    g_string_append_c (result, '/');
+
+  return g_string_free (g_steal_pointer (&result), FALSE);
+}
+
+static gboolean
+path_is_inside (const char *root,
+                const char *path)
+{
+  gsize n = strlen (root);
+
+  if (strcmp (root, "/") == 0)
+    return TRUE;
+
+  return strncmp (path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static char *
+canonical_workspace (const TallyToolContext  *context,
+                     GError                 **error)
+{
+  if (context == NULL || context->workspace == NULL || context->workspace[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "No workspace folder is configured for this session");
+      return NULL;
+    }
+
+  if (!g_path_is_absolute (context->workspace))
+    {
+      g_autofree char *cwd = g_get_current_dir ();
+      g_autofree char *abs = g_build_filename (cwd, context->workspace, NULL);
+
+      return canonicalize (abs, error);
+    }
+
+  return canonicalize (context->workspace, error);
+}
+
+/**
+ * tally_tool_resolve_path:
+ * @context: the tool context; its workspace must be set
+ * @path: an absolute path, or one relative to the workspace
+ * @outside: (out) (optional): set to %TRUE when the resolved path is not
+ *   the workspace folder or below it
+ * @error: return location for a #GError
+ *
+ * Resolves @path like realpath(3): `.`, `..` and the symbolic links of
+ * every existing component are resolved, so a link inside the workspace
+ * that points elsewhere resolves to where it points. A final component that
+ * does not exist yet (a file about to be written) is kept as written under
+ * its resolved parent. Containment is decided on whole path components:
+ * `/ws-evil` is not inside `/ws`.
+ *
+ * Errors: %TALLY_TOOL_ERROR_INVALID_INPUT when @path is empty or no
+ * workspace is configured; %TALLY_TOOL_ERROR_FAILED on a symbolic-link loop
+ * or an unreadable link.
+ *
+ * Returns: (transfer full): the canonical absolute path, or %NULL with
+ *   @error set
+ */
+char *
+tally_tool_resolve_path (const TallyToolContext  *context,
+                         const char              *path,
+                         gboolean                *outside,
+                         GError                 **error)
+{
+  g_autofree char *workspace = NULL;
+  g_autofree char *joined = NULL;
+  char *resolved;
+
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (outside != NULL)
+    *outside = FALSE;
+
+  if (path == NULL || path[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "The path is empty");
+      return NULL;
+    }
+
+  workspace = canonical_workspace (context, error);
+  if (workspace == NULL)
+    return NULL;
+
+  if (g_path_is_absolute (path))
+    joined = g_strdup (path);
+  else
+    joined = g_build_filename (workspace, path, NULL);
+
+  resolved = canonicalize (joined, error);
+  if (resolved == NULL)
+    return NULL;
+
+  if (outside != NULL)
+    *outside = !path_is_inside (workspace, resolved);
+
+  return resolved;
+}
+
+/**
+ * tally_tool_resolve_inside:
+ * @context: the tool context
+ * @member: the input member @path came from, for messages (e.g. "file_path")
+ * @path: (nullable): the path; %NULL means the workspace itself
+ * @error: return location for a #GError
+ *
+ * Like tally_tool_resolve_path(), but a path outside the workspace is an
+ * error (%TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE) with a message for the model.
+ *
+ * Returns: (transfer full): the canonical absolute path, or %NULL
+ */
+char *
+tally_tool_resolve_inside (const TallyToolContext  *context,
+                           const char              *member,
+                           const char              *path,
+                           GError                 **error)
+{
+  g_autofree char *resolved = NULL;
+  g_autofree char *workspace = NULL;
+  gboolean outside = FALSE;
+
+  workspace = canonical_workspace (context, error);
+  if (workspace == NULL)
+    return NULL;
+
+  if (path == NULL)
+    return g_steal_pointer (&workspace);
+
+  if (path[0] == '\0')
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "`%s` must not be empty", member);
+      return NULL;
+    }
+
+  resolved = tally_tool_resolve_path (context, path, &outside, error);
+  if (resolved == NULL)
+    return NULL;
+
+  if (outside)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE,
+                   "`%s` %s resolves to %s, which is outside the workspace %s; "
+                   "only files inside the workspace are available",
+                   member, path, resolved, workspace);
+      return NULL;
+    }
+
+  return g_steal_pointer (&resolved);
+}
+
+/**
+ * tally_tool_relative_path:
+ * @workspace: a canonical folder
+ * @path: a canonical path inside @workspace
+ *
+ * Returns: (transfer full): @path relative to @workspace ("." for the
+ *   workspace itself); @path unchanged when it is not inside
+ */
+char *
+tally_tool_relative_path (const char *workspace,
+                          const char *path)
+{
+  gsize n = strlen (workspace);
+
+  if (!path_is_inside (workspace, path))
+    return g_strdup (path);
+
+  if (strcmp (workspace, "/") == 0)
+    return g_strdup (path[1] ? path + 1 : ".");
+
+  if (path[n] == '\0')
+    return g_strdup (".");
+
+  return g_strdup (path + n + 1);
+}
+
+/**
+ * tally_tool_input_get_string:
+ * @input: the tool input
+ * @member: the member name
+ * @required: whether the member must be present
+ * @value: (out) (transfer none): the string, or %NULL when an optional
+ *   member is absent or null
+ * @error: return location for a #GError
+ *
+ * Reads a string member strictly: a number or an object where a string is
+ * expected is an error, not a conversion.
+ *
+ * Returns: %FALSE with %TALLY_TOOL_ERROR_INVALID_INPUT naming @member when
+ *   the member is missing (and @required) or not a string
+ */
+gboolean
+tally_tool_input_get_string (JsonObject   *input,
+                             const char   *member,
+                             gboolean      required,
+                             const char  **value,
+                             GError      **error)
+{
+  JsonNode *node = input ? json_object_get_member (input, member) : NULL;
+
+  *value = NULL;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    {
+      if (!required)
+        return TRUE;
+    }
+  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    {
+      *value = json_node_get_string (node);
+      return TRUE;
+    }
+
+  if (required)
+    g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                 "`%s` is required and must be a string", member);
+  else
+    g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                 "`%s` must be a string when given", member);
+
+  return FALSE;
+}
+
+/**
+ * tally_tool_input_get_uint:
+ * @input: the tool input
+ * @member: the member name of an optional integer
+ * @present: (out): whether the member was given (and not null)
+ * @value: (out): the value, 0 when absent
+ * @error: return location for a #GError
+ *
+ * Reads an optional non-negative integer. A JSON number with a fraction, a
+ * negative number, a string or a boolean is an error.
+ *
+ * Returns: %FALSE with %TALLY_TOOL_ERROR_INVALID_INPUT naming @member
+ */
+gboolean
+tally_tool_input_get_uint (JsonObject  *input,
+                           const char  *member,
+                           gboolean    *present,
+                           guint64     *value,
+                           GError     **error)
+{
+  JsonNode *node = input ? json_object_get_member (input, member) : NULL;
+
+  *present = FALSE;
+  *value = 0;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+
+  if (JSON_NODE_HOLDS_VALUE (node))
+    {
+      GType type = json_node_get_value_type (node);
+
+      if (type == G_TYPE_INT64 && json_node_get_int (node) >= 0)
+        {
+          *present = TRUE;
+          *value = (guint64) json_node_get_int (node);
+          return TRUE;
+        }
+
+      /* 10.0 is an integer as far as JSON Schema is concerned. */
+      if (type == G_TYPE_DOUBLE)
+        {
+          double d = json_node_get_double (node);
+
+          if (d >= 0 && d <= 9007199254740992.0 && d == (double) (guint64) d)
+            {
+              *present = TRUE;
+              *value = (guint64) d;
+              return TRUE;
+            }
+        }
+    }
+
+  g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+               "`%s` must be a non-negative integer when given", member);
+  return FALSE;
+}
+
+/**
+ * tally_tool_format_count:
+ * @n: a count
+ *
+ * Returns: (transfer full): @n with thousands separators, e.g. "1,234"
+ *   (always a comma: the text is for the model, not for the locale)
+ */
+char *
+tally_tool_format_count (guint64 n)
+{
+  char digits[32];
+  GString *out = g_string_new (NULL);
+  gsize len;
+
+  g_snprintf (digits, sizeof digits, "%" G_GUINT64_FORMAT, n);
+  len = strlen (digits);
+
+  for (gsize i = 0; i < len; i++)
+    {
+      if (i > 0 && (len - i) % 3 == 0)
+        g_string_append_c (out, ',');
+      g_string_append_c (out, digits[i]);
+    }
+
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * tally_tool_append_clipped:
+ * @out: the string to append to
+ * @text: text, not necessarily valid UTF-8 nor nul-terminated
+ * @len: length of @text in bytes, or -1 when nul-terminated
+ * @max_chars: the most characters to append; longer text is cut and ends
+ *   with "…"
+ *
+ * Appends @text as valid UTF-8 (invalid bytes become U+FFFD), cut at
+ * @max_chars characters.
+ */
+void
+tally_tool_append_clipped (GString    *out,
+                           const char *text,
+                           gssize      len,
+                           guint       max_chars)
+{
+  g_autofree char *valid = NULL;
+  const char *p;
+  guint n = 0;
+
+  if (len < 0)
+    len = strlen (text);
+
+  if (g_utf8_validate_len (text, len, NULL))
+    {
+      /* Fast path: nothing to repair, only maybe to cut. */
+      if ((gsize) len <= max_chars)
+        {
+          g_string_append_len (out, text, len);
+          return;
+        }
+      valid = g_strndup (text, len);
+    }
+  else
+    valid = g_utf8_make_valid (text, len);
+
+  for (p = valid; *p != '\0' && n < max_chars; p = g_utf8_next_char (p))
+    n++;
+
+  g_string_append_len (out, valid, p - valid);
+  if (*p != '\0')
+    g_string_append (out, "…");
+}
+
+/**
+ * tally_tool_glob_to_regex:
+ * @glob: a glob pattern: `*` (any run of characters except `/`), `?` (one
+ *   character except `/`), `**` (any number of folders, also none, when it
+ *   stands for a whole component: `** /` written without the space), `[abc]`
+ *   and `[!abc]` classes, `{a,b}` alternatives; `\` quotes the next character
+ * @error: return location for a #GError
+ *
+ * Translates @glob into an anchored #GRegex that matches whole
+ * '/'-separated relative paths. GPatternSpec is not used because it lets
+ * `*` cross `/`.
+ *
+ * Returns: (transfer full): the regex, or %NULL with
+ *   %TALLY_TOOL_ERROR_INVALID_INPUT when @glob is malformed
+ */
+GRegex *
+tally_tool_glob_to_regex (const char  *glob,
+                          GError     **error)
+{
+  g_autoptr(GString) re = g_string_new ("^(?:");
+  g_autoptr(GError) local_error = NULL;
+  const char *p = glob;
+  guint braces = 0;
+  GRegex *regex;
+
+  while (p[0] == '.' && p[1] == '/')
+    p += 2;
+
+  while (*p != '\0')
+    {
+      if (p[0] == '*' && p[1] == '*')
+        {
+          gboolean whole_component = (p == glob || p[-1] == '/');
+
+          while (*p == '*')
+            p++;
+
+          if (whole_component && *p == '/')
+            {
+              /* "**" + "/": zero or more whole folders. */
+              g_string_append (re, "(?:[^/]*/)*");
+              p++;
+            }
+          else if (whole_component && *p == '\0')
+            g_string_append (re, ".*");
+          else
+            g_string_append (re, "[^/]*");
+          continue;
+        }
+
+      switch (*p)
+        {
+        case '*':
+          g_string_append (re, "[^/]*");
+          p++;
+          break;
+
+        case '?':
+          g_string_append (re, "[^/]");
+          p++;
+          break;
+
+        case '[':
+          {
+            const char *end = p + 1;
+
+            if (*end == '!' || *end == '^')
+              end++;
+            if (*end == ']')
+              end++;
+            while (*end != '\0' && *end != ']')
+              end++;
+
+            if (*end != ']')
+              {
+                g_string_append (re, "\\[");
+                p++;
+                break;
+              }
+
+            g_string_append_c (re, '[');
+            p++;
+            if (*p == '!' || *p == '^')
+              {
+                g_string_append_c (re, '^');
+                p++;
+              }
+            for (; p < end; p++)
+              {
+                if (*p == '\\' || *p == '[')
+                  g_string_append_c (re, '\\');
+                g_string_append_c (re, *p);
+              }
+            g_string_append_c (re, ']');
+            p = end + 1;
+          }
+          break;
+
+        case '{':
+          braces++;
+          g_string_append (re, "(?:");
+          p++;
+          break;
+
+        case ',':
+          g_string_append (re, braces > 0 ? "|" : ",");
+          p++;
+          break;
+
+        case '}':
+          if (braces == 0)
+            {
+              g_string_append (re, "\\}");
+            }
+          else
+            {
+              braces--;
+              g_string_append_c (re, ')');
+            }
+          p++;
+          break;
+
+        case '\\':
+          p++;
+          if (*p == '\0')
+            break;
+          G_GNUC_FALLTHROUGH;
+
+        default:
+          {
+            const char *next = g_utf8_next_char (p);
+            g_autofree char *escaped = g_regex_escape_string (p, next - p);
+
+            g_string_append (re, escaped);
+            p = next;
+          }
+          break;
+        }
+    }
+
+  if (braces > 0)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "The glob pattern %s has an unclosed `{`", glob);
+      return NULL;
+    }
+
+  g_string_append (re, ")$");
+
+  regex = g_regex_new (re->str, G_REGEX_DOTALL, 0, &local_error);
+  if (regex == NULL)
+    g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                 "The glob pattern %s is not valid: %s", glob, local_error->message);
+
+  return regex;
+}
+
+typedef struct {
+  const char        *workspace;
+  GCancellable      *cancellable;
+  TallyToolWalkFunc  func;
+  gpointer           user_data;
+  gboolean           stopped;
+} Walk;
+
+static int
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
+static gboolean
+walk_dir (Walk        *walk,
+          const char  *dir,
+          const char  *reldir,
+          guint        depth,
+          GError     **error)
+{
+  g_autoptr(GDir) handle = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  const char *name;
+
+  if (g_cancellable_set_error_if_cancelled (walk->cancellable, error))
+    return FALSE;
+
+  /* An unreadable folder is skipped, not fatal: the rest of the tree is
+   * still worth searching. */
+  handle = g_dir_open (dir, 0, NULL);
+  if (handle == NULL)
+    return TRUE;
+
+  names = g_ptr_array_new_with_free_func (g_free);
+  while ((name = g_dir_read_name (handle)) != NULL)
+    {
+      if (strcmp (name, ".git") == 0)
+        continue;
+      g_ptr_array_add (names, g_strdup (name));
+    }
+  g_ptr_array_sort (names, compare_names);
+
+  for (guint i = 0; i < names->len && !walk->stopped; i++)
+    {
+      const char *child_name = g_ptr_array_index (names, i);
+      g_autofree char *child = g_build_filename (dir, child_name, NULL);
+      g_autofree char *relchild = reldir[0] ? g_strconcat (reldir, "/", child_name, NULL)
+                                            : g_strdup (child_name);
+      GStatBuf st;
+
+      if (g_lstat (child, &st) != 0)
+        continue;
+
+      if (S_ISLNK (st.st_mode))
+        {
+          g_autofree char *target = canonicalize (child, NULL);
+
+          /* Links are followed to files only, and only while they stay
+           * inside the workspace; linked folders are not entered, which
+           * also keeps the walk free of cycles. */
+          if (target == NULL || !path_is_inside (walk->workspace, target))
+            continue;
+          if (g_stat (target, &st) != 0 || !S_ISREG (st.st_mode))
+            continue;
+          if (!walk->func (target, relchild, &st, walk->user_data))
+            walk->stopped = TRUE;
+        }
+      else if (S_ISDIR (st.st_mode))
+        {
+          if (depth < MAX_WALK_DEPTH &&
+              !walk_dir (walk, child, relchild, depth + 1, error))
+            return FALSE;
+        }
+      else if (S_ISREG (st.st_mode))
+        {
+          if (!walk->func (child, relchild, &st, walk->user_data))
+            walk->stopped = TRUE;
+        }
+    }
+
+  return TRUE;
+}
+
+/**
+ * tally_tool_walk_files:
+ * @workspace: the canonical workspace folder
+ * @root: a canonical folder (or regular file) inside @workspace
+ * @cancellable: (nullable): checked once per folder
+ * @func: called for every regular file, in name order, folder by folder
+ * @user_data: closure for @func
+ * @error: return location for a #GError
+ *
+ * Walks the files below @root. Folders named `.git` are skipped; symbolic
+ * links are followed only to regular files that resolve inside @workspace,
+ * never into folders. Unreadable folders are skipped.
+ *
+ * Returns: %FALSE only when cancelled (%G_IO_ERROR_CANCELLED)
+ */
+gboolean
+tally_tool_walk_files (const char         *workspace,
+                       const char         *root,
+                       GCancellable       *cancellable,
+                       TallyToolWalkFunc   func,
+                       gpointer            user_data,
+                       GError            **error)
+{
+  Walk walk = { workspace, cancellable, func, user_data, FALSE };
+  GStatBuf st;
+
+  if (g_stat (root, &st) != 0)
+    return TRUE;
+
+  if (S_ISREG (st.st_mode))
+    {
+      g_autofree char *base = g_path_get_basename (root);
+
+      func (root, base, &st, user_data);
+      return TRUE;
+    }
+
+  return walk_dir (&walk, root, "", 0, error);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+/* Helpers shared by the tool implementations under src/core/tools. Not part
+ * of the API the agent uses: include tally-tool.h and tally-tool-registry.h
+ * for that. */
+
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "tally-tool.h"
+
+G_BEGIN_DECLS
+
+/* Input validation (tally-tool.c). */
+gboolean  tally_tool_input_get_string   (JsonObject   *input,
+                                         const char   *member,
+                                         gboolean      required,
+                                         const char  **value,
+                                         GError      **error);
+gboolean  tally_tool_input_get_uint     (JsonObject   *input,
+                                         const char   *member,
+                                         gboolean     *present,
+                                         guint64      *value,
+                                         GError      **error);
+
+/* Text helpers (tally-tool.c). */
+char     *tally_tool_format_count       (guint64       n);
+void      tally_tool_append_clipped     (GString      *out,
+                                         const char   *text,
+                                         gssize        len,
+                                         guint         max_chars);
+
+/* Workspace paths and file walks (tally-tool.c). */
+char     *tally_tool_resolve_inside     (const TallyToolContext *context,
+                                         const char             *member,
+                                         const char             *path,
+                                         GError                **error);
+char     *tally_tool_relative_path      (const char   *workspace,
+                                         const char   *path);
+GRegex   *tally_tool_glob_to_regex      (const char   *glob,
+                                         GError      **error);
+
+/**
+ * TallyToolWalkFunc:
+ * @path: absolute path of a regular file (symlinks already resolved and
+ *   known to stay inside the workspace)
+ * @relpath: @path relative to the walk's root folder, '/'-separated
+ * @st: the file's stat (of the target for a symlink)
+ * @user_data: closure
+ *
+ * Called once per regular file by tally_tool_walk_files().
+ *
+ * Returns: %FALSE to stop the walk early
+ */
+typedef gboolean (*TallyToolWalkFunc) (const char    *path,
+                                       const char    *relpath,
+                                       const GStatBuf *st,
+                                       gpointer       user_data);
+
+gboolean  tally_tool_walk_files         (const char        *workspace,
+                                         const char        *root,
+                                         GCancellable      *cancellable,
+                                         TallyToolWalkFunc  func,
+                                         gpointer           user_data,
+                                         GError           **error);
+
+/* Read-only SQLite access (tally-tool-query-database.c). */
+typedef struct _TallyToolDatabase TallyToolDatabase;
+
+TallyToolDatabase *tally_tool_database_open     (const TallyToolContext *context,
+                                                 GCancellable           *cancellable,
+                                                 GError                **error);
+sqlite3           *tally_tool_database_get_db   (TallyToolDatabase      *database);
+sqlite3_stmt      *tally_tool_database_prepare  (TallyToolDatabase      *database,
+                                                 const char             *sql,
+                                                 GError                **error);
+gboolean           tally_tool_database_set_step_error (TallyToolDatabase *database,
+                                                       int                rc,
+                                                       GError           **error);
+void               tally_tool_database_free     (TallyToolDatabase      *database);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyToolDatabase, tally_tool_database_free)
+
+G_END_DECLS
