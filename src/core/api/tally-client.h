@@ -29,9 +29,17 @@ G_DECLARE_FINAL_TYPE (TallyClient, tally_client, TALLY, CLIENT, GObject)
 TallyClient *tally_client_new                (const char          *base_url,
                                               const char          *api_key);
 const char  *tally_client_get_base_url       (TallyClient         *self);
+void         tally_client_set_api_key        (TallyClient         *self,
+                                              const char          *api_key);
+const char  *tally_client_get_api_version    (TallyClient         *self);
+void         tally_client_set_api_version    (TallyClient         *self,
+                                              const char          *api_version);
 void         tally_client_set_idle_timeout   (TallyClient         *self,
                                               guint                seconds);
 guint        tally_client_get_idle_timeout   (TallyClient         *self);
+void         tally_client_set_idle_timeout_ms (TallyClient        *self,
+                                              guint                milliseconds);
+guint        tally_client_get_idle_timeout_ms (TallyClient        *self);
 void         tally_client_set_max_retries    (TallyClient         *self,
                                               guint                max_retries);
 guint        tally_client_get_max_retries    (TallyClient         *self);
