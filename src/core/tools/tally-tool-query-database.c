@@ -40,6 +40,12 @@ struct _TallyToolQueryDatabase
 
 G_DEFINE_FINAL_TYPE (TallyToolQueryDatabase, tally_tool_query_database, TALLY_TYPE_TOOL)
 
+/**
+ * TallyToolDatabase:
+ *
+ * A read-only connection to the analyst's database for the length of one
+ * tool run (see tally_tool_database_open()). Used from one thread only.
+ */
 struct _TallyToolDatabase
 {
   sqlite3      *db;
