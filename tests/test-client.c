@@ -639,6 +639,38 @@ test_retry_after_out_of_range (void)
 }
 
 static void
+test_retry_after_http_date (void)
+{
+  g_autoptr (TallyTestMock) mock = NULL;
+  g_autoptr (TallyClient) client = NULL;
+  g_autoptr (Run) run = NULL;
+  g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
+  g_autoptr (GDateTime) later = g_date_time_add_seconds (now, 2);
+  g_autofree char *date = soup_date_time_to_string (later, SOUP_DATE_HTTP);
+  g_autofree char *scenario = NULL;
+  guint delay;
+
+  /* An HTTP-date two seconds ahead, at one-second resolution: the wait is
+   * between one and two seconds. */
+  scenario = g_strdup_printf ("{\"responses\":["
+                              "{\"status\":503,\"headers\":{\"retry-after\":\"%s\"},"
+                              " \"error\":{\"type\":\"api_error\",\"message\":\"Unavailable\"}},"
+                              "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"back\"}],"
+                              " \"stop_reason\":\"end_turn\"}}]}", date);
+  mock = mock_start (scenario);
+  client = client_for (mock);
+  run = run_new (client);
+  run_stream (run, REQUEST_BODY);
+
+  g_assert_no_error (run->error);
+  g_assert_cmpuint (run->retries->len, ==, 1);
+  assert_retry (run, 0, 2, 503, "api_error");
+  delay = g_array_index (run->retries, RetryRecord, 0).delay_ms;
+  g_assert_cmpuint (delay, >, 900);
+  g_assert_cmpuint (delay, <=, 2000);
+}
+
+static void
 test_should_retry_false (void)
 {
   g_autoptr (TallyTestMock) mock = NULL;
@@ -1350,6 +1382,7 @@ main (int    argc,
   g_test_add_func ("/tally/client/retry/529-twice", test_retry_529_twice);
   g_test_add_func ("/tally/client/retry/retry-after-ms", test_retry_after_ms);
   g_test_add_func ("/tally/client/retry/retry-after-out-of-range", test_retry_after_out_of_range);
+  g_test_add_func ("/tally/client/retry/retry-after-http-date", test_retry_after_http_date);
   g_test_add_func ("/tally/client/retry/should-retry-false", test_should_retry_false);
   g_test_add_func ("/tally/client/retry/should-retry-true", test_should_retry_true);
   g_test_add_func ("/tally/client/retry/overloaded-event-before-content", test_overloaded_event_before_content);

@@ -275,13 +275,15 @@ backoff_ms (guint retries_done)
 /* Builds the error of a non-2xx answer from its (possibly truncated)
  * body: the API's JSON error body when it is one (reference §5.1),
  * otherwise an error naming the status. Sets @error_type to the API's
- * `error.type`, or to the canonical type of the mapped code. */
+ * `error.type`, or to the canonical type of the mapped code, and
+ * @request_id to the body's `request_id` when it has one. */
 static GError *
 error_from_response (guint         status,
                      const char   *reason,
                      const guint8 *data,
                      gsize         len,
-                     char        **error_type)
+                     char        **error_type,
+                     char        **request_id)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   const char *type = NULL;
@@ -297,6 +299,11 @@ error_from_response (guint         status,
         {
           JsonObject *object = json_node_get_object (root);
           JsonNode *error_node = json_object_get_member (object, "error");
+          JsonNode *id_node = json_object_get_member (object, "request_id");
+
+          if (id_node != NULL && JSON_NODE_HOLDS_VALUE (id_node) &&
+              json_node_get_value_type (id_node) == G_TYPE_STRING)
+            *request_id = g_strdup (json_node_get_string (id_node));
 
           if (error_node != NULL && JSON_NODE_HOLDS_OBJECT (error_node))
             {
@@ -617,13 +624,18 @@ http_failed (GTask *task)
   SoupMessageHeaders *headers = soup_message_get_response_headers (req->message);
   const char *should_retry;
   g_autofree char *type = NULL;
+  g_autofree char *body_request_id = NULL;
   gboolean retryable;
   GError *error;
 
   error = error_from_response (req->status,
                                soup_message_get_reason_phrase (req->message),
                                req->collected->data, req->collected->len,
-                               &type);
+                               &type, &body_request_id);
+
+  /* The header is the primary source; a proxy may have dropped it. */
+  if (req->request_id == NULL)
+    req->request_id = g_steal_pointer (&body_request_id);
 
   retryable = status_is_retryable (req->status);
   should_retry = soup_message_headers_get_one (headers, "x-should-retry");
