@@ -124,7 +124,9 @@ struct _Sender {
   guint              idle_id;
   GSource           *watch;
   gulong             finished_id;
+  gulong             wrote_headers_id;
   gulong             wrote_chunk_id;
+  gboolean           headers_written;
   gboolean           cutting;
 };
 
@@ -1954,6 +1956,7 @@ sender_free (Sender *sender)
       g_clear_pointer (&sender->watch, g_source_unref);
     }
   g_clear_signal_handler (&sender->finished_id, sender->msg);
+  g_clear_signal_handler (&sender->wrote_headers_id, sender->msg);
   g_clear_signal_handler (&sender->wrote_chunk_id, sender->msg);
   sender->mock->senders = g_list_remove (sender->mock->senders, sender);
   g_clear_object (&sender->msg);
@@ -2005,17 +2008,31 @@ sender_cut_idle_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Cuts once the headers and every byte before the cut point are on the
+ * wire; from an idle, never from inside libsoup's write loop. */
+static void
+sender_maybe_cut (Sender *sender)
+{
+  if (sender->end == SENDER_END_CUT && sender->headers_written &&
+      sender->offset == sender->limit && sender->n_written == sender->n_appended &&
+      sender->idle_id == 0 && !sender->cutting)
+    sender->idle_id = g_idle_add (sender_cut_idle_cb, sender);
+}
+
+static void
+sender_wrote_headers_cb (SoupServerMessage *msg,
+                         Sender            *sender)
+{
+  sender->headers_written = TRUE;
+  sender_maybe_cut (sender);
+}
+
 static void
 sender_wrote_chunk_cb (SoupServerMessage *msg,
                        Sender            *sender)
 {
   sender->n_written++;
-
-  /* Cut only once every byte before the cut point is on the wire; not
-   * from inside libsoup's write loop. */
-  if (sender->end == SENDER_END_CUT && sender->offset == sender->limit &&
-      sender->n_written == sender->n_appended && sender->idle_id == 0)
-    sender->idle_id = g_idle_add (sender_cut_idle_cb, sender);
+  sender_maybe_cut (sender);
 }
 
 static gboolean
@@ -2117,8 +2134,7 @@ sender_pump (Sender   *sender,
           break;
 
         case SENDER_END_CUT:
-          if (sender->n_written == sender->n_appended && sender->idle_id == 0)
-            sender->idle_id = g_idle_add (sender_cut_idle_cb, sender);
+          sender_maybe_cut (sender);
           break;
 
         case SENDER_END_STALL:
@@ -2191,6 +2207,7 @@ sender_start (MockServer        *mock,
                                        SOUP_ENCODING_CHUNKED);
 
   sender->finished_id = g_signal_connect (msg, "finished", G_CALLBACK (sender_finished_cb), sender);
+  sender->wrote_headers_id = g_signal_connect (msg, "wrote-headers", G_CALLBACK (sender_wrote_headers_cb), sender);
   sender->wrote_chunk_id = g_signal_connect (msg, "wrote-chunk", G_CALLBACK (sender_wrote_chunk_cb), sender);
   mock->senders = g_list_prepend (mock->senders, sender);
 
