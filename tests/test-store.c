@@ -1380,6 +1380,7 @@ test_write_failure (void)
   for (gint64 seq = 2; seq <= 20; seq++)
     append (store, ev_text_delta ("full", seq, "t", "before"), lines);
   flush_ok (store);
+  g_assert_null (tally_store_dup_write_error (store));
 
   /* No room to grow */
   g_assert_true (tally_store_set_max_page_count_for_testing (store, 1, &pages, &error));
@@ -1397,11 +1398,15 @@ test_write_failure (void)
   g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_FULL);
   g_clear_error (&error);
   g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM events"), ==, 20);
+  error = tally_store_dup_write_error (store);
+  g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_FULL);
+  g_clear_error (&error);
 
   /* Room again: the kept events are written by the next flush */
   g_assert_true (tally_store_set_max_page_count_for_testing (store, 1073741823, &pages, &error));
   g_assert_no_error (error);
   flush_ok (store);
+  g_assert_null (tally_store_dup_write_error (store));
 
   stored = tally_store_load_event_lines (store, "full", &error);
   g_assert_no_error (error);

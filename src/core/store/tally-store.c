@@ -45,6 +45,11 @@
 #define MIN_PREFIX_CHARS  4
 #define MAX_SEARCH_HITS   100
 
+/**
+ * tally_store_error_quark:
+ *
+ * Returns: the #GQuark of %TALLY_STORE_ERROR
+ */
 G_DEFINE_QUARK (tally-store-error-quark, tally_store_error)
 
 /* {{{ Boxed records */
@@ -344,6 +349,7 @@ typedef struct {
   GMutex           lock;
   TallyStore      *store;     /* not a reference; cleared in dispose */
   GMainContext    *context;
+  GError          *failure;   /* while queued data waits for a retry */
 } SignalTarget;
 
 static SignalTarget *
@@ -359,6 +365,7 @@ signal_target_unref (SignalTarget *target)
   if (!g_atomic_ref_count_dec (&target->ref_count))
     return;
   g_mutex_clear (&target->lock);
+  g_clear_error (&target->failure);
   g_main_context_unref (target->context);
   g_free (target);
 }
@@ -401,6 +408,18 @@ report_dispatch_cb (gpointer data)
 /* Always deferred to an idle of the store's main context, also when called
  * on that context's thread, so the signal never runs inside the caller's
  * append. @error is copied. */
+/* The failure tally_store_dup_write_error() tells; %NULL clears it */
+static void
+signal_target_set_failure (SignalTarget *target,
+                           const GError *error)
+{
+  g_mutex_lock (&target->lock);
+  g_clear_error (&target->failure);
+  if (error != NULL)
+    target->failure = g_error_copy (error);
+  g_mutex_unlock (&target->lock);
+}
+
 static void
 signal_target_report (SignalTarget *target,
                       const GError *error)
@@ -1112,6 +1131,8 @@ writer_after_success (Writer *w)
     if (((TurnText *)value)->finished)
       g_hash_table_iter_remove (&iter);
 
+  if (w->failure != NULL)
+    signal_target_set_failure (w->target, NULL);
   g_clear_error (&w->failure);
 
   for (guint i = 0; i < w->pending->len; i++)
@@ -1146,6 +1167,7 @@ writer_after_failure (Writer *w,
 
   g_message ("%s (the queued data is kept and will be written later)", error->message);
   signal_target_report (w->target, error);
+  signal_target_set_failure (w->target, error);
 
   g_clear_error (&w->failure);
   w->failure = error;
@@ -1264,6 +1286,20 @@ writer_thread_func (gpointer data)
 /* }}} */
 /* {{{ TallyStore */
 
+/**
+ * TallyStore:
+ *
+ * The session store (DESIGN "Storage"): one SQLite file holding every
+ * session's event log (append-only, one JSON line per event, `seq`
+ * increasing), its API conversation block by block, permission rules and
+ * plans, with a full-text index over titles, prompts and assistant text.
+ *
+ * Writes (tally_store_append_event(), tally_store_save_message()) return at
+ * once and are committed by a writer thread within about 25 ms; failures
+ * arrive through #TallyStore::write-failed and tally_store_flush(). Reads
+ * run in the calling thread, or in a worker thread through the `_async`
+ * variants, on a separate read-only connection.
+ */
 struct _TallyStore
 {
   GObject       parent_instance;
@@ -1741,6 +1777,34 @@ tally_store_get_path (TallyStore *self)
   g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
 
   return self->path;
+}
+
+/**
+ * tally_store_dup_write_error:
+ * @self: a #TallyStore
+ *
+ * The failure that keeps queued data from being written, as last reported
+ * by #TallyStore::write-failed, for a UI that shows the state later (an
+ * info bar after a window opens). It is cleared by the next successful
+ * commit. Refused items (%TALLY_STORE_ERROR_INVALID) and the refusals of a
+ * read-only store are not kept here (see tally_store_is_read_only()).
+ *
+ * Returns: (transfer full) (nullable): a copy of the failure, or %NULL
+ *   when nothing is waiting to be written
+ */
+GError *
+tally_store_dup_write_error (TallyStore *self)
+{
+  GError *error = NULL;
+
+  g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
+
+  g_mutex_lock (&self->target->lock);
+  if (self->target->failure != NULL)
+    error = g_error_copy (self->target->failure);
+  g_mutex_unlock (&self->target->lock);
+
+  return error;
 }
 
 /**

@@ -127,6 +127,7 @@ TallyStore   *tally_store_open                (const char          *path,
 const char   *tally_store_get_path            (TallyStore          *self);
 gboolean      tally_store_is_read_only        (TallyStore          *self);
 const char   *tally_store_get_read_only_reason (TallyStore         *self);
+GError       *tally_store_dup_write_error     (TallyStore          *self);
 
 /* Writes: queued to the writer thread, in order */
 gboolean      tally_store_append_event        (TallyStore          *self,
