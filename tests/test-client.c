@@ -58,6 +58,7 @@ typedef struct {
   /* Cancel after this many ms (0: never) or once this much text arrived */
   guint               cancel_after_ms;
   gsize               cancel_after_text;
+  gboolean            cancel_synchronously;
 } Run;
 
 static void
@@ -127,8 +128,12 @@ text_delta_cb (TallyMessageStream *stream,
   if (run->cancel_after_text > 0 && run->text->len >= run->cancel_after_text)
     {
       run->cancel_after_text = 0;
-      /* From an idle, as a Stop button would: not inside the emission. */
-      g_idle_add (cancel_now_cb, run);
+      /* From an idle, as a Stop button would, or right inside the
+       * emission, as an agent reacting to a delta might. */
+      if (run->cancel_synchronously)
+        g_cancellable_cancel (run->cancellable);
+      else
+        g_idle_add (cancel_now_cb, run);
     }
 }
 
@@ -1144,6 +1149,46 @@ test_cancel_mid_stream (void)
 }
 
 static void
+test_cancel_inside_handler (void)
+{
+  g_autoptr (TallyTestMock) mock = NULL;
+  g_autoptr (TallyClient) client = NULL;
+  g_autoptr (Run) run = NULL;
+
+  /* The cancel lands while the client is feeding the piece that carried
+   * the delta. */
+  mock = mock_start ("{\"responses\":["
+                     "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":"
+                     "\"One two three four five six seven eight nine ten eleven twelve\"}],"
+                     " \"stop_reason\":\"end_turn\",\"chunk\":4},"
+                     " \"drip_ms\":5,\"drip_bytes\":64}]}");
+  client = client_for (mock);
+  run = run_new (client);
+  run->cancel_after_text = 4;
+  run->cancel_synchronously = TRUE;
+  run_stream (run, REQUEST_BODY);
+
+  g_assert_error (run->error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_false (tally_message_stream_is_complete (run->stream));
+  g_assert_cmpuint (run->attempts->len, ==, 1);
+  g_assert_error (g_array_index (run->attempts, AttemptRecord, 0).error,
+                  G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+  /* The client is still usable afterwards, with a new cancellable. */
+  {
+    g_autoptr (TallyTestMock) mock2 = mock_start ("{\"responses\":[{\"message\":{"
+                                                  "\"content\":[{\"type\":\"text\",\"text\":\"again\"}],"
+                                                  "\"stop_reason\":\"end_turn\"}}]}");
+    g_autoptr (TallyClient) client2 = client_for (mock2);
+    g_autoptr (Run) run2 = run_new (client2);
+
+    run_stream (run2, REQUEST_BODY);
+    g_assert_no_error (run2->error);
+    g_assert_cmpstr (run2->text->str, ==, "again");
+  }
+}
+
+static void
 test_cancel_during_backoff (void)
 {
   g_autoptr (TallyTestMock) mock = NULL;
@@ -1414,6 +1459,7 @@ main (int    argc,
   g_test_add_func ("/tally/client/cancel/before-start", test_cancel_before_start);
   g_test_add_func ("/tally/client/cancel/before-headers", test_cancel_before_headers);
   g_test_add_func ("/tally/client/cancel/mid-stream", test_cancel_mid_stream);
+  g_test_add_func ("/tally/client/cancel/inside-handler", test_cancel_inside_handler);
   g_test_add_func ("/tally/client/cancel/during-backoff", test_cancel_during_backoff);
   g_test_add_func ("/tally/client/list-models", test_list_models);
   g_test_add_func ("/tally/client/list-models-error", test_list_models_error);

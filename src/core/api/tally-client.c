@@ -422,16 +422,57 @@ chain_cancelled_cb (GCancellable *cancellable,
   g_cancellable_cancel (G_CANCELLABLE (user_data));
 }
 
+typedef struct {
+  GCancellable *cancellable;
+  gulong        handler_id;
+} Disconnect;
+
+static gboolean
+disconnect_idle_cb (gpointer user_data)
+{
+  Disconnect *disconnect = user_data;
+
+  g_cancellable_disconnect (disconnect->cancellable, disconnect->handler_id);
+  g_object_unref (disconnect->cancellable);
+  g_free (disconnect);
+
+  return G_SOURCE_REMOVE;
+}
+
+static void
+chain_disconnect (Request *req)
+{
+  if (req->chain_id == 0)
+    return;
+
+  if (g_cancellable_is_cancelled (req->cancellable))
+    {
+      /* We may be running inside the caller's "cancelled" emission (a
+       * completion that libsoup reported synchronously), where
+       * g_cancellable_disconnect() would deadlock; do it once that is over. */
+      Disconnect *disconnect = g_new0 (Disconnect, 1);
+      GSource *source = g_idle_source_new ();
+
+      disconnect->cancellable = g_object_ref (req->cancellable);
+      disconnect->handler_id = req->chain_id;
+      g_source_set_static_name (source, "[tally] cancellable disconnect");
+      g_source_set_callback (source, disconnect_idle_cb, disconnect, NULL);
+      g_source_attach (source, req->context);
+      g_source_unref (source);
+    }
+  else
+    {
+      g_cancellable_disconnect (req->cancellable, req->chain_id);
+    }
+
+  req->chain_id = 0;
+}
+
 static void
 end_attempt (Request *req)
 {
   source_clear (&req->watchdog);
-
-  if (req->chain_id != 0)
-    {
-      g_cancellable_disconnect (req->cancellable, req->chain_id);
-      req->chain_id = 0;
-    }
+  chain_disconnect (req);
 
   if (req->message != NULL)
     g_signal_handlers_disconnect_by_data (req->message, req);
@@ -1509,7 +1550,9 @@ tally_client_stream_async (TallyClient         *self,
  * stop reason, usage) is read from the #TallyMessageStream, also after a
  * failure, when it holds what arrived before the failure.
  *
- * Errors: %G_IO_ERROR_CANCELLED when cancelled; %G_IO_ERROR_INVALID_ARGUMENT
+ * Errors: %G_IO_ERROR_CANCELLED when cancelled before the body ended (even
+ * if `message_stop` had just been applied: tally_message_stream_is_complete()
+ * tells); %G_IO_ERROR_INVALID_ARGUMENT
  * for a base URL that is not http(s); otherwise %TALLY_API_ERROR: the code
  * mapped from the HTTP error (message = the API's `error.message`, or one
  * naming the status when the body is not an API error), the stream's own
