@@ -84,7 +84,8 @@ typedef struct {
   guint               max_retries;
   guint               idle_timeout_ms;
 
-  /* The current attempt; everything here is reset by end_attempt(). */
+  /* The current attempt: start_attempt() resets these fields and
+   * end_attempt() releases its resources. */
   guint               attempt;
   GCancellable       *attempt_cancellable;
   gulong              chain_id;
@@ -116,7 +117,7 @@ request_free (gpointer data)
   Request *req = data;
 
   /* Every attempt has ended and every source is gone before the task is
-   * finalized; these are only safety nets. */
+   * finalized; the attempt fields are cleared here only as a safety net. */
   g_assert (req->watchdog == NULL);
   g_assert (req->backoff == NULL);
   g_assert (req->backoff_cancel == NULL);
