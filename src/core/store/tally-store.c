@@ -539,6 +539,7 @@ typedef struct {
   GError       *failure;        /* set while queued data cannot be written */
   gint64        failed_at;      /* monotonic µs of the failure */
   GError       *rejected;       /* the first item refused since the last flush */
+  gboolean      batch_flush;    /* the open batch holds a flush (or quit) */
   sqlite3_stmt *stmts[N_STMTS];
 } Writer;
 
@@ -1034,61 +1035,77 @@ writer_index_open_turns (Writer  *w,
 }
 
 static gboolean
-writer_write_batch (Writer  *w,
-                    GError **error)
+writer_begin (Writer  *w,
+              GError **error)
 {
-  gboolean flush = FALSE;
+  g_hash_table_remove_all (w->touched);
+  w->batch_flush = FALSE;
+  return tally_store_exec (w->db, w->path, "BEGIN IMMEDIATE", error);
+}
+
+static void
+writer_rollback (Writer *w)
+{
+  sqlite3_exec (w->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Applies one item inside the open transaction. Returns FALSE when the
+ * batch must be rolled back (@error set); an item refused on its own
+ * merits keeps its error in item->error and the batch goes on. */
+static gboolean
+writer_apply (Writer  *w,
+              Item    *item,
+              GError **error)
+{
+  Apply result;
+
+  g_clear_error (&item->error);
+  switch (item->kind)
+    {
+    case ITEM_EVENT:
+      result = writer_apply_event (w, item, &item->error);
+      break;
+    case ITEM_MESSAGE:
+    case ITEM_TRUNCATE:
+      result = writer_apply_message (w, item, &item->error);
+      break;
+    case ITEM_FLUSH:
+    case ITEM_QUIT:
+      w->batch_flush = TRUE;
+      result = APPLY_OK;
+      break;
+    case ITEM_PLAN:
+    case ITEM_RENAME:
+    case ITEM_DELETE:
+    case ITEM_ADD_RULE:
+    case ITEM_REMOVE_RULE:
+      result = writer_apply_operation (w, item, &item->error);
+      break;
+    case ITEM_HOOK_MAX_PAGES:
+    default:
+      g_assert_not_reached ();
+    }
+
+  if (result == APPLY_FAILED)
+    {
+      g_propagate_error (error, g_steal_pointer (&item->error));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Ends the batch: the search text of running turns on a flush, the
+ * sessions' `updated_us`, then COMMIT. Rolls back on failure. */
+static gboolean
+writer_finish (Writer  *w,
+               GError **error)
+{
   GHashTableIter iter;
   gpointer key, value;
 
-  g_hash_table_remove_all (w->touched);
-
-  if (!tally_store_exec (w->db, w->path, "BEGIN IMMEDIATE", error))
-    return FALSE;
-
-  for (guint i = 0; i < w->pending->len; i++)
+  if (w->batch_flush && writer_index_open_turns (w, error) != APPLY_OK)
     {
-      Item *item = g_ptr_array_index (w->pending, i);
-      Apply result;
-
-      g_clear_error (&item->error);
-      switch (item->kind)
-        {
-        case ITEM_EVENT:
-          result = writer_apply_event (w, item, &item->error);
-          break;
-        case ITEM_MESSAGE:
-        case ITEM_TRUNCATE:
-          result = writer_apply_message (w, item, &item->error);
-          break;
-        case ITEM_FLUSH:
-        case ITEM_QUIT:
-          flush = TRUE;
-          result = APPLY_OK;
-          break;
-        case ITEM_PLAN:
-        case ITEM_RENAME:
-        case ITEM_DELETE:
-        case ITEM_ADD_RULE:
-        case ITEM_REMOVE_RULE:
-          result = writer_apply_operation (w, item, &item->error);
-          break;
-        case ITEM_HOOK_MAX_PAGES:
-        default:
-          g_assert_not_reached ();
-        }
-
-      if (result == APPLY_FAILED)
-        {
-          g_propagate_error (error, g_steal_pointer (&item->error));
-          sqlite3_exec (w->db, "ROLLBACK", NULL, NULL, NULL);
-          return FALSE;
-        }
-    }
-
-  if (flush && writer_index_open_turns (w, error) != APPLY_OK)
-    {
-      sqlite3_exec (w->db, "ROLLBACK", NULL, NULL, NULL);
+      writer_rollback (w);
       return FALSE;
     }
 
@@ -1099,25 +1116,43 @@ writer_write_batch (Writer  *w,
 
       if (stmt == NULL)
         {
-          sqlite3_exec (w->db, "ROLLBACK", NULL, NULL, NULL);
+          writer_rollback (w);
           return FALSE;
         }
       BIND_TEXT (stmt, 1, key);
       sqlite3_bind_int64 (stmt, 2, *(gint64 *)value);
       if (writer_run (w, stmt, "write to", error) != APPLY_OK)
         {
-          sqlite3_exec (w->db, "ROLLBACK", NULL, NULL, NULL);
+          writer_rollback (w);
           return FALSE;
         }
     }
 
   if (!tally_store_exec (w->db, w->path, "COMMIT", error))
     {
-      sqlite3_exec (w->db, "ROLLBACK", NULL, NULL, NULL);
+      writer_rollback (w);
       return FALSE;
     }
 
   return TRUE;
+}
+
+/* Writes everything pending as one transaction (a retry after a failure) */
+static gboolean
+writer_write_pending (Writer  *w,
+                      GError **error)
+{
+  if (!writer_begin (w, error))
+    return FALSE;
+
+  for (guint i = 0; i < w->pending->len; i++)
+    if (!writer_apply (w, g_ptr_array_index (w->pending, i), error))
+      {
+        writer_rollback (w);
+        return FALSE;
+      }
+
+  return writer_finish (w, error);
 }
 
 static void
@@ -1214,24 +1249,52 @@ writer_run_hook (Writer *w,
   item_free (item);
 }
 
-/* Takes one item from the queue; returns TRUE when it ends the batch */
-static gboolean
-writer_take (Writer   *w,
-             Item     *item,
-             gboolean *quit)
+/* The next item, waiting until @deadline (monotonic µs; 0 waits without
+ * limit). Test hooks are run here, between items, and never returned. */
+static Item *
+writer_pop (Writer *w,
+            gint64  deadline)
 {
-  if (item->kind == ITEM_HOOK_MAX_PAGES)
+  for (;;)
     {
-      writer_run_hook (w, item);
-      return FALSE;
-    }
+      Item *item;
 
-  if (item->kind == ITEM_QUIT)
-    *quit = TRUE;
-  g_ptr_array_add (w->pending, item);
+      if (deadline == 0)
+        item = g_async_queue_pop (w->queue);
+      else
+        {
+          gint64 remaining = deadline - g_get_monotonic_time ();
+
+          if (remaining <= 0)
+            return NULL;
+          item = g_async_queue_timeout_pop (w->queue, remaining);
+          if (item == NULL)
+            return NULL;
+        }
+
+      if (item->kind != ITEM_HOOK_MAX_PAGES)
+        return item;
+      writer_run_hook (w, item);
+    }
+}
+
+static gboolean
+item_ends_batch (const Item *item)
+{
   return !item_is_data (item);
 }
 
+/*
+ * Normally a batch opens a transaction when its first item arrives and
+ * applies every item as it is taken, so that at the end of the window only
+ * the COMMIT is left: the commit lands about BATCH_WINDOW_US after the
+ * first item. An operation or a flush ends the window early.
+ *
+ * After a failure the kept items are not tried again one by one: new items
+ * are gathered until a flush or an operation asks for a retry, or
+ * RETRY_INTERVAL_US has passed, and then everything is written as one
+ * transaction.
+ */
 static gpointer
 writer_thread_func (gpointer data)
 {
@@ -1240,36 +1303,53 @@ writer_thread_func (gpointer data)
 
   while (!quit)
     {
-      gboolean end_batch = FALSE;
-      gint64 deadline;
       GError *error = NULL;
+      gboolean ok;
+      Item *item;
 
-      if (w->failure == NULL)
+      if (w->failure != NULL)
         {
+          gint64 deadline = MAX (w->failed_at + RETRY_INTERVAL_US, 1);
+
+          while ((item = writer_pop (w, deadline)) != NULL)
+            {
+              quit = quit || item->kind == ITEM_QUIT;
+              g_ptr_array_add (w->pending, item);
+              if (item_ends_batch (item))
+                break;
+            }
           if (w->pending->len == 0)
-            end_batch = writer_take (w, g_async_queue_pop (w->queue), &quit);
-          deadline = g_get_monotonic_time () + BATCH_WINDOW_US;
+            continue;
+          ok = writer_write_pending (w, &error);
         }
       else
-        deadline = w->failed_at + RETRY_INTERVAL_US;
-
-      while (!end_batch)
         {
-          gint64 remaining = deadline - g_get_monotonic_time ();
-          Item *item;
+          gboolean began;
+          gint64 deadline;
 
-          if (remaining <= 0)
-            break;
-          item = g_async_queue_timeout_pop (w->queue, remaining);
-          if (item == NULL)
-            break;
-          end_batch = writer_take (w, item, &quit);
+          g_assert (w->pending->len == 0);
+          item = writer_pop (w, 0);
+          deadline = g_get_monotonic_time () + BATCH_WINDOW_US;
+          ok = began = writer_begin (w, &error);
+
+          while (item != NULL)
+            {
+              quit = quit || item->kind == ITEM_QUIT;
+              g_ptr_array_add (w->pending, item);
+              if (ok)
+                ok = writer_apply (w, item, &error);
+              if (!ok || item_ends_batch (item))
+                break;
+              item = writer_pop (w, deadline);
+            }
+
+          if (ok)
+            ok = writer_finish (w, &error);
+          else if (began)
+            writer_rollback (w);
         }
 
-      if (w->pending->len == 0)
-        continue;
-
-      if (writer_write_batch (w, &error))
+      if (ok)
         writer_after_success (w);
       else
         writer_after_failure (w, error);
