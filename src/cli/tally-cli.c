@@ -22,6 +22,8 @@
 #include "tally-event.h"
 #include "tally-model-table.h"
 #include "tally-pricing.h"
+#include "tally-session.h"
+#include "tally-store.h"
 #include "tally-tool-registry.h"
 
 #define EXIT_DONE      0
@@ -56,6 +58,9 @@ static char *opt_resume;
 static char *opt_replay;
 static gboolean opt_json;
 static gboolean opt_list;
+static char *opt_search;
+static char *opt_export;
+static char *opt_format;
 static gboolean opt_list_models;
 static gboolean opt_version;
 static double opt_idle_timeout = -1;
@@ -106,6 +111,12 @@ static const GOptionEntry entries[] = {
     N_("Print a saved session's events (offline)"), N_("SESSION_ID") },
   { "list", 0, 0, G_OPTION_ARG_NONE, &opt_list,
     N_("List saved sessions"), NULL },
+  { "search", 0, 0, G_OPTION_ARG_STRING, &opt_search,
+    N_("Search saved sessions' titles and transcripts"), N_("TEXT") },
+  { "export", 0, 0, G_OPTION_ARG_STRING, &opt_export,
+    N_("Write a saved session to stdout (see --format)"), N_("SESSION_ID") },
+  { "format", 0, 0, G_OPTION_ARG_STRING, &opt_format,
+    N_("Export format: md (the conversation) or jsonl (its event log)"), N_("md|jsonl") },
   { "list-models", 0, 0, G_OPTION_ARG_NONE, &opt_list_models,
     N_("List the models the API offers"), NULL },
   { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json,
@@ -352,7 +363,7 @@ send_done_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   TallyTurnStatus status;
 
-  status = tally_agent_send_finish (TALLY_AGENT (object), result, &error);
+  status = tally_session_send_finish (TALLY_SESSION (object), result, &error);
   switch (status)
     {
     case TALLY_TURN_DONE:
@@ -476,6 +487,172 @@ list_models_cb (GObject      *object,
   g_main_loop_quit (cli->loop);
 }
 
+static TallyStore *
+open_store (gboolean required)
+{
+  g_autofree char *path = opt_store != NULL ? g_strdup (opt_store) : tally_store_get_default_path ();
+  g_autoptr(GError) error = NULL;
+  TallyStore *store;
+
+  store = tally_store_open (path, &error);
+  if (store == NULL)
+    {
+      if (required)
+        g_printerr (_("tally-cli: cannot open the session store %s: %s\n"), path, error->message);
+      else
+        g_printerr (_("tally-cli: warning: the session store %s cannot be opened (%s); "
+                      "this session will not be saved\n"), path, error->message);
+      return NULL;
+    }
+
+  if (tally_store_is_read_only (store))
+    g_printerr ("tally-cli: %s\n", tally_store_get_read_only_reason (store));
+
+  return store;
+}
+
+static char *
+format_created (gint64 created_us)
+{
+  g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc (created_us / G_USEC_PER_SEC);
+
+  if (dt == NULL)
+    return g_strdup ("-");
+  return g_date_time_format (dt, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+static void
+print_session_line (TallySessionInfo *info,
+                    gboolean          with_snippet)
+{
+  g_autofree char *created = format_created (info->created_us);
+  g_autofree char *cost = tally_session_info_has_cost (info)
+    ? g_strdup_printf ("%.4f", info->cost_usd) : g_strdup ("-");
+  g_autofree char *title = g_strdup (info->title != NULL ? info->title : "");
+
+  /* Titles come from prompts: keep each session on one line. */
+  g_strdelimit (title, "\t\n\r", ' ');
+  g_print ("%s\t%s\t%s\t%s", info->id, created, title, cost);
+  if (with_snippet && info->snippet != NULL)
+    {
+      g_autofree char *snippet = g_strdup (info->snippet);
+
+      g_strdelimit (snippet, "\t\n\r", ' ');
+      g_print ("\t%s", snippet);
+    }
+  g_print ("\n");
+}
+
+static int
+run_list (gboolean search)
+{
+  g_autoptr(TallyStore) store = open_store (TRUE);
+  g_autoptr(GPtrArray) sessions = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (store == NULL)
+    return EXIT_FAILED;
+
+  sessions = search ? tally_store_search (store, opt_search, &error)
+                    : tally_store_list_sessions (store, &error);
+  if (sessions == NULL)
+    {
+      g_printerr ("tally-cli: %s\n", error->message);
+      return EXIT_FAILED;
+    }
+
+  for (guint i = 0; i < sessions->len; i++)
+    print_session_line (g_ptr_array_index (sessions, i), search);
+  out_flush ();
+
+  return EXIT_DONE;
+}
+
+static int
+run_replay (Cli *cli)
+{
+  g_autoptr(TallyStore) store = open_store (TRUE);
+  g_autoptr(TallySessionInfo) info = NULL;
+  g_autoptr(GPtrArray) lines = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (store == NULL)
+    return EXIT_FAILED;
+
+  info = tally_store_find_session (store, opt_replay, &error);
+  if (info != NULL)
+    lines = tally_store_load_event_lines (store, info->id, &error);
+  if (lines == NULL)
+    {
+      g_printerr ("tally-cli: %s\n", error->message);
+      return EXIT_FAILED;
+    }
+
+  for (guint i = 0; i < lines->len; i++)
+    {
+      const char *line = g_ptr_array_index (lines, i);
+
+      if (cli->json)
+        {
+          /* Verbatim, as stored. */
+          fputs (line, stdout);
+          fputc ('\n', stdout);
+        }
+      else
+        {
+          g_autoptr(GError) parse_error = NULL;
+          g_autoptr(JsonObject) event = tally_event_from_json (line, &parse_error);
+
+          if (event == NULL)
+            {
+              close_open_text (cli);
+              g_printerr (_("(event %u of the log is damaged and was skipped: %s)\n"), i + 1,
+                          parse_error->message);
+              continue;
+            }
+          if (g_str_equal (tally_event_get_event_type (event), "turn_started"))
+            {
+              close_open_text (cli);
+              g_print ("\n> %s\n\n", json_object_get_string_member_with_default (event, "text", ""));
+            }
+          print_event_readably (cli, event);
+        }
+    }
+  close_open_text (cli);
+  out_flush ();
+
+  return EXIT_DONE;
+}
+
+static int
+run_export (void)
+{
+  g_autoptr(TallyStore) store = open_store (TRUE);
+  g_autoptr(TallySessionInfo) info = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  const char *format = opt_format != NULL ? opt_format : "md";
+
+  if (!g_str_equal (format, "md") && !g_str_equal (format, "jsonl"))
+    return usage_error (_("--format must be md or jsonl"));
+  if (store == NULL)
+    return EXIT_FAILED;
+
+  info = tally_store_find_session (store, opt_export, &error);
+  if (info != NULL)
+    text = g_str_equal (format, "md") ? tally_store_export_markdown (store, info->id, &error)
+                                      : tally_store_export_jsonl (store, info->id, &error);
+  if (text == NULL)
+    {
+      g_printerr ("tally-cli: %s\n", error->message);
+      return EXIT_FAILED;
+    }
+
+  fputs (text, stdout);
+  out_flush ();
+  return EXIT_DONE;
+}
+
 int
 main (int    argc,
       char **argv)
@@ -485,6 +662,8 @@ main (int    argc,
   g_autoptr(TallyClient) client = NULL;
   g_autoptr(TallyToolRegistry) tools = NULL;
   g_autoptr(TallyAgent) agent = NULL;
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(TallySession) session = NULL;
   g_autoptr(GMainLoop) loop = NULL;
   g_autoptr(GCancellable) cancellable = NULL;
   g_autofree char *base_url = NULL;
@@ -518,9 +697,23 @@ main (int    argc,
   if (opt_idle_timeout != -1 && opt_idle_timeout < 0)
     return usage_error (_("--idle-timeout must not be negative"));
 
-  if (opt_list || opt_replay != NULL || opt_resume != NULL)
-    return usage_error (_("saved sessions (--list, --replay, --resume) need the session store, "
-                          "which this build does not have yet"));
+  if ((opt_list ? 1 : 0) + (opt_replay != NULL) + (opt_search != NULL) + (opt_export != NULL) +
+      (opt_list_models ? 1 : 0) > 1)
+    return usage_error (_("--list, --replay, --search, --export and --list-models go one at a time"));
+
+  cli.json = opt_json;
+  cli.color = !opt_json && isatty (STDERR_FILENO) && g_getenv ("NO_COLOR") == NULL;
+
+  if (opt_list || opt_search != NULL || opt_replay != NULL || opt_export != NULL)
+    {
+      if (argc > 1)
+        return usage_error (_("these commands take no prompt"));
+      if (opt_list || opt_search != NULL)
+        return run_list (opt_search != NULL);
+      if (opt_replay != NULL)
+        return run_replay (&cli);
+      return run_export ();
+    }
 
   if (!opt_list_models)
     {
@@ -549,8 +742,6 @@ main (int    argc,
   cancellable = g_cancellable_new ();
   cli.loop = loop;
   cli.cancellable = cancellable;
-  cli.json = opt_json;
-  cli.color = !opt_json && isatty (STDERR_FILENO) && g_getenv ("NO_COLOR") == NULL;
   cli.exit_status = EXIT_FAILED;
 
   g_unix_signal_add (SIGINT, sigint_cb, &cli);
@@ -562,26 +753,47 @@ main (int    argc,
       return cli.exit_status;
     }
 
-  if (opt_db == NULL)
+  if (opt_db == NULL && opt_resume == NULL)
     opt_db = g_strdup (default_database ());
-  if (!g_file_test (opt_db, G_FILE_TEST_IS_REGULAR))
+  if (opt_db != NULL && !g_file_test (opt_db, G_FILE_TEST_IS_REGULAR))
     {
       g_autofree char *message = g_strdup_printf (_("no database at %s"), opt_db);
       return usage_error (message);
     }
-  if (opt_workspace == NULL)
+  if (opt_workspace == NULL && opt_resume == NULL)
     opt_workspace = g_get_current_dir ();
-  if (!g_file_test (opt_workspace, G_FILE_TEST_IS_DIR))
+  if (opt_workspace != NULL && !g_file_test (opt_workspace, G_FILE_TEST_IS_DIR))
     {
       g_autofree char *message = g_strdup_printf (_("the workspace %s is not a folder"), opt_workspace);
       return usage_error (message);
     }
 
   tools = tally_tool_registry_new_default ();
-  agent = tally_agent_new (client, tools);
+  store = open_store (opt_resume != NULL);
+  if (opt_resume != NULL)
+    {
+      if (store == NULL)
+        return EXIT_FAILED;
+      session = tally_session_open (store, opt_resume, client, tools, &error);
+      if (session == NULL)
+        {
+          g_printerr (_("tally-cli: cannot resume %s: %s\n"), opt_resume, error->message);
+          return EXIT_FAILED;
+        }
+      /* A session keeps its mode unless --mode says otherwise. */
+      if (opt_mode == NULL)
+        mode = tally_session_get_mode (session);
+    }
+  else
+    session = tally_session_new (store != NULL && !tally_store_is_read_only (store) ? store : NULL,
+                                 client, tools);
+
+  agent = g_object_ref (tally_session_get_agent (session));
   cli.agent = agent;
-  tally_agent_set_database (agent, opt_db);
-  tally_agent_set_workspace (agent, opt_workspace);
+  if (opt_db != NULL)
+    tally_agent_set_database (agent, opt_db);
+  if (opt_workspace != NULL)
+    tally_agent_set_workspace (agent, opt_workspace);
   if (opt_model != NULL)
     tally_agent_set_model (agent, opt_model);
   if (opt_thinking_budget > 0)
@@ -589,7 +801,7 @@ main (int    argc,
 
   g_signal_connect (agent, "event", G_CALLBACK (agent_event_cb), &cli);
 
-  tally_agent_send_async (agent, prompt, mode, opt_thinking, cancellable, send_done_cb, &cli);
+  tally_session_send_async (session, prompt, mode, opt_thinking, cancellable, send_done_cb, &cli);
   g_main_loop_run (loop);
 
   close_open_text (&cli);

@@ -4,11 +4,10 @@
 #include <gio/gio.h>
 
 #include "tally-agent.h"
+#include "tally-store.h"
 #include "tally-transcript.h"
 
 G_BEGIN_DECLS
-
-typedef struct _TallyStore TallyStore;
 
 #define TALLY_TYPE_SESSION (tally_session_get_type ())
 

@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-session"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tally-event.h"
+#include "tally-model-table.h"
+#include "tally-pricing.h"
+#include "tally-session.h"
+#include "tally-store.h"
+
+/*
+ * A session ties the pieces of one conversation together: the agent that
+ * runs turns, the transcript that shows them, and the store that keeps them.
+ * Every event the agent emits goes to the transcript and to the store, in
+ * that order, from the same handler, so what is on screen and what is on
+ * disk cannot drift apart; every changed message of the conversation is
+ * written as well, so a resumed session sends exactly what the API saw.
+ *
+ * Opening a stored session replays its events through the same reducer. A
+ * turn the log shows as started but never finished (Tally was killed, the
+ * machine lost power) is closed at open: its unanswered tool calls get
+ * results that say what happened, and an error and a failed turn_finished
+ * are appended, so the log, the transcript and the conversation all agree
+ * that the reply was cut and is not part of the history.
+ */
+
+struct _TallySession
+{
+  GObject          parent_instance;
+
+  TallyStore      *store;
+  TallyAgent      *agent;
+  TallyTranscript *transcript;
+  TallyMode        mode;
+};
+
+G_DEFINE_FINAL_TYPE (TallySession, tally_session, G_TYPE_OBJECT)
+
+static void
+tally_session_dispose (GObject *object)
+{
+  TallySession *self = (TallySession *)object;
+
+  if (self->agent != NULL)
+    g_signal_handlers_disconnect_by_data (self->agent, self);
+  g_clear_object (&self->agent);
+  g_clear_object (&self->transcript);
+  g_clear_object (&self->store);
+
+  G_OBJECT_CLASS (tally_session_parent_class)->dispose (object);
+}
+
+static void
+tally_session_class_init (TallySessionClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = tally_session_dispose;
+}
+
+static void
+tally_session_init (TallySession *self)
+{
+  self->transcript = tally_transcript_new ();
+  self->mode = TALLY_MODE_ASK;
+}
+
+static void
+record_event (TallySession *self,
+              JsonObject   *event)
+{
+  g_autoptr(GError) error = NULL;
+
+  tally_transcript_apply (self->transcript, event);
+
+  if (self->store != NULL && !tally_store_is_read_only (self->store) &&
+      !tally_store_append_event (self->store, event, &error))
+    g_warning ("Could not queue event %" G_GINT64_FORMAT " for the store: %s",
+               json_object_get_int_member (event, "seq"), error->message);
+}
+
+static void
+agent_event_cb (TallyAgent   *agent,
+                JsonObject   *event,
+                TallySession *self)
+{
+  if (g_strcmp0 (tally_event_get_event_type (event), "turn_started") == 0)
+    tally_mode_from_string (json_object_get_string_member_with_default (event, "mode", "ask"),
+                            &self->mode);
+
+  record_event (self, event);
+}
+
+static void
+agent_message_changed_cb (TallyAgent   *agent,
+                          guint         index,
+                          TallySession *self)
+{
+  TallyConversation *conversation = tally_agent_get_conversation (agent);
+  g_autoptr(GError) error = NULL;
+
+  if (self->store == NULL || tally_store_is_read_only (self->store))
+    return;
+
+  if (!tally_store_save_message (self->store, tally_agent_get_session_id (agent), index,
+                                 tally_conversation_get_role (conversation, index),
+                                 tally_conversation_get_blocks (conversation, index),
+                                 &error))
+    g_warning ("Could not queue message %u for the store: %s", index, error->message);
+}
+
+static TallySession *
+session_new_with_agent (TallyStore        *store,
+                        TallyClient       *client,
+                        TallyToolRegistry *tools)
+{
+  TallySession *self = g_object_new (TALLY_TYPE_SESSION, NULL);
+  g_autoptr(TallyClient) offline_client = NULL;
+
+  if (client == NULL)
+    client = offline_client = tally_client_new (NULL, "");
+
+  self->store = store != NULL ? g_object_ref (store) : NULL;
+  self->agent = tally_agent_new (client, tools);
+  g_signal_connect (self->agent, "event", G_CALLBACK (agent_event_cb), self);
+  g_signal_connect (self->agent, "message-changed", G_CALLBACK (agent_message_changed_cb), self);
+
+  return self;
+}
+
+/**
+ * tally_session_new:
+ * @store: (nullable): where to keep the session, or %NULL for none
+ * @client: the Messages API client
+ * @tools: the tools the model may call
+ *
+ * Starts a new session. Nothing is written until the first turn.
+ *
+ * Returns: (transfer full): a new #TallySession
+ */
+TallySession *
+tally_session_new (TallyStore        *store,
+                   TallyClient       *client,
+                   TallyToolRegistry *tools)
+{
+  g_return_val_if_fail (store == NULL || TALLY_IS_STORE (store), NULL);
+  g_return_val_if_fail (TALLY_IS_CLIENT (client), NULL);
+  g_return_val_if_fail (TALLY_IS_TOOL_REGISTRY (tools), NULL);
+
+  return session_new_with_agent (store, client, tools);
+}
+
+static const char *
+string_member (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+/* What the log says about the last turn: whether it finished, and how far
+ * each of its tool calls got. */
+typedef struct {
+  const char *turn_id;        /* of the last turn_started, borrowed */
+  gboolean    finished;
+  GHashTable *tool_state;     /* tool id → "started" / "running" / "answered" */
+  GPtrArray  *tool_order;     /* tool ids in order, borrowed */
+  TallyUsage  usage;
+  guint       api_calls;
+  gint64      started_ts;
+  gint64      last_ts;
+} LastTurn;
+
+static void
+scan_last_turn (GPtrArray *events,
+                LastTurn  *last)
+{
+  memset (last, 0, sizeof *last);
+  last->tool_state = g_hash_table_new (g_str_hash, g_str_equal);
+  last->tool_order = g_ptr_array_new ();
+  last->finished = TRUE;
+
+  for (guint i = 0; i < events->len; i++)
+    {
+      JsonObject *event = g_ptr_array_index (events, i);
+      const char *type = tally_event_get_event_type (event);
+      const char *tool_id = string_member (event, "tool_id");
+
+      if (json_object_has_member (event, "ts"))
+        last->last_ts = json_object_get_int_member (event, "ts");
+
+      if (g_str_equal (type, "turn_started"))
+        {
+          last->turn_id = string_member (event, "turn_id");
+          last->finished = FALSE;
+          g_hash_table_remove_all (last->tool_state);
+          g_ptr_array_set_size (last->tool_order, 0);
+          memset (&last->usage, 0, sizeof last->usage);
+          last->usage.cache_creation_5m = last->usage.cache_creation_1h = -1;
+          last->api_calls = 0;
+          last->started_ts = last->last_ts;
+        }
+      else if (g_str_equal (type, "turn_finished"))
+        last->finished = TRUE;
+      else if (g_str_equal (type, "api_call"))
+        {
+          JsonObject *usage = json_object_get_object_member (event, "usage");
+          TallyUsage u = { 0 };
+
+          if (usage != NULL)
+            {
+              u.input_tokens = json_object_get_int_member_with_default (usage, "input_tokens", 0);
+              u.output_tokens = json_object_get_int_member_with_default (usage, "output_tokens", 0);
+              u.cache_creation_input_tokens = json_object_get_int_member_with_default (usage, "cache_creation_input_tokens", 0);
+              u.cache_read_input_tokens = json_object_get_int_member_with_default (usage, "cache_read_input_tokens", 0);
+              u.cache_creation_5m = u.cache_creation_1h = -1;
+              u.reported = TRUE;
+              tally_usage_add (&last->usage, &u);
+            }
+          if (string_member (event, "stop_reason") != NULL)
+            last->api_calls++;
+        }
+      else if (tool_id != NULL && g_str_equal (type, "tool_use_start"))
+        {
+          g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"started");
+          g_ptr_array_add (last->tool_order, (gpointer)tool_id);
+        }
+      else if (tool_id != NULL && g_str_equal (type, "approval_resolved") &&
+               g_str_has_prefix (json_object_get_string_member_with_default (event, "decision", ""), "allow"))
+        g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"running");
+      else if (tool_id != NULL && g_str_equal (type, "tool_result"))
+        g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"answered");
+    }
+}
+
+static void
+last_turn_clear (LastTurn *last)
+{
+  g_clear_pointer (&last->tool_state, g_hash_table_unref);
+  g_clear_pointer (&last->tool_order, g_ptr_array_unref);
+}
+
+static void
+emit_repair_event (TallySession *self,
+                   const char   *turn_id,
+                   JsonObject   *fields)
+{
+  gint64 seq = tally_agent_get_next_seq (self->agent);
+  g_autoptr(JsonObject) event = NULL;
+
+  event = tally_event_stamp (fields, seq, g_get_real_time (),
+                             tally_agent_get_session_id (self->agent), turn_id);
+  json_object_unref (fields);
+  tally_agent_set_next_seq (self->agent, seq + 1);
+
+  record_event (self, event);
+}
+
+/* Closes a turn that the log shows as started but never finished. */
+static void
+close_interrupted_turn (TallySession *self,
+                        LastTurn     *last)
+{
+  TallyConversation *conversation = tally_agent_get_conversation (self->agent);
+  g_autoptr(GHashTable) reasons = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  JsonObject *fields;
+  double cost = 0;
+  guint repaired;
+
+  for (guint i = 0; i < last->tool_order->len; i++)
+    {
+      const char *tool_id = g_ptr_array_index (last->tool_order, i);
+      const char *state = g_hash_table_lookup (last->tool_state, tool_id);
+      TallyOrphanReason reason;
+      g_autofree char *message = NULL;
+
+      if (g_strcmp0 (state, "answered") == 0)
+        continue;
+
+      reason = g_strcmp0 (state, "running") == 0 ? TALLY_ORPHAN_INTERRUPTED : TALLY_ORPHAN_NEVER_STARTED;
+      g_hash_table_insert (reasons, g_strdup (tool_id), GINT_TO_POINTER (reason));
+      message = tally_conversation_orphan_message (reason);
+
+      fields = tally_event_new ("tool_result");
+      json_object_set_string_member (fields, "tool_id", tool_id);
+      json_object_set_string_member (fields, "content", message);
+      json_object_set_boolean_member (fields, "is_error", TRUE);
+      json_object_set_int_member (fields, "duration_ms", 0);
+      emit_repair_event (self, last->turn_id, fields);
+    }
+
+  /* The conversation on disk already holds every completed message; only
+   * the pairing of unanswered tool calls is missing. */
+  repaired = tally_conversation_repair (conversation, reasons);
+  if (repaired > 0)
+    agent_message_changed_cb (self->agent, tally_conversation_get_n_messages (conversation) - 1, self);
+
+  fields = tally_event_new ("error");
+  json_object_set_string_member (fields, "kind", "store");
+  json_object_set_string_member (fields, "message",
+                                 "Tally stopped before this turn finished. The unfinished reply "
+                                 "is kept here but was not sent back to the model.");
+  json_object_set_boolean_member (fields, "retryable", FALSE);
+  json_object_set_null_member (fields, "request_id");
+  emit_repair_event (self, last->turn_id, fields);
+
+  fields = tally_event_new ("turn_finished");
+  json_object_set_string_member (fields, "status", "failed");
+  if (tally_pricing_compute_cost (tally_agent_get_model (self->agent), &last->usage, &cost))
+    json_object_set_double_member (fields, "cost_usd", cost);
+  else
+    json_object_set_null_member (fields, "cost_usd");
+  json_object_set_int_member (fields, "duration_ms", MAX (0, (last->last_ts - last->started_ts) / 1000));
+  json_object_set_int_member (fields, "api_calls", last->api_calls);
+  tally_event_set_usage (fields, "usage", last->usage.input_tokens, last->usage.output_tokens,
+                         last->usage.cache_creation_input_tokens, last->usage.cache_read_input_tokens);
+  emit_repair_event (self, last->turn_id, fields);
+}
+
+/**
+ * tally_session_open:
+ * @store: the store that holds the session
+ * @session_id: the session's id, or a unique prefix of it (4+ characters)
+ * @client: (nullable): the client for further turns; %NULL opens the session
+ *   offline (replay only: sending fails with an authentication error)
+ * @tools: the tools the model may call
+ * @error: return location for a #GError
+ *
+ * Opens a saved session: replays its events into the transcript (damaged
+ * rows become notices, never a blank session), loads its conversation
+ * byte-exact, and continues its numbering, model, mode, database and
+ * workspace. An interrupted last turn is closed as described above. Needs no
+ * network.
+ *
+ * Returns: (transfer full) (nullable): the session, or %NULL with @error set
+ *   (%TALLY_STORE_ERROR_NOT_FOUND, %TALLY_STORE_ERROR_AMBIGUOUS, or the
+ *   store's read errors)
+ */
+TallySession *
+tally_session_open (TallyStore         *store,
+                    const char         *session_id,
+                    TallyClient        *client,
+                    TallyToolRegistry  *tools,
+                    GError            **error)
+{
+  g_autoptr(TallySession) self = NULL;
+  g_autoptr(TallySessionInfo) info = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(GPtrArray) warnings = NULL;
+  LastTurn last;
+  gint64 max_seq = 0;
+
+  g_return_val_if_fail (TALLY_IS_STORE (store), NULL);
+  g_return_val_if_fail (session_id != NULL, NULL);
+  g_return_val_if_fail (TALLY_IS_TOOL_REGISTRY (tools), NULL);
+
+  info = tally_store_find_session (store, session_id, error);
+  if (info == NULL)
+    return NULL;
+
+  events = tally_store_load_events (store, info->id, &warnings, error);
+  if (events == NULL)
+    return NULL;
+
+  self = session_new_with_agent (store, client, tools);
+  tally_agent_set_session_id (self->agent, info->id);
+  if (info->model != NULL)
+    tally_agent_set_model (self->agent, info->model);
+  tally_agent_set_database (self->agent, info->database);
+  tally_agent_set_workspace (self->agent, info->workspace);
+
+  for (guint i = 0; i < events->len; i++)
+    {
+      JsonObject *event = g_ptr_array_index (events, i);
+      const char *type = tally_event_get_event_type (event);
+
+      max_seq = MAX (max_seq, json_object_get_int_member_with_default (event, "seq", 0));
+      if (g_str_equal (type, "turn_started"))
+        {
+          tally_mode_from_string (json_object_get_string_member_with_default (event, "mode", "ask"),
+                                  &self->mode);
+          if (string_member (event, "model") != NULL)
+            tally_agent_set_model (self->agent, string_member (event, "model"));
+        }
+      tally_transcript_apply (self->transcript, event);
+    }
+
+  for (guint i = 0; warnings != NULL && i < warnings->len; i++)
+    tally_transcript_add_notice (self->transcript, g_ptr_array_index (warnings, i));
+
+  tally_agent_set_next_seq (self->agent, max_seq + 1);
+  tally_agent_set_last_mode (self->agent, self->mode);
+
+  if (!tally_store_load_conversation (store, info->id, tally_agent_get_conversation (self->agent), error))
+    return NULL;
+
+  scan_last_turn (events, &last);
+  if (!last.finished && last.turn_id != NULL)
+    close_interrupted_turn (self, &last);
+  last_turn_clear (&last);
+
+  return g_steal_pointer (&self);
+}
+
+/**
+ * tally_session_get_id:
+ * @self: a #TallySession
+ *
+ * Returns: (transfer none): the session id
+ */
+const char *
+tally_session_get_id (TallySession *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION (self), NULL);
+  return tally_agent_get_session_id (self->agent);
+}
+
+/**
+ * tally_session_get_agent:
+ * @self: a #TallySession
+ *
+ * Returns: (transfer none): the agent; connect to its #TallyAgent::event
+ *   signal to follow the session live
+ */
+TallyAgent *
+tally_session_get_agent (TallySession *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION (self), NULL);
+  return self->agent;
+}
+
+/**
+ * tally_session_get_transcript:
+ * @self: a #TallySession
+ *
+ * Returns: (transfer none): the transcript, a #GListModel of #TallyBlock
+ */
+TallyTranscript *
+tally_session_get_transcript (TallySession *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION (self), NULL);
+  return self->transcript;
+}
+
+/**
+ * tally_session_get_mode:
+ * @self: a #TallySession
+ *
+ * A session stays in the mode of its last turn until told otherwise.
+ *
+ * Returns: the mode of the last turn (ask for a new session)
+ */
+TallyMode
+tally_session_get_mode (TallySession *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION (self), TALLY_MODE_ASK);
+  return self->mode;
+}
+
+/**
+ * tally_session_is_busy:
+ * @self: a #TallySession
+ *
+ * Returns: %TRUE while a turn runs
+ */
+gboolean
+tally_session_is_busy (TallySession *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION (self), FALSE);
+  return tally_agent_is_busy (self->agent);
+}
+
+static void
+send_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  TallySession *self = g_task_get_source_object (task);
+  GError *error = NULL;
+  TallyTurnStatus status;
+
+  status = tally_agent_send_finish (TALLY_AGENT (object), result, &error);
+
+  /* The turn's last events are queued; make them durable before telling
+   * the caller the turn is over (a CLI exits right after). */
+  if (self->store != NULL && !tally_store_is_read_only (self->store))
+    {
+      g_autoptr(GError) flush_error = NULL;
+
+      if (!tally_store_flush (self->store, &flush_error))
+        g_warning ("The session store could not write the turn: %s", flush_error->message);
+    }
+
+  if (error != NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_int (task, status);
+}
+
+/**
+ * tally_session_send_async:
+ * @self: a #TallySession
+ * @text: the analyst's message
+ * @mode: the turn's mode
+ * @thinking: whether the model should think
+ * @cancellable: (nullable): cancels the turn
+ * @callback: called when the turn has ended and its events are stored
+ * @user_data: data for @callback
+ *
+ * Runs one turn (see tally_agent_send_async()); events go to the transcript
+ * and the store as they happen.
+ */
+void
+tally_session_send_async (TallySession        *self,
+                          const char          *text,
+                          TallyMode            mode,
+                          gboolean             thinking,
+                          GCancellable        *cancellable,
+                          GAsyncReadyCallback  callback,
+                          gpointer             user_data)
+{
+  GTask *task;
+
+  g_return_if_fail (TALLY_IS_SESSION (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_session_send_async);
+  g_task_set_check_cancellable (task, FALSE);
+
+  tally_agent_send_async (self->agent, text, mode, thinking, cancellable, send_cb, task);
+}
+
+/**
+ * tally_session_send_finish:
+ * @self: a #TallySession
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: how the turn ended; %TALLY_TURN_FAILED with @error set when it
+ *   failed (see tally_agent_send_finish())
+ */
+TallyTurnStatus
+tally_session_send_finish (TallySession  *self,
+                           GAsyncResult  *result,
+                           GError       **error)
+{
+  GError *local_error = NULL;
+  gssize status;
+
+  g_return_val_if_fail (TALLY_IS_SESSION (self), TALLY_TURN_FAILED);
+  g_return_val_if_fail (g_task_is_valid (result, self), TALLY_TURN_FAILED);
+
+  status = g_task_propagate_int (G_TASK (result), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return TALLY_TURN_FAILED;
+    }
+
+  return (TallyTurnStatus)status;
+}

@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/* The flight recorder through tally-cli: --list, --replay, --search,
+ * --export, a process killed mid-stream and resumed, a cancelled or killed
+ * tool run resumed, and the history echoed byte-exact on --resume. */
+
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "tally-test-mock.h"
+
+typedef struct {
+  char *dir;
+  char *store;
+} Env;
+
+static void
+env_init (Env *env)
+{
+  env->dir = g_dir_make_tmp ("tally-resume-XXXXXX", NULL);
+  g_assert_nonnull (env->dir);
+  env->store = g_build_filename (env->dir, "tally.db", NULL);
+}
+
+static void
+env_clear (Env *env)
+{
+  g_autoptr(GDir) dir = g_dir_open (env->dir, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (env->dir, name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (env->dir);
+  g_free (env->dir);
+  g_free (env->store);
+}
+
+static GSubprocessLauncher *
+launcher_new (GSubprocessFlags flags)
+{
+  GSubprocessLauncher *launcher = g_subprocess_launcher_new (flags);
+
+  g_subprocess_launcher_setenv (launcher, "ANTHROPIC_API_KEY", "sk-test-key", TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "ANTHROPIC_BASE_URL");
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  return launcher;
+}
+
+/* Runs tally-cli to completion; returns its exit status and stdout. */
+static int
+cli (char       **out,
+     const char  *first_arg,
+     ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *stdout_text = NULL;
+  const char *arg;
+  va_list args;
+
+  g_ptr_array_add (argv, (gpointer)TALLY_TEST_CLI);
+  va_start (args, first_arg);
+  for (arg = first_arg; arg != NULL; arg = va_arg (args, const char *))
+    g_ptr_array_add (argv, (gpointer)arg);
+  va_end (args);
+  g_ptr_array_add (argv, NULL);
+
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *)argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &stdout_text, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+
+  if (out != NULL)
+    *out = g_steal_pointer (&stdout_text);
+  return g_subprocess_get_exit_status (process);
+}
+
+static JsonObject *
+parse_object (const char *text)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+
+  json_parser_load_from_data (parser, text, -1, &error);
+  g_assert_no_error (error);
+  return json_object_ref (json_node_get_object (json_parser_get_root (parser)));
+}
+
+static char *
+session_id_of (const char *json_lines)
+{
+  g_autofree char *first = g_strndup (json_lines, strcspn (json_lines, "\n"));
+  g_autoptr(JsonObject) event = parse_object (first);
+
+  return g_strdup (json_object_get_string_member (event, "session_id"));
+}
+
+/* The answer text of JSON event lines: their text_delta texts joined. */
+static char *
+streamed_text (const char *json_lines)
+{
+  g_auto(GStrv) lines = g_strsplit (json_lines, "\n", -1);
+  GString *text = g_string_new (NULL);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonObject) event = NULL;
+
+      if (lines[i][0] == '\0')
+        continue;
+      event = parse_object (lines[i]);
+      if (g_str_equal (json_object_get_string_member (event, "type"), "text_delta"))
+        g_string_append (text, json_object_get_string_member (event, "text"));
+    }
+  return g_string_free (text, FALSE);
+}
+
+static JsonObject *
+request_body (TallyTestMock *mock,
+              guint          n)
+{
+  g_autoptr(JsonArray) requests = tally_test_mock_dup_requests (mock);
+  JsonObject *request;
+
+  g_assert_cmpuint (json_array_get_length (requests), >, n);
+  request = json_array_get_object_element (requests, n);
+  g_assert_cmpint (json_object_get_int_member (request, "status"), ==, 200);
+  return json_object_ref (json_object_get_object_member (request, "body"));
+}
+
+/* --list, --replay (verbatim), --search and --export after a normal turn. */
+static void
+test_list_replay_export (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Four stores: two in Leeds, two in York.\"}],"
+    "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":2000,\"output_tokens\":100}}}]}", &error);
+  Env env;
+  g_autofree char *live = NULL;
+  g_autofree char *list = NULL;
+  g_autofree char *replay = NULL;
+  g_autofree char *search = NULL;
+  g_autofree char *no_match = NULL;
+  g_autofree char *markdown = NULL;
+  g_autofree char *jsonl = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *expected_list_prefix = NULL;
+  g_auto(GStrv) fields = NULL;
+
+  g_assert_no_error (error);
+  env_init (&env);
+
+  g_assert_cmpint (cli (&live, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--json", "How many stores does Beanline have?", NULL), ==, 0);
+  id = session_id_of (live);
+
+  g_assert_cmpint (cli (&list, "--store", env.store, "--list", NULL), ==, 0);
+  fields = g_strsplit (g_strchomp (list), "\t", -1);
+  g_assert_cmpuint (g_strv_length (fields), ==, 4);
+  g_assert_cmpstr (fields[0], ==, id);
+  g_assert_true (g_regex_match_simple ("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$", fields[1], 0, 0));
+  g_assert_cmpstr (fields[2], ==, "How many stores does Beanline have?");
+  /* 2000 in at $3/M and 100 out at $15/M on Sonnet 5. */
+  g_assert_cmpstr (fields[3], ==, "0.0075");
+
+  /* --replay --json prints exactly what the live run printed. */
+  g_assert_cmpint (cli (&replay, "--store", env.store, "--replay", id, "--json", NULL), ==, 0);
+  g_assert_cmpstr (replay, ==, live);
+
+  /* The readable replay shows the prompt, the answer and the receipt. */
+  {
+    g_autofree char *readable = NULL;
+    g_assert_cmpint (cli (&readable, "--store", env.store, "--replay", id, NULL), ==, 0);
+    g_assert_nonnull (strstr (readable, "> How many stores does Beanline have?"));
+    g_assert_nonnull (strstr (readable, "Four stores: two in Leeds, two in York."));
+    g_assert_nonnull (strstr (readable, "— done · $0.0075"));
+  }
+
+  g_assert_cmpint (cli (&search, "--store", env.store, "--search", "Leeds", NULL), ==, 0);
+  g_assert_true (g_str_has_prefix (search, id));
+  g_assert_cmpint (cli (&no_match, "--store", env.store, "--search", "espresso \"AND (", NULL), ==, 0);
+  g_assert_cmpstr (no_match, ==, "");
+
+  g_assert_cmpint (cli (&markdown, "--store", env.store, "--export", id, "--format", "md", NULL), ==, 0);
+  g_assert_nonnull (strstr (markdown, "How many stores does Beanline have?"));
+  g_assert_nonnull (strstr (markdown, "Four stores: two in Leeds, two in York."));
+  g_assert_nonnull (strstr (markdown, "0.0075"));
+
+  g_assert_cmpint (cli (&jsonl, "--store", env.store, "--export", id, "--format", "jsonl", NULL), ==, 0);
+  g_assert_cmpstr (jsonl, ==, live);
+
+  /* An unknown id fails cleanly; a bad format is a usage error. */
+  g_assert_cmpint (cli (NULL, "--store", env.store, "--replay", "nonexistent-session", NULL), ==, 1);
+  g_assert_cmpint (cli (NULL, "--store", env.store, "--export", id, "--format", "pdf", NULL), ==, 2);
+
+  env_clear (&env);
+}
+
+typedef struct {
+  GMainLoop        *loop;
+  GSubprocess      *process;
+  GDataInputStream *lines;
+  GPtrArray        *received;   /* lines read, in order */
+  const char       *kill_after; /* substring of the line after which to kill */
+  int               signal;
+  guint             kill_delay_ms;
+  guint             stable_count;
+  gboolean          killed;
+} Kill;
+
+static void kill_read_cb (GObject *object, GAsyncResult *result, gpointer user_data);
+
+static gboolean
+kill_now_cb (gpointer user_data)
+{
+  Kill *k = user_data;
+
+  /* Everything received until now was printed at least kill_delay_ms ago
+   * or just now; the store must hold at least what came before the delay. */
+  g_subprocess_send_signal (k->process, k->signal);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+kill_read_next (Kill *k)
+{
+  g_data_input_stream_read_line_async (k->lines, G_PRIORITY_DEFAULT, NULL, kill_read_cb, k);
+}
+
+static void
+kill_read_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  Kill *k = user_data;
+  char *line;
+
+  line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, NULL, NULL);
+  if (line == NULL)
+    {
+      g_main_loop_quit (k->loop);
+      return;
+    }
+
+  g_ptr_array_add (k->received, line);
+  if (!k->killed && strstr (line, k->kill_after) != NULL)
+    {
+      k->killed = TRUE;
+      k->stable_count = k->received->len;
+      g_timeout_add (k->kill_delay_ms, kill_now_cb, k);
+    }
+  kill_read_next (k);
+}
+
+static void
+run_and_kill (Kill       *k,
+              const char *base_url,
+              const char *store,
+              const char *db,
+              const char *prompt)
+{
+  g_autoptr(GSubprocessLauncher) launcher = launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GError) error = NULL;
+
+  k->loop = g_main_loop_new (NULL, FALSE);
+  k->received = g_ptr_array_new_with_free_func (g_free);
+  if (db != NULL)
+    k->process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI, "--base-url", base_url,
+                                              "--store", store, "--db", db, "--json", prompt, NULL);
+  else
+    k->process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI, "--base-url", base_url,
+                                              "--store", store, "--json", prompt, NULL);
+  g_assert_no_error (error);
+  k->lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (k->process));
+  kill_read_next (k);
+  g_main_loop_run (k->loop);
+  g_subprocess_wait (k->process, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (k->killed);
+}
+
+static void
+kill_clear (Kill *k)
+{
+  g_clear_pointer (&k->loop, g_main_loop_unref);
+  g_clear_object (&k->lines);
+  g_clear_object (&k->process);
+  g_clear_pointer (&k->received, g_ptr_array_unref);
+}
+
+/* kill -9 in the middle of a streamed reply, then --resume. */
+static void
+test_crash_mid_stream_then_resume (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"A long and careful answer that streams slowly, one small piece at a time, "
+    "so that the process can be killed while it is still being written.\"}],\"stop_reason\":\"end_turn\",\"chunk\":3},"
+    "\"drip_ms\":40,\"drip_bytes\":120},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Picking up again.\"}],\"stop_reason\":\"end_turn\"}}"
+    "]}", &error);
+  Env env;
+  Kill k = { 0 };
+  g_autofree char *replay = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *resumed = NULL;
+  g_auto(GStrv) stored = NULL;
+  g_autoptr(JsonObject) body = NULL;
+  JsonArray *messages;
+  JsonArray *content;
+  guint n_stored;
+
+  g_assert_no_error (error);
+  env_init (&env);
+
+  k.kill_after = "\"type\":\"text_delta\"";
+  k.signal = SIGKILL;
+  k.kill_delay_ms = 400;
+  run_and_kill (&k, tally_test_mock_get_base_url (mock), env.store, NULL, "Tell me a long story");
+  g_assert_true (g_subprocess_get_if_signaled (k.process));
+  g_assert_cmpint (g_subprocess_get_term_sig (k.process), ==, SIGKILL);
+
+  id = session_id_of (g_ptr_array_index (k.received, 0));
+  g_assert_cmpint (cli (&replay, "--store", env.store, "--replay", id, "--json", NULL), ==, 0);
+  stored = g_strsplit (g_strchomp (replay), "\n", -1);
+  n_stored = g_strv_length (stored);
+
+  /* Every event printed before the cut (at least 400 ms before the kill)
+   * is stored, byte for byte, and the store holds nothing the CLI did not
+   * print. */
+  g_assert_cmpuint (n_stored, >=, k.stable_count);
+  g_assert_cmpuint (n_stored, <=, k.received->len);
+  for (guint i = 0; i < n_stored; i++)
+    g_assert_cmpstr (stored[i], ==, g_ptr_array_index (k.received, i));
+  g_assert_null (strstr (replay, "turn_finished"));
+
+  /* Resume: the interrupted turn is closed in the log, the cut reply stays
+   * out of the history, and the mock (which checks pairing) accepts. */
+  g_assert_cmpint (cli (&resumed, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--resume", id, "--json", "Please go on", NULL), ==, 0);
+  g_assert_nonnull (strstr (resumed, "\"type\":\"turn_finished\""));
+  {
+    g_autofree char *text = streamed_text (resumed);
+    g_assert_cmpstr (text, ==, "Picking up again.");
+  }
+
+  body = request_body (mock, 1);
+  messages = json_object_get_array_member (body, "messages");
+  g_assert_cmpuint (json_array_get_length (messages), ==, 1);
+  content = json_object_get_array_member (json_array_get_object_element (messages, 0), "content");
+  g_assert_cmpuint (json_array_get_length (content), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "text"), ==,
+                   "Tell me a long story");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 1), "text"), ==,
+                   "Please go on");
+
+  /* The replayed log now says the first turn failed, and continues seq. */
+  g_clear_pointer (&replay, g_free);
+  g_assert_cmpint (cli (&replay, "--store", env.store, "--replay", id, "--json", NULL), ==, 0);
+  g_assert_nonnull (strstr (replay, "\"kind\":\"store\""));
+  g_assert_nonnull (strstr (replay, "\"status\":\"failed\""));
+  {
+    g_auto(GStrv) lines = g_strsplit (g_strchomp (replay), "\n", -1);
+
+    for (guint i = 0; lines[i] != NULL; i++)
+      {
+        g_autoptr(JsonObject) event = parse_object (lines[i]);
+        g_assert_cmpint (json_object_get_int_member (event, "seq"), ==, i + 1);
+      }
+  }
+
+  kill_clear (&k);
+  env_clear (&env);
+}
+
+/* A tool run interrupted, by Ctrl+C or by kill -9, then --resume: the
+ * orphan gets an is_error result and the mock accepts the request. */
+static void
+check_tool_interruption (int         sig,
+                         const char *expected_words)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *chinook = g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":["
+    "{\"type\":\"thinking\",\"thinking\":\"Count everything.\",\"signature\":\"c2lnLXNsb3c=\"},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_Slow\",\"name\":\"query_database\",\"input\":{\"sql\":"
+    "\"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) FROM c\"}}"
+    "],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Stopped as asked.\"}],\"stop_reason\":\"end_turn\"}}"
+    "]}", &error);
+  Env env;
+  Kill k = { 0 };
+  g_autofree char *id = NULL;
+  g_autofree char *resumed = NULL;
+  g_autoptr(JsonObject) body = NULL;
+  JsonArray *messages;
+  JsonArray *assistant;
+  JsonArray *content;
+  JsonObject *result;
+
+  g_assert_no_error (error);
+  env_init (&env);
+
+  k.kill_after = "\"type\":\"approval_resolved\"";
+  k.signal = sig;
+  k.kill_delay_ms = 300;
+  run_and_kill (&k, tally_test_mock_get_base_url (mock), env.store, chinook, "Count to two billion");
+  if (sig == SIGINT)
+    {
+      g_assert_true (g_subprocess_get_if_exited (k.process));
+      g_assert_cmpint (g_subprocess_get_exit_status (k.process), ==, 130);
+    }
+  id = session_id_of (g_ptr_array_index (k.received, 0));
+
+  g_assert_cmpint (cli (&resumed, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--resume", id, "--json", "Never mind", NULL), ==, 0);
+  {
+    g_autofree char *text = streamed_text (resumed);
+    g_assert_cmpstr (text, ==, "Stopped as asked.");
+  }
+
+  body = request_body (mock, 1);
+  messages = json_object_get_array_member (body, "messages");
+  g_assert_cmpuint (json_array_get_length (messages), ==, 3);
+
+  /* The assistant turn goes back byte-exact, thinking and signature too. */
+  assistant = json_object_get_array_member (json_array_get_object_element (messages, 1), "content");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (assistant, 0), "signature"), ==,
+                   "c2lnLXNsb3c=");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (assistant, 0), "thinking"), ==,
+                   "Count everything.");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (assistant, 1), "id"), ==, "toolu_Slow");
+
+  content = json_object_get_array_member (json_array_get_object_element (messages, 2), "content");
+  g_assert_cmpuint (json_array_get_length (content), ==, 2);
+  result = json_array_get_object_element (content, 0);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_use_id"), ==, "toolu_Slow");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), expected_words));
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 1), "text"), ==, "Never mind");
+
+  kill_clear (&k);
+  env_clear (&env);
+}
+
+static void
+test_cancel_tool_then_resume (void)
+{
+  check_tool_interruption (SIGINT, "interrupted");
+}
+
+static void
+test_kill_tool_then_resume (void)
+{
+  check_tool_interruption (SIGKILL, "interrupted");
+}
+
+/* redacted_thinking and thinking come back byte-exact on --resume. */
+static void
+test_resume_echoes_byte_exact (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":["
+    "{\"type\":\"thinking\",\"thinking\":\"Ünïcödé \\\"quoted\\\" \\\\ thoughts\\nline two\",\"signature\":\"RXJyb3JTaWduYXR1cmU+PD4=\"},"
+    "{\"type\":\"redacted_thinking\",\"data\":\"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP\"},"
+    "{\"type\":\"text\",\"text\":\"Done thinking.\"}"
+    "],\"stop_reason\":\"end_turn\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Again.\"}],\"stop_reason\":\"end_turn\"}}"
+    "]}", &error);
+  Env env;
+  g_autofree char *first = NULL;
+  g_autofree char *id = NULL;
+  g_autoptr(JsonObject) body = NULL;
+  JsonArray *messages;
+  JsonArray *assistant;
+
+  g_assert_no_error (error);
+  env_init (&env);
+
+  g_assert_cmpint (cli (&first, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--model", "claude-sonnet-4-5", "--thinking", "--json", "Think hard", NULL), ==, 0);
+  id = session_id_of (first);
+  g_assert_cmpint (cli (NULL, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--resume", id, "--thinking", "--json", "Once more", NULL), ==, 0);
+
+  body = request_body (mock, 1);
+  /* --resume keeps the session's model. */
+  g_assert_cmpstr (json_object_get_string_member (body, "model"), ==, "claude-sonnet-4-5");
+  messages = json_object_get_array_member (body, "messages");
+  g_assert_cmpuint (json_array_get_length (messages), ==, 3);
+  assistant = json_object_get_array_member (json_array_get_object_element (messages, 1), "content");
+  g_assert_cmpuint (json_array_get_length (assistant), ==, 3);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (assistant, 0), "thinking"), ==,
+                   "Ünïcödé \"quoted\" \\ thoughts\nline two");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (assistant, 0), "signature"), ==,
+                   "RXJyb3JTaWduYXR1cmU+PD4=");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (assistant, 1), "type"), ==,
+                   "redacted_thinking");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (assistant, 1), "data"), ==,
+                   "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP");
+
+  env_clear (&env);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/tally/resume/list-replay-export", test_list_replay_export);
+  g_test_add_func ("/tally/resume/crash-mid-stream", test_crash_mid_stream_then_resume);
+  g_test_add_func ("/tally/resume/cancel-tool", test_cancel_tool_then_resume);
+  g_test_add_func ("/tally/resume/kill-tool", test_kill_tool_then_resume);
+  g_test_add_func ("/tally/resume/byte-exact-echo", test_resume_echoes_byte_exact);
+
+  return g_test_run ();
+}
