@@ -925,30 +925,34 @@ test_damaged_rows (void)
   flush_ok (store);
   g_clear_object (&store);
 
-  /* Damage one row in the middle and add one at the end. The store's own
-   * triggers refuse this, so they are dropped first, as real damage would
-   * not ask. */
+  /* Damage rows in the middle (invalid JSON; a seq that disagrees with the
+   * row) and add two at the end (JSON that is not an object; invalid JSON
+   * as the very last row). The store's own trigger refuses inserts behind
+   * the newest seq, so it is dropped first, as real damage would not ask. */
   sql_exec (tmp.path,
             "DROP TRIGGER events_seq_increases;"
-            "DELETE FROM events WHERE seq = 5;"
+            "DELETE FROM events WHERE seq IN (5, 8);"
             "INSERT INTO events VALUES ('sess-dmg', 5, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":5,\"te');"
+            "INSERT INTO events VALUES ('sess-dmg', 8, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":99,\"session_id\":\"sess-dmg\"}');"
             "INSERT INTO events VALUES ('sess-dmg', 11, 0, 'text_delta', '[1,2,3]');"
-            "INSERT INTO events VALUES ('sess-dmg', 12, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":99,\"session_id\":\"sess-dmg\"}');");
+            "INSERT INTO events VALUES ('sess-dmg', 12, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":12,\"session_id\":\"sess-dmg\",\"text\":\"cut');");
 
   store = open_store (tmp.path);
   events = tally_store_load_events (store, "sess-dmg", &warnings, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (events->len, ==, 9);
+  g_assert_cmpuint (events->len, ==, 8);
   for (guint i = 0, seq = 1; i < events->len; i++, seq++)
     {
-      if (seq == 5)
+      if (seq == 5 || seq == 8)
         seq++;
       g_assert_cmpint (json_object_get_int_member (events->pdata[i], "seq"), ==, seq);
     }
-  g_assert_cmpuint (warnings->len, ==, 3);
+  g_assert_cmpuint (warnings->len, ==, 4);
   g_assert_true (g_str_has_prefix (warnings->pdata[0], "event 5 of session sess-dmg is damaged and was skipped: "));
-  g_assert_true (g_str_has_prefix (warnings->pdata[1], "event 11 of session sess-dmg is damaged and was skipped: "));
-  g_assert_true (g_str_has_prefix (warnings->pdata[2], "event 12 of session sess-dmg is damaged and was skipped: "));
+  g_assert_true (g_str_has_prefix (warnings->pdata[1], "event 8 of session sess-dmg is damaged and was skipped: "
+                                                       "its seq does not match"));
+  g_assert_true (g_str_has_prefix (warnings->pdata[2], "event 11 of session sess-dmg is damaged and was skipped: "));
+  g_assert_true (g_str_has_prefix (warnings->pdata[3], "event 12 of session sess-dmg is damaged and was skipped: "));
 
   /* Replay prints what is stored, damage included */
   lines = tally_store_load_event_lines (store, "sess-dmg", &error);
@@ -961,7 +965,7 @@ test_damaged_rows (void)
     g_autofree char *markdown = tally_store_export_markdown (store, "sess-dmg", &error);
 
     g_assert_no_error (error);
-    g_assert_true (strstr (markdown, "3 damaged events were left out") != NULL);
+    g_assert_true (strstr (markdown, "4 damaged events were left out") != NULL);
   }
 
   g_clear_object (&store);

@@ -8,6 +8,11 @@
 
 #include "tally-session-info.h"
 
+/**
+ * tally_session_info_get_type:
+ *
+ * Returns: the boxed #GType of #TallySessionInfo
+ */
 G_DEFINE_BOXED_TYPE (TallySessionInfo, tally_session_info,
                      tally_session_info_ref, tally_session_info_unref)
 

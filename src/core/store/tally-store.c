@@ -54,7 +54,18 @@ G_DEFINE_QUARK (tally-store-error-quark, tally_store_error)
 
 /* {{{ Boxed records */
 
+/**
+ * tally_rule_get_type:
+ *
+ * Returns: the boxed #GType of #TallyRule
+ */
 G_DEFINE_BOXED_TYPE (TallyRule, tally_rule, tally_rule_copy, tally_rule_free)
+
+/**
+ * tally_plan_version_get_type:
+ *
+ * Returns: the boxed #GType of #TallyPlanVersion
+ */
 G_DEFINE_BOXED_TYPE (TallyPlanVersion, tally_plan_version, tally_plan_version_copy, tally_plan_version_free)
 
 /**
