@@ -186,6 +186,13 @@ glob_run (TallyTool               *tool,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+static char **
+glob_dup_paths (TallyTool  *tool,
+                JsonObject *input)
+{
+  return tally_tool_dup_member_path (input, "path");
+}
+
 static void
 tally_tool_glob_class_init (TallyToolGlobClass *klass)
 {
@@ -212,6 +219,7 @@ tally_tool_glob_class_init (TallyToolGlobClass *klass)
     "\"required\":[\"pattern\"]}";
   tool_class->read_only = TRUE;
   tool_class->run = glob_run;
+  tool_class->dup_paths = glob_dup_paths;
 }
 
 static void

@@ -259,6 +259,13 @@ grep_run (TallyTool               *tool,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+static char **
+grep_dup_paths (TallyTool  *tool,
+                JsonObject *input)
+{
+  return tally_tool_dup_member_path (input, "path");
+}
+
 static void
 tally_tool_grep_class_init (TallyToolGrepClass *klass)
 {
@@ -288,6 +295,7 @@ tally_tool_grep_class_init (TallyToolGrepClass *klass)
     "\"required\":[\"pattern\"]}";
   tool_class->read_only = TRUE;
   tool_class->run = grep_run;
+  tool_class->dup_paths = grep_dup_paths;
 }
 
 static void

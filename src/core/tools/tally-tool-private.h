@@ -24,6 +24,12 @@ gboolean  tally_tool_input_get_uint     (JsonObject   *input,
                                          guint64      *value,
                                          GError      **error);
 
+/* Bodies for TallyToolClass.dup_paths and .dup_summary (tally-tool.c). */
+char    **tally_tool_dup_member_path    (JsonObject   *input,
+                                         const char   *member);
+char     *tally_tool_dup_member_string  (JsonObject   *input,
+                                         const char   *member);
+
 /* Text helpers (tally-tool.c). */
 char     *tally_tool_format_count       (guint64       n);
 void      tally_tool_append_clipped     (GString      *out,

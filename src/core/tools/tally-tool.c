@@ -248,6 +248,7 @@ tally_tool_run_async (TallyTool              *self,
     {
       data->context.database_path = g_strdup (context->database_path);
       data->context.workspace = g_strdup (context->workspace);
+      data->context.allow_outside_workspace = context->allow_outside_workspace;
     }
   data->input = input ? copy_input (input) : NULL;
 
@@ -279,6 +280,144 @@ tally_tool_run_finish (TallyTool     *self,
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_tool_run_async, NULL);
 
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/**
+ * tally_tool_dup_paths:
+ * @self: a #TallyTool
+ * @input: (nullable): the `input` object of a `tool_use` block
+ *
+ * Lists the file paths a call with @input would touch, exactly as written
+ * in the input (absolute or relative to the workspace, not resolved), so
+ * the permission gate can resolve them with tally_tool_resolve_path() and
+ * send a call that reaches outside the workspace to an approval card. Pure:
+ * the file system is not consulted. `Read`, `Write` and `Edit` name their
+ * `file_path`; `Glob` and `Grep` their `path` when one is given. A member
+ * that is missing or not a string is not listed (the run will refuse it).
+ *
+ * Returns: (transfer full) (nullable) (array zero-terminated=1): the paths,
+ *   or %NULL when the call names none; free with g_strfreev()
+ */
+char **
+tally_tool_dup_paths (TallyTool  *self,
+                      JsonObject *input)
+{
+  TallyToolClass *klass;
+
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+
+  klass = TALLY_TOOL_GET_CLASS (self);
+
+  if (input == NULL || klass->dup_paths == NULL)
+    return NULL;
+
+  return klass->dup_paths (self, input);
+}
+
+/**
+ * tally_tool_dup_summary:
+ * @self: a #TallyTool
+ * @input: (nullable): the `input` object of a `tool_use` block
+ *
+ * Returns a one-line summary of a call for people (approval cards, tool
+ * chips, the CLI): the command for `Bash`, the file path for `Write` and
+ * `Edit`, and by default the input as compact JSON. Line breaks in the
+ * summary are shown as "⏎" so it stays on one line; it is not shortened.
+ *
+ * Returns: (transfer full): the summary, never %NULL ("{}" for a %NULL
+ *   input)
+ */
+char *
+tally_tool_dup_summary (TallyTool  *self,
+                        JsonObject *input)
+{
+  TallyToolClass *klass;
+  g_autofree char *summary = NULL;
+  GString *line;
+
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+
+  klass = TALLY_TOOL_GET_CLASS (self);
+
+  if (input != NULL && klass->dup_summary != NULL)
+    summary = klass->dup_summary (self, input);
+
+  if (summary == NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+      if (input != NULL)
+        json_node_set_object (node, input);
+      else
+        json_node_take_object (node, json_object_new ());
+      /* The generator escapes line breaks inside strings, so the JSON
+       * text is one line already. */
+      return json_to_string (node, FALSE);
+    }
+
+  line = g_string_new (NULL);
+  for (const char *p = summary; *p != '\0'; p++)
+    {
+      if (*p == '\r' && p[1] == '\n')
+        continue;
+      if (*p == '\n' || *p == '\r')
+        g_string_append (line, "⏎");
+      else
+        g_string_append_c (line, *p);
+    }
+
+  return g_string_free (line, FALSE);
+}
+
+/**
+ * tally_tool_dup_member_path:
+ * @input: (nullable): a tool input
+ * @member: the member holding a path, e.g. "file_path"
+ *
+ * A ready-made #TallyToolClass.dup_paths body for tools that name at most
+ * one path, in one member.
+ *
+ * Returns: (transfer full) (nullable): a one-element array with the
+ *   member's string, or %NULL when it is missing, empty or not a string
+ */
+char **
+tally_tool_dup_member_path (JsonObject *input,
+                            const char *member)
+{
+  const char *path = NULL;
+  char **paths;
+
+  if (!tally_tool_input_get_string (input, member, FALSE, &path, NULL) ||
+      path == NULL || path[0] == '\0')
+    return NULL;
+
+  paths = g_new0 (char *, 2);
+  paths[0] = g_strdup (path);
+
+  return paths;
+}
+
+/**
+ * tally_tool_dup_member_string:
+ * @input: (nullable): a tool input
+ * @member: a member name
+ *
+ * A ready-made #TallyToolClass.dup_summary body: the member's string.
+ *
+ * Returns: (transfer full) (nullable): a copy of the string, or %NULL when
+ *   it is missing, empty or not a string
+ */
+char *
+tally_tool_dup_member_string (JsonObject *input,
+                              const char *member)
+{
+  const char *value = NULL;
+
+  if (!tally_tool_input_get_string (input, member, FALSE, &value, NULL) ||
+      value == NULL || value[0] == '\0')
+    return NULL;
+
+  return g_strdup (value);
 }
 
 /* Pushes the components of @path onto @stack so that the first component

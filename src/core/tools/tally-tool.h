@@ -41,13 +41,20 @@ GQuark tally_tool_error_quark (void);
  * @database_path: (nullable): absolute path of the analyst's SQLite database
  * @workspace: (nullable): absolute, canonical path of the session's
  *   workspace folder
+ * @allow_outside_workspace: %TRUE when the analyst explicitly approved this
+ *   very call although a path it names (see tally_tool_dup_paths()) resolves
+ *   outside the workspace; the permission gate sets it for that one run.
+ *   When %FALSE (the default), the mutating tools (`Write`, `Edit`) refuse
+ *   such a path with %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE. The read-only
+ *   tools ignore it and always stay inside the workspace.
  *
  * What a tool may touch. Owned by the caller and left unchanged while a tool
  * runs, so tools read it from worker threads without locking.
  */
 typedef struct {
-  char *database_path;
-  char *workspace;
+  char     *database_path;
+  char     *workspace;
+  gboolean  allow_outside_workspace;
 } TallyToolContext;
 
 #define TALLY_TYPE_TOOL (tally_tool_get_type ())
@@ -62,6 +69,13 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  * @read_only: %TRUE when the tool never changes anything
  * @run: runs the tool; called in a worker thread; returns the text for the
  *   `tool_result` (transfer full) or %NULL with @error set
+ * @dup_paths: (nullable): returns the file paths named by an input, as
+ *   given (a %NULL-terminated array, transfer full), or %NULL when it names
+ *   none; must not touch the file system. %NULL (the default) means the
+ *   tool never names paths. See tally_tool_dup_paths().
+ * @dup_summary: (nullable): returns a one-line human summary of an input
+ *   (transfer full), or %NULL to fall back to the default (the compact JSON
+ *   input). See tally_tool_dup_summary().
  *
  * The class of every tool. Subclasses fill in the fields in class_init.
  */
@@ -79,9 +93,13 @@ struct _TallyToolClass
                 JsonObject             *input,
                 GCancellable           *cancellable,
                 GError                **error);
+  char **(*dup_paths)   (TallyTool              *self,
+                         JsonObject             *input);
+  char  *(*dup_summary) (TallyTool              *self,
+                         JsonObject             *input);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[6];
 };
 
 const char *tally_tool_get_name         (TallyTool              *self);
@@ -102,6 +120,10 @@ void        tally_tool_run_async        (TallyTool              *self,
 char       *tally_tool_run_finish       (TallyTool              *self,
                                          GAsyncResult           *result,
                                          GError                **error);
+char      **tally_tool_dup_paths        (TallyTool              *self,
+                                         JsonObject             *input);
+char       *tally_tool_dup_summary      (TallyTool              *self,
+                                         JsonObject             *input);
 
 char       *tally_tool_resolve_path     (const TallyToolContext *context,
                                          const char             *path,
