@@ -10,7 +10,9 @@
 #include "tally-agent.h"
 #include "tally-api-error.h"
 #include "tally-event.h"
+#include "tally-gate.h"
 #include "tally-model-table.h"
+#include "tally-questions.h"
 #include "tally-pricing.h"
 
 /*
@@ -44,6 +46,18 @@ struct _TallyAgent
   TallyMode           last_mode;
   gboolean            session_announced;
 
+  /* the gate */
+  GPtrArray          *rules;              /* TallyGateRule* */
+  guint               approval_timeout_s;
+  guint               question_timeout_s;
+
+  /* plans: refinements are new versions of the session's plan */
+  char               *plan_id;
+  gint64              plan_version;
+
+  /* a redirect that arrived too late to go with tool results */
+  char               *pending_redirect;
+
   GTask              *turn_task;
 };
 
@@ -56,6 +70,12 @@ enum {
 };
 
 static guint signals[N_SIGNALS];
+
+typedef enum {
+  PENDING_NONE,
+  PENDING_APPROVAL,
+  PENDING_QUESTION,
+} PendingKind;
 
 typedef struct {
   char               *turn_id;
@@ -79,6 +99,18 @@ typedef struct {
   GHashTable         *answered;     /* tool_use ids with a tool_result event */
   GHashTable         *orphans;      /* tool_use id → TallyOrphanReason */
   char               *last_request_id;
+
+  /* a parked card */
+  PendingKind         pending_kind;
+  char               *pending_id;
+  guint               pending_timeout;
+  JsonArray          *pending_suggestions;
+  gboolean            pending_outside;
+  gulong              cancelled_handler;
+  GCancellable       *cancellable;
+
+  /* text the analyst typed while the turn ran */
+  GString            *redirect;
 } Turn;
 
 static void
@@ -93,6 +125,12 @@ turn_free (gpointer data)
   g_free (turn->context.database_path);
   g_free (turn->context.workspace);
   g_free (turn->last_request_id);
+  g_clear_handle_id (&turn->pending_timeout, g_source_remove);
+  g_free (turn->pending_id);
+  g_clear_pointer (&turn->pending_suggestions, json_array_unref);
+  if (turn->redirect != NULL)
+    g_string_free (turn->redirect, TRUE);
+  g_clear_object (&turn->cancellable);
   g_clear_object (&turn->stream);
   g_clear_pointer (&turn->tool_uses, g_ptr_array_unref);
   g_clear_pointer (&turn->answered, g_hash_table_unref);
@@ -188,6 +226,9 @@ tally_agent_finalize (GObject *object)
   g_free (self->model);
   g_free (self->database);
   g_free (self->workspace);
+  g_clear_pointer (&self->rules, g_ptr_array_unref);
+  g_free (self->plan_id);
+  g_free (self->pending_redirect);
 
   G_OBJECT_CLASS (tally_agent_parent_class)->finalize (object);
 }
@@ -245,6 +286,9 @@ tally_agent_init (TallyAgent *self)
   self->thinking_budget = DEFAULT_THINKING_BUDGET;
   self->next_seq = 1;
   self->last_mode = TALLY_MODE_ASK;
+  self->rules = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_gate_rule_free);
+  self->approval_timeout_s = 120;
+  self->question_timeout_s = 300;
 }
 
 /**
@@ -698,6 +742,19 @@ finish_turn (GTask           *task,
 
   if (turn->stream != NULL)
     g_signal_handlers_disconnect_matched (turn->stream, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, task);
+  if (turn->cancelled_handler != 0)
+    g_cancellable_disconnect (turn->cancellable, turn->cancelled_handler);
+  turn->cancelled_handler = 0;
+  g_clear_handle_id (&turn->pending_timeout, g_source_remove);
+  turn->pending_kind = PENDING_NONE;
+
+  /* Text typed during the turn that never went out with tool results is
+   * handed back for the next prompt. */
+  if (turn->redirect != NULL && turn->redirect->len > 0)
+    {
+      g_free (self->pending_redirect);
+      self->pending_redirect = g_string_free (g_steal_pointer (&turn->redirect), FALSE);
+    }
 
   priced = tally_pricing_compute_cost (self->model, &turn->usage, &cost);
 
@@ -751,19 +808,33 @@ fail_turn (GTask        *task,
 
 static void start_call (GTask *task);
 static void run_next_tool (GTask *task);
+static void deliver_redirect (GTask *task);
 
 static void
 emit_approval_resolved (GTask      *task,
+                        const char *approval_id,
                         const char *tool_id,
                         const char *decision,
                         const char *reason,
-                        const char *message)
+                        const char *message,
+                        JsonObject *extra)
 {
   JsonObject *event = tally_event_new ("approval_resolved");
 
-  json_object_set_null_member (event, "approval_id");
+  if (approval_id != NULL)
+    json_object_set_string_member (event, "approval_id", approval_id);
+  else
+    json_object_set_null_member (event, "approval_id");
   json_object_set_string_member (event, "tool_id", tool_id);
   json_object_set_string_member (event, "decision", decision);
+  if (extra != NULL)
+    {
+      GList *members = json_object_get_members (extra);
+
+      for (const GList *l = members; l != NULL; l = l->next)
+        json_object_set_member (event, l->data, json_node_copy (json_object_get_member (extra, l->data)));
+      g_list_free (members);
+    }
   if (message != NULL)
     json_object_set_string_member (event, "message", message);
   json_object_set_string_member (event, "reason", reason);
@@ -788,6 +859,30 @@ tool_answered (GTask      *task,
   emit_tool_result (task, tool_id, content, is_error, duration_ms);
 }
 
+static JsonObject *
+current_tool_use (Turn *turn)
+{
+  return g_ptr_array_index (turn->tool_uses, turn->tool_index);
+}
+
+static const char *
+current_tool_id (Turn *turn)
+{
+  return json_object_get_string_member_with_default (current_tool_use (turn), "id", "");
+}
+
+/* Answers the current call without running it, and moves on. */
+static void
+refuse_current (GTask      *task,
+                const char *message)
+{
+  Turn *turn = g_task_get_task_data (task);
+
+  tool_answered (task, current_tool_id (turn), message, TRUE);
+  turn->tool_index++;
+  run_next_tool (task);
+}
+
 static void
 tool_run_cb (GObject      *object,
              GAsyncResult *result,
@@ -795,8 +890,7 @@ tool_run_cb (GObject      *object,
 {
   g_autoptr(GTask) task = user_data;
   Turn *turn = g_task_get_task_data (task);
-  JsonObject *tool_use = g_ptr_array_index (turn->tool_uses, turn->tool_index);
-  const char *id = json_object_get_string_member_with_default (tool_use, "id", "");
+  const char *id = current_tool_id (turn);
   g_autoptr(GError) error = NULL;
   g_autofree char *content = NULL;
 
@@ -819,14 +913,265 @@ tool_run_cb (GObject      *object,
 }
 
 static void
+run_current (GTask      *task,
+             TallyTool  *tool,
+             JsonObject *input,
+             gboolean    allow_outside)
+{
+  Turn *turn = g_task_get_task_data (task);
+  TallyToolContext context = turn->context;
+
+  context.allow_outside_workspace = allow_outside;
+  turn->tool_started_us = g_get_monotonic_time ();
+  g_hash_table_insert (turn->orphans, g_strdup (current_tool_id (turn)),
+                       GINT_TO_POINTER (TALLY_ORPHAN_INTERRUPTED));
+  tally_tool_run_async (tool, &context, input, g_task_get_cancellable (task), tool_run_cb, task);
+}
+
+/* Pending cards: the turn parks until the analyst decides, a timeout
+ * denies, or a cancel resolves it. Nothing streams meanwhile. */
+
+static void
+pending_clear (Turn *turn)
+{
+  g_clear_handle_id (&turn->pending_timeout, g_source_remove);
+  g_clear_pointer (&turn->pending_id, g_free);
+  g_clear_pointer (&turn->pending_suggestions, json_array_unref);
+  turn->pending_kind = PENDING_NONE;
+  turn->pending_outside = FALSE;
+}
+
+static void approval_settle (GTask *task, TallyDecision decision, JsonObject *updated_input,
+                             const char *rule, const char *scope, const char *message, const char *reason);
+static void question_settle (GTask *task, JsonObject *answers, const char *reason);
+
+static gboolean
+pending_timeout_cb (gpointer user_data)
+{
+  GTask *task = user_data;
+  Turn *turn = g_task_get_task_data (task);
+
+  turn->pending_timeout = 0;
+  if (turn->pending_kind == PENDING_APPROVAL)
+    approval_settle (task, TALLY_DECISION_DENY, NULL, NULL, NULL,
+                     "The analyst did not decide in time, so this call was denied and did not run. "
+                     "Do not guess what they would have wanted; ask or stop.", "timeout");
+  else if (turn->pending_kind == PENDING_QUESTION)
+    question_settle (task, NULL, "timeout");
+
+  return G_SOURCE_REMOVE;
+}
+
+static void
+park (GTask       *task,
+      PendingKind  kind,
+      const char  *id,
+      guint        timeout_s)
+{
+  Turn *turn = g_task_get_task_data (task);
+
+  turn->pending_kind = kind;
+  turn->pending_id = g_strdup (id);
+  if (timeout_s > 0)
+    turn->pending_timeout = g_timeout_add_seconds (timeout_s, pending_timeout_cb, task);
+
+  /* A cancel that arrived before the card settles it at once. */
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+    tally_agent_cancel_pending (turn_agent (task));
+}
+
+static void
+approval_settle (GTask         *task,
+                 TallyDecision  decision,
+                 JsonObject    *updated_input,
+                 const char    *rule,
+                 const char    *scope,
+                 const char    *message,
+                 const char    *reason)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  g_autofree char *approval_id = g_strdup (turn->pending_id);
+  g_autoptr(JsonObject) extra = json_object_new ();
+  JsonObject *tool_use = current_tool_use (turn);
+  const char *tool_id = current_tool_id (turn);
+  const char *name = json_object_get_string_member_with_default (tool_use, "name", "");
+  TallyTool *tool = tally_tool_registry_lookup (self->tools, name);
+  gboolean outside = turn->pending_outside;
+  const char *decision_word;
+
+  pending_clear (turn);
+
+  switch (decision)
+    {
+    case TALLY_DECISION_ALLOW:
+      decision_word = "allow";
+      break;
+    case TALLY_DECISION_ALLOW_EDITED:
+      decision_word = "allow_edited";
+      json_object_set_object_member (extra, "updated_input", json_object_ref (updated_input));
+      break;
+    case TALLY_DECISION_ALLOW_ALWAYS:
+      decision_word = "allow_always";
+      if (rule != NULL)
+        {
+          json_object_set_string_member (extra, "rule", rule);
+          json_object_set_string_member (extra, "scope", scope != NULL ? scope : "workspace");
+          tally_agent_add_rule (self, rule, TRUE);
+        }
+      break;
+    case TALLY_DECISION_DENY_STOP:
+      json_object_set_boolean_member (extra, "stop", TRUE);
+      G_GNUC_FALLTHROUGH;
+    case TALLY_DECISION_DENY:
+    default:
+      decision_word = "deny";
+      if (message == NULL || *message == '\0')
+        message = "The analyst declined this tool call, so it did not run. Do not try it again "
+                  "another way; ask what they would like instead.";
+      break;
+    }
+
+  emit_approval_resolved (task, approval_id, tool_id, decision_word, reason,
+                          g_str_equal (decision_word, "deny") ? message : NULL, extra);
+
+  if (!g_str_equal (decision_word, "deny"))
+    {
+      JsonObject *input = decision == TALLY_DECISION_ALLOW_EDITED
+        ? updated_input : json_object_get_object_member (tool_use, "input");
+
+      run_current (task, tool, input, outside);
+      return;
+    }
+
+  tool_answered (task, tool_id, message, TRUE);
+  turn->tool_index++;
+
+  if (decision == TALLY_DECISION_DENY_STOP)
+    {
+      /* Answer every call still waiting, then end the turn. */
+      for (; turn->tool_index < turn->tool_uses->len; turn->tool_index++)
+        {
+          const char *next_id = current_tool_id (turn);
+          const char *next_name = json_object_get_string_member_with_default (current_tool_use (turn), "name", "");
+          const char *stopped = "The analyst stopped the turn before this call; it did not run.";
+
+          if (!g_str_equal (next_name, "AskUserQuestion") && !g_str_equal (next_name, "ExitPlanMode"))
+            emit_approval_resolved (task, NULL, next_id, "deny", "user", stopped, NULL);
+          tool_answered (task, next_id, stopped, TRUE);
+        }
+      finish_turn (task, TALLY_TURN_CANCELLED, NULL);
+      return;
+    }
+
+  run_next_tool (task);
+}
+
+static void
+question_settle (GTask      *task,
+                 JsonObject *answers,
+                 const char *reason)
+{
+  Turn *turn = g_task_get_task_data (task);
+  g_autofree char *question_id = g_strdup (turn->pending_id);
+  JsonObject *input = json_object_get_object_member (current_tool_use (turn), "input");
+  JsonObject *event = tally_event_new ("question_resolved");
+  g_autofree char *text = NULL;
+
+  pending_clear (turn);
+
+  json_object_set_string_member (event, "question_id", question_id);
+  if (answers != NULL)
+    json_object_set_object_member (event, "answers", json_object_ref (answers));
+  else
+    json_object_set_null_member (event, "answers");
+  json_object_set_string_member (event, "reason", reason);
+  turn_emit (task, event);
+
+  if (answers != NULL)
+    {
+      text = tally_questions_format_answers (json_object_get_array_member (input, "questions"), answers);
+      tool_answered (task, current_tool_id (turn), text, FALSE);
+    }
+  else
+    {
+      text = tally_questions_not_answered (reason);
+      tool_answered (task, current_tool_id (turn), text, TRUE);
+    }
+
+  turn->tool_index++;
+  run_next_tool (task);
+}
+
+static void
+handle_question (GTask      *task,
+                 JsonObject *input)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *question_id = NULL;
+  JsonObject *event;
+
+  if (!tally_questions_validate (input, &error))
+    {
+      refuse_current (task, error->message);
+      return;
+    }
+
+  question_id = g_uuid_string_random ();
+  event = tally_event_new ("question_request");
+  json_object_set_string_member (event, "question_id", question_id);
+  json_object_set_string_member (event, "tool_id", current_tool_id (turn));
+  json_object_set_member (event, "questions",
+                          json_node_copy (json_object_get_member (input, "questions")));
+  turn_emit (task, event);
+
+  park (task, PENDING_QUESTION, question_id, self->question_timeout_s);
+}
+
+static void
+handle_plan (GTask      *task,
+             JsonObject *input)
+{
+  TallyAgent *self = turn_agent (task);
+  const char *plan = json_object_get_string_member_with_default (input, "plan", NULL);
+  g_autofree char *receipt = NULL;
+  JsonObject *event;
+
+  if (plan == NULL || *g_strstrip (g_strdup (plan)) == '\0')
+    {
+      refuse_current (task, "ExitPlanMode needs “plan”: the plan as Markdown. Nothing was shown to "
+                            "the analyst.");
+      return;
+    }
+
+  /* Refinements are new versions of the session's plan. */
+  if (self->plan_id == NULL)
+    self->plan_id = g_uuid_string_random ();
+  self->plan_version++;
+
+  event = tally_event_new ("plan_proposed");
+  json_object_set_string_member (event, "plan_id", self->plan_id);
+  json_object_set_string_member (event, "markdown", plan);
+  json_object_set_int_member (event, "version", self->plan_version);
+  turn_emit (task, event);
+
+  receipt = tally_questions_plan_receipt (self->plan_version);
+  refuse_current (task, receipt);
+}
+
+static void
 run_next_tool (GTask *task)
 {
   TallyAgent *self = turn_agent (task);
   Turn *turn = g_task_get_task_data (task);
+  TallyGateVerdict verdict;
   JsonObject *tool_use;
   const char *id;
   const char *name;
   JsonNode *input_node;
+  JsonObject *input;
   TallyTool *tool;
 
   if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
@@ -837,12 +1182,13 @@ run_next_tool (GTask *task)
 
   if (turn->tool_index >= turn->tool_uses->len)
     {
+      deliver_redirect (task);
       turn->call++;
       start_call (task);
       return;
     }
 
-  tool_use = g_ptr_array_index (turn->tool_uses, turn->tool_index);
+  tool_use = current_tool_use (turn);
   id = json_object_get_string_member_with_default (tool_use, "id", "");
   name = json_object_get_string_member_with_default (tool_use, "name", "");
   input_node = json_object_get_member (tool_use, "input");
@@ -854,10 +1200,8 @@ run_next_tool (GTask *task)
         g_strdup_printf ("There is no tool named “%s” in Tally. Use one of the tools listed in this "
                          "conversation.", name);
 
-      emit_approval_resolved (task, id, "deny", "rule", message);
-      tool_answered (task, id, message, TRUE);
-      turn->tool_index++;
-      run_next_tool (task);
+      emit_approval_resolved (task, NULL, id, "deny", "rule", message, NULL);
+      refuse_current (task, message);
       return;
     }
 
@@ -866,35 +1210,73 @@ run_next_tool (GTask *task)
       g_autofree char *message =
         g_strdup_printf ("The input of %s must be a JSON object; the call did not run.", name);
 
-      emit_approval_resolved (task, id, "deny", "rule", message);
-      tool_answered (task, id, message, TRUE);
-      turn->tool_index++;
-      run_next_tool (task);
+      if (!g_str_equal (name, "AskUserQuestion") && !g_str_equal (name, "ExitPlanMode"))
+        emit_approval_resolved (task, NULL, id, "deny", "rule", message, NULL);
+      refuse_current (task, message);
       return;
     }
+  input = json_node_get_object (input_node);
 
-  /* The gate. Card-backed tools, rules and approval cards come with the
-   * negotiation work; until then only read-only tools exist and every mode
-   * allows them, and anything else is refused, never run unasked. */
-  if (!tally_tool_is_read_only (tool))
+  tally_gate_evaluate (self->rules, name, tool, input, turn->mode, &turn->context, &verdict);
+
+  switch (verdict.action)
     {
-      g_autofree char *message =
-        g_strdup_printf ("%s changes files and needs the analyst's approval, which this version of "
-                         "Tally cannot ask for yet. It did not run; do not assume a result.", name);
+    case TALLY_GATE_QUESTION:
+      handle_question (task, input);
+      break;
 
-      emit_approval_resolved (task, id, "deny", "mode", message);
-      tool_answered (task, id, message, TRUE);
-      turn->tool_index++;
-      run_next_tool (task);
-      return;
+    case TALLY_GATE_PLAN:
+      handle_plan (task, input);
+      break;
+
+    case TALLY_GATE_DENY:
+      {
+        JsonObject *extra = json_object_new ();
+
+        if (verdict.rule != NULL)
+          json_object_set_string_member (extra, "rule", verdict.rule);
+        emit_approval_resolved (task, NULL, id, "deny", verdict.reason, verdict.message, extra);
+        json_object_unref (extra);
+        refuse_current (task, verdict.message);
+      }
+      break;
+
+    case TALLY_GATE_ALLOW:
+      {
+        JsonObject *extra = json_object_new ();
+
+        if (verdict.rule != NULL)
+          json_object_set_string_member (extra, "rule", verdict.rule);
+        emit_approval_resolved (task, NULL, id, "allow", verdict.reason, NULL, extra);
+        json_object_unref (extra);
+        run_current (task, tool, input, FALSE);
+      }
+      break;
+
+    case TALLY_GATE_ASK:
+    default:
+      {
+        g_autofree char *approval_id = g_uuid_string_random ();
+        JsonArray *suggestions = tally_gate_dup_suggestions (name, input, &turn->context);
+        JsonObject *event = tally_event_new ("approval_request");
+
+        json_object_set_string_member (event, "approval_id", approval_id);
+        json_object_set_string_member (event, "tool_id", id);
+        json_object_set_string_member (event, "tool_name", name);
+        json_object_set_object_member (event, "tool_input", json_object_ref (input));
+        json_object_set_array_member (event, "suggestions", json_array_ref (suggestions));
+        if (verdict.outside)
+          json_object_set_boolean_member (event, "outside_workspace", TRUE);
+        turn_emit (task, event);
+
+        turn->pending_suggestions = suggestions;
+        park (task, PENDING_APPROVAL, approval_id, self->approval_timeout_s);
+        turn->pending_outside = verdict.outside;
+      }
+      break;
     }
 
-  emit_approval_resolved (task, id, "allow", "mode", NULL);
-
-  turn->tool_started_us = g_get_monotonic_time ();
-  g_hash_table_insert (turn->orphans, g_strdup (id), GINT_TO_POINTER (TALLY_ORPHAN_INTERRUPTED));
-  tally_tool_run_async (tool, &turn->context, json_node_get_object (input_node),
-                        g_task_get_cancellable (task), tool_run_cb, task);
+  tally_gate_verdict_clear (&verdict);
 }
 
 static void
@@ -935,6 +1317,372 @@ start_tools (GTask     *task,
     }
 
   run_next_tool (task);
+}
+
+
+static void
+deliver_redirect (GTask *task)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *event;
+
+  if (turn->redirect == NULL || turn->redirect->len == 0)
+    return;
+
+  /* After the tool results, in the same user message (reference §4.2). */
+  tally_conversation_add_user_text (self->conversation, turn->redirect->str);
+
+  event = tally_event_new ("redirect");
+  json_object_set_string_member (event, "text", turn->redirect->str);
+  turn_emit (task, event);
+
+  g_string_truncate (turn->redirect, 0);
+}
+
+static Turn *
+pending_turn (TallyAgent  *self,
+              PendingKind  kind,
+              const char  *id,
+              GError     **error)
+{
+  Turn *turn;
+
+  if (self->turn_task == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "No turn is running");
+      return NULL;
+    }
+
+  turn = g_task_get_task_data (self->turn_task);
+  if (turn->pending_kind != kind || g_strcmp0 (turn->pending_id, id) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "No pending %s with id %s", kind == PENDING_APPROVAL ? "approval" : "question",
+                   id != NULL ? id : "(null)");
+      return NULL;
+    }
+
+  return turn;
+}
+
+/**
+ * tally_agent_resolve_approval:
+ * @self: a #TallyAgent
+ * @approval_id: the `approval_id` of the pending `approval_request`
+ * @decision: the analyst's decision
+ * @updated_input: (nullable): for %TALLY_DECISION_ALLOW_EDITED, the input
+ *   to run instead (must be an object)
+ * @rule: (nullable): for %TALLY_DECISION_ALLOW_ALWAYS, the rule the card
+ *   showed, kept exactly (one of the request's `suggestions`)
+ * @scope: (nullable): the rule's scope: `session`, `workspace` or `global`
+ * @message: (nullable): for a denial, the analyst's words for the model,
+ *   sent verbatim; a default text is used when empty
+ * @error: return location for a #GError
+ *
+ * Settles a pending approval card and lets the turn go on.
+ *
+ * Returns: %TRUE on success; %FALSE with %G_IO_ERROR_NOT_FOUND when no such
+ *   approval is pending, %G_IO_ERROR_INVALID_ARGUMENT for an edited input
+ *   that is missing or not an object, or an "always" without a valid rule
+ */
+gboolean
+tally_agent_resolve_approval (TallyAgent     *self,
+                              const char     *approval_id,
+                              TallyDecision   decision,
+                              JsonObject     *updated_input,
+                              const char     *rule,
+                              const char     *scope,
+                              const char     *message,
+                              GError        **error)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), FALSE);
+
+  if (pending_turn (self, PENDING_APPROVAL, approval_id, error) == NULL)
+    return FALSE;
+
+  if (decision == TALLY_DECISION_ALLOW_EDITED && updated_input == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "Allow with changes needs the edited input as a JSON object");
+      return FALSE;
+    }
+  if (decision == TALLY_DECISION_ALLOW_ALWAYS && rule != NULL && !tally_gate_pattern_is_valid (rule))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "“%s” is not a rule pattern", rule);
+      return FALSE;
+    }
+
+  approval_settle (self->turn_task, decision, updated_input, rule, scope, message, "user");
+  return TRUE;
+}
+
+/**
+ * tally_agent_dismiss_approval:
+ * @self: a #TallyAgent
+ * @approval_id: the pending approval
+ * @error: return location for a #GError
+ *
+ * Dismisses a card without a decision (end of input in tally-cli, a closed
+ * card): the call is denied with reason `dismissed`, never allowed.
+ *
+ * Returns: %TRUE on success; %FALSE with %G_IO_ERROR_NOT_FOUND
+ */
+gboolean
+tally_agent_dismiss_approval (TallyAgent  *self,
+                              const char  *approval_id,
+                              GError     **error)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), FALSE);
+
+  if (pending_turn (self, PENDING_APPROVAL, approval_id, error) == NULL)
+    return FALSE;
+
+  approval_settle (self->turn_task, TALLY_DECISION_DENY, NULL, NULL, NULL,
+                   "The approval card was dismissed without a decision, so this call did not run. "
+                   "Do not assume it would have been allowed.", "dismissed");
+  return TRUE;
+}
+
+/**
+ * tally_agent_answer_question:
+ * @self: a #TallyAgent
+ * @question_id: the `question_id` of the pending `question_request`
+ * @answers: (nullable): question text → answer string (chosen labels
+ *   joined by ", ", then free text), covering every question; %NULL
+ *   dismisses the card
+ * @error: return location for a #GError
+ *
+ * Answers or dismisses a pending question card.
+ *
+ * Returns: %TRUE on success; %FALSE with %G_IO_ERROR_NOT_FOUND when no such
+ *   question is pending, or %G_IO_ERROR_INVALID_ARGUMENT when a question has
+ *   no answer
+ */
+gboolean
+tally_agent_answer_question (TallyAgent  *self,
+                             const char  *question_id,
+                             JsonObject  *answers,
+                             GError     **error)
+{
+  Turn *turn;
+
+  g_return_val_if_fail (TALLY_IS_AGENT (self), FALSE);
+
+  turn = pending_turn (self, PENDING_QUESTION, question_id, error);
+  if (turn == NULL)
+    return FALSE;
+
+  if (answers != NULL)
+    {
+      JsonObject *input = json_object_get_object_member (current_tool_use (turn), "input");
+      JsonArray *questions = json_object_get_array_member (input, "questions");
+
+      for (guint i = 0; i < json_array_get_length (questions); i++)
+        {
+          const char *q = json_object_get_string_member (json_array_get_object_element (questions, i),
+                                                         "question");
+          const char *a = json_object_get_string_member_with_default (answers, q, NULL);
+
+          if (a == NULL || *a == '\0')
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "The question “%s” has no answer", q);
+              return FALSE;
+            }
+        }
+    }
+
+  question_settle (self->turn_task, answers, answers != NULL ? "user" : "dismissed");
+  return TRUE;
+}
+
+/**
+ * tally_agent_cancel_pending:
+ * @self: a #TallyAgent
+ *
+ * Resolves a pending card as `cancel` (a cancel resolves every pending
+ * decision at once; at most one card is pending at a time). Called when the
+ * turn's cancellable fires.
+ */
+void
+tally_agent_cancel_pending (TallyAgent *self)
+{
+  Turn *turn;
+
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  if (self->turn_task == NULL)
+    return;
+
+  turn = g_task_get_task_data (self->turn_task);
+  if (turn->pending_kind == PENDING_APPROVAL)
+    approval_settle (self->turn_task, TALLY_DECISION_DENY, NULL, NULL, NULL,
+                     "The analyst stopped the turn before deciding, so this call did not run.",
+                     "cancel");
+  else if (turn->pending_kind == PENDING_QUESTION)
+    question_settle (self->turn_task, NULL, "cancel");
+}
+
+static gboolean
+cancel_pending_idle_cb (gpointer user_data)
+{
+  g_autoptr(TallyAgent) self = user_data;
+
+  tally_agent_cancel_pending (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+turn_cancelled_cb (GCancellable *cancellable,
+                   TallyAgent   *self)
+{
+  /* Cancellation may be signalled from inside another callback; settle
+   * the card from the main loop instead. */
+  g_idle_add (cancel_pending_idle_cb, g_object_ref (self));
+}
+
+/**
+ * tally_agent_redirect:
+ * @self: a #TallyAgent
+ * @text: what the analyst typed while the turn runs
+ *
+ * Delivers a message in the middle of a turn: it goes to the model with
+ * the next tool results instead of waiting for the turn to end, and a
+ * pending approval is denied with it as the message (a pending question is
+ * left unanswered). When the turn ends before any tool result, the text is
+ * kept for tally_agent_take_redirect().
+ *
+ * Returns: %TRUE when a turn was running and took the text; %FALSE when no
+ *   turn runs (send it as a normal message)
+ */
+gboolean
+tally_agent_redirect (TallyAgent *self,
+                      const char *text)
+{
+  Turn *turn;
+
+  g_return_val_if_fail (TALLY_IS_AGENT (self), FALSE);
+  g_return_val_if_fail (text != NULL, FALSE);
+
+  if (self->turn_task == NULL || *text == '\0')
+    return FALSE;
+
+  turn = g_task_get_task_data (self->turn_task);
+  if (turn->redirect == NULL)
+    turn->redirect = g_string_new (NULL);
+  if (turn->redirect->len > 0)
+    g_string_append (turn->redirect, "\n\n");
+  g_string_append (turn->redirect, text);
+
+  if (turn->pending_kind == PENDING_APPROVAL)
+    approval_settle (self->turn_task, TALLY_DECISION_DENY, NULL, NULL, NULL, text, "user");
+  else if (turn->pending_kind == PENDING_QUESTION)
+    question_settle (self->turn_task, NULL, "dismissed");
+
+  return TRUE;
+}
+
+/**
+ * tally_agent_take_redirect:
+ * @self: a #TallyAgent
+ *
+ * Returns: (transfer full) (nullable): text typed during the last turn that
+ *   could not go out with tool results, to be sent as the next message
+ */
+char *
+tally_agent_take_redirect (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
+  return g_steal_pointer (&self->pending_redirect);
+}
+
+/**
+ * tally_agent_set_timeouts:
+ * @self: a #TallyAgent
+ * @approval_timeout_s: seconds an approval card waits, 0 = forever
+ * @question_timeout_s: seconds a question card waits, 0 = forever
+ *
+ * Sets the card timeouts (defaults 120 and 300 s). A timeout denies, never
+ * allows.
+ */
+void
+tally_agent_set_timeouts (TallyAgent *self,
+                          guint       approval_timeout_s,
+                          guint       question_timeout_s)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  self->approval_timeout_s = approval_timeout_s;
+  self->question_timeout_s = question_timeout_s;
+}
+
+/**
+ * tally_agent_set_rules:
+ * @self: a #TallyAgent
+ * @rules: (element-type TallyGateRule) (transfer none): the persisted rules
+ *   in force for the workspace (copied)
+ *
+ * Replaces the rules the gate reads.
+ */
+void
+tally_agent_set_rules (TallyAgent *self,
+                       GPtrArray  *rules)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  g_ptr_array_set_size (self->rules, 0);
+  for (guint i = 0; rules != NULL && i < rules->len; i++)
+    {
+      TallyGateRule *rule = g_ptr_array_index (rules, i);
+      tally_agent_add_rule (self, rule->pattern, rule->allow);
+    }
+}
+
+/**
+ * tally_agent_add_rule:
+ * @self: a #TallyAgent
+ * @pattern: a rule pattern (see #TallyGateRule)
+ * @allow: %TRUE for allow, %FALSE for deny
+ *
+ * Adds a rule for the rest of the session (the session also persists rules
+ * whose scope is not `session`).
+ */
+void
+tally_agent_add_rule (TallyAgent *self,
+                      const char *pattern,
+                      gboolean    allow)
+{
+  TallyGateRule *rule;
+
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (pattern != NULL);
+
+  rule = g_new0 (TallyGateRule, 1);
+  rule->pattern = g_strdup (pattern);
+  rule->allow = allow;
+  g_ptr_array_add (self->rules, rule);
+}
+
+/**
+ * tally_agent_set_plan:
+ * @self: a #TallyAgent
+ * @plan_id: (nullable): the session's plan id
+ * @version: its latest version
+ *
+ * Continues a resumed session's plan: the next `ExitPlanMode` is version
+ * @version + 1 of the same plan.
+ */
+void
+tally_agent_set_plan (TallyAgent *self,
+                      const char *plan_id,
+                      gint64      version)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  g_free (self->plan_id);
+  self->plan_id = g_strdup (plan_id);
+  self->plan_version = version;
 }
 
 /* Streaming */
@@ -1255,6 +2003,13 @@ tally_agent_send_async (TallyAgent          *self,
   g_task_set_task_data (task, turn, turn_free);
 
   self->turn_task = task;
+  g_clear_pointer (&self->pending_redirect, g_free);
+  if (cancellable != NULL)
+    {
+      turn->cancellable = g_object_ref (cancellable);
+      turn->cancelled_handler = g_cancellable_connect (cancellable, G_CALLBACK (turn_cancelled_cb),
+                                                       self, NULL);
+    }
 
   if (!self->session_announced)
     {

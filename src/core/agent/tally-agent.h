@@ -38,6 +38,26 @@ typedef enum {
   TALLY_TURN_FAILED,
 } TallyTurnStatus;
 
+/**
+ * TallyDecision:
+ * @TALLY_DECISION_ALLOW: allow this call once
+ * @TALLY_DECISION_ALLOW_EDITED: run the call with an edited input (the
+ *   history keeps the model's input)
+ * @TALLY_DECISION_ALLOW_ALWAYS: allow it and keep the rule the card showed
+ * @TALLY_DECISION_DENY: refuse it, optionally with a message for the model
+ * @TALLY_DECISION_DENY_STOP: refuse it and end the turn once every pending
+ *   call is answered
+ *
+ * The analyst's answer to an approval card.
+ */
+typedef enum {
+  TALLY_DECISION_ALLOW,
+  TALLY_DECISION_ALLOW_EDITED,
+  TALLY_DECISION_ALLOW_ALWAYS,
+  TALLY_DECISION_DENY,
+  TALLY_DECISION_DENY_STOP,
+} TallyDecision;
+
 const char *tally_mode_to_string        (TallyMode        mode);
 gboolean    tally_mode_from_string      (const char      *text,
                                          TallyMode       *mode);
@@ -74,6 +94,37 @@ void               tally_agent_set_last_mode      (TallyAgent         *self,
                                                    TallyMode           mode);
 gboolean           tally_agent_is_busy            (TallyAgent         *self);
 char              *tally_agent_dup_system_prompt  (TallyAgent         *self);
+
+void               tally_agent_set_timeouts       (TallyAgent         *self,
+                                                   guint               approval_timeout_s,
+                                                   guint               question_timeout_s);
+void               tally_agent_set_rules          (TallyAgent         *self,
+                                                   GPtrArray          *rules);
+void               tally_agent_add_rule           (TallyAgent         *self,
+                                                   const char         *pattern,
+                                                   gboolean            allow);
+void               tally_agent_set_plan           (TallyAgent         *self,
+                                                   const char         *plan_id,
+                                                   gint64              version);
+gboolean           tally_agent_resolve_approval   (TallyAgent         *self,
+                                                   const char         *approval_id,
+                                                   TallyDecision       decision,
+                                                   JsonObject         *updated_input,
+                                                   const char         *rule,
+                                                   const char         *scope,
+                                                   const char         *message,
+                                                   GError            **error);
+gboolean           tally_agent_dismiss_approval   (TallyAgent         *self,
+                                                   const char         *approval_id,
+                                                   GError            **error);
+gboolean           tally_agent_answer_question    (TallyAgent         *self,
+                                                   const char         *question_id,
+                                                   JsonObject         *answers,
+                                                   GError            **error);
+void               tally_agent_cancel_pending     (TallyAgent         *self);
+gboolean           tally_agent_redirect           (TallyAgent         *self,
+                                                   const char         *text);
+char              *tally_agent_take_redirect      (TallyAgent         *self);
 
 void               tally_agent_send_async         (TallyAgent         *self,
                                                    const char         *text,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tally-event.h"
+#include "tally-gate.h"
 #include "tally-model-table.h"
 #include "tally-pricing.h"
 #include "tally-session.h"
@@ -37,6 +38,7 @@ struct _TallySession
   TallyAgent      *agent;
   TallyTranscript *transcript;
   TallyMode        mode;
+  GPtrArray       *session_rules;   /* patterns allowed for this session only */
 };
 
 G_DEFINE_FINAL_TYPE (TallySession, tally_session, G_TYPE_OBJECT)
@@ -51,6 +53,7 @@ tally_session_dispose (GObject *object)
   g_clear_object (&self->agent);
   g_clear_object (&self->transcript);
   g_clear_object (&self->store);
+  g_clear_pointer (&self->session_rules, g_ptr_array_unref);
 
   G_OBJECT_CLASS (tally_session_parent_class)->dispose (object);
 }
@@ -66,7 +69,10 @@ tally_session_init (TallySession *self)
 {
   self->transcript = tally_transcript_new ();
   self->mode = TALLY_MODE_ASK;
+  self->session_rules = g_ptr_array_new_with_free_func (g_free);
 }
+
+static const char *string_member (JsonObject *object, const char *name);
 
 static void
 record_event (TallySession *self,
@@ -83,6 +89,48 @@ record_event (TallySession *self,
 }
 
 static void
+persist_rule_and_plan (TallySession *self,
+                       JsonObject   *event)
+{
+  const char *type = tally_event_get_event_type (event);
+  g_autoptr(GError) error = NULL;
+
+  if (g_str_equal (type, "approval_resolved") &&
+      g_strcmp0 (string_member (event, "decision"), "allow_always") == 0 &&
+      string_member (event, "rule") != NULL &&
+      g_strcmp0 (string_member (event, "scope"), "session") == 0)
+    g_ptr_array_add (self->session_rules, g_strdup (string_member (event, "rule")));
+
+  if (self->store == NULL || tally_store_is_read_only (self->store))
+    return;
+
+  /* "Always allow" keeps the rule the card showed, exactly; session-scoped
+   * rules live only as long as the agent. */
+  if (g_str_equal (type, "approval_resolved") &&
+      g_strcmp0 (string_member (event, "decision"), "allow_always") == 0 &&
+      string_member (event, "rule") != NULL &&
+      g_strcmp0 (string_member (event, "scope"), "session") != 0)
+    {
+      const char *scope = string_member (event, "scope");
+
+      if (g_strcmp0 (scope, "global") != 0)
+        scope = "workspace";
+      if (tally_store_add_rule (self->store, string_member (event, "rule"), "allow", scope,
+                                g_str_equal (scope, "workspace") ? tally_agent_get_workspace (self->agent) : NULL,
+                                &error) < 0)
+        g_warning ("Could not keep the rule %s: %s", string_member (event, "rule"), error->message);
+    }
+  else if (g_str_equal (type, "plan_proposed"))
+    {
+      if (!tally_store_save_plan (self->store, string_member (event, "plan_id"),
+                                  json_object_get_int_member_with_default (event, "version", 1),
+                                  tally_agent_get_session_id (self->agent),
+                                  string_member (event, "markdown"), &error))
+        g_warning ("Could not keep the plan: %s", error->message);
+    }
+}
+
+static void
 agent_event_cb (TallyAgent   *agent,
                 JsonObject   *event,
                 TallySession *self)
@@ -92,6 +140,51 @@ agent_event_cb (TallyAgent   *agent,
                             &self->mode);
 
   record_event (self, event);
+  persist_rule_and_plan (self, event);
+}
+
+/* Loads the persisted rules that apply to the agent's workspace. */
+static void
+load_rules (TallySession *self)
+{
+  g_autoptr(GPtrArray) rules = NULL;
+  g_autoptr(GPtrArray) gate_rules = NULL;
+  g_autoptr(GError) error = NULL;
+
+  gate_rules = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_gate_rule_free);
+  for (guint i = 0; i < self->session_rules->len; i++)
+    {
+      TallyGateRule *gate_rule = g_new0 (TallyGateRule, 1);
+
+      gate_rule->pattern = g_strdup (g_ptr_array_index (self->session_rules, i));
+      gate_rule->allow = TRUE;
+      g_ptr_array_add (gate_rules, gate_rule);
+    }
+
+  if (self->store == NULL)
+    {
+      tally_agent_set_rules (self->agent, gate_rules);
+      return;
+    }
+
+  rules = tally_store_list_rules (self->store, tally_agent_get_workspace (self->agent), &error);
+  if (rules == NULL)
+    {
+      g_warning ("Could not read the permission rules: %s", error->message);
+      tally_agent_set_rules (self->agent, gate_rules);
+      return;
+    }
+
+  for (guint i = 0; i < rules->len; i++)
+    {
+      TallyRule *rule = g_ptr_array_index (rules, i);
+      TallyGateRule *gate_rule = g_new0 (TallyGateRule, 1);
+
+      gate_rule->pattern = g_strdup (rule->pattern);
+      gate_rule->allow = g_strcmp0 (rule->decision, "deny") != 0;
+      g_ptr_array_add (gate_rules, gate_rule);
+    }
+  tally_agent_set_rules (self->agent, gate_rules);
 }
 
 static void
@@ -388,6 +481,9 @@ tally_session_open (TallyStore         *store,
           if (string_member (event, "model") != NULL)
             tally_agent_set_model (self->agent, string_member (event, "model"));
         }
+      else if (g_str_equal (type, "plan_proposed") && string_member (event, "plan_id") != NULL)
+        tally_agent_set_plan (self->agent, string_member (event, "plan_id"),
+                              json_object_get_int_member_with_default (event, "version", 1));
       tally_transcript_apply (self->transcript, event);
     }
 
@@ -532,6 +628,11 @@ tally_session_send_async (TallySession        *self,
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, tally_session_send_async);
+
+  /* Rules may have changed (another window, the workspace): read them
+   * before each turn. */
+  if (!tally_agent_is_busy (self->agent))
+    load_rules (self);
   g_task_set_check_cancellable (task, FALSE);
 
   tally_agent_send_async (self->agent, text, mode, thinking, cancellable, send_cb, task);

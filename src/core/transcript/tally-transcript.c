@@ -406,6 +406,15 @@ tally_transcript_apply (TallyTranscript *self,
       tally_block_set_details (block, event);
       tally_block_set_finished (block, TRUE);
     }
+  else if (g_str_equal (type, "redirect"))
+    {
+      /* The analyst's words delivered mid-turn with tool results. */
+      block = add_block (self, TALLY_BLOCK_USER, turn_id);
+      tally_block_set_text (block, member_string (event, "text"));
+      tally_block_set_state (block, "redirect");
+      tally_block_set_details (block, event);
+      tally_block_set_finished (block, TRUE);
+    }
   else if (g_str_equal (type, "text_delta"))
     tally_block_append_text (streaming_block (self, event, TALLY_BLOCK_TEXT),
                              member_string (event, "text"));
