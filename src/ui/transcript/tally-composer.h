@@ -16,5 +16,6 @@ void        tally_composer_set_text  (TallyComposer *self,
 gboolean    tally_composer_get_busy  (TallyComposer *self);
 void        tally_composer_set_busy  (TallyComposer *self,
                                       gboolean       busy);
+gboolean    tally_composer_send      (TallyComposer *self);
 
 G_END_DECLS

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-transcript-view"
+
+#include "config.h"
+
+#include "tally-assistant-text.h"
+#include "tally-transcript-config.h"
+#include "tally-transcript-style.h"
+
+#if TALLY_HAVE_MARKDOWN_VIEW
+# include "tally-markdown-view.h"
+#endif
+
+/*
+ * Assistant text, rendered as markdown. On bind the whole text is set once;
+ * while the block streams, only what was added since is handed to the
+ * markdown view (which coalesces appends to one update per frame), and the
+ * view is told when the block is finished so it can close open constructs.
+ *
+ * The block's text only ever grows while it streams; a shorter text (a
+ * replaced block) is set again from scratch.
+ *
+ * Height for width. The markdown view is a GtkTextView, which knows its
+ * height only for the width it was last allocated: measured before that
+ * (as GtkListView measures every row it binds, most of them never
+ * allocated because they are off screen) it reports the height of its
+ * text laid out one character per line, thousands of pixels, and the
+ * list's scroll range would swing wildly as rows come and go. So for any
+ * other width this widget answers with an estimate, the text laid out as
+ * one plain paragraph at that width; once allocated at a width, the view's
+ * own height for it is used, and the list corrects the row on the next
+ * frame.
+ */
+
+struct _TallyAssistantText
+{
+  GtkWidget   parent_instance;
+
+  GtkWidget  *view;
+  TallyBlock *block;        /* borrowed; the list item holds it */
+  gsize       shown_len;    /* bytes of the block's text the view has */
+  int         allocated_width;   /* -1 until the view has been allocated */
+};
+
+G_DEFINE_FINAL_TYPE (TallyAssistantText, tally_assistant_text, GTK_TYPE_WIDGET)
+
+static void
+view_set (TallyAssistantText *self,
+          const char         *text)
+{
+#if TALLY_HAVE_MARKDOWN_VIEW
+  tally_markdown_view_set_markdown (TALLY_MARKDOWN_VIEW (self->view), text);
+#else
+  gtk_label_set_text (GTK_LABEL (self->view), text);
+#endif
+}
+
+static void
+view_append (TallyAssistantText *self,
+             const char         *delta)
+{
+#if TALLY_HAVE_MARKDOWN_VIEW
+  tally_markdown_view_append (TALLY_MARKDOWN_VIEW (self->view), delta);
+#else
+  g_autofree char *text = g_strconcat (gtk_label_get_text (GTK_LABEL (self->view)), delta, NULL);
+
+  gtk_label_set_text (GTK_LABEL (self->view), text);
+#endif
+}
+
+static void
+view_finish (TallyAssistantText *self)
+{
+#if TALLY_HAVE_MARKDOWN_VIEW
+  tally_markdown_view_finish (TALLY_MARKDOWN_VIEW (self->view));
+#endif
+}
+
+static void
+update_incomplete (TallyAssistantText *self)
+{
+  if (self->block != NULL && tally_block_get_incomplete (self->block))
+    gtk_widget_add_css_class (GTK_WIDGET (self), "incomplete");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self), "incomplete");
+}
+
+/* A reply that was cut streams no more: close what the text left open. */
+static void
+block_incomplete_cb (TallyAssistantText *self)
+{
+  update_incomplete (self);
+  if (tally_block_get_incomplete (self->block) && !tally_block_get_finished (self->block))
+    view_finish (self);
+}
+
+static void
+block_text_changed_cb (TallyAssistantText *self)
+{
+  const char *text = tally_block_get_text (self->block);
+  gsize len = strlen (text);
+
+  if (len < self->shown_len)
+    view_set (self, text);
+  else if (len > self->shown_len)
+    view_append (self, text + self->shown_len);
+  self->shown_len = len;
+}
+
+static void
+block_finished_cb (TallyAssistantText *self)
+{
+  if (tally_block_get_finished (self->block))
+    view_finish (self);
+}
+
+static int
+estimate_height (TallyAssistantText *self,
+                 int                 width)
+{
+  g_autoptr(PangoLayout) layout = NULL;
+  const char *text = self->block != NULL ? tally_block_get_text (self->block) : "";
+  int height = 0;
+
+  if (text[0] == '\0')
+    return 0;
+
+  layout = gtk_widget_create_pango_layout (self->view, text);
+  pango_layout_set_width (layout, MAX (width, 1) * PANGO_SCALE);
+  pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+  pango_layout_set_spacing (layout, 2 * PANGO_SCALE);
+  pango_layout_get_pixel_size (layout, NULL, &height);
+
+  return height;
+}
+
+static GtkSizeRequestMode
+tally_assistant_text_get_request_mode (GtkWidget *widget)
+{
+  return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
+}
+
+static void
+tally_assistant_text_measure (GtkWidget      *widget,
+                              GtkOrientation  orientation,
+                              int             for_size,
+                              int            *minimum,
+                              int            *natural,
+                              int            *minimum_baseline,
+                              int            *natural_baseline)
+{
+  TallyAssistantText *self = TALLY_ASSISTANT_TEXT (widget);
+
+  if (orientation == GTK_ORIENTATION_VERTICAL && for_size >= 0 &&
+      for_size != self->allocated_width && TALLY_HAVE_MARKDOWN_VIEW)
+    {
+      *minimum = *natural = estimate_height (self, for_size);
+      *minimum_baseline = *natural_baseline = -1;
+      return;
+    }
+
+  gtk_widget_measure (self->view, orientation, for_size,
+                      minimum, natural, minimum_baseline, natural_baseline);
+}
+
+static void
+tally_assistant_text_size_allocate (GtkWidget *widget,
+                                    int        width,
+                                    int        height,
+                                    int        baseline)
+{
+  TallyAssistantText *self = TALLY_ASSISTANT_TEXT (widget);
+  int minimum;
+
+  /* Measure first: the height may be an estimate the view never gave. */
+  gtk_widget_measure (self->view, GTK_ORIENTATION_VERTICAL, width, &minimum, NULL, NULL, NULL);
+  self->allocated_width = width;
+  gtk_widget_size_allocate (self->view,
+                            &(GtkAllocation) { 0, 0, width, MAX (height, minimum) },
+                            baseline);
+}
+
+static void
+tally_assistant_text_dispose (GObject *object)
+{
+  TallyAssistantText *self = (TallyAssistantText *)object;
+
+  tally_assistant_text_set_block (self, NULL);
+  g_clear_pointer (&self->view, gtk_widget_unparent);
+
+  G_OBJECT_CLASS (tally_assistant_text_parent_class)->dispose (object);
+}
+
+static void
+tally_assistant_text_class_init (TallyAssistantTextClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_assistant_text_dispose;
+
+  tally_transcript_ui_ensure ();
+
+  widget_class->get_request_mode = tally_assistant_text_get_request_mode;
+  widget_class->measure = tally_assistant_text_measure;
+  widget_class->size_allocate = tally_assistant_text_size_allocate;
+
+  gtk_widget_class_set_css_name (widget_class, "tallyassistanttext");
+}
+
+static void
+tally_assistant_text_init (TallyAssistantText *self)
+{
+  self->allocated_width = -1;
+
+#if TALLY_HAVE_MARKDOWN_VIEW
+  self->view = tally_markdown_view_new ();
+#else
+  self->view = gtk_label_new (NULL);
+  gtk_label_set_wrap (GTK_LABEL (self->view), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (self->view), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (GTK_LABEL (self->view), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (self->view), 0.0);
+#endif
+  gtk_widget_set_parent (self->view, GTK_WIDGET (self));
+}
+
+/**
+ * tally_assistant_text_new:
+ *
+ * Creates an empty view for a %TALLY_BLOCK_TEXT block.
+ *
+ * Returns: (transfer floating): a new #TallyAssistantText
+ */
+GtkWidget *
+tally_assistant_text_new (void)
+{
+  return g_object_new (TALLY_TYPE_ASSISTANT_TEXT, NULL);
+}
+
+/**
+ * tally_assistant_text_set_block:
+ * @self: a #TallyAssistantText
+ * @block: (nullable): a %TALLY_BLOCK_TEXT block, or %NULL to unbind
+ *
+ * Shows @block's text as markdown and follows it while it streams (the
+ * #TallyBlock:text and #TallyBlock:finished notifications) until the next
+ * call. No reference is kept: the caller (the list item) keeps @block
+ * alive until it unbinds with %NULL.
+ */
+void
+tally_assistant_text_set_block (TallyAssistantText *self,
+                                TallyBlock         *block)
+{
+  g_return_if_fail (TALLY_IS_ASSISTANT_TEXT (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->block != NULL)
+    g_signal_handlers_disconnect_by_data (self->block, self);
+  self->block = block;
+  self->shown_len = 0;
+
+  if (block == NULL)
+    {
+      view_set (self, "");
+      update_incomplete (self);
+      return;
+    }
+
+  view_set (self, tally_block_get_text (block));
+  self->shown_len = strlen (tally_block_get_text (block));
+  if (tally_block_get_finished (block) || tally_block_get_incomplete (block))
+    view_finish (self);
+  update_incomplete (self);
+
+  if (!tally_block_get_finished (block))
+    {
+      g_signal_connect_swapped (block, "notify::text", G_CALLBACK (block_text_changed_cb), self);
+      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_finished_cb), self);
+    }
+  g_signal_connect_swapped (block, "notify::incomplete", G_CALLBACK (block_incomplete_cb), self);
+}
+
+/**
+ * tally_assistant_text_get_view:
+ * @self: a #TallyAssistantText
+ *
+ * Returns: (transfer none): the widget that renders the text (a
+ *   #TallyMarkdownView)
+ */
+GtkWidget *
+tally_assistant_text_get_view (TallyAssistantText *self)
+{
+  g_return_val_if_fail (TALLY_IS_ASSISTANT_TEXT (self), NULL);
+  return self->view;
+}

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-transcript-view"
+
+#include "config.h"
+
+#include <adwaita.h>
+
+#include "tally-block-row.h"
+#include "tally-assistant-text.h"
+#include "tally-error-banner.h"
+#include "tally-note-row.h"
+#include "tally-receipt-row.h"
+#include "tally-thinking-drawer.h"
+#include "tally-tool-chip.h"
+#include "tally-transcript-style.h"
+#include "tally-user-bubble.h"
+
+/*
+ * The one row widget of the transcript's list. GtkListView recycles rows,
+ * and one factory serves every block, so a row may be bound to a thinking
+ * block now and to a tool call next. The row keeps one child made for the
+ * kind it last showed and reuses it when the next block needs the same
+ * kind of child; otherwise it swaps the child. Since neighbouring blocks
+ * are often of the same kind, most binds reuse.
+ *
+ * The row clamps its child to a readable width (AdwClampLayout), so lines
+ * stay short in a wide window while the scroll bar stays at the edge.
+ */
+
+struct _TallyBlockRow
+{
+  GtkWidget   parent_instance;
+
+  GtkWidget  *child;
+  GType       child_type;
+  TallyBlock *block;
+};
+
+G_DEFINE_FINAL_TYPE (TallyBlockRow, tally_block_row, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_BLOCK,
+  N_PROPS
+};
+
+enum {
+  RETRY_REQUESTED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static GType
+child_type_for_kind (TallyBlockKind kind)
+{
+  switch (kind)
+    {
+    case TALLY_BLOCK_USER:
+      return TALLY_TYPE_USER_BUBBLE;
+    case TALLY_BLOCK_TEXT:
+      return TALLY_TYPE_ASSISTANT_TEXT;
+    case TALLY_BLOCK_THINKING:
+      return TALLY_TYPE_THINKING_DRAWER;
+    case TALLY_BLOCK_TOOL_CALL:
+      return TALLY_TYPE_TOOL_CHIP;
+    case TALLY_BLOCK_RECEIPT:
+      return TALLY_TYPE_RECEIPT_ROW;
+    case TALLY_BLOCK_ERROR:
+      return TALLY_TYPE_ERROR_BANNER;
+    case TALLY_BLOCK_APPROVAL:
+    case TALLY_BLOCK_QUESTION:
+    case TALLY_BLOCK_PLAN:
+    case TALLY_BLOCK_INCOMPLETE:
+    case TALLY_BLOCK_NOTICE:
+    default:
+      return TALLY_TYPE_NOTE_ROW;
+    }
+}
+
+static void
+child_set_block (GtkWidget  *child,
+                 TallyBlock *block)
+{
+  if (TALLY_IS_USER_BUBBLE (child))
+    tally_user_bubble_set_block (TALLY_USER_BUBBLE (child), block);
+  else if (TALLY_IS_ASSISTANT_TEXT (child))
+    tally_assistant_text_set_block (TALLY_ASSISTANT_TEXT (child), block);
+  else if (TALLY_IS_THINKING_DRAWER (child))
+    tally_thinking_drawer_set_block (TALLY_THINKING_DRAWER (child), block);
+  else if (TALLY_IS_TOOL_CHIP (child))
+    tally_tool_chip_set_block (TALLY_TOOL_CHIP (child), block);
+  else if (TALLY_IS_RECEIPT_ROW (child))
+    tally_receipt_row_set_block (TALLY_RECEIPT_ROW (child), block);
+  else if (TALLY_IS_ERROR_BANNER (child))
+    tally_error_banner_set_block (TALLY_ERROR_BANNER (child), block);
+  else if (TALLY_IS_NOTE_ROW (child))
+    tally_note_row_set_block (TALLY_NOTE_ROW (child), block);
+}
+
+static void
+banner_retry_cb (TallyBlockRow *self,
+                 TallyBlock    *block)
+{
+  g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
+}
+
+static void
+set_kind_class (TallyBlockRow *self,
+                TallyBlock    *block)
+{
+  static GEnumClass *kinds;
+
+  if (kinds == NULL)
+    kinds = g_type_class_ref (TALLY_TYPE_BLOCK_KIND);
+
+  /* One class per kind ("user", "text", "tool-call", …) lets the style
+   * sheet space rows by kind. */
+  for (guint i = 0; i < kinds->n_values; i++)
+    gtk_widget_remove_css_class (GTK_WIDGET (self), kinds->values[i].value_nick);
+  if (block != NULL)
+    gtk_widget_add_css_class (GTK_WIDGET (self), tally_block_kind_to_string (tally_block_get_kind (block)));
+}
+
+static void
+tally_block_row_dispose (GObject *object)
+{
+  TallyBlockRow *self = (TallyBlockRow *)object;
+
+  if (self->child != NULL)
+    child_set_block (self->child, NULL);
+  g_clear_pointer (&self->child, gtk_widget_unparent);
+  g_clear_object (&self->block);
+
+  G_OBJECT_CLASS (tally_block_row_parent_class)->dispose (object);
+}
+
+static void
+tally_block_row_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  TallyBlockRow *self = TALLY_BLOCK_ROW (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      g_value_set_object (value, self->block);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_block_row_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  TallyBlockRow *self = TALLY_BLOCK_ROW (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      tally_block_row_set_block (self, g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_block_row_class_init (TallyBlockRowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_block_row_dispose;
+  object_class->get_property = tally_block_row_get_property;
+  object_class->set_property = tally_block_row_set_property;
+
+  tally_transcript_ui_ensure ();
+
+  /**
+   * TallyBlockRow:block:
+   *
+   * The block shown, or %NULL.
+   */
+  properties[PROP_BLOCK] =
+    g_param_spec_object ("block", NULL, NULL, TALLY_TYPE_BLOCK,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * TallyBlockRow::retry-requested:
+   * @self: the row
+   * @block: the %TALLY_BLOCK_ERROR block whose Retry button was pressed
+   *
+   * Emitted when the analyst asks to retry after a retryable error.
+   */
+  signals[RETRY_REQUESTED] =
+    g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
+
+  gtk_widget_class_set_layout_manager_type (widget_class, ADW_TYPE_CLAMP_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "tallyblockrow");
+}
+
+static void
+tally_block_row_init (TallyBlockRow *self)
+{
+  AdwClampLayout *layout = ADW_CLAMP_LAYOUT (gtk_widget_get_layout_manager (GTK_WIDGET (self)));
+
+  adw_clamp_layout_set_maximum_size (layout, 760);
+  adw_clamp_layout_set_tightening_threshold (layout, 560);
+}
+
+/**
+ * tally_block_row_new:
+ *
+ * Creates an empty row. The transcript view makes one per visible block.
+ *
+ * Returns: (transfer floating): a new #TallyBlockRow
+ */
+GtkWidget *
+tally_block_row_new (void)
+{
+  return g_object_new (TALLY_TYPE_BLOCK_ROW, NULL);
+}
+
+/**
+ * tally_block_row_get_block:
+ * @self: a #TallyBlockRow
+ *
+ * Returns: (transfer none) (nullable): the block shown
+ */
+TallyBlock *
+tally_block_row_get_block (TallyBlockRow *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK_ROW (self), NULL);
+  return self->block;
+}
+
+/**
+ * tally_block_row_set_block:
+ * @self: a #TallyBlockRow
+ * @block: (nullable): the block to show, or %NULL to unbind
+ *
+ * Shows @block with the widget for its kind: a #TallyUserBubble,
+ * #TallyAssistantText, #TallyThinkingDrawer, #TallyToolChip,
+ * #TallyReceiptRow, #TallyErrorBanner or #TallyNoteRow (incomplete
+ * marker, notice and, for now, approval, question and plan cards). The
+ * child follows the block's notifications until the next call; unbinding
+ * disconnects them but keeps the child for the next block. A reference to
+ * @block is held while it is shown.
+ */
+void
+tally_block_row_set_block (TallyBlockRow *self,
+                           TallyBlock    *block)
+{
+  GType type;
+
+  g_return_if_fail (TALLY_IS_BLOCK_ROW (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->child != NULL)
+    child_set_block (self->child, NULL);
+  g_set_object (&self->block, block);
+  set_kind_class (self, block);
+
+  if (block != NULL)
+    {
+      type = child_type_for_kind (tally_block_get_kind (block));
+      if (self->child == NULL || type != self->child_type)
+        {
+          g_clear_pointer (&self->child, gtk_widget_unparent);
+          self->child = g_object_new (type, NULL);
+          self->child_type = type;
+          gtk_widget_set_parent (self->child, GTK_WIDGET (self));
+          if (type == TALLY_TYPE_ERROR_BANNER)
+            g_signal_connect_object (self->child, "retry", G_CALLBACK (banner_retry_cb),
+                                     self, G_CONNECT_SWAPPED);
+        }
+      child_set_block (self->child, block);
+    }
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
+}
+
+/**
+ * tally_block_row_get_child:
+ * @self: a #TallyBlockRow
+ *
+ * Returns: (transfer none) (nullable): the widget showing the block
+ */
+GtkWidget *
+tally_block_row_get_child (TallyBlockRow *self)
+{
+  g_return_val_if_fail (TALLY_IS_BLOCK_ROW (self), NULL);
+  return self->child;
+}

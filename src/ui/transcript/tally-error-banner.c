@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-transcript-view"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <json-glib/json-glib.h>
+
+#include "tally-error-banner.h"
+#include "tally-transcript-style.h"
+
+/*
+ * An error in the transcript, styled like a banner: what went wrong, the
+ * kind of failure and the request id (which the analyst can copy into a
+ * support request), and a Retry button when the same request may be sent
+ * again (`retryable` in the `error` event). The banner only reports the
+ * click; the transcript view turns it into its retry-requested signal.
+ */
+
+struct _TallyErrorBanner
+{
+  GtkWidget   parent_instance;
+
+  GtkLabel   *message_label;
+  GtkLabel   *meta_label;
+  GtkButton  *retry_button;
+
+  TallyBlock *block;
+};
+
+G_DEFINE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, GTK_TYPE_WIDGET)
+
+enum {
+  RETRY,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static const char *
+kind_title (const char *kind)
+{
+  if (g_strcmp0 (kind, "http") == 0)
+    return _("Server error");
+  if (g_strcmp0 (kind, "stream") == 0)
+    return _("Error during the reply");
+  if (g_strcmp0 (kind, "network") == 0)
+    return _("Network error");
+  if (g_strcmp0 (kind, "stalled") == 0)
+    return _("The reply stalled");
+  if (g_strcmp0 (kind, "tool") == 0)
+    return _("Tool error");
+  if (g_strcmp0 (kind, "input") == 0)
+    return _("Input error");
+  if (g_strcmp0 (kind, "store") == 0)
+    return _("Storage error");
+  return NULL;
+}
+
+static const char *
+member_string (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static gboolean
+member_true (JsonObject *object,
+             const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  return node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
+         json_node_get_value_type (node) == G_TYPE_BOOLEAN &&
+         json_node_get_boolean (node);
+}
+
+static void
+retry_clicked_cb (TallyErrorBanner *self)
+{
+  if (self->block != NULL)
+    g_signal_emit (self, signals[RETRY], 0, self->block);
+}
+
+static void
+sync_banner (TallyErrorBanner *self)
+{
+  g_autoptr(GString) meta = NULL;
+  g_autofree char *accessible = NULL;
+  JsonObject *details = NULL;
+  const char *message = NULL;
+  const char *kind = NULL;
+  const char *request_id;
+  const char *title;
+
+  if (self->block != NULL)
+    {
+      details = tally_block_get_details (self->block);
+      message = tally_block_get_text (self->block);
+      kind = tally_block_get_state (self->block);
+    }
+  if (message == NULL || message[0] == '\0')
+    message = _("Something went wrong");
+
+  meta = g_string_new (NULL);
+  title = kind_title (kind);
+  if (title != NULL)
+    g_string_append (meta, title);
+  else if (kind != NULL)
+    g_string_append (meta, kind);
+
+  request_id = member_string (details, "request_id");
+  if (request_id != NULL && request_id[0] != '\0')
+    {
+      if (meta->len > 0)
+        g_string_append (meta, " · ");
+      /* Translators: the API's id for the failed request */
+      g_string_append_printf (meta, _("Request ID %s"), request_id);
+    }
+
+  gtk_label_set_text (self->message_label, message);
+  gtk_label_set_text (self->meta_label, meta->str);
+  gtk_widget_set_visible (GTK_WIDGET (self->meta_label), meta->len > 0);
+  gtk_widget_set_visible (GTK_WIDGET (self->retry_button), member_true (details, "retryable"));
+
+  /* Translators: an error in the transcript, for screen readers */
+  accessible = g_strdup_printf (_("Error: %s"), message);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, accessible,
+                                  GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, meta->str,
+                                  -1);
+}
+
+static void
+tally_error_banner_dispose (GObject *object)
+{
+  TallyErrorBanner *self = (TallyErrorBanner *)object;
+  GtkWidget *child;
+
+  tally_error_banner_set_block (self, NULL);
+  gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_ERROR_BANNER);
+
+  /* The icon and the text box are not bound, so not unparented above. */
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
+    gtk_widget_unparent (child);
+
+  G_OBJECT_CLASS (tally_error_banner_parent_class)->dispose (object);
+}
+
+static void
+tally_error_banner_class_init (TallyErrorBannerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_error_banner_dispose;
+
+  tally_transcript_ui_ensure ();
+
+  /**
+   * TallyErrorBanner::retry:
+   * @self: the banner
+   * @block: the %TALLY_BLOCK_ERROR block shown
+   *
+   * Emitted when the analyst presses Retry (shown only for a retryable
+   * error).
+   */
+  signals[RETRY] =
+    g_signal_new ("retry", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/transcript/tally-error-banner.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, message_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, meta_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, retry_button);
+  gtk_widget_class_bind_template_callback (widget_class, retry_clicked_cb);
+  gtk_widget_class_set_css_name (widget_class, "tallyerrorbanner");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_ALERT);
+}
+
+static void
+tally_error_banner_init (TallyErrorBanner *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+/**
+ * tally_error_banner_new:
+ *
+ * Creates an empty banner for a %TALLY_BLOCK_ERROR block.
+ *
+ * Returns: (transfer floating): a new #TallyErrorBanner
+ */
+GtkWidget *
+tally_error_banner_new (void)
+{
+  return g_object_new (TALLY_TYPE_ERROR_BANNER, NULL);
+}
+
+/**
+ * tally_error_banner_set_block:
+ * @self: a #TallyErrorBanner
+ * @block: (nullable): a %TALLY_BLOCK_ERROR block, or %NULL to clear
+ *
+ * Shows @block's error: its message, kind and request id from the
+ * `error` event in its details, and a Retry button when `retryable` is
+ * true. The reducer adds a block before it fills it in, so the block's
+ * notifications are followed until the next call. A reference to @block
+ * is kept for #TallyErrorBanner::retry.
+ */
+void
+tally_error_banner_set_block (TallyErrorBanner *self,
+                              TallyBlock       *block)
+{
+  g_return_if_fail (TALLY_IS_ERROR_BANNER (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->block != NULL)
+    g_signal_handlers_disconnect_by_data (self->block, self);
+  g_set_object (&self->block, block);
+  sync_banner (self);
+
+  if (block != NULL)
+    g_signal_connect_swapped (block, "notify", G_CALLBACK (sync_banner), self);
+}
+
+/**
+ * tally_error_banner_get_block:
+ * @self: a #TallyErrorBanner
+ *
+ * Returns: (transfer none) (nullable): the block shown
+ */
+TallyBlock *
+tally_error_banner_get_block (TallyErrorBanner *self)
+{
+  g_return_val_if_fail (TALLY_IS_ERROR_BANNER (self), NULL);
+  return self->block;
+}
+
+/**
+ * tally_error_banner_get_message:
+ * @self: a #TallyErrorBanner
+ *
+ * Returns: (transfer none): the message shown
+ */
+const char *
+tally_error_banner_get_message (TallyErrorBanner *self)
+{
+  g_return_val_if_fail (TALLY_IS_ERROR_BANNER (self), NULL);
+  return gtk_label_get_text (self->message_label);
+}
+
+/**
+ * tally_error_banner_get_meta:
+ * @self: a #TallyErrorBanner
+ *
+ * Returns: (transfer none): the line under the message: the kind of error
+ *   and the request id, e.g. "Network error · Request ID req_01"
+ */
+const char *
+tally_error_banner_get_meta (TallyErrorBanner *self)
+{
+  g_return_val_if_fail (TALLY_IS_ERROR_BANNER (self), NULL);
+  return gtk_label_get_text (self->meta_label);
+}
+
+/**
+ * tally_error_banner_get_retry_button:
+ * @self: a #TallyErrorBanner
+ *
+ * Returns: (transfer none): the Retry button (visible only for a
+ *   retryable error)
+ */
+GtkButton *
+tally_error_banner_get_retry_button (TallyErrorBanner *self)
+{
+  g_return_val_if_fail (TALLY_IS_ERROR_BANNER (self), NULL);
+  return self->retry_button;
+}

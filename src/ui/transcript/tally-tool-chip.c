@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-transcript-view"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <json-glib/json-glib.h>
+
+#include "tally-tool-chip.h"
+#include "tally-transcript-style.h"
+
+/*
+ * One tool call: a card whose title row names the tool, summarises its
+ * input on one line and shows its state (waiting, running, done, failed,
+ * denied). Opening it shows the whole input as indented JSON and the
+ * result; a `query_database` result is laid out as a table.
+ *
+ * Binding is cheap: only the one-line summary is computed then. The
+ * indented input and the result (which may be a thousand-row table) are
+ * built when the card is opened, and again when the result arrives while
+ * it is open. Whether a card is open is remembered on its block so that a
+ * recycled row comes back as it was left.
+ */
+
+#define EXPANDED_KEY "tally-ui-expanded"
+#define MAX_SUMMARY_CHARS 240
+#define MAX_DETAIL_CHARS (64 * 1024)
+
+struct _TallyToolChip
+{
+  GtkWidget         parent_instance;
+
+  GtkExpander      *expander;
+  GtkStack         *state_stack;
+  GtkImage         *state_icon;
+  GtkSpinner       *spinner;
+  GtkLabel         *name_label;
+  GtkLabel         *summary_label;
+  GtkLabel         *duration_label;
+  GtkLabel         *input_title;
+  GtkLabel         *input_label;
+  GtkLabel         *result_title;
+  TallyResultTable *table;
+  GtkLabel         *result_label;
+
+  TallyBlock       *block;          /* borrowed; the list item holds it */
+  guint             details_built : 1;
+};
+
+G_DEFINE_FINAL_TYPE (TallyToolChip, tally_tool_chip, GTK_TYPE_WIDGET)
+
+static const char *
+member_string (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+/* Folds runs of white space (SQL is often laid out over lines) into one
+ * space and cuts the result to a sensible length for one line. */
+static char *
+one_line (const char *text)
+{
+  GString *out = g_string_new (NULL);
+  gboolean space = FALSE;
+  guint chars = 0;
+
+  for (const char *p = text; *p != '\0' && chars < MAX_SUMMARY_CHARS; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (g_unichar_isspace (c))
+        {
+          space = out->len > 0;
+          continue;
+        }
+      if (space)
+        {
+          g_string_append_c (out, ' ');
+          chars++;
+          space = FALSE;
+        }
+      g_string_append_unichar (out, c);
+      chars++;
+    }
+
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * tally_tool_summarize_input:
+ * @tool_name: (nullable): the tool's name, e.g. `query_database`
+ * @input_json: (nullable): the tool input as JSON text
+ *
+ * Says in one line what a tool call is about, for its chip: the SQL of a
+ * `query_database` call, the path of `Read`, `Write` and `Edit`, the
+ * pattern (and folder) of `Glob` and `Grep`, the command of `Bash`, the
+ * table of `get_schema`; for another tool, its first string value. White
+ * space runs become one space and the line is cut after a few hundred
+ * characters.
+ *
+ * Returns: (transfer full): the summary; empty when the input is missing,
+ *   not JSON or not an object
+ */
+char *
+tally_tool_summarize_input (const char *tool_name,
+                            const char *input_json)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  g_autofree char *summary = NULL;
+  JsonObject *input;
+  JsonNode *root;
+  const char *value = NULL;
+
+  if (input_json == NULL)
+    return g_strdup ("");
+
+  parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, input_json, -1, NULL))
+    return g_strdup ("");
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return g_strdup ("");
+  input = json_node_get_object (root);
+
+  if (g_strcmp0 (tool_name, "query_database") == 0)
+    value = member_string (input, "sql");
+  else if (g_strcmp0 (tool_name, "Read") == 0 || g_strcmp0 (tool_name, "Write") == 0 ||
+           g_strcmp0 (tool_name, "Edit") == 0)
+    value = member_string (input, "file_path");
+  else if (g_strcmp0 (tool_name, "Glob") == 0 || g_strcmp0 (tool_name, "Grep") == 0)
+    {
+      const char *pattern = member_string (input, "pattern");
+      const char *path = member_string (input, "path");
+      const char *glob = member_string (input, "glob");
+
+      if (pattern != NULL && (path != NULL || glob != NULL))
+        {
+          /* Translators: a search pattern, then where it looks, e.g.
+           * "revenue in reports (*.csv)" */
+          if (path != NULL && glob != NULL)
+            summary = g_strdup_printf (_("%s in %s (%s)"), pattern, path, glob);
+          else if (path != NULL)
+            summary = g_strdup_printf (_("%s in %s"), pattern, path);
+          else
+            summary = g_strdup_printf (_("%s (%s)"), pattern, glob);
+          value = summary;
+        }
+      else
+        value = pattern;
+    }
+  else if (g_strcmp0 (tool_name, "Bash") == 0)
+    value = member_string (input, "command");
+  else if (g_strcmp0 (tool_name, "get_schema") == 0)
+    {
+      value = member_string (input, "table");
+      if (value == NULL)
+        value = _("all tables");
+    }
+
+  if (value == NULL)
+    {
+      JsonObjectIter iter;
+      const char *name;
+      JsonNode *node;
+
+      json_object_iter_init (&iter, input);
+      while (value == NULL && json_object_iter_next (&iter, &name, &node))
+        if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+          value = json_node_get_string (node);
+    }
+
+  return one_line (value != NULL ? value : "");
+}
+
+static char *
+clip (const char *text)
+{
+  const char *end;
+
+  if (text == NULL)
+    return g_strdup ("");
+  if (strlen (text) <= MAX_DETAIL_CHARS)
+    return g_strdup (text);
+
+  end = g_utf8_find_prev_char (text, text + MAX_DETAIL_CHARS);
+  return g_strdup_printf ("%.*s…", (int) (end - text), text);
+}
+
+/* The input as the analyst best reads it: the statement itself for
+ * `query_database` (JSON would put it on one line with "\n" escapes),
+ * indented JSON for everything else. Sets *@title to the section title. */
+static char *
+format_input (const char  *tool_name,
+              const char  *input_json,
+              const char **title)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonGenerator) generator = NULL;
+  g_autofree char *pretty = NULL;
+  JsonNode *root;
+
+  *title = _("Input");
+  if (input_json == NULL)
+    return g_strdup ("");
+  if (!json_parser_load_from_data (parser, input_json, -1, NULL) ||
+      (root = json_parser_get_root (parser)) == NULL)
+    return clip (input_json);
+
+  if (g_strcmp0 (tool_name, "query_database") == 0 && JSON_NODE_HOLDS_OBJECT (root))
+    {
+      JsonObject *input = json_node_get_object (root);
+      const char *sql = member_string (input, "sql");
+      JsonNode *max_rows = json_object_get_member (input, "max_rows");
+
+      if (sql != NULL)
+        {
+          g_autoptr(GString) text = g_string_new (sql);
+
+          g_strstrip (text->str);
+          g_string_set_size (text, strlen (text->str));
+          if (max_rows != NULL && JSON_NODE_HOLDS_VALUE (max_rows) &&
+              json_node_get_value_type (max_rows) == G_TYPE_INT64)
+            g_string_append_printf (text, "\n-- max_rows: %" G_GINT64_FORMAT, json_node_get_int (max_rows));
+          *title = _("SQL");
+          return clip (text->str);
+        }
+    }
+
+  generator = json_generator_new ();
+  json_generator_set_pretty (generator, TRUE);
+  json_generator_set_indent (generator, 2);
+  json_generator_set_root (generator, root);
+  pretty = json_generator_to_data (generator, NULL);
+
+  return clip (pretty);
+}
+
+static void
+build_result (TallyToolChip *self)
+{
+  const char *result = tally_block_get_result (self->block);
+  gboolean is_error = tally_block_get_is_error (self->block);
+  gboolean table = FALSE;
+  g_autofree char *clipped = NULL;
+
+  gtk_widget_set_visible (GTK_WIDGET (self->result_title), result != NULL);
+
+  if (result != NULL && !is_error &&
+      g_strcmp0 (tally_block_get_tool_name (self->block), "query_database") == 0)
+    table = tally_result_table_set_result (self->table, result);
+  else
+    tally_result_table_set_result (self->table, NULL);
+
+  gtk_widget_set_visible (GTK_WIDGET (self->table), table);
+  gtk_widget_set_visible (GTK_WIDGET (self->result_label), result != NULL && !table);
+
+  clipped = clip (table ? NULL : result);
+  gtk_label_set_text (self->result_label, clipped);
+  if (is_error)
+    gtk_widget_add_css_class (GTK_WIDGET (self->result_label), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->result_label), "error");
+}
+
+static void
+build_details (TallyToolChip *self)
+{
+  g_autofree char *input = NULL;
+  const char *title;
+
+  if (self->block == NULL || self->details_built)
+    return;
+
+  input = format_input (tally_block_get_tool_name (self->block),
+                        tally_block_get_tool_input (self->block),
+                        &title);
+  gtk_label_set_text (self->input_title, title);
+  gtk_label_set_text (self->input_label, input);
+  build_result (self);
+  self->details_built = TRUE;
+}
+
+static void
+clear_details (TallyToolChip *self)
+{
+  gtk_label_set_text (self->input_label, "");
+  gtk_label_set_text (self->result_label, "");
+  tally_result_table_set_result (self->table, NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->table), FALSE);
+  self->details_built = FALSE;
+}
+
+static const char *
+state_description (const char *state)
+{
+  if (g_strcmp0 (state, "running") == 0)
+    return _("Running");
+  if (g_strcmp0 (state, "done") == 0)
+    return _("Done");
+  if (g_strcmp0 (state, "error") == 0)
+    return _("Failed");
+  if (g_strcmp0 (state, "denied") == 0)
+    return _("Denied");
+  return _("Waiting");
+}
+
+static void
+sync_state (TallyToolChip *self)
+{
+  static const char * const state_classes[] = { "success", "error", "warning", NULL };
+  const char *state = self->block != NULL ? tally_block_get_state (self->block) : NULL;
+  const char *icon = "content-loading-symbolic";
+  const char *css = NULL;
+  gboolean running = g_strcmp0 (state, "running") == 0;
+  g_autofree char *accessible = NULL;
+
+  if (g_strcmp0 (state, "done") == 0)
+    {
+      icon = "emblem-ok-symbolic";
+      css = "success";
+    }
+  else if (g_strcmp0 (state, "error") == 0)
+    {
+      icon = "dialog-error-symbolic";
+      css = "error";
+    }
+  else if (g_strcmp0 (state, "denied") == 0)
+    {
+      icon = "action-unavailable-symbolic";
+      css = "warning";
+    }
+
+  for (guint i = 0; state_classes[i] != NULL; i++)
+    gtk_widget_remove_css_class (GTK_WIDGET (self->state_icon), state_classes[i]);
+  if (css != NULL)
+    gtk_widget_add_css_class (GTK_WIDGET (self->state_icon), css);
+
+  gtk_image_set_from_icon_name (self->state_icon, icon);
+  gtk_stack_set_visible_child_name (self->state_stack, running ? "spinner" : "icon");
+  gtk_spinner_set_spinning (self->spinner, running);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_stack), state_description (state));
+
+  /* Translators: a tool chip for assistive technology: the tool's name,
+   * what the call is about and its state, e.g.
+   * "query_database: SELECT 1, Done" */
+  accessible = g_strdup_printf (_("%s: %s, %s"),
+                                gtk_label_get_text (self->name_label),
+                                gtk_label_get_text (self->summary_label),
+                                state_description (state));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->expander),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, accessible,
+                                  -1);
+}
+
+static void
+sync_duration (TallyToolChip *self)
+{
+  g_autofree char *text = NULL;
+  gint64 ms;
+
+  if (self->block == NULL || tally_block_get_result (self->block) == NULL)
+    {
+      gtk_widget_set_visible (GTK_WIDGET (self->duration_label), FALSE);
+      return;
+    }
+
+  ms = tally_block_get_duration_ms (self->block);
+  if (ms < 1000)
+    /* Translators: how long a tool ran, in milliseconds */
+    text = g_strdup_printf (_("%d ms"), (int) MAX (ms, 0));
+  else
+    {
+      char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+      /* Translators: how long a tool ran, in seconds, e.g. "1.2 s" */
+      text = g_strdup_printf (_("%s s"), g_ascii_formatd (number, sizeof number, "%.1f", ms / 1000.0));
+    }
+
+  gtk_label_set_text (self->duration_label, text);
+  gtk_widget_set_visible (GTK_WIDGET (self->duration_label), TRUE);
+}
+
+/* The name and the one-line summary (then the state, whose accessible
+ * label includes them). */
+static void
+sync_tool (TallyToolChip *self)
+{
+  g_autofree char *summary = NULL;
+  const char *name = NULL;
+
+  if (self->block != NULL)
+    {
+      name = tally_block_get_tool_name (self->block);
+      summary = tally_tool_summarize_input (name, tally_block_get_tool_input (self->block));
+    }
+
+  gtk_label_set_text (self->name_label, name != NULL ? name : "");
+  gtk_label_set_text (self->summary_label, summary != NULL ? summary : "");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->summary_label),
+                               summary != NULL && summary[0] != '\0' ? summary : NULL);
+  sync_state (self);
+}
+
+static void
+block_tool_changed_cb (TallyToolChip *self)
+{
+  sync_tool (self);
+  if (self->details_built)
+    {
+      self->details_built = FALSE;
+      build_details (self);
+    }
+}
+
+static void
+block_result_changed_cb (TallyToolChip *self)
+{
+  sync_duration (self);
+  if (self->details_built)
+    build_result (self);
+}
+
+static void
+expanded_changed_cb (TallyToolChip *self)
+{
+  gboolean expanded = gtk_expander_get_expanded (self->expander);
+
+  if (self->block == NULL)
+    return;
+  g_object_set_data (G_OBJECT (self->block), EXPANDED_KEY, GINT_TO_POINTER (expanded));
+  if (expanded)
+    build_details (self);
+}
+
+static void
+tally_tool_chip_dispose (GObject *object)
+{
+  TallyToolChip *self = (TallyToolChip *)object;
+
+  tally_tool_chip_set_block (self, NULL);
+  gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_TOOL_CHIP);
+
+  G_OBJECT_CLASS (tally_tool_chip_parent_class)->dispose (object);
+}
+
+static void
+tally_tool_chip_class_init (TallyToolChipClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_tool_chip_dispose;
+
+  tally_transcript_ui_ensure ();
+  g_type_ensure (TALLY_TYPE_RESULT_TABLE);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/transcript/tally-tool-chip.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, expander);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, state_stack);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, state_icon);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, spinner);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, name_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, summary_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, duration_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, input_title);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, input_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, result_title);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, table);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, result_label);
+  gtk_widget_class_set_css_name (widget_class, "tallytoolchip");
+}
+
+static void
+tally_tool_chip_init (TallyToolChip *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  g_signal_connect_object (self->expander, "notify::expanded",
+                           G_CALLBACK (expanded_changed_cb), self, G_CONNECT_SWAPPED);
+}
+
+/**
+ * tally_tool_chip_new:
+ *
+ * Creates an empty chip for a %TALLY_BLOCK_TOOL_CALL block.
+ *
+ * Returns: (transfer floating): a new #TallyToolChip
+ */
+GtkWidget *
+tally_tool_chip_new (void)
+{
+  return g_object_new (TALLY_TYPE_TOOL_CHIP, NULL);
+}
+
+/**
+ * tally_tool_chip_set_block:
+ * @self: a #TallyToolChip
+ * @block: (nullable): a %TALLY_BLOCK_TOOL_CALL block, or %NULL to unbind
+ *
+ * Shows @block and follows its #TallyBlock:tool-name (the reducer adds a
+ * block before it names the tool), #TallyBlock:state and
+ * #TallyBlock:result notifications until the next call. No reference is kept: the caller
+ * keeps @block alive until it unbinds.
+ */
+void
+tally_tool_chip_set_block (TallyToolChip *self,
+                           TallyBlock    *block)
+{
+  gboolean expanded;
+
+  g_return_if_fail (TALLY_IS_TOOL_CHIP (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->block != NULL)
+    g_signal_handlers_disconnect_by_data (self->block, self);
+  self->block = NULL;
+  clear_details (self);
+
+  expanded = block != NULL && GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY));
+  gtk_expander_set_expanded (self->expander, expanded);
+  self->block = block;
+
+  sync_tool (self);
+  sync_duration (self);
+  if (expanded)
+    build_details (self);
+
+  if (block != NULL)
+    {
+      g_signal_connect_swapped (block, "notify::tool-name", G_CALLBACK (block_tool_changed_cb), self);
+      g_signal_connect_swapped (block, "notify::state", G_CALLBACK (sync_state), self);
+      g_signal_connect_swapped (block, "notify::result", G_CALLBACK (block_result_changed_cb), self);
+    }
+}
+
+/**
+ * tally_tool_chip_get_name:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none): the tool name shown
+ */
+const char *
+tally_tool_chip_get_name (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return gtk_label_get_text (self->name_label);
+}
+
+/**
+ * tally_tool_chip_get_summary:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none): the one-line input summary shown (see
+ *   tally_tool_summarize_input())
+ */
+const char *
+tally_tool_chip_get_summary (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return gtk_label_get_text (self->summary_label);
+}
+
+/**
+ * tally_tool_chip_get_state:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none) (nullable): the state shown: `pending`,
+ *   `running`, `done`, `error` or `denied`, %NULL when unbound
+ */
+const char *
+tally_tool_chip_get_state (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return self->block != NULL ? tally_block_get_state (self->block) : NULL;
+}
+
+/**
+ * tally_tool_chip_get_expander:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none): the expander that opens the details
+ */
+GtkExpander *
+tally_tool_chip_get_expander (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return self->expander;
+}
+
+/**
+ * tally_tool_chip_get_table:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none): the table that shows a `query_database`
+ *   result (filled once the chip has been opened)
+ */
+TallyResultTable *
+tally_tool_chip_get_table (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return self->table;
+}
+
+/**
+ * tally_tool_chip_get_input_text:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none): the input shown when open: the statement of
+ *   a `query_database` call, indented JSON for other tools
+ */
+const char *
+tally_tool_chip_get_input_text (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return gtk_label_get_text (self->input_label);
+}
+
+/**
+ * tally_tool_chip_get_result_text:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none): the result shown as text when open (empty
+ *   when it is shown as a table)
+ */
+const char *
+tally_tool_chip_get_result_text (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return gtk_label_get_text (self->result_label);
+}

@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-transcript-view"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "tally-transcript-view.h"
+#include "tally-block-row.h"
+#include "tally-receipt-row.h"
+#include "tally-transcript-style.h"
+
+/*
+ * The transcript: a GtkListView over the reducer's GListModel of
+ * TallyBlock, one TallyBlockRow per visible block (rows are recycled; see
+ * tally-block-row.c), inside a scrolled window under an overlay that holds
+ * the "Jump to latest" button.
+ *
+ * Following the output. While the view is at the end it follows: whenever
+ * the content grows (rows added, the last row taller) or the viewport
+ * changes, it scrolls to the new end. The user stops it by scrolling up;
+ * reaching the end again, by hand or with the button, resumes it.
+ *
+ * The difficulty is telling the user's scrolling from the list's own
+ * adjustments. Growth changes `upper` (and may move `value`, when the list
+ * re-estimates the height of rows it has not measured). Scrolling by the
+ * user — wheel, scroll bar, keys, kinetic motion — only ever moves `value`,
+ * with the geometry unchanged since the last value the view saw. So a
+ * value change counts as the user leaving the end only when it moves up
+ * with `upper` and `page-size` as they were at the last value change, and
+ * never while the view itself is setting the value (pinning to the end or
+ * animating there). A change that arrives together with a geometry change
+ * is the list's, and while following the view simply pins again.
+ */
+
+#define END_TOLERANCE 2.0
+#define SCROLL_DURATION_US (250 * 1000)
+
+struct _TallyTranscriptView
+{
+  GtkWidget           parent_instance;
+
+  /* Template */
+  GtkOverlay         *overlay;
+  GtkScrolledWindow  *scroller;
+  GtkListView        *list_view;
+  GtkButton          *jump_button;
+
+  /* Model */
+  GListModel         *model;
+  GtkNoSelection     *selection;
+  gulong              items_changed_id;
+  TallyBlock         *pending_receipt;   /* a receipt to announce once filled in */
+
+  /* Following */
+  GtkAdjustment      *vadjustment;
+  double              last_value;
+  double              last_upper;
+  double              last_page_size;
+  guint               following : 1;
+  guint               setting_value : 1;
+  guint               pin_pending : 1;
+  GdkFrameClock      *frame_clock;
+  gulong              after_layout_id;
+
+  /* Animated scroll to the end */
+  guint               scroll_tick_id;
+  gint64              scroll_start_time;
+  double              scroll_from;
+};
+
+G_DEFINE_FINAL_TYPE (TallyTranscriptView, tally_transcript_view, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_MODEL,
+  PROP_FOLLOWING,
+  N_PROPS
+};
+
+enum {
+  RETRY_REQUESTED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static double
+end_value (TallyTranscriptView *self)
+{
+  return MAX (gtk_adjustment_get_lower (self->vadjustment),
+              gtk_adjustment_get_upper (self->vadjustment) -
+              gtk_adjustment_get_page_size (self->vadjustment));
+}
+
+static gboolean
+is_at_end (TallyTranscriptView *self)
+{
+  return gtk_adjustment_get_value (self->vadjustment) >= end_value (self) - END_TOLERANCE;
+}
+
+static void
+remember_geometry (TallyTranscriptView *self)
+{
+  self->last_value = gtk_adjustment_get_value (self->vadjustment);
+  self->last_upper = gtk_adjustment_get_upper (self->vadjustment);
+  self->last_page_size = gtk_adjustment_get_page_size (self->vadjustment);
+}
+
+static void
+set_following (TallyTranscriptView *self,
+               gboolean             following)
+{
+  following = !!following;
+  gtk_widget_set_visible (GTK_WIDGET (self->jump_button), !following);
+
+  if (self->following == (guint) following)
+    return;
+  self->following = following;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FOLLOWING]);
+}
+
+static void
+set_value (TallyTranscriptView *self,
+           double               value)
+{
+  /* Whole pixels: the list keeps its position in whole pixels and would
+   * otherwise round the value away again. */
+  self->setting_value = TRUE;
+  gtk_adjustment_set_value (self->vadjustment, round (value));
+  self->setting_value = FALSE;
+  remember_geometry (self);
+}
+
+static void
+stop_scroll_animation (TallyTranscriptView *self)
+{
+  if (self->scroll_tick_id != 0)
+    {
+      gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->scroll_tick_id);
+      self->scroll_tick_id = 0;
+    }
+}
+
+static void
+pin_to_end (TallyTranscriptView *self)
+{
+  set_value (self, end_value (self));
+}
+
+/* The list sets its adjustment from inside its size allocation, with its
+ * own value-changed handler blocked: a value set from the adjustment's
+ * signals then would never reach the list, which would go on laying out
+ * rows for its old position. So pinning to the end from there is only
+ * noted, and done once the frame's layout is over (see after_layout_cb),
+ * where the list sees it and lays itself out again before the frame is
+ * drawn. */
+static void
+request_pin (TallyTranscriptView *self)
+{
+  self->pin_pending = TRUE;
+}
+
+/* The same from outside a layout: the list may not have laid out its
+ * current model yet (a value it cannot place makes it warn), so the pin
+ * waits for the next layout, which this asks for. */
+static void
+schedule_pin (TallyTranscriptView *self)
+{
+  self->pin_pending = TRUE;
+  gtk_widget_queue_allocate (GTK_WIDGET (self->list_view));
+}
+
+static void
+after_layout_cb (GdkFrameClock       *clock,
+                 TallyTranscriptView *self)
+{
+  if (!self->pin_pending)
+    return;
+
+  self->pin_pending = FALSE;
+  if (self->following && self->scroll_tick_id == 0 &&
+      gtk_adjustment_get_value (self->vadjustment) != end_value (self))
+    pin_to_end (self);
+}
+
+static void
+adjustment_changed_cb (TallyTranscriptView *self,
+                       GtkAdjustment       *adjustment)
+{
+  /* The content or the viewport changed size. While an animation runs it
+   * aims at the new end by itself on its next frame. */
+  if (self->following && self->scroll_tick_id == 0)
+    request_pin (self);
+}
+
+static void
+adjustment_value_changed_cb (TallyTranscriptView *self,
+                             GtkAdjustment       *adjustment)
+{
+  double value = gtk_adjustment_get_value (adjustment);
+  gboolean same_geometry;
+
+  if (self->setting_value)
+    return;
+
+  same_geometry = gtk_adjustment_get_upper (adjustment) == self->last_upper &&
+                  gtk_adjustment_get_page_size (adjustment) == self->last_page_size;
+
+  if (is_at_end (self))
+    set_following (self, TRUE);
+  else if (same_geometry && value < self->last_value - 1.0)
+    {
+      /* The user scrolled up, away from the end. */
+      stop_scroll_animation (self);
+      set_following (self, FALSE);
+    }
+  else if (self->following && self->scroll_tick_id == 0)
+    {
+      /* The list moved the value while re-laying itself out. */
+      request_pin (self);
+    }
+
+  remember_geometry (self);
+}
+
+static double
+ease_out_cubic (double t)
+{
+  double p = t - 1.0;
+
+  return p * p * p + 1.0;
+}
+
+static gboolean
+scroll_tick_cb (GtkWidget     *widget,
+                GdkFrameClock *clock,
+                gpointer       user_data)
+{
+  TallyTranscriptView *self = TALLY_TRANSCRIPT_VIEW (widget);
+  gint64 now = gdk_frame_clock_get_frame_time (clock);
+  double t = (double) (now - self->scroll_start_time) / SCROLL_DURATION_US;
+
+  /* The end moves while rows are measured on the way, so the target is
+   * read again on every frame. */
+  if (t >= 1.0)
+    {
+      self->scroll_tick_id = 0;
+      pin_to_end (self);
+      return G_SOURCE_REMOVE;
+    }
+
+  set_value (self, self->scroll_from + (end_value (self) - self->scroll_from) * ease_out_cubic (CLAMP (t, 0.0, 1.0)));
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+jump_clicked_cb (TallyTranscriptView *self)
+{
+  tally_transcript_view_scroll_to_end (self, TRUE);
+}
+
+static void
+row_retry_requested_cb (TallyTranscriptView *self,
+                        TallyBlock          *block)
+{
+  g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
+}
+
+static void
+setup_cb (GtkSignalListItemFactory *factory,
+          GtkListItem              *item,
+          TallyTranscriptView      *self)
+{
+  GtkWidget *row = tally_block_row_new ();
+
+  gtk_list_item_set_activatable (item, FALSE);
+  gtk_list_item_set_selectable (item, FALSE);
+  gtk_list_item_set_child (item, row);
+  g_signal_connect_object (row, "retry-requested", G_CALLBACK (row_retry_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+}
+
+static void
+bind_cb (GtkSignalListItemFactory *factory,
+         GtkListItem              *item,
+         TallyTranscriptView      *self)
+{
+  tally_block_row_set_block (TALLY_BLOCK_ROW (gtk_list_item_get_child (item)),
+                             gtk_list_item_get_item (item));
+}
+
+static void
+unbind_cb (GtkSignalListItemFactory *factory,
+           GtkListItem              *item,
+           TallyTranscriptView      *self)
+{
+  tally_block_row_set_block (TALLY_BLOCK_ROW (gtk_list_item_get_child (item)), NULL);
+}
+
+static void
+announce_receipt (TallyTranscriptView *self,
+                  TallyBlock          *block)
+{
+  g_autofree char *receipt = NULL;
+  g_autofree char *announcement = NULL;
+
+  receipt = tally_receipt_format (tally_block_get_state (block), tally_block_get_details (block));
+  announcement = g_strdup_printf (_("Reply finished: %s"), receipt);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->list_view),
+                                  GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, announcement,
+                                  -1);
+}
+
+static void
+clear_pending_receipt (TallyTranscriptView *self)
+{
+  if (self->pending_receipt != NULL)
+    g_signal_handlers_disconnect_by_data (self->pending_receipt, self);
+  g_clear_object (&self->pending_receipt);
+}
+
+static void
+pending_receipt_finished_cb (TallyTranscriptView *self)
+{
+  if (!tally_block_get_finished (self->pending_receipt))
+    return;
+  announce_receipt (self, self->pending_receipt);
+  clear_pending_receipt (self);
+}
+
+static void
+items_changed_cb (TallyTranscriptView *self,
+                  guint                position,
+                  guint                removed,
+                  guint                added,
+                  GListModel          *model)
+{
+  g_autoptr(TallyBlock) block = NULL;
+
+  if (added == 0)
+    return;
+
+  /* GTK 4.8 cannot announce, so a reply that finishes while the session
+   * is open is told through the list's accessible description, which
+   * assistive technology reports when it changes; the receipt row itself
+   * is labelled "Reply finished: …" as well. The reducer adds a receipt
+   * before it fills it in, so the announcement waits for it to be
+   * finished. */
+  block = g_list_model_get_item (model, position + added - 1);
+  if (block == NULL || tally_block_get_kind (block) != TALLY_BLOCK_RECEIPT)
+    return;
+
+  clear_pending_receipt (self);
+  if (tally_block_get_finished (block))
+    {
+      announce_receipt (self, block);
+      return;
+    }
+  self->pending_receipt = g_steal_pointer (&block);
+  g_signal_connect_swapped (self->pending_receipt, "notify::finished",
+                            G_CALLBACK (pending_receipt_finished_cb), self);
+}
+
+static void
+tally_transcript_view_map (GtkWidget *widget)
+{
+  TallyTranscriptView *self = TALLY_TRANSCRIPT_VIEW (widget);
+
+  GTK_WIDGET_CLASS (tally_transcript_view_parent_class)->map (widget);
+
+  self->frame_clock = g_object_ref (gtk_widget_get_frame_clock (widget));
+  self->after_layout_id = g_signal_connect_after (self->frame_clock, "layout",
+                                                  G_CALLBACK (after_layout_cb), self);
+  if (self->following)
+    schedule_pin (self);
+}
+
+static void
+tally_transcript_view_unmap (GtkWidget *widget)
+{
+  TallyTranscriptView *self = TALLY_TRANSCRIPT_VIEW (widget);
+
+  stop_scroll_animation (self);
+  if (self->frame_clock != NULL)
+    g_clear_signal_handler (&self->after_layout_id, self->frame_clock);
+  g_clear_object (&self->frame_clock);
+
+  GTK_WIDGET_CLASS (tally_transcript_view_parent_class)->unmap (widget);
+}
+
+static void
+tally_transcript_view_dispose (GObject *object)
+{
+  TallyTranscriptView *self = (TallyTranscriptView *)object;
+
+  stop_scroll_animation (self);
+  clear_pending_receipt (self);
+  if (self->model != NULL)
+    g_clear_signal_handler (&self->items_changed_id, self->model);
+  if (self->vadjustment != NULL)
+    g_signal_handlers_disconnect_by_data (self->vadjustment, self);
+  g_clear_object (&self->vadjustment);
+
+  gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_TRANSCRIPT_VIEW);
+
+  g_clear_object (&self->selection);
+  g_clear_object (&self->model);
+
+  G_OBJECT_CLASS (tally_transcript_view_parent_class)->dispose (object);
+}
+
+static void
+tally_transcript_view_get_property (GObject    *object,
+                                    guint       prop_id,
+                                    GValue     *value,
+                                    GParamSpec *pspec)
+{
+  TallyTranscriptView *self = TALLY_TRANSCRIPT_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_MODEL:
+      g_value_set_object (value, self->model);
+      break;
+    case PROP_FOLLOWING:
+      g_value_set_boolean (value, self->following);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_transcript_view_set_property (GObject      *object,
+                                    guint         prop_id,
+                                    const GValue *value,
+                                    GParamSpec   *pspec)
+{
+  TallyTranscriptView *self = TALLY_TRANSCRIPT_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_MODEL:
+      tally_transcript_view_set_model (self, g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_transcript_view_class_init (TallyTranscriptViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_transcript_view_dispose;
+  object_class->get_property = tally_transcript_view_get_property;
+  object_class->set_property = tally_transcript_view_set_property;
+  widget_class->map = tally_transcript_view_map;
+  widget_class->unmap = tally_transcript_view_unmap;
+
+  tally_transcript_ui_ensure ();
+
+  /**
+   * TallyTranscriptView:model:
+   *
+   * The blocks shown: a #GListModel of #TallyBlock (a #TallyTranscript),
+   * or %NULL.
+   */
+  properties[PROP_MODEL] =
+    g_param_spec_object ("model", NULL, NULL, G_TYPE_LIST_MODEL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * TallyTranscriptView:following:
+   *
+   * Whether the view keeps scrolling to the newest output. It is %TRUE
+   * while the view is at the end, becomes %FALSE when the user scrolls
+   * up (the "Jump to latest" button then shows) and %TRUE again when the
+   * end is reached.
+   */
+  properties[PROP_FOLLOWING] =
+    g_param_spec_boolean ("following", NULL, NULL, TRUE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * TallyTranscriptView::retry-requested:
+   * @self: the view
+   * @block: the %TALLY_BLOCK_ERROR block whose Retry button was pressed
+   *
+   * Emitted when the analyst presses Retry on a retryable error. What a
+   * retry sends is the caller's business; the view only reports it.
+   */
+  signals[RETRY_REQUESTED] =
+    g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/transcript/tally-transcript-view.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyTranscriptView, overlay);
+  gtk_widget_class_bind_template_child (widget_class, TallyTranscriptView, scroller);
+  gtk_widget_class_bind_template_child (widget_class, TallyTranscriptView, list_view);
+  gtk_widget_class_bind_template_child (widget_class, TallyTranscriptView, jump_button);
+  gtk_widget_class_bind_template_callback (widget_class, jump_clicked_cb);
+  gtk_widget_class_set_css_name (widget_class, "tallytranscriptview");
+}
+
+static void
+tally_transcript_view_init (TallyTranscriptView *self)
+{
+  g_autoptr(GtkListItemFactory) factory = NULL;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect_object (factory, "setup", G_CALLBACK (setup_cb), self, 0);
+  g_signal_connect_object (factory, "bind", G_CALLBACK (bind_cb), self, 0);
+  g_signal_connect_object (factory, "unbind", G_CALLBACK (unbind_cb), self, 0);
+  gtk_list_view_set_factory (self->list_view, factory);
+
+  self->selection = gtk_no_selection_new (NULL);
+  gtk_list_view_set_model (self->list_view, GTK_SELECTION_MODEL (self->selection));
+
+  self->following = TRUE;
+  self->vadjustment = g_object_ref (gtk_scrolled_window_get_vadjustment (self->scroller));
+  g_signal_connect_object (self->vadjustment, "changed",
+                           G_CALLBACK (adjustment_changed_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->vadjustment, "value-changed",
+                           G_CALLBACK (adjustment_value_changed_cb), self, G_CONNECT_SWAPPED);
+  remember_geometry (self);
+}
+
+/**
+ * tally_transcript_view_new:
+ *
+ * Creates an empty transcript view. Give it blocks with
+ * tally_transcript_view_set_model().
+ *
+ * Returns: (transfer floating): a new #TallyTranscriptView
+ */
+GtkWidget *
+tally_transcript_view_new (void)
+{
+  return g_object_new (TALLY_TYPE_TRANSCRIPT_VIEW, NULL);
+}
+
+/**
+ * tally_transcript_view_get_model:
+ * @self: a #TallyTranscriptView
+ *
+ * Returns: (transfer none) (nullable): the blocks shown
+ */
+GListModel *
+tally_transcript_view_get_model (TallyTranscriptView *self)
+{
+  g_return_val_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self), NULL);
+  return self->model;
+}
+
+/**
+ * tally_transcript_view_set_model:
+ * @self: a #TallyTranscriptView
+ * @blocks: (nullable) (transfer none): a #GListModel of #TallyBlock (a
+ *   #TallyTranscript), or %NULL to show nothing
+ *
+ * Shows @blocks, one row per block, and follows the model as it grows
+ * and its blocks change. The view opens at the end of the transcript,
+ * without an animation, and follows from there.
+ */
+void
+tally_transcript_view_set_model (TallyTranscriptView *self,
+                                 GListModel          *blocks)
+{
+  g_return_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self));
+  g_return_if_fail (blocks == NULL || G_IS_LIST_MODEL (blocks));
+  g_return_if_fail (blocks == NULL || g_type_is_a (g_list_model_get_item_type (blocks), TALLY_TYPE_BLOCK));
+
+  if (self->model == blocks)
+    return;
+
+  clear_pending_receipt (self);
+  if (self->model != NULL)
+    g_clear_signal_handler (&self->items_changed_id, self->model);
+  g_set_object (&self->model, blocks);
+  if (blocks != NULL)
+    self->items_changed_id = g_signal_connect_object (blocks, "items-changed",
+                                                      G_CALLBACK (items_changed_cb),
+                                                      self, G_CONNECT_SWAPPED);
+
+  gtk_accessible_reset_property (GTK_ACCESSIBLE (self->list_view),
+                                 GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
+  gtk_no_selection_set_model (self->selection, blocks);
+
+  /* Land at the end: pin now, and keep pinning while the list measures
+   * the rows it shows (the adjustment's "changed"). */
+  tally_transcript_view_scroll_to_end (self, FALSE);
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODEL]);
+}
+
+/**
+ * tally_transcript_view_get_following:
+ * @self: a #TallyTranscriptView
+ *
+ * Returns: whether the view follows new output (see
+ *   #TallyTranscriptView:following)
+ */
+gboolean
+tally_transcript_view_get_following (TallyTranscriptView *self)
+{
+  g_return_val_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self), FALSE);
+  return self->following;
+}
+
+/**
+ * tally_transcript_view_scroll_to_end:
+ * @self: a #TallyTranscriptView
+ * @animate: whether to glide there (about a quarter of a second, when
+ *   animations are enabled and the view is on screen) or jump
+ *
+ * Scrolls to the newest output and follows it from then on; hides the
+ * "Jump to latest" button.
+ */
+void
+tally_transcript_view_scroll_to_end (TallyTranscriptView *self,
+                                     gboolean             animate)
+{
+  gboolean animations = TRUE;
+
+  g_return_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  set_following (self, TRUE);
+  stop_scroll_animation (self);
+
+  g_object_get (gtk_widget_get_settings (GTK_WIDGET (self)),
+                "gtk-enable-animations", &animations,
+                NULL);
+
+  if (!animate || !animations || !gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      schedule_pin (self);
+      return;
+    }
+
+  self->scroll_from = gtk_adjustment_get_value (self->vadjustment);
+  self->scroll_start_time = gdk_frame_clock_get_frame_time (gtk_widget_get_frame_clock (GTK_WIDGET (self)));
+  self->scroll_tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), scroll_tick_cb, NULL, NULL);
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-transcript-view"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "tally-user-bubble.h"
+#include "tally-transcript-style.h"
+
+/*
+ * The analyst's message: a right-aligned bubble of selectable text, with a
+ * small caption when the turn ran in plan or auto mode.
+ */
+
+struct _TallyUserBubble
+{
+  GtkWidget  parent_instance;
+
+  GtkLabel   *mode_label;
+  GtkLabel   *label;
+
+  TallyBlock *block;          /* borrowed; the list item holds it */
+};
+
+G_DEFINE_FINAL_TYPE (TallyUserBubble, tally_user_bubble, GTK_TYPE_WIDGET)
+
+static void
+sync_bubble (TallyUserBubble *self)
+{
+  const char *mode = NULL;
+  const char *caption = NULL;
+
+  gtk_label_set_text (self->label, self->block != NULL ? tally_block_get_text (self->block) : "");
+
+  if (self->block != NULL)
+    mode = tally_block_get_state (self->block);
+  if (g_strcmp0 (mode, "plan") == 0)
+    caption = _("Plan mode");
+  else if (g_strcmp0 (mode, "auto") == 0)
+    caption = _("Auto mode");
+
+  gtk_label_set_text (self->mode_label, caption != NULL ? caption : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->mode_label), caption != NULL);
+}
+
+static void
+tally_user_bubble_dispose (GObject *object)
+{
+  tally_user_bubble_set_block (TALLY_USER_BUBBLE (object), NULL);
+  gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_USER_BUBBLE);
+
+  G_OBJECT_CLASS (tally_user_bubble_parent_class)->dispose (object);
+}
+
+static void
+tally_user_bubble_class_init (TallyUserBubbleClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_user_bubble_dispose;
+
+  tally_transcript_ui_ensure ();
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/transcript/tally-user-bubble.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyUserBubble, mode_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyUserBubble, label);
+  gtk_widget_class_set_css_name (widget_class, "tallyuserbubble");
+}
+
+static void
+tally_user_bubble_init (TallyUserBubble *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+/**
+ * tally_user_bubble_new:
+ *
+ * Creates an empty bubble for a %TALLY_BLOCK_USER block.
+ *
+ * Returns: (transfer floating): a new #TallyUserBubble
+ */
+GtkWidget *
+tally_user_bubble_new (void)
+{
+  return g_object_new (TALLY_TYPE_USER_BUBBLE, NULL);
+}
+
+/**
+ * tally_user_bubble_set_block:
+ * @self: a #TallyUserBubble
+ * @block: (nullable): a %TALLY_BLOCK_USER block, or %NULL to clear
+ *
+ * Shows @block's text (the prompt) and, for a turn in `plan` or `auto`
+ * mode (the block's state), a caption naming the mode. The reducer adds a
+ * block before it fills it in, so the block's notifications are followed
+ * until the next call. No reference is kept: the caller keeps @block
+ * alive until it unbinds.
+ */
+void
+tally_user_bubble_set_block (TallyUserBubble *self,
+                             TallyBlock      *block)
+{
+  g_return_if_fail (TALLY_IS_USER_BUBBLE (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->block != NULL)
+    g_signal_handlers_disconnect_by_data (self->block, self);
+  self->block = block;
+  sync_bubble (self);
+
+  if (block != NULL)
+    g_signal_connect_swapped (block, "notify", G_CALLBACK (sync_bubble), self);
+}
+
+/**
+ * tally_user_bubble_get_text:
+ * @self: a #TallyUserBubble
+ *
+ * Returns: (transfer none): the text shown in the bubble
+ */
+const char *
+tally_user_bubble_get_text (TallyUserBubble *self)
+{
+  g_return_val_if_fail (TALLY_IS_USER_BUBBLE (self), NULL);
+  return gtk_label_get_text (self->label);
+}

@@ -1,0 +1,1149 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/* The transcript view under Xvfb: events applied to a real TallyTranscript
+ * make the right row widgets (found by walking the widget tree), rows
+ * follow their blocks live, Retry is reported, and the view follows new
+ * output until the user scrolls up. */
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "tally-assistant-text.h"
+#include "tally-block-row.h"
+#include "tally-composer.h"
+#include "tally-error-banner.h"
+#include "tally-note-row.h"
+#include "tally-receipt-row.h"
+#include "tally-result-table.h"
+#include "tally-thinking-drawer.h"
+#include "tally-tool-chip.h"
+#include "tally-transcript-config.h"
+#include "tally-transcript-view.h"
+#include "tally-transcript.h"
+#include "tally-user-bubble.h"
+
+#if TALLY_HAVE_MARKDOWN_VIEW
+# include "tally-markdown-view.h"
+#endif
+
+#define WAIT_TIMEOUT_MS (20 * 1000)
+
+/* Events */
+
+static void
+apply (TallyTranscript *transcript,
+       const char      *json)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = json_from_string (json, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
+  tally_transcript_apply (transcript, json_node_get_object (node));
+}
+
+static void G_GNUC_PRINTF (2, 3)
+applyf (TallyTranscript *transcript,
+        const char      *format,
+        ...)
+{
+  g_autofree char *json = NULL;
+  va_list args;
+
+  va_start (args, format);
+  json = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  apply (transcript, json);
+}
+
+static TallyBlock *
+block_at (TallyTranscript *transcript,
+          guint            position)
+{
+  TallyBlock *block = g_list_model_get_item (G_LIST_MODEL (transcript), position);
+
+  g_assert_nonnull (block);
+  g_object_unref (block);   /* the transcript keeps it */
+  return block;
+}
+
+static TallyBlock *
+last_block (TallyTranscript *transcript)
+{
+  return block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 1);
+}
+
+/* A turn with text long enough to take several lines. */
+static void
+add_turn (TallyTranscript *transcript,
+          guint            n)
+{
+  applyf (transcript,
+          "{\"type\":\"turn_started\",\"turn_id\":\"t%u\",\"mode\":\"ask\",\"text\":\"Question number %u\"}",
+          n, n);
+  applyf (transcript,
+          "{\"type\":\"text_delta\",\"turn_id\":\"t%u\",\"call\":0,\"block\":0,"
+          "\"text\":\"Answer %u. The stores sold more coffee in March than in February, "
+          "and the espresso bar led every week. Revenue rose by a tenth.\"}",
+          n, n);
+  applyf (transcript,
+          "{\"type\":\"block_done\",\"turn_id\":\"t%u\",\"call\":0,\"block\":0,\"kind\":\"text\"}", n);
+}
+
+/* Main loop helpers */
+
+static void
+iterate_pending (void)
+{
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+}
+
+typedef gboolean (*Condition) (gpointer data);
+
+static gboolean
+timed_out_cb (gpointer user_data)
+{
+  gboolean *timed_out = user_data;
+
+  *timed_out = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop until @condition holds; a guard fails the test if it
+ * never does. */
+static void
+wait_for (Condition   condition,
+          gpointer    data,
+          const char *what)
+{
+  gboolean timed_out = FALSE;
+  guint guard = g_timeout_add (WAIT_TIMEOUT_MS, timed_out_cb, &timed_out);
+
+  while (!condition (data))
+    {
+      if (timed_out)
+        g_error ("timed out waiting for %s", what);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_remove (guard);
+}
+
+static gboolean
+frame_tick_cb (GtkWidget     *widget,
+               GdkFrameClock *clock,
+               gpointer       user_data)
+{
+  guint *frames = user_data;
+
+  (*frames)++;
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+frames_reached (gpointer data)
+{
+  guint *counts = data;
+
+  return counts[0] >= counts[1];
+}
+
+static void
+wait_frames (GtkWidget *widget,
+             guint      n)
+{
+  guint counts[2] = { 0, n };
+  guint id = gtk_widget_add_tick_callback (widget, frame_tick_cb, &counts[0], NULL);
+
+  wait_for (frames_reached, counts, "frames");
+  gtk_widget_remove_tick_callback (widget, id);
+}
+
+static GtkWindow *
+show_in_window (GtkWidget *child,
+                int        width,
+                int        height)
+{
+  GtkWindow *window = GTK_WINDOW (gtk_window_new ());
+
+  gtk_window_set_default_size (window, width, height);
+  gtk_window_set_child (window, child);
+  gtk_window_present (window);
+  wait_frames (child, 3);
+
+  return window;
+}
+
+/* Widget tree helpers */
+
+static void
+collect (GtkWidget *widget,
+         GType      type,
+         GPtrArray *found)
+{
+  if (g_type_is_a (G_OBJECT_TYPE (widget), type))
+    g_ptr_array_add (found, widget);
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    collect (child, type, found);
+}
+
+static GPtrArray *
+find_all (GtkWidget *root,
+          GType      type)
+{
+  GPtrArray *found = g_ptr_array_new ();
+
+  collect (root, type, found);
+  return found;
+}
+
+static GtkWidget *
+find_first (GtkWidget *root,
+            GType      type)
+{
+  g_autoptr(GPtrArray) found = find_all (root, type);
+
+  return found->len > 0 ? g_ptr_array_index (found, 0) : NULL;
+}
+
+static gboolean
+has_accessible_label (GtkWidget  *widget,
+                      const char *label)
+{
+  g_autofree char *mismatch = NULL;
+
+  if (!gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
+    return FALSE;
+  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (widget),
+                                                 GTK_ACCESSIBLE_PROPERTY_LABEL, label);
+  return mismatch == NULL;
+}
+
+static GtkWidget *
+find_by_accessible_label (GtkWidget  *root,
+                          GType       type,
+                          const char *label)
+{
+  g_autoptr(GPtrArray) found = find_all (root, type);
+
+  for (guint i = 0; i < found->len; i++)
+    if (has_accessible_label (g_ptr_array_index (found, i), label))
+      return g_ptr_array_index (found, i);
+  return NULL;
+}
+
+/* The child widget showing @block, or NULL when no row shows it. */
+static GtkWidget *
+row_child_for (GtkWidget  *root,
+               TallyBlock *block)
+{
+  g_autoptr(GPtrArray) rows = find_all (root, TALLY_TYPE_BLOCK_ROW);
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TallyBlockRow *row = g_ptr_array_index (rows, i);
+
+      if (tally_block_row_get_block (row) == block)
+        return tally_block_row_get_child (row);
+    }
+  return NULL;
+}
+
+typedef struct {
+  GtkWidget  *root;
+  TallyBlock *block;
+} RowWait;
+
+static gboolean
+row_exists (gpointer data)
+{
+  RowWait *wait = data;
+
+  return row_child_for (wait->root, wait->block) != NULL;
+}
+
+static GtkWidget *
+wait_for_row (GtkWidget  *root,
+              TallyBlock *block)
+{
+  RowWait wait = { root, block };
+
+  wait_for (row_exists, &wait, "a row for the block");
+  return row_child_for (root, block);
+}
+
+static GtkAdjustment *
+view_vadjustment (GtkWidget *view)
+{
+  GtkWidget *scroller = find_first (view, GTK_TYPE_SCROLLED_WINDOW);
+
+  g_assert_nonnull (scroller);
+  return gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+}
+
+static GtkWidget *
+jump_button (GtkWidget *view)
+{
+  GtkWidget *button = find_by_accessible_label (view, GTK_TYPE_BUTTON, "Jump to latest");
+
+  g_assert_nonnull (button);
+  return button;
+}
+
+static double
+distance_from_end (GtkAdjustment *adjustment)
+{
+  return gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment) -
+         gtk_adjustment_get_value (adjustment);
+}
+
+typedef struct {
+  GtkWidget     *view;
+  GtkAdjustment *adjustment;
+  guint          settled_frames;
+  guint          frames;
+} EndWait;
+
+static gboolean
+end_tick_cb (GtkWidget     *widget,
+             GdkFrameClock *clock,
+             gpointer       user_data)
+{
+  EndWait *wait = user_data;
+
+  wait->frames++;
+  if (fabs (distance_from_end (wait->adjustment)) < 0.5)
+    wait->settled_frames++;
+  else
+    wait->settled_frames = 0;
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+settled_at_end (gpointer data)
+{
+  EndWait *wait = data;
+
+  return wait->settled_frames >= 4;
+}
+
+/* Waits until the view has sat at the very end for a few frames. */
+static void
+wait_settled_at_end (GtkWidget *view)
+{
+  EndWait wait = { view, view_vadjustment (view), 0, 0 };
+  guint id = gtk_widget_add_tick_callback (view, end_tick_cb, &wait, NULL);
+
+  wait_for (settled_at_end, &wait, "the view to settle at the end");
+  gtk_widget_remove_tick_callback (view, id);
+  g_assert_cmpfloat_with_epsilon (gtk_adjustment_get_value (wait.adjustment),
+                                  gtk_adjustment_get_upper (wait.adjustment) -
+                                  gtk_adjustment_get_page_size (wait.adjustment),
+                                  0.5);
+}
+
+/* Rows */
+
+static gboolean
+drawer_says_thought (gpointer data)
+{
+  return g_str_has_prefix (tally_thinking_drawer_get_title (data), "Thought for");
+}
+
+static void
+test_rows (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  GtkWindow *window;
+  TallyBlock *user, *thinking, *text, *tool, *receipt;
+  GtkWidget *child;
+  GtkWidget *list;
+  TallyThinkingDrawer *drawer;
+  TallyToolChip *chip;
+  TallyResultTable *table;
+  GtkGrid *grid;
+  g_autofree char *mismatch = NULL;
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 720, 1400);
+
+  list = find_first (view, GTK_TYPE_LIST_VIEW);
+  g_assert_nonnull (list);
+  g_assert_true (has_accessible_label (list, "Transcript"));
+  g_assert_cmpstr (gtk_widget_get_css_name (view), ==, "tallytranscriptview");
+
+  apply (transcript, "{\"type\":\"session_created\",\"seq\":1,\"title\":\"Revenue\"}");
+  apply (transcript, "{\"type\":\"turn_started\",\"seq\":2,\"turn_id\":\"t1\",\"mode\":\"plan\","
+                     "\"text\":\"Which product sold best in March?\"}");
+  user = last_block (transcript);
+  child = wait_for_row (view, user);
+  g_assert_true (TALLY_IS_USER_BUBBLE (child));
+  g_assert_cmpstr (tally_user_bubble_get_text (TALLY_USER_BUBBLE (child)), ==,
+                   "Which product sold best in March?");
+
+  /* Thinking streams: "Thinking…" until block_done, then the word count. */
+  apply (transcript, "{\"type\":\"thinking_delta\",\"seq\":3,\"turn_id\":\"t1\",\"call\":0,\"block\":0,"
+                     "\"text\":\"Group the sales \"}");
+  thinking = last_block (transcript);
+  child = wait_for_row (view, thinking);
+  g_assert_true (TALLY_IS_THINKING_DRAWER (child));
+  drawer = TALLY_THINKING_DRAWER (child);
+  g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thinking…");
+  g_assert_false (gtk_expander_get_expanded (tally_thinking_drawer_get_expander (drawer)));
+  g_assert_true (has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)), "Thinking…"));
+
+  apply (transcript, "{\"type\":\"thinking_delta\",\"seq\":4,\"turn_id\":\"t1\",\"call\":0,\"block\":0,"
+                     "\"text\":\"by product for March.\"}");
+  g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thinking…");
+  apply (transcript, "{\"type\":\"block_done\",\"seq\":5,\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"kind\":\"thinking\"}");
+  wait_for (drawer_says_thought, drawer, "the drawer title");
+  g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thought for 7 words");
+  g_assert_true (has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)),
+                                      "Thought for 7 words"));
+  gtk_expander_set_expanded (tally_thinking_drawer_get_expander (drawer), TRUE);
+  g_assert_cmpstr (tally_thinking_drawer_get_text (drawer), ==,
+                   "Group the sales by product for March.");
+
+  /* Assistant text goes to a markdown view and grows live. */
+  apply (transcript, "{\"type\":\"text_delta\",\"seq\":6,\"turn_id\":\"t1\",\"call\":0,\"block\":1,"
+                     "\"text\":\"Let me **query** \"}");
+  text = last_block (transcript);
+  child = wait_for_row (view, text);
+  g_assert_true (TALLY_IS_ASSISTANT_TEXT (child));
+  apply (transcript, "{\"type\":\"text_delta\",\"seq\":7,\"turn_id\":\"t1\",\"call\":0,\"block\":1,"
+                     "\"text\":\"the sales.\"}");
+  apply (transcript, "{\"type\":\"block_done\",\"seq\":8,\"turn_id\":\"t1\",\"call\":0,\"block\":1,\"kind\":\"text\"}");
+  iterate_pending ();
+  wait_frames (view, 2);
+#if TALLY_HAVE_MARKDOWN_VIEW
+  {
+    GtkWidget *markdown = tally_assistant_text_get_view (TALLY_ASSISTANT_TEXT (child));
+
+    g_assert_true (TALLY_IS_MARKDOWN_VIEW (markdown));
+    g_assert_cmpstr (tally_markdown_view_get_markdown (TALLY_MARKDOWN_VIEW (markdown)), ==,
+                     "Let me **query** the sales.");
+  }
+#else
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (tally_assistant_text_get_view (TALLY_ASSISTANT_TEXT (child)))),
+                   ==, "Let me **query** the sales.");
+#endif
+
+  /* A query_database call: name, SQL summary, state, then a table. */
+  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":9,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+                     "\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT product, SUM(total) AS revenue\\n"
+                     "  FROM sales\\n  GROUP BY product\"}}");
+  tool = last_block (transcript);
+  child = wait_for_row (view, tool);
+  g_assert_true (TALLY_IS_TOOL_CHIP (child));
+  chip = TALLY_TOOL_CHIP (child);
+  g_assert_cmpstr (tally_tool_chip_get_name (chip), ==, "query_database");
+  g_assert_cmpstr (tally_tool_chip_get_summary (chip), ==,
+                   "SELECT product, SUM(total) AS revenue FROM sales GROUP BY product");
+  g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "pending");
+  g_assert_false (gtk_expander_get_expanded (tally_tool_chip_get_expander (chip)));
+
+  apply (transcript, "{\"type\":\"approval_resolved\",\"seq\":10,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+                     "\"decision\":\"allow\",\"reason\":\"mode\"}");
+  g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "running");
+  g_assert_nonnull (find_first (child, GTK_TYPE_SPINNER));
+  g_assert_true (gtk_spinner_get_spinning (GTK_SPINNER (find_first (child, GTK_TYPE_SPINNER))));
+
+  apply (transcript, "{\"type\":\"tool_result\",\"seq\":11,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+                     "\"content\":\"product | revenue\\nEspresso | 1234.5\\nLatte | 987\\nMocha | NULL\\n(3 rows)\","
+                     "\"is_error\":false,\"duration_ms\":12}");
+  g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "done");
+  g_assert_false (gtk_spinner_get_spinning (GTK_SPINNER (find_first (child, GTK_TYPE_SPINNER))));
+  g_assert_true (has_accessible_label (GTK_WIDGET (tally_tool_chip_get_expander (chip)),
+                                      "query_database: SELECT product, SUM(total) AS revenue FROM sales GROUP BY product, Done"));
+
+  gtk_expander_set_expanded (tally_tool_chip_get_expander (chip), TRUE);
+  g_assert_cmpstr (tally_tool_chip_get_input_text (chip), ==,
+                   "SELECT product, SUM(total) AS revenue\n  FROM sales\n  GROUP BY product");
+  table = tally_tool_chip_get_table (chip);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (table)));
+  g_assert_cmpuint (tally_result_table_get_n_columns (table), ==, 2);
+  g_assert_cmpuint (tally_result_table_get_n_rows (table), ==, 3);
+  g_assert_cmpstr (tally_result_table_get_footer (table), ==, "3 rows");
+  grid = tally_result_table_get_grid (table);
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 0))), ==, "product");
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 0))), ==, "revenue");
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 1))), ==, "Espresso");
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 1))), ==, "1234.5");
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 3))), ==, "Mocha");
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 3))), ==, "NULL");
+  g_assert_null (gtk_grid_get_child_at (grid, 0, 4));
+  g_assert_true (gtk_widget_has_css_class (gtk_grid_get_child_at (grid, 1, 3), "null"));
+  g_assert_cmpfloat (gtk_label_get_xalign (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 1))), ==, 1.0);
+  g_assert_cmpfloat (gtk_label_get_xalign (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 1))), ==, 0.0);
+
+  /* A failing tool shows its error text in the error style. */
+  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":12,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+                     "\"tool_name\":\"Read\",\"tool_input\":{\"file_path\":\"reports/march.csv\"}}");
+  apply (transcript, "{\"type\":\"approval_resolved\",\"seq\":13,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+                     "\"decision\":\"allow\",\"reason\":\"mode\"}");
+  apply (transcript, "{\"type\":\"tool_result\",\"seq\":14,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+                     "\"content\":\"No such file: reports/march.csv\",\"is_error\":true,\"duration_ms\":1}");
+  child = wait_for_row (view, last_block (transcript));
+  chip = TALLY_TOOL_CHIP (child);
+  g_assert_cmpstr (tally_tool_chip_get_summary (chip), ==, "reports/march.csv");
+  g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "error");
+  gtk_expander_set_expanded (tally_tool_chip_get_expander (chip), TRUE);
+  g_assert_cmpstr (tally_tool_chip_get_result_text (chip), ==, "No such file: reports/march.csv");
+  g_assert_cmpstr (tally_tool_chip_get_input_text (chip), ==, "{\n  \"file_path\" : \"reports/march.csv\"\n}");
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (tally_tool_chip_get_table (chip))));
+  {
+    g_autoptr(GPtrArray) labels = find_all (child, GTK_TYPE_LABEL);
+    gboolean error_styled = FALSE;
+
+    for (guint i = 0; i < labels->len; i++)
+      if (g_strcmp0 (gtk_label_get_text (g_ptr_array_index (labels, i)), "No such file: reports/march.csv") == 0)
+        error_styled = gtk_widget_has_css_class (g_ptr_array_index (labels, i), "error");
+    g_assert_true (error_styled);
+  }
+
+  /* The receipt, and the list's description announcing it. */
+  apply (transcript, "{\"type\":\"turn_finished\",\"seq\":15,\"turn_id\":\"t1\",\"status\":\"done\","
+                     "\"cost_usd\":0.0123,\"duration_ms\":3400,\"api_calls\":2,"
+                     "\"usage\":{\"input_tokens\":1200,\"output_tokens\":340,"
+                     "\"cache_creation_input_tokens\":120,\"cache_read_input_tokens\":800}}");
+  receipt = last_block (transcript);
+  child = wait_for_row (view, receipt);
+  g_assert_true (TALLY_IS_RECEIPT_ROW (child));
+  g_assert_nonnull (strstr (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (child)), "$0.0123"));
+  g_assert_cmpstr (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (child)), ==,
+                   "Done · $0.0123 · 1200 tokens in, 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
+  g_assert_true (has_accessible_label (child,
+                                      "Reply finished: Done · $0.0123 · 1200 tokens in, 340 out · "
+                                      "cache 800 read, 120 written · 2 API calls · 3.4 s"));
+  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (list), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                                 "Reply finished: Done · $0.0123 · 1200 tokens in, 340 out · "
+                                                 "cache 800 read, 120 written · 2 API calls · 3.4 s");
+  g_assert_null (mismatch);
+
+  /* A notice row and placeholder cards. */
+  tally_transcript_add_notice (transcript, "Part of this session could not be read.");
+  child = wait_for_row (view, last_block (transcript));
+  g_assert_true (TALLY_IS_NOTE_ROW (child));
+  g_assert_true (gtk_widget_has_css_class (child, "notice"));
+  g_assert_cmpstr (tally_note_row_get_text (TALLY_NOTE_ROW (child)), ==, "Part of this session could not be read.");
+
+  apply (transcript, "{\"type\":\"turn_started\",\"seq\":16,\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Delete it\"}");
+  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":17,\"turn_id\":\"t2\",\"tool_id\":\"tu3\","
+                     "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm report.csv\"}}");
+  apply (transcript, "{\"type\":\"approval_request\",\"seq\":18,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
+                     "\"tool_id\":\"tu3\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm report.csv\"},"
+                     "\"suggestions\":[]}");
+  child = wait_for_row (view, last_block (transcript));
+  g_assert_true (TALLY_IS_NOTE_ROW (child));
+  g_assert_cmpstr (tally_note_row_get_text (TALLY_NOTE_ROW (child)), ==, "Approval for Bash — pending");
+  apply (transcript, "{\"type\":\"approval_resolved\",\"seq\":19,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
+                     "\"tool_id\":\"tu3\",\"decision\":\"deny\",\"reason\":\"user\"}");
+  g_assert_cmpstr (tally_note_row_get_text (TALLY_NOTE_ROW (child)), ==, "Approval for Bash — denied");
+  chip = TALLY_TOOL_CHIP (wait_for_row (view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 2)));
+  g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "denied");
+  g_assert_cmpstr (tally_tool_chip_get_summary (chip), ==, "rm report.csv");
+
+  /* A reply cut by an error: the incomplete marker, then the banner; the
+   * cut thinking no longer says "Thinking…". */
+  apply (transcript, "{\"type\":\"thinking_delta\",\"seq\":20,\"turn_id\":\"t2\",\"call\":1,\"block\":0,\"text\":\"No.\"}");
+  drawer = TALLY_THINKING_DRAWER (wait_for_row (view, last_block (transcript)));
+  g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thinking…");
+  apply (transcript, "{\"type\":\"text_delta\",\"seq\":20,\"turn_id\":\"t2\",\"call\":1,\"block\":1,\"text\":\"I will not\"}");
+  apply (transcript, "{\"type\":\"error\",\"seq\":21,\"turn_id\":\"t2\",\"kind\":\"network\","
+                     "\"message\":\"The connection was lost\",\"retryable\":true,\"request_id\":\"req_01\"}");
+  child = wait_for_row (view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 2));
+  g_assert_true (TALLY_IS_NOTE_ROW (child));
+  g_assert_true (gtk_widget_has_css_class (child, "incomplete"));
+  g_assert_cmpstr (tally_note_row_get_text (TALLY_NOTE_ROW (child)), ==,
+                   "Reply interrupted — not sent back to the model");
+  child = wait_for_row (view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 3));
+  g_assert_true (TALLY_IS_ASSISTANT_TEXT (child));
+  g_assert_true (gtk_widget_has_css_class (child, "incomplete"));
+  g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thought for 1 word");
+
+  child = wait_for_row (view, last_block (transcript));
+  g_assert_true (TALLY_IS_ERROR_BANNER (child));
+  g_assert_cmpstr (tally_error_banner_get_message (TALLY_ERROR_BANNER (child)), ==, "The connection was lost");
+  g_assert_cmpstr (tally_error_banner_get_meta (TALLY_ERROR_BANNER (child)), ==, "Network error · Request ID req_01");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (TALLY_ERROR_BANNER (child)))));
+
+  gtk_window_destroy (window);
+}
+
+/* Retry */
+
+static void
+retry_requested_cb (TallyTranscriptView  *view,
+                    TallyBlock           *block,
+                    TallyBlock          **out)
+{
+  *out = block;
+}
+
+static gboolean
+pointer_set (gpointer data)
+{
+  return *(gpointer *) data != NULL;
+}
+
+static void
+test_retry (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  TallyBlock *retried = NULL;
+  TallyBlock *fatal, *retryable;
+  GtkWidget *banner;
+  GtkWidget *button;
+  GtkWindow *window;
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  g_signal_connect (view, "retry-requested", G_CALLBACK (retry_requested_cb), &retried);
+  window = show_in_window (view, 600, 600);
+
+  apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Hi\"}");
+  apply (transcript, "{\"type\":\"error\",\"turn_id\":\"t1\",\"kind\":\"http\",\"message\":\"Invalid API key\","
+                     "\"retryable\":false,\"request_id\":\"req_9\"}");
+  fatal = last_block (transcript);
+  apply (transcript, "{\"type\":\"turn_finished\",\"turn_id\":\"t1\",\"status\":\"failed\",\"cost_usd\":null,"
+                     "\"duration_ms\":80,\"api_calls\":0,\"usage\":{}}");
+  apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Again\"}");
+  apply (transcript, "{\"type\":\"error\",\"turn_id\":\"t2\",\"kind\":\"stalled\",\"message\":\"No data for 90 s\","
+                     "\"retryable\":true,\"request_id\":\"\"}");
+  retryable = last_block (transcript);
+
+  /* Not retryable: no button. */
+  banner = wait_for_row (view, fatal);
+  g_assert_true (TALLY_IS_ERROR_BANNER (banner));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (TALLY_ERROR_BANNER (banner)))));
+  g_assert_cmpstr (tally_error_banner_get_meta (TALLY_ERROR_BANNER (banner)), ==, "Server error · Request ID req_9");
+
+  /* The price-unknown receipt of a failed turn. */
+  g_assert_cmpstr (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (wait_for_row (view, block_at (transcript, 2)))), ==,
+                   "Failed · price unknown · 0 tokens in, 0 out · 0 API calls · 0.1 s");
+
+  banner = wait_for_row (view, retryable);
+  g_assert_cmpstr (tally_error_banner_get_meta (TALLY_ERROR_BANNER (banner)), ==, "The reply stalled");
+  button = find_by_accessible_label (banner, GTK_TYPE_BUTTON, "Retry");
+  g_assert_nonnull (button);
+  g_assert_true (gtk_widget_get_visible (button));
+  g_assert_true (button == GTK_WIDGET (tally_error_banner_get_retry_button (TALLY_ERROR_BANNER (banner))));
+
+  /* Keyboard activation shows the press, then clicks. */
+  g_assert_true (gtk_widget_activate (button));
+  wait_for (pointer_set, &retried, "retry-requested");
+  g_assert_true (retried == retryable);
+
+  gtk_window_destroy (window);
+}
+
+/* Following the output */
+
+/* Samples the adjustment after every frame drawn: what the user saw. */
+typedef struct {
+  GtkAdjustment *adjustment;
+  guint          off_end;     /* frames drawn away from the end */
+  guint          frames;
+} PaintWatch;
+
+static void
+after_paint_cb (GdkFrameClock *clock,
+                PaintWatch    *watch)
+{
+  GtkAdjustment *adjustment = watch->adjustment;
+
+  watch->frames++;
+  if (distance_from_end (adjustment) > 0.5 &&
+      gtk_adjustment_get_upper (adjustment) > gtk_adjustment_get_page_size (adjustment))
+    watch->off_end++;
+}
+
+static gboolean
+is_following (gpointer data)
+{
+  return tally_transcript_view_get_following (data);
+}
+
+static void
+test_follow (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  GtkAdjustment *adjustment;
+  GtkWindow *window;
+  GtkWidget *button;
+  double value;
+
+  for (guint i = 0; i < 40; i++)
+    add_turn (transcript, i);
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 480, 360);
+  adjustment = view_vadjustment (view);
+  button = jump_button (view);
+
+  wait_settled_at_end (view);
+  g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  g_assert_false (gtk_widget_get_visible (button));
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), >, 3 * gtk_adjustment_get_page_size (adjustment));
+
+  /* Growth of the last row and new rows: still at the end. */
+  applyf (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"live\",\"mode\":\"ask\",\"text\":\"And April?\"}");
+  for (guint i = 0; i < 12; i++)
+    {
+      applyf (transcript, "{\"type\":\"text_delta\",\"turn_id\":\"live\",\"call\":0,\"block\":0,"
+                          "\"text\":\"April looked much like March for the espresso bar, line %u. \\n\\n\"}", i);
+      wait_frames (view, 1);
+    }
+  wait_settled_at_end (view);
+  g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  g_assert_false (gtk_widget_get_visible (button));
+
+  /* The user scrolls up: following stops and the button shows. */
+  value = gtk_adjustment_get_value (adjustment) - 400;
+  gtk_adjustment_set_value (adjustment, value);
+  g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  g_assert_true (gtk_widget_get_visible (button));
+  wait_frames (view, 3);
+  g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+
+  /* New output no longer moves the view. */
+  value = gtk_adjustment_get_value (adjustment);
+  for (guint i = 0; i < 6; i++)
+    {
+      applyf (transcript, "{\"type\":\"text_delta\",\"turn_id\":\"live\",\"call\":0,\"block\":0,"
+                          "\"text\":\"More text while the user reads, part %u.\\n\\n\"}", i);
+      wait_frames (view, 1);
+    }
+  add_turn (transcript, 100);
+  wait_frames (view, 4);
+  g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  g_assert_true (gtk_widget_get_visible (button));
+  g_assert_cmpfloat (distance_from_end (adjustment), >, 300);
+  g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adjustment) - value), <, 1.0);
+
+  /* The button brings the view back and resumes following. Keyboard
+   * activation shows the press before it clicks. */
+  g_assert_true (gtk_widget_activate (button));
+  wait_for (is_following, view, "following after Jump to latest");
+  g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  g_assert_false (gtk_widget_get_visible (button));
+  wait_settled_at_end (view);
+  add_turn (transcript, 101);
+  wait_settled_at_end (view);
+  g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+
+  /* Scrolling back down to the end by hand resumes following too. */
+  gtk_adjustment_set_value (adjustment, gtk_adjustment_get_value (adjustment) - 250);
+  g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment));
+  wait_for (is_following, view, "following after scrolling to the end");
+  g_assert_false (gtk_widget_get_visible (button));
+
+  gtk_window_destroy (window);
+}
+
+static void
+test_open_at_end (void)
+{
+  g_autoptr(TallyTranscript) first = tally_transcript_new ();
+  g_autoptr(TallyTranscript) second = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  GtkAdjustment *adjustment;
+  PaintWatch watch = { 0 };
+  GdkFrameClock *clock;
+  gulong paint_id;
+  GtkWindow *window;
+
+  for (guint i = 0; i < 10; i++)
+    add_turn (first, i);
+  for (guint i = 0; i < 300; i++)
+    add_turn (second, i);
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (first));
+  window = show_in_window (view, 480, 360);
+  adjustment = view_vadjustment (view);
+  wait_settled_at_end (view);
+
+  /* Leave the end, then open another session: it opens at its end, and
+   * every frame drawn on the way shows the end (no animation passes
+   * through the middle). */
+  gtk_adjustment_set_value (adjustment, 0);
+  g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  wait_frames (view, 2);
+
+  watch.adjustment = adjustment;
+  clock = gtk_widget_get_frame_clock (view);
+  paint_id = g_signal_connect_after (clock, "after-paint", G_CALLBACK (after_paint_cb), &watch);
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (second));
+  g_assert_true (tally_transcript_view_get_model (TALLY_TRANSCRIPT_VIEW (view)) == G_LIST_MODEL (second));
+  g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  g_assert_false (gtk_widget_get_visible (jump_button (view)));
+  wait_settled_at_end (view);
+  g_signal_handler_disconnect (clock, paint_id);
+
+  g_test_message ("%u frames drawn while opening, %u away from the end", watch.frames, watch.off_end);
+  g_assert_cmpuint (watch.frames, >, 0);
+  g_assert_cmpuint (watch.off_end, ==, 0);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), >, 20 * gtk_adjustment_get_page_size (adjustment));
+
+  /* The last block's row is on screen. */
+  g_assert_nonnull (row_child_for (view, last_block (second)));
+
+  gtk_window_destroy (window);
+}
+
+/* Ten thousand blocks of every kind. */
+
+static void
+add_mixed_turn (TallyTranscript *transcript,
+                guint            n)
+{
+  applyf (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t%u\",\"mode\":\"ask\",\"text\":\"Question %u\"}", n, n);
+  applyf (transcript, "{\"type\":\"thinking_delta\",\"turn_id\":\"t%u\",\"call\":0,\"block\":0,\"text\":\"Think %u\"}", n, n);
+  applyf (transcript, "{\"type\":\"block_done\",\"turn_id\":\"t%u\",\"call\":0,\"block\":0,\"kind\":\"thinking\"}", n);
+  applyf (transcript, "{\"type\":\"text_delta\",\"turn_id\":\"t%u\",\"call\":0,\"block\":1,\"text\":\"Answer **%u**\"}", n, n);
+  applyf (transcript, "{\"type\":\"block_done\",\"turn_id\":\"t%u\",\"call\":0,\"block\":1,\"kind\":\"text\"}", n);
+  applyf (transcript, "{\"type\":\"tool_use_start\",\"turn_id\":\"t%u\",\"tool_id\":\"tu%u\",\"tool_name\":\"query_database\","
+                      "\"tool_input\":{\"sql\":\"SELECT %u\"}}", n, n, n);
+  applyf (transcript, "{\"type\":\"tool_result\",\"turn_id\":\"t%u\",\"tool_id\":\"tu%u\",\"content\":\"x\\n%u\\n(1 row)\","
+                      "\"is_error\":false,\"duration_ms\":2}", n, n, n);
+  if (n % 7 == 0)
+    applyf (transcript, "{\"type\":\"error\",\"turn_id\":\"t%u\",\"kind\":\"network\",\"message\":\"Lost\",\"retryable\":true}", n);
+  applyf (transcript, "{\"type\":\"turn_finished\",\"turn_id\":\"t%u\",\"status\":\"done\",\"cost_usd\":0.001,"
+                      "\"duration_ms\":100,\"api_calls\":1,\"usage\":{}}", n);
+}
+
+static guint
+index_of (GListModel *model,
+          TallyBlock *block)
+{
+  guint n = g_list_model_get_n_items (model);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(TallyBlock) item = g_list_model_get_item (model, i);
+
+      if (item == block)
+        return i;
+    }
+  return G_MAXUINT;
+}
+
+static void
+check_rows_match_blocks (GtkWidget *view,
+                         guint     *min_index,
+                         guint     *max_index,
+                         GListModel *model)
+{
+  g_autoptr(GPtrArray) rows = find_all (view, TALLY_TYPE_BLOCK_ROW);
+  guint bound = 0;
+
+  *min_index = G_MAXUINT;
+  *max_index = 0;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TallyBlockRow *row = g_ptr_array_index (rows, i);
+      TallyBlock *block = tally_block_row_get_block (row);
+      GtkWidget *child = tally_block_row_get_child (row);
+      guint index;
+
+      if (block == NULL)
+        continue;
+      index = index_of (model, block);
+      g_assert_cmpuint (index, !=, G_MAXUINT);
+
+      /* The list keeps a few rows it does not show (around the focus, for
+       * instance); only the rows on screen count for the range. */
+      if (gtk_widget_get_mapped (GTK_WIDGET (row)))
+        {
+          bound++;
+          *min_index = MIN (*min_index, index);
+          *max_index = MAX (*max_index, index);
+        }
+
+      /* A recycled row shows the widget for its block's kind. */
+      switch (tally_block_get_kind (block))
+        {
+        case TALLY_BLOCK_USER: g_assert_true (TALLY_IS_USER_BUBBLE (child)); break;
+        case TALLY_BLOCK_TEXT: g_assert_true (TALLY_IS_ASSISTANT_TEXT (child)); break;
+        case TALLY_BLOCK_THINKING: g_assert_true (TALLY_IS_THINKING_DRAWER (child)); break;
+        case TALLY_BLOCK_TOOL_CALL: g_assert_true (TALLY_IS_TOOL_CHIP (child)); break;
+        case TALLY_BLOCK_RECEIPT: g_assert_true (TALLY_IS_RECEIPT_ROW (child)); break;
+        case TALLY_BLOCK_ERROR: g_assert_true (TALLY_IS_ERROR_BANNER (child)); break;
+        case TALLY_BLOCK_APPROVAL:
+        case TALLY_BLOCK_QUESTION:
+        case TALLY_BLOCK_PLAN:
+        case TALLY_BLOCK_INCOMPLETE:
+        case TALLY_BLOCK_NOTICE:
+        default: g_assert_true (TALLY_IS_NOTE_ROW (child)); break;
+        }
+    }
+  g_assert_cmpuint (bound, >, 0);
+}
+
+static void
+test_ten_thousand (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  GtkAdjustment *adjustment;
+  GtkWindow *window;
+  guint n_blocks;
+  guint min_index, max_index;
+  guint turn = 0;
+
+  while (g_list_model_get_n_items (G_LIST_MODEL (transcript)) < 10000)
+    add_mixed_turn (transcript, turn++);
+  n_blocks = g_list_model_get_n_items (G_LIST_MODEL (transcript));
+  g_assert_cmpuint (n_blocks, >=, 10000);
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 640, 480);
+  adjustment = view_vadjustment (view);
+  wait_settled_at_end (view);
+  check_rows_match_blocks (view, &min_index, &max_index, G_LIST_MODEL (transcript));
+  g_assert_cmpuint (max_index, ==, n_blocks - 1);
+
+  /* To the middle, the way a dragged scroll bar would. */
+  gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment) / 2);
+  g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  wait_frames (view, 6);
+  check_rows_match_blocks (view, &min_index, &max_index, G_LIST_MODEL (transcript));
+  g_test_message ("rows on screen around the middle: blocks %u to %u of %u", min_index, max_index, n_blocks);
+  g_assert_cmpuint (min_index, >, n_blocks / 5);
+  g_assert_cmpuint (max_index, <, n_blocks - n_blocks / 5);
+  g_assert_true (gtk_widget_get_visible (jump_button (view)));
+
+  /* And to the top. */
+  gtk_adjustment_set_value (adjustment, 0);
+  wait_frames (view, 6);
+  check_rows_match_blocks (view, &min_index, &max_index, G_LIST_MODEL (transcript));
+  g_assert_cmpuint (min_index, ==, 0);
+
+  gtk_window_destroy (window);
+}
+
+/* Pieces */
+
+static void
+test_result_table (void)
+{
+  GtkWidget *table = g_object_ref_sink (tally_result_table_new ());
+  TallyResultTable *self = TALLY_RESULT_TABLE (table);
+
+  /* Cut rows: the note and the "of" count. */
+  g_assert_true (tally_result_table_set_result (self,
+                                                "store | sales\nCentral | 1,200\nHarbour | \n"
+                                                "… 3 more rows not shown (cap 2 rows)\n(2 of 5 rows shown)"));
+  g_assert_cmpuint (tally_result_table_get_n_columns (self), ==, 2);
+  g_assert_cmpuint (tally_result_table_get_n_rows (self), ==, 2);
+  g_assert_cmpstr (tally_result_table_get_column_title (self, 1), ==, "sales");
+  g_assert_cmpstr (tally_result_table_get_cell (self, 0, 1), ==, "1,200");
+  g_assert_cmpstr (tally_result_table_get_cell (self, 1, 1), ==, "");
+  g_assert_null (tally_result_table_get_cell (self, 2, 0));
+  g_assert_cmpstr (tally_result_table_get_footer (self), ==,
+                   "2 of 5 rows shown · … 3 more rows not shown (cap 2 rows)");
+
+  /* One column, one row. */
+  g_assert_true (tally_result_table_set_result (self, "count(*)\n4\n(1 row)"));
+  g_assert_cmpuint (tally_result_table_get_n_columns (self), ==, 1);
+  g_assert_cmpstr (tally_result_table_get_cell (self, 0, 0), ==, "4");
+  g_assert_cmpstr (tally_result_table_get_footer (self), ==, "1 row");
+
+  /* No rows. */
+  g_assert_true (tally_result_table_set_result (self, "a | b\n(0 rows)"));
+  g_assert_cmpuint (tally_result_table_get_n_rows (self), ==, 0);
+  g_assert_cmpuint (tally_result_table_get_n_columns (self), ==, 2);
+
+  /* Not tables: left empty so the text is shown instead. */
+  g_assert_false (tally_result_table_set_result (self, "a | b\nx | y | z\n(1 row)"));
+  g_assert_cmpuint (tally_result_table_get_n_columns (self), ==, 0);
+  g_assert_null (gtk_grid_get_child_at (tally_result_table_get_grid (self), 0, 0));
+  g_assert_false (tally_result_table_set_result (self, "no such table: sales"));
+  g_assert_false (tally_result_table_set_result (self, "(0 rows)"));
+  g_assert_false (tally_result_table_set_result (self, ""));
+  g_assert_false (tally_result_table_set_result (self, NULL));
+  g_assert_false (tally_result_table_set_result (self, "a\nb\nc"));
+
+  g_object_unref (table);
+}
+
+static void
+test_summaries (void)
+{
+  static const struct {
+    const char *tool;
+    const char *input;
+    const char *summary;
+  } cases[] = {
+    { "query_database", "{\"sql\":\"  SELECT *\\n\\tFROM   sales \"}", "SELECT * FROM sales" },
+    { "Read", "{\"file_path\":\"notes/q1.md\",\"limit\":10}", "notes/q1.md" },
+    { "Glob", "{\"pattern\":\"**/*.csv\"}", "**/*.csv" },
+    { "Glob", "{\"pattern\":\"*.csv\",\"path\":\"reports\"}", "*.csv in reports" },
+    { "Grep", "{\"pattern\":\"revenue\",\"path\":\"reports\",\"glob\":\"*.md\"}", "revenue in reports (*.md)" },
+    { "Grep", "{\"pattern\":\"revenue\",\"glob\":\"*.md\"}", "revenue (*.md)" },
+    { "get_schema", "{}", "all tables" },
+    { "get_schema", "{\"table\":\"stores\"}", "stores" },
+    { "Bash", "{\"command\":\"ls -l\"}", "ls -l" },
+    { "create_chart", "{\"kind\":3,\"title\":\"Revenue\"}", "Revenue" },
+    { "query_database", "not json", "" },
+    { "query_database", "[1,2]", "" },
+    { "Read", NULL, "" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *summary = tally_tool_summarize_input (cases[i].tool, cases[i].input);
+
+      g_assert_cmpstr (summary, ==, cases[i].summary);
+    }
+}
+
+/* Screenshots: written only when TALLY_SCREENSHOT_DIR is set. */
+
+static void
+save_png (GtkWidget  *widget,
+          const char *path)
+{
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (widget)),
+                                         node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+}
+
+static void
+fill_showcase (TallyTranscript *transcript)
+{
+  static const char * const events[] = {
+    "{\"type\":\"session_created\",\"title\":\"March revenue\"}",
+    "{\"type\":\"turn_started\",\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Which product earned the most in March, and by how much?\"}",
+    "{\"type\":\"thinking_delta\",\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"text\":\"The sales table has a product and a total per line. Sum by product for March and sort.\"}",
+    "{\"type\":\"block_done\",\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"kind\":\"thinking\"}",
+    "{\"type\":\"text_delta\",\"turn_id\":\"t1\",\"call\":0,\"block\":1,\"text\":\"I'll add up March sales per product.\"}",
+    "{\"type\":\"block_done\",\"turn_id\":\"t1\",\"call\":0,\"block\":1,\"kind\":\"text\"}",
+    "{\"type\":\"tool_use_start\",\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT p.name AS product, ROUND(SUM(s.total), 2) AS revenue\\nFROM sales s JOIN products p ON p.id = s.product_id\\nWHERE s.sold_at BETWEEN '2024-03-01' AND '2024-03-31'\\nGROUP BY p.name ORDER BY revenue DESC LIMIT 4\"}}",
+    "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"decision\":\"allow\",\"reason\":\"mode\"}",
+    "{\"type\":\"tool_result\",\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"content\":\"product | revenue\\nFlat white | 4821.5\\nEspresso | 3990.25\\nOat latte | 3312\\nCold brew | NULL\\n(4 rows)\",\"is_error\":false,\"duration_ms\":14}",
+    "{\"type\":\"tool_use_start\",\"turn_id\":\"t1\",\"tool_id\":\"tu2\",\"tool_name\":\"Read\",\"tool_input\":{\"file_path\":\"reports/targets-2024.csv\"}}",
+    "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"tool_id\":\"tu2\",\"decision\":\"allow\",\"reason\":\"mode\"}",
+    "{\"type\":\"tool_result\",\"turn_id\":\"t1\",\"tool_id\":\"tu2\",\"content\":\"No such file: reports/targets-2024.csv\",\"is_error\":true,\"duration_ms\":1}",
+    "{\"type\":\"tool_use_start\",\"turn_id\":\"t1\",\"tool_id\":\"tu3\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf reports/old\"}}",
+    "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"tu3\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf reports/old\"},\"suggestions\":[]}",
+    "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"tu3\",\"decision\":\"deny\",\"reason\":\"user\"}",
+    "{\"type\":\"tool_result\",\"turn_id\":\"t1\",\"tool_id\":\"tu3\",\"content\":\"Denied\",\"is_error\":true,\"duration_ms\":0}",
+    "{\"type\":\"text_delta\",\"turn_id\":\"t1\",\"call\":1,\"block\":0,\"text\":\"**Flat white** led March with **$4,821.50**, about 21% ahead of espresso ($3,990.25).\"}",
+    "{\"type\":\"block_done\",\"turn_id\":\"t1\",\"call\":1,\"block\":0,\"kind\":\"text\"}",
+    "{\"type\":\"turn_finished\",\"turn_id\":\"t1\",\"status\":\"done\",\"cost_usd\":0.0123,\"duration_ms\":6400,\"api_calls\":2,\"usage\":{\"input_tokens\":5210,\"output_tokens\":388,\"cache_creation_input_tokens\":1800,\"cache_read_input_tokens\":3100}}",
+    "{\"type\":\"turn_started\",\"turn_id\":\"t2\",\"mode\":\"plan\",\"text\":\"Plan a weekly report of the same numbers.\"}",
+    "{\"type\":\"thinking_delta\",\"turn_id\":\"t2\",\"call\":0,\"block\":0,\"text\":\"A weekly grouping with strftime…\"}",
+    "{\"type\":\"text_delta\",\"turn_id\":\"t2\",\"call\":0,\"block\":1,\"text\":\"Here is what I would do: group by week and\"}",
+    "{\"type\":\"error\",\"turn_id\":\"t2\",\"kind\":\"network\",\"message\":\"The connection to the API was lost.\",\"retryable\":true,\"request_id\":\"req_011CXa7f\"}",
+    "{\"type\":\"turn_finished\",\"turn_id\":\"t2\",\"status\":\"failed\",\"cost_usd\":null,\"duration_ms\":2100,\"api_calls\":0,\"usage\":{\"input_tokens\":5400,\"output_tokens\":41}}",
+    NULL
+  };
+
+  for (guint i = 0; events[i] != NULL; i++)
+    apply (transcript, events[i]);
+  tally_transcript_add_notice (transcript, "This session was restored from the flight recorder.");
+}
+
+static void
+expand_all (GtkWidget *root)
+{
+  g_autoptr(GPtrArray) chips = find_all (root, TALLY_TYPE_TOOL_CHIP);
+  g_autoptr(GPtrArray) drawers = find_all (root, TALLY_TYPE_THINKING_DRAWER);
+
+  for (guint i = 0; i < chips->len; i++)
+    {
+      TallyToolChip *chip = g_ptr_array_index (chips, i);
+
+      if (g_strcmp0 (tally_tool_chip_get_name (chip), "Bash") != 0)
+        gtk_expander_set_expanded (tally_tool_chip_get_expander (chip), TRUE);
+    }
+  if (drawers->len > 0)
+    gtk_expander_set_expanded (tally_thinking_drawer_get_expander (g_ptr_array_index (drawers, 0)), TRUE);
+}
+
+static void
+test_screenshot (void)
+{
+  const char *dir = g_getenv ("TALLY_SCREENSHOT_DIR");
+  static const char * const schemes[] = { "light", "dark" };
+
+  if (dir == NULL)
+    {
+      g_test_skip ("set TALLY_SCREENSHOT_DIR to write screenshots");
+      return;
+    }
+
+  for (guint s = 0; s < G_N_ELEMENTS (schemes); s++)
+    {
+      g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+      g_autofree char *path = g_strdup_printf ("%s/transcript-%s.png", dir, schemes[s]);
+      g_autofree char *path_top = g_strdup_printf ("%s/transcript-%s-top.png", dir, schemes[s]);
+      GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+      GtkWidget *view = tally_transcript_view_new ();
+      GtkWidget *composer = tally_composer_new ();
+      GtkWindow *window;
+
+      adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                          s == 0 ? ADW_COLOR_SCHEME_FORCE_LIGHT : ADW_COLOR_SCHEME_FORCE_DARK);
+      fill_showcase (transcript);
+      gtk_widget_set_vexpand (view, TRUE);
+      gtk_box_append (GTK_BOX (box), view);
+      gtk_box_append (GTK_BOX (box), composer);
+      tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+      window = show_in_window (box, 760, 900);
+      gtk_widget_grab_focus (composer);
+      wait_frames (box, 4);
+      expand_all (view);
+      wait_frames (box, 6);
+      wait_settled_at_end (view);
+      save_png (box, path);
+
+      gtk_adjustment_set_value (view_vadjustment (view), 0);
+      wait_frames (box, 6);
+      save_png (box, path_top);
+      gtk_window_destroy (window);
+    }
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  /* The test AT context keeps accessible properties readable. */
+  g_setenv ("GTK_A11Y", "test", TRUE);
+
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+
+  g_test_add_func ("/tally/transcript-view/rows", test_rows);
+  g_test_add_func ("/tally/transcript-view/retry", test_retry);
+  g_test_add_func ("/tally/transcript-view/follow", test_follow);
+  g_test_add_func ("/tally/transcript-view/open-at-end", test_open_at_end);
+  g_test_add_func ("/tally/transcript-view/ten-thousand", test_ten_thousand);
+  g_test_add_func ("/tally/transcript-view/result-table", test_result_table);
+  g_test_add_func ("/tally/transcript-view/summaries", test_summaries);
+  g_test_add_func ("/tally/transcript-view/screenshot", test_screenshot);
+
+  return g_test_run ();
+}
