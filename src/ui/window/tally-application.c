@@ -1,0 +1,1047 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-application"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "tally-application-private.h"
+#include "tally-preferences-window.h"
+#include "tally-secret.h"
+#include "tally-window.h"
+#include "tally-window-resources.h"
+
+/*
+ * The application owns what all windows share: the settings, the session
+ * store, the tool registry, the model list, the API client with its key,
+ * and whether the network is there. Windows follow it through property
+ * notifications (`client`, `api-key-source`, `online`).
+ *
+ * Command line (DESIGN "Faces"): `--base-url URL`, `--store PATH`,
+ * `--session ID`. `--version` is answered locally; everything else goes to
+ * the primary instance's `command-line` handler, so `tally --session ID`
+ * while Tally runs opens that session in a new window of the running
+ * instance.
+ */
+
+struct _TallyApplication
+{
+  AdwApplication     parent_instance;
+
+  GSettings         *settings;
+  TallyToolRegistry *tools;
+  TallyModelCache   *model_cache;
+
+  /* The session store, opened by the first window */
+  TallyStore        *store;
+  char              *store_path;
+  char              *store_problem;
+  gboolean           store_tried;
+
+  /* The API */
+  TallyClient       *client;
+  char              *base_url;
+  char              *base_url_option;
+  char              *api_key;            /* wiped on free */
+  TallyApiKeySource  key_source;
+  GCancellable      *cancellable;
+
+  /* The network */
+  GNetworkMonitor   *network_monitor;
+  int                network_override;
+  gboolean           online;
+};
+
+G_DEFINE_FINAL_TYPE (TallyApplication, tally_application, ADW_TYPE_APPLICATION)
+
+G_DEFINE_ENUM_TYPE (TallyApiKeySource, tally_api_key_source,
+  G_DEFINE_ENUM_VALUE (TALLY_API_KEY_SOURCE_NONE, "none"),
+  G_DEFINE_ENUM_VALUE (TALLY_API_KEY_SOURCE_LOOKING_UP, "looking-up"),
+  G_DEFINE_ENUM_VALUE (TALLY_API_KEY_SOURCE_ENVIRONMENT, "environment"),
+  G_DEFINE_ENUM_VALUE (TALLY_API_KEY_SOURCE_KEYRING, "keyring"),
+  G_DEFINE_ENUM_VALUE (TALLY_API_KEY_SOURCE_MEMORY, "memory"))
+
+enum {
+  PROP_0,
+  PROP_API_KEY_SOURCE,
+  PROP_BASE_URL,
+  PROP_CLIENT,
+  PROP_ONLINE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const GOptionEntry option_entries[] = {
+  { "base-url", 0, 0, G_OPTION_ARG_STRING, NULL,
+    N_("Messages API origin without /v1 (default: $ANTHROPIC_BASE_URL, else the setting, else the public API)"),
+    N_("URL") },
+  { "store", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+    N_("Session store file (default: under the user data folder)"), N_("PATH") },
+  { "session", 0, 0, G_OPTION_ARG_STRING, NULL,
+    N_("Open a saved session"), N_("ID") },
+  { "version", 0, 0, G_OPTION_ARG_NONE, NULL,
+    N_("Print the version and exit"), NULL },
+  { NULL }
+};
+
+/* Helpers */
+
+static const char *
+env_nonempty (const char *name)
+{
+  const char *value = g_getenv (name);
+
+  return value != NULL && *value != '\0' ? value : NULL;
+}
+
+static gboolean
+is_http_url (const char *url)
+{
+  return url != NULL && (g_str_has_prefix (url, "http://") || g_str_has_prefix (url, "https://"));
+}
+
+/* A Messages API on this machine (a local proxy, the test mock) answers
+ * without a network; everything else needs one. */
+static gboolean
+is_loopback_url (const char *url)
+{
+  g_autoptr(GUri) uri = NULL;
+  g_autoptr(GInetAddress) address = NULL;
+  const char *host;
+
+  uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  if (uri == NULL || (host = g_uri_get_host (uri)) == NULL)
+    return FALSE;
+
+  if (g_ascii_strcasecmp (host, "localhost") == 0)
+    return TRUE;
+
+  address = g_inet_address_new_from_string (host);
+  return address != NULL && g_inet_address_get_is_loopback (address);
+}
+
+static void
+update_online (TallyApplication *self)
+{
+  gboolean online;
+
+  if (self->network_override >= 0)
+    online = self->network_override > 0;
+  else
+    online = g_network_monitor_get_network_available (self->network_monitor) ||
+             is_loopback_url (self->base_url);
+
+  if (online != self->online)
+    {
+      self->online = online;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ONLINE]);
+    }
+}
+
+static char *
+resolve_base_url (TallyApplication *self)
+{
+  const char *env = env_nonempty ("ANTHROPIC_BASE_URL");
+  g_autofree char *setting = NULL;
+
+  if (self->base_url_option != NULL)
+    return g_strdup (self->base_url_option);
+  if (env != NULL)
+    return g_strdup (env);
+
+  setting = g_settings_get_string (self->settings, "base-url");
+  g_strstrip (setting);
+  if (is_http_url (setting))
+    return g_steal_pointer (&setting);
+
+  return g_strdup (TALLY_DEFAULT_BASE_URL);
+}
+
+/* Builds the client for the current base URL and key. Sessions hold the
+ * client they were opened with; windows reopen theirs on notify::client. */
+static void
+rebuild_client (TallyApplication *self)
+{
+  g_autofree char *base_url = resolve_base_url (self);
+
+  if (self->client != NULL && g_strcmp0 (base_url, self->base_url) == 0)
+    return;
+
+  g_free (self->base_url);
+  self->base_url = g_steal_pointer (&base_url);
+
+  g_clear_object (&self->client);
+  self->client = tally_client_new (self->base_url, self->api_key != NULL ? self->api_key : "");
+  tally_client_set_idle_timeout (self->client, g_settings_get_uint (self->settings, "idle-timeout"));
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BASE_URL]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CLIENT]);
+  update_online (self);
+}
+
+static void
+set_key (TallyApplication  *self,
+         const char        *api_key,
+         TallyApiKeySource  source)
+{
+  tally_secret_free (g_steal_pointer (&self->api_key));
+  self->api_key = api_key != NULL && *api_key != '\0' ? g_strdup (api_key) : NULL;
+
+  if (self->client != NULL)
+    tally_client_set_api_key (self->client, self->api_key != NULL ? self->api_key : "");
+
+  if (self->key_source != source)
+    {
+      self->key_source = source;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_API_KEY_SOURCE]);
+    }
+}
+
+static void
+lookup_key_cb (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(TallyApplication) self = user_data;
+  g_autoptr(GError) error = NULL;
+  char *key;
+
+  key = tally_secret_lookup_finish (result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  /* A key typed in meanwhile wins over whatever the keyring said. */
+  if (self->key_source != TALLY_API_KEY_SOURCE_LOOKING_UP)
+    {
+      tally_secret_free (key);
+      return;
+    }
+
+  if (error != NULL)
+    g_debug ("No keyring: %s", error->message);
+
+  set_key (self, key, key != NULL ? TALLY_API_KEY_SOURCE_KEYRING : TALLY_API_KEY_SOURCE_NONE);
+  tally_secret_free (key);
+}
+
+static void
+settings_changed_cb (TallyApplication *self,
+                     const char       *key,
+                     GSettings        *settings)
+{
+  if (g_str_equal (key, "base-url"))
+    rebuild_client (self);
+  else if (g_str_equal (key, "idle-timeout") && self->client != NULL)
+    tally_client_set_idle_timeout (self->client, g_settings_get_uint (settings, "idle-timeout"));
+}
+
+static void
+network_changed_cb (TallyApplication *self,
+                    gboolean          available,
+                    GNetworkMonitor  *monitor)
+{
+  update_online (self);
+}
+
+/* Opens the store the first time a window needs it. A store that cannot be
+ * opened leaves the application usable: sessions run but are not saved,
+ * and every window says so. */
+static void
+ensure_store (TallyApplication *self)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *dir = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (self->store_tried)
+    return;
+  self->store_tried = TRUE;
+
+  path = self->store_path != NULL ? g_strdup (self->store_path) : tally_store_get_default_path ();
+  dir = g_path_get_dirname (path);
+  g_mkdir_with_parents (dir, 0700);
+
+  self->store = tally_store_open (path, &error);
+  if (self->store == NULL)
+    {
+      self->store_problem = g_strdup_printf (_("Sessions cannot be saved: %s"), error->message);
+      g_warning ("Could not open the session store %s: %s", path, error->message);
+    }
+  else if (tally_store_is_read_only (self->store))
+    {
+      const char *reason = tally_store_get_read_only_reason (self->store);
+
+      self->store_problem = g_strdup_printf (_("Saved sessions open read-only: %s"),
+                                             reason != NULL ? reason : _("the store cannot be written"));
+    }
+}
+
+static TallyWindow *
+new_window (TallyApplication *self)
+{
+  ensure_store (self);
+  return tally_window_new (self);
+}
+
+/* Actions */
+
+static void
+preferences_action (GSimpleAction *action,
+                    GVariant      *parameter,
+                    gpointer       user_data)
+{
+  TallyApplication *self = user_data;
+  GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
+  GtkWindow *preferences = GTK_WINDOW (tally_preferences_window_new (self));
+
+  gtk_window_set_transient_for (preferences, parent);
+  gtk_window_present (preferences);
+}
+
+static void
+about_action (GSimpleAction *action,
+              GVariant      *parameter,
+              gpointer       user_data)
+{
+  TallyApplication *self = user_data;
+  GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
+  static const char *developers[] = { "The Tally developers", NULL };
+
+  adw_show_about_window (parent,
+                         "application-name", _("Tally"),
+                         "application-icon", APPLICATION_ID,
+                         "version", PACKAGE_VERSION,
+                         "developer-name", _("The Tally developers"),
+                         "developers", developers,
+                         "comments", _("Question your data with an agent that plans before it spends, "
+                                       "asks before it guesses, and shows what every answer cost."),
+                         "license-type", GTK_LICENSE_GPL_3_0,
+                         "copyright", "© 2026 The Tally developers",
+                         NULL);
+}
+
+static void
+new_window_action (GSimpleAction *action,
+                   GVariant      *parameter,
+                   gpointer       user_data)
+{
+  TallyApplication *self = user_data;
+
+  gtk_window_present (GTK_WINDOW (new_window (self)));
+}
+
+static void
+quit_action (GSimpleAction *action,
+             GVariant      *parameter,
+             gpointer       user_data)
+{
+  TallyApplication *self = user_data;
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (self));
+
+  /* Closing each window runs its close handler (cancel running turns,
+   * carry out pending deletions) before the application ends. */
+  for (GList *l = g_list_copy (windows), *iter = l; iter != NULL; iter = iter->next)
+    {
+      gtk_window_close (GTK_WINDOW (iter->data));
+      if (iter->next == NULL)
+        g_list_free (l);
+    }
+}
+
+static const GActionEntry app_actions[] = {
+  { "preferences", preferences_action },
+  { "about", about_action },
+  { "new-window", new_window_action },
+  { "quit", quit_action },
+};
+
+/* GApplication */
+
+static int
+tally_application_handle_local_options (GApplication *application,
+                                        GVariantDict *options)
+{
+  const char *base_url = NULL;
+
+  if (g_variant_dict_contains (options, "version"))
+    {
+      g_print ("tally %s\n", PACKAGE_VERSION);
+      return 0;
+    }
+
+  if (g_variant_dict_lookup (options, "base-url", "&s", &base_url) && !is_http_url (base_url))
+    {
+      g_printerr ("tally: %s\n", _("--base-url must start with http:// or https://"));
+      return 2;
+    }
+
+  return -1;
+}
+
+static int
+tally_application_command_line (GApplication            *application,
+                                 GApplicationCommandLine *command_line)
+{
+  TallyApplication *self = TALLY_APPLICATION (application);
+  GVariantDict *options = g_application_command_line_get_options_dict (command_line);
+  const char *base_url = NULL;
+  const char *session_id = NULL;
+  g_autofree char *store = NULL;
+  TallyWindow *window;
+
+  if (g_variant_dict_lookup (options, "base-url", "&s", &base_url) &&
+      g_strcmp0 (base_url, self->base_url_option) != 0)
+    {
+      if (gtk_application_get_windows (GTK_APPLICATION (self)) != NULL)
+        g_application_command_line_printerr (command_line, "tally: %s\n",
+                                             _("Tally is already running; --base-url applies when it starts"));
+      else
+        {
+          g_free (self->base_url_option);
+          self->base_url_option = g_strdup (base_url);
+          rebuild_client (self);
+        }
+    }
+
+  if (g_variant_dict_lookup (options, "store", "^ay", &store))
+    {
+      g_autoptr(GFile) file = g_application_command_line_create_file_for_arg (command_line, store);
+      g_autofree char *path = g_file_get_path (file);
+
+      if (!self->store_tried)
+        {
+          g_free (self->store_path);
+          self->store_path = g_steal_pointer (&path);
+        }
+      else if (self->store == NULL || g_strcmp0 (tally_store_get_path (self->store), path) != 0)
+        g_application_command_line_printerr (command_line, "tally: %s\n",
+                                             _("Tally is already running with another store; --store applies when it starts"));
+    }
+
+  if (g_variant_dict_lookup (options, "session", "&s", &session_id))
+    {
+      window = new_window (self);
+      tally_window_open_session (window, session_id);
+      gtk_window_present (GTK_WINDOW (window));
+      return 0;
+    }
+
+  g_application_activate (application);
+  return 0;
+}
+
+static void
+tally_application_activate (GApplication *application)
+{
+  TallyApplication *self = TALLY_APPLICATION (application);
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+  if (window == NULL)
+    window = GTK_WINDOW (new_window (self));
+
+  gtk_window_present (window);
+}
+
+static void
+tally_application_startup (GApplication *application)
+{
+  TallyApplication *self = TALLY_APPLICATION (application);
+  static const char *preferences_accels[] = { "<Control>comma", NULL };
+  static const char *quit_accels[] = { "<Control>q", NULL };
+  static const char *new_window_accels[] = { "<Control><Shift>n", NULL };
+  static const char *new_session_accels[] = { "<Control>n", NULL };
+  static const char *search_accels[] = { "<Control>f", NULL };
+  static const char *sidebar_accels[] = { "F9", NULL };
+  static const char *rename_accels[] = { "F2", NULL };
+  static const char *close_accels[] = { "<Control>w", NULL };
+
+  G_APPLICATION_CLASS (tally_application_parent_class)->startup (application);
+
+  /* Dark mode follows the system. */
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (self), app_actions, G_N_ELEMENTS (app_actions), self);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "app.preferences", preferences_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "app.quit", quit_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "app.new-window", new_window_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.new-session", new_session_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.search", search_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.toggle-sidebar", sidebar_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.rename-session", rename_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "window.close", close_accels);
+
+  self->settings = g_settings_new (TALLY_SETTINGS_SCHEMA_ID);
+  g_signal_connect_object (self->settings, "changed", G_CALLBACK (settings_changed_cb),
+                           self, G_CONNECT_SWAPPED);
+
+  self->tools = tally_tool_registry_new_default ();
+  self->model_cache = tally_model_cache_new (NULL);
+
+  self->network_monitor = g_object_ref (g_network_monitor_get_default ());
+  g_signal_connect_object (self->network_monitor, "network-changed",
+                           G_CALLBACK (network_changed_cb), self, G_CONNECT_SWAPPED);
+
+  rebuild_client (self);
+
+  /* ANTHROPIC_API_KEY overrides everything; otherwise ask the keyring. */
+  if (env_nonempty ("ANTHROPIC_API_KEY") != NULL)
+    set_key (self, env_nonempty ("ANTHROPIC_API_KEY"), TALLY_API_KEY_SOURCE_ENVIRONMENT);
+  else
+    {
+      set_key (self, NULL, TALLY_API_KEY_SOURCE_LOOKING_UP);
+      tally_secret_lookup_async (self->cancellable, lookup_key_cb, g_object_ref (self));
+    }
+
+  update_online (self);
+}
+
+static void
+tally_application_shutdown (GApplication *application)
+{
+  TallyApplication *self = TALLY_APPLICATION (application);
+
+  g_cancellable_cancel (self->cancellable);
+
+  if (self->store != NULL && !tally_store_is_read_only (self->store))
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!tally_store_flush (self->store, &error))
+        g_warning ("The session store could not write everything: %s", error->message);
+    }
+
+  G_APPLICATION_CLASS (tally_application_parent_class)->shutdown (application);
+}
+
+/* GObject */
+
+static void
+tally_application_dispose (GObject *object)
+{
+  TallyApplication *self = (TallyApplication *)object;
+
+  g_cancellable_cancel (self->cancellable);
+  if (self->network_monitor != NULL)
+    g_signal_handlers_disconnect_by_data (self->network_monitor, self);
+  g_clear_object (&self->network_monitor);
+  g_clear_object (&self->client);
+  g_clear_object (&self->store);
+  g_clear_object (&self->model_cache);
+  g_clear_object (&self->tools);
+  g_clear_object (&self->settings);
+
+  G_OBJECT_CLASS (tally_application_parent_class)->dispose (object);
+}
+
+static void
+tally_application_finalize (GObject *object)
+{
+  TallyApplication *self = (TallyApplication *)object;
+
+  tally_secret_free (g_steal_pointer (&self->api_key));
+  g_clear_object (&self->cancellable);
+  g_free (self->store_path);
+  g_free (self->store_problem);
+  g_free (self->base_url);
+  g_free (self->base_url_option);
+
+  G_OBJECT_CLASS (tally_application_parent_class)->finalize (object);
+}
+
+static void
+tally_application_get_property (GObject    *object,
+                                guint       prop_id,
+                                GValue     *value,
+                                GParamSpec *pspec)
+{
+  TallyApplication *self = TALLY_APPLICATION (object);
+
+  switch (prop_id)
+    {
+    case PROP_API_KEY_SOURCE:
+      g_value_set_enum (value, self->key_source);
+      break;
+    case PROP_BASE_URL:
+      g_value_set_string (value, self->base_url);
+      break;
+    case PROP_CLIENT:
+      g_value_set_object (value, self->client);
+      break;
+    case PROP_ONLINE:
+      g_value_set_boolean (value, self->online);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_application_class_init (TallyApplicationClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  object_class->dispose = tally_application_dispose;
+  object_class->finalize = tally_application_finalize;
+  object_class->get_property = tally_application_get_property;
+
+  app_class->handle_local_options = tally_application_handle_local_options;
+  app_class->command_line = tally_application_command_line;
+  app_class->activate = tally_application_activate;
+  app_class->startup = tally_application_startup;
+  app_class->shutdown = tally_application_shutdown;
+
+  /**
+   * TallyApplication:api-key-source:
+   *
+   * Where the API key comes from; %TALLY_API_KEY_SOURCE_NONE until one is
+   * given (the windows then show the first-launch page).
+   */
+  properties[PROP_API_KEY_SOURCE] =
+    g_param_spec_enum ("api-key-source", NULL, NULL,
+                       TALLY_TYPE_API_KEY_SOURCE, TALLY_API_KEY_SOURCE_NONE,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * TallyApplication:base-url:
+   *
+   * The Messages API origin in use (without `/v1`).
+   */
+  properties[PROP_BASE_URL] =
+    g_param_spec_string ("base-url", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * TallyApplication:client:
+   *
+   * The #TallyClient for new turns. It is replaced (and notified) when the
+   * base URL changes; a key change updates the same client.
+   */
+  properties[PROP_CLIENT] =
+    g_param_spec_object ("client", NULL, NULL, TALLY_TYPE_CLIENT,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * TallyApplication:online:
+   *
+   * Whether a turn can reach the API: the network is available, or the API
+   * is on this machine.
+   */
+  properties[PROP_ONLINE] =
+    g_param_spec_boolean ("online", NULL, NULL, TRUE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  _tally_window_ui_ensure ();
+}
+
+static void
+tally_application_init (TallyApplication *self)
+{
+  self->cancellable = g_cancellable_new ();
+  self->network_override = -1;
+  self->online = TRUE;
+
+  g_application_add_main_option_entries (G_APPLICATION (self), option_entries);
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), NULL);
+  g_application_set_option_context_summary (G_APPLICATION (self),
+                                            _("Ask Tally about your data."));
+}
+
+/**
+ * tally_application_new:
+ *
+ * Creates the application with id %APPLICATION_ID (`io.github.tallyapp.Tally`,
+ * `.Devel` for development builds). Run it with g_application_run().
+ *
+ * Returns: (transfer full): a new #TallyApplication
+ */
+TallyApplication *
+tally_application_new (void)
+{
+  return g_object_new (TALLY_TYPE_APPLICATION,
+                       "application-id", APPLICATION_ID,
+                       "flags", G_APPLICATION_HANDLES_COMMAND_LINE,
+                       /* style.css, gtk/help-overlay.ui and icons/ live here */
+                       "resource-base-path", "/io/github/tallyapp/Tally/window",
+                       NULL);
+}
+
+/**
+ * tally_application_get_settings:
+ * @self: a #TallyApplication
+ *
+ * Returns: (transfer none): the application's settings (schema
+ *   %TALLY_SETTINGS_SCHEMA_ID); valid after startup
+ */
+GSettings *
+tally_application_get_settings (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  return self->settings;
+}
+
+/**
+ * tally_application_get_store:
+ * @self: a #TallyApplication
+ *
+ * Returns: (transfer none) (nullable): the session store, or %NULL when it
+ *   could not be opened (see tally_application_get_store_problem())
+ */
+TallyStore *
+tally_application_get_store (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  ensure_store (self);
+  return self->store;
+}
+
+/**
+ * tally_application_get_store_problem:
+ * @self: a #TallyApplication
+ *
+ * Returns: (transfer none) (nullable): a sentence for the analyst when the
+ *   store could not be opened or opened read-only, else %NULL
+ */
+const char *
+tally_application_get_store_problem (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  ensure_store (self);
+  return self->store_problem;
+}
+
+/**
+ * tally_application_get_tools:
+ * @self: a #TallyApplication
+ *
+ * Returns: (transfer none): the tools every session offers the model
+ */
+TallyToolRegistry *
+tally_application_get_tools (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  return self->tools;
+}
+
+/**
+ * tally_application_get_model_cache:
+ * @self: a #TallyApplication
+ *
+ * Returns: (transfer none): the model list shared by the windows' pickers
+ */
+TallyModelCache *
+tally_application_get_model_cache (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  return self->model_cache;
+}
+
+/**
+ * tally_application_get_client:
+ * @self: a #TallyApplication
+ *
+ * Returns: (transfer none): the client for new turns (always set after
+ *   startup; its key is empty while tally_application_has_api_key() is
+ *   %FALSE)
+ */
+TallyClient *
+tally_application_get_client (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  return self->client;
+}
+
+/**
+ * tally_application_get_base_url:
+ * @self: a #TallyApplication
+ *
+ * The origin resolved in this order: `--base-url`, `ANTHROPIC_BASE_URL`,
+ * the `base-url` setting, %TALLY_DEFAULT_BASE_URL.
+ *
+ * Returns: (transfer none): the Messages API origin, without `/v1`
+ */
+const char *
+tally_application_get_base_url (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  return self->base_url;
+}
+
+/**
+ * tally_application_get_base_url_locked:
+ * @self: a #TallyApplication
+ *
+ * Returns: %TRUE when `--base-url` or `ANTHROPIC_BASE_URL` decides the
+ *   origin, so the setting has no effect
+ */
+gboolean
+tally_application_get_base_url_locked (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), FALSE);
+  return self->base_url_option != NULL || env_nonempty ("ANTHROPIC_BASE_URL") != NULL;
+}
+
+/**
+ * tally_application_get_api_key_source:
+ * @self: a #TallyApplication
+ *
+ * Returns: where the key comes from
+ */
+TallyApiKeySource
+tally_application_get_api_key_source (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), TALLY_API_KEY_SOURCE_NONE);
+  return self->key_source;
+}
+
+/**
+ * tally_application_has_api_key:
+ * @self: a #TallyApplication
+ *
+ * Returns: %TRUE when a key is known (environment, keyring or memory)
+ */
+gboolean
+tally_application_has_api_key (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), FALSE);
+  return self->api_key != NULL;
+}
+
+/**
+ * tally_application_get_online:
+ * @self: a #TallyApplication
+ *
+ * Returns: the #TallyApplication:online property
+ */
+gboolean
+tally_application_get_online (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), FALSE);
+  return self->online;
+}
+
+/**
+ * tally_application_get_default_database:
+ *
+ * The database new sessions analyse: `TALLY_SAMPLE_DB` when set, else the
+ * Beanline sample in the build folder when it exists (an uninstalled run),
+ * else the installed `PKGDATADIR/beanline.db`. Found the way tally-cli
+ * finds it.
+ *
+ * Returns: (transfer none): a path (it may not exist on a broken install)
+ */
+const char *
+tally_application_get_default_database (void)
+{
+  static char *installed;
+  const char *env = env_nonempty ("TALLY_SAMPLE_DB");
+
+  if (env != NULL)
+    return env;
+  if (g_file_test (TALLY_BUILD_SAMPLE_DB, G_FILE_TEST_IS_REGULAR))
+    return TALLY_BUILD_SAMPLE_DB;
+  if (installed == NULL)
+    installed = g_build_filename (PKGDATADIR, "beanline.db", NULL);
+  return installed;
+}
+
+/**
+ * tally_application_dup_workspace_for:
+ * @session_id: a session id
+ *
+ * The default workspace of a session, a folder of its own under the user
+ * data folder. It is not created here (the window creates it on first use).
+ *
+ * Returns: (transfer full): `$XDG_DATA_HOME/tally/workspaces/<session_id>`
+ */
+char *
+tally_application_dup_workspace_for (const char *session_id)
+{
+  g_return_val_if_fail (session_id != NULL, NULL);
+  return g_build_filename (g_get_user_data_dir (), "tally", "workspaces", session_id, NULL);
+}
+
+typedef struct {
+  char *api_key;
+} SetKeyData;
+
+static void
+set_key_data_free (SetKeyData *data)
+{
+  tally_secret_free (data->api_key);
+  g_free (data);
+}
+
+static void
+store_key_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  TallyApplication *self = g_task_get_source_object (task);
+  SetKeyData *data = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+
+  if (tally_secret_store_finish (result, &error))
+    {
+      if (g_strcmp0 (self->api_key, data->api_key) == 0)
+        set_key (self, data->api_key, TALLY_API_KEY_SOURCE_KEYRING);
+      g_task_return_int (task, TALLY_API_KEY_SOURCE_KEYRING);
+      return;
+    }
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+
+  /* No keyring (no Secret Service, no portal): keep the key for this run
+   * only. It is never written anywhere in plain text. */
+  g_debug ("Keeping the API key in memory only: %s", error->message);
+  g_task_return_int (task, TALLY_API_KEY_SOURCE_MEMORY);
+}
+
+/**
+ * tally_application_set_api_key_async:
+ * @self: a #TallyApplication
+ * @api_key: the new key (leading and trailing white space is ignored)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called once the keyring has answered
+ * @user_data: data for @callback
+ *
+ * Uses @api_key at once (in memory) and stores it in the keyring. When no
+ * keyring can be reached, the key stays in memory for this run only.
+ */
+void
+tally_application_set_api_key_async (TallyApplication    *self,
+                                     const char          *api_key,
+                                     GCancellable        *cancellable,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autofree char *key = NULL;
+  SetKeyData *data;
+
+  g_return_if_fail (TALLY_IS_APPLICATION (self));
+  g_return_if_fail (api_key != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_application_set_api_key_async);
+
+  if (self->key_source == TALLY_API_KEY_SOURCE_ENVIRONMENT)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                               _("The ANTHROPIC_API_KEY environment variable sets the key"));
+      return;
+    }
+
+  key = g_strstrip (g_strdup (api_key));
+  if (*key == '\0' || !g_utf8_validate (key, -1, NULL))
+    {
+      tally_secret_free (g_steal_pointer (&key));
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                               _("The key is empty"));
+      return;
+    }
+
+  set_key (self, key, TALLY_API_KEY_SOURCE_MEMORY);
+
+  data = g_new0 (SetKeyData, 1);
+  data->api_key = g_steal_pointer (&key);
+  g_task_set_task_data (task, data, (GDestroyNotify)set_key_data_free);
+  tally_secret_store_async (data->api_key, cancellable, store_key_cb, g_steal_pointer (&task));
+}
+
+/**
+ * tally_application_set_api_key_finish:
+ * @self: a #TallyApplication
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Errors: %G_IO_ERROR_PERMISSION_DENIED when `ANTHROPIC_API_KEY` is set,
+ * %G_IO_ERROR_INVALID_ARGUMENT for an empty key, %G_IO_ERROR_CANCELLED.
+ * A missing keyring is not an error (see the return value).
+ *
+ * Returns: %TALLY_API_KEY_SOURCE_KEYRING when the keyring holds the key,
+ *   %TALLY_API_KEY_SOURCE_MEMORY when it is kept for this run only, or
+ *   %TALLY_API_KEY_SOURCE_NONE with @error set
+ */
+TallyApiKeySource
+tally_application_set_api_key_finish (TallyApplication  *self,
+                                      GAsyncResult      *result,
+                                      GError           **error)
+{
+  GError *local_error = NULL;
+  gssize source;
+
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), TALLY_API_KEY_SOURCE_NONE);
+  g_return_val_if_fail (g_task_is_valid (result, self), TALLY_API_KEY_SOURCE_NONE);
+
+  source = g_task_propagate_int (G_TASK (result), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return TALLY_API_KEY_SOURCE_NONE;
+    }
+
+  return (TallyApiKeySource)source;
+}
+
+static void
+clear_key_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!tally_secret_clear_finish (result, &error))
+    g_debug ("Could not remove the key from the keyring: %s", error->message);
+}
+
+/**
+ * tally_application_forget_api_key:
+ * @self: a #TallyApplication
+ *
+ * Drops the key from memory and removes it from the keyring. Does nothing
+ * when `ANTHROPIC_API_KEY` sets the key.
+ */
+void
+tally_application_forget_api_key (TallyApplication *self)
+{
+  g_return_if_fail (TALLY_IS_APPLICATION (self));
+
+  if (self->key_source == TALLY_API_KEY_SOURCE_ENVIRONMENT)
+    return;
+
+  set_key (self, NULL, TALLY_API_KEY_SOURCE_NONE);
+  tally_secret_clear_async (NULL, clear_key_cb, NULL);
+}
+
+void
+_tally_window_ui_ensure (void)
+{
+  static gsize registered;
+
+  if (g_once_init_enter (&registered))
+    {
+      tally_window_register_resource ();
+      g_once_init_leave (&registered, 1);
+    }
+}
+
+void
+_tally_application_set_network_override (TallyApplication *self,
+                                         int               state)
+{
+  g_return_if_fail (TALLY_IS_APPLICATION (self));
+
+  self->network_override = CLAMP (state, -1, 1);
+  if (self->network_monitor != NULL)
+    update_online (self);
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-preferences"
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n.h>
+
+#include "tally-application-private.h"
+#include "tally-model-cache.h"
+#include "tally-preferences-window.h"
+
+/*
+ * Preferences: the API key (keyring, or memory for this run when there is
+ * no keyring; `ANTHROPIC_API_KEY` overrides it), the API address, and the
+ * defaults of new sessions and the timeouts, all bound to GSettings.
+ */
+
+struct _TallyPreferencesWindow
+{
+  AdwPreferencesWindow  parent_instance;
+
+  TallyApplication     *app;
+  GSettings            *settings;
+  GCancellable         *cancellable;
+  char                 *key_status;
+
+  AdwPreferencesGroup  *key_group;
+  AdwPasswordEntryRow  *key_row;
+  AdwActionRow         *key_status_row;
+  GtkImage             *key_status_icon;
+  GtkButton            *forget_key_button;
+  AdwPreferencesGroup  *connection_group;
+  AdwEntryRow          *base_url_row;
+  AdwComboRow          *default_model_row;
+  AdwComboRow          *default_mode_row;
+  GtkSwitch            *thinking_switch;
+  GtkSpinButton        *budget_spin;
+  GtkSpinButton        *approval_spin;
+  GtkSpinButton        *question_spin;
+  GtkSpinButton        *idle_spin;
+};
+
+G_DEFINE_FINAL_TYPE (TallyPreferencesWindow, tally_preferences_window, ADW_TYPE_PREFERENCES_WINDOW)
+
+static void
+toast (TallyPreferencesWindow *self,
+       const char             *message)
+{
+  g_autofree char *escaped = g_markup_escape_text (message, -1);
+
+  adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self), adw_toast_new (escaped));
+}
+
+static void
+update_key_status (TallyPreferencesWindow *self)
+{
+  TallyApiKeySource source = tally_application_get_api_key_source (self->app);
+  const char *title = NULL;
+  const char *subtitle = NULL;
+  const char *icon = NULL;
+  gboolean can_edit = TRUE;
+  gboolean can_forget = FALSE;
+
+  switch (source)
+    {
+    case TALLY_API_KEY_SOURCE_NONE:
+      title = _("No key yet");
+      subtitle = _("Paste a key from the Anthropic Console above. Saved sessions open without one.");
+      icon = "dialog-information-symbolic";
+      break;
+    case TALLY_API_KEY_SOURCE_LOOKING_UP:
+      title = _("Looking for a key in your keyring…");
+      icon = "content-loading-symbolic";
+      break;
+    case TALLY_API_KEY_SOURCE_ENVIRONMENT:
+      title = _("Set by the environment");
+      subtitle = _("The ANTHROPIC_API_KEY variable overrides any key stored here.");
+      icon = "emblem-system-symbolic";
+      can_edit = FALSE;
+      break;
+    case TALLY_API_KEY_SOURCE_KEYRING:
+      title = _("Stored in your keyring");
+      subtitle = _("Tally reads the key from the keyring at start; it is never written to a file.");
+      icon = "channel-secure-symbolic";
+      can_forget = TRUE;
+      break;
+    case TALLY_API_KEY_SOURCE_MEMORY:
+      title = _("No keyring available: the key is kept for this session only");
+      subtitle = _("It is forgotten when Tally quits, and never written anywhere.");
+      icon = "dialog-warning-symbolic";
+      can_forget = TRUE;
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+
+  g_free (self->key_status);
+  self->key_status = g_strdup (title);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->key_status_row), title);
+  adw_action_row_set_subtitle (self->key_status_row, subtitle != NULL ? subtitle : "");
+  gtk_image_set_from_icon_name (self->key_status_icon, icon);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->key_row), can_edit);
+  gtk_widget_set_visible (GTK_WIDGET (self->forget_key_button), can_forget);
+}
+
+static void
+key_stored_cb (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(TallyPreferencesWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+  TallyApiKeySource source;
+
+  source = tally_application_set_api_key_finish (TALLY_APPLICATION (object), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  if (error != NULL)
+    toast (self, error->message);
+  else if (source == TALLY_API_KEY_SOURCE_KEYRING)
+    toast (self, _("API key saved in your keyring"));
+  else
+    toast (self, _("No keyring available: the key is kept for this session only"));
+}
+
+static void
+key_apply_cb (TallyPreferencesWindow *self)
+{
+  g_autofree char *key = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->key_row)));
+
+  g_strstrip (key);
+  if (*key != '\0')
+    tally_application_set_api_key_async (self->app, key, self->cancellable, key_stored_cb, g_object_ref (self));
+
+  gtk_editable_set_text (GTK_EDITABLE (self->key_row), "");
+  memset (key, 0, strlen (key));
+}
+
+static void
+forget_key_cb (TallyPreferencesWindow *self)
+{
+  tally_application_forget_api_key (self->app);
+  toast (self, _("API key removed"));
+}
+
+static void
+base_url_apply_cb (TallyPreferencesWindow *self)
+{
+  g_autofree char *url = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->base_url_row)));
+
+  g_strstrip (url);
+  if (*url != '\0' && !g_str_has_prefix (url, "http://") && !g_str_has_prefix (url, "https://"))
+    {
+      toast (self, _("The address must start with http:// or https://"));
+      return;
+    }
+
+  /* The origin is stored without a trailing slash or /v1. */
+  while (g_str_has_suffix (url, "/"))
+    url[strlen (url) - 1] = '\0';
+  if (g_str_has_suffix (url, "/v1"))
+    url[strlen (url) - 3] = '\0';
+
+  g_settings_set_string (self->settings, "base-url", url);
+  gtk_editable_set_text (GTK_EDITABLE (self->base_url_row), url);
+}
+
+static void
+update_connection (TallyPreferencesWindow *self)
+{
+  if (tally_application_get_base_url_locked (self->app))
+    {
+      g_autofree char *description =
+        g_strdup_printf (_("The --base-url option or the ANTHROPIC_BASE_URL variable sets the address: %s"),
+                         tally_application_get_base_url (self->app));
+
+      adw_preferences_group_set_description (self->connection_group, description);
+      gtk_widget_set_sensitive (GTK_WIDGET (self->base_url_row), FALSE);
+    }
+  else
+    {
+      adw_preferences_group_set_description (self->connection_group, NULL);
+      gtk_widget_set_sensitive (GTK_WIDGET (self->base_url_row), TRUE);
+    }
+}
+
+/* Settings mappings */
+
+static gboolean
+mode_get_mapping (GValue   *value,
+                  GVariant *variant,
+                  gpointer  user_data)
+{
+  const char *mode = g_variant_get_string (variant, NULL);
+
+  if (g_str_equal (mode, "plan"))
+    g_value_set_uint (value, 1);
+  else if (g_str_equal (mode, "auto"))
+    g_value_set_uint (value, 2);
+  else
+    g_value_set_uint (value, 0);
+  return TRUE;
+}
+
+static GVariant *
+mode_set_mapping (const GValue       *value,
+                  const GVariantType *expected_type,
+                  gpointer            user_data)
+{
+  static const char *const modes[] = { "ask", "plan", "auto" };
+  guint selected = g_value_get_uint (value);
+
+  if (selected >= G_N_ELEMENTS (modes))
+    return NULL;
+  return g_variant_new_string (modes[selected]);
+}
+
+static gboolean
+model_get_mapping (GValue   *value,
+                   GVariant *variant,
+                   gpointer  user_data)
+{
+  TallyModelCache *cache = user_data;
+  const char *id = g_variant_get_string (variant, NULL);
+
+  if (*id == '\0')
+    return FALSE;
+  g_value_set_uint (value, tally_model_cache_ensure (cache, id));
+  return TRUE;
+}
+
+static GVariant *
+model_set_mapping (const GValue       *value,
+                   const GVariantType *expected_type,
+                   gpointer            user_data)
+{
+  TallyModelCache *cache = user_data;
+  const char *id = tally_model_cache_get_id (cache, g_value_get_uint (value));
+
+  return id != NULL ? g_variant_new_string (id) : NULL;
+}
+
+static void
+model_setup_cb (GtkSignalListItemFactory *factory,
+                GtkListItem              *item,
+                gpointer                  user_data)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+model_bind_cb (GtkSignalListItemFactory *factory,
+               GtkListItem              *item,
+               TallyModelCache          *cache)
+{
+  const char *id = gtk_string_object_get_string (gtk_list_item_get_item (item));
+
+  gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (item)),
+                       tally_model_cache_get_display_name (cache, id));
+}
+
+/* GObject */
+
+static void
+tally_preferences_window_dispose (GObject *object)
+{
+  TallyPreferencesWindow *self = (TallyPreferencesWindow *)object;
+
+  g_cancellable_cancel (self->cancellable);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_PREFERENCES_WINDOW);
+
+  G_OBJECT_CLASS (tally_preferences_window_parent_class)->dispose (object);
+}
+
+static void
+tally_preferences_window_finalize (GObject *object)
+{
+  TallyPreferencesWindow *self = (TallyPreferencesWindow *)object;
+
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->settings);
+  g_clear_object (&self->app);
+  g_free (self->key_status);
+
+  G_OBJECT_CLASS (tally_preferences_window_parent_class)->finalize (object);
+}
+
+static void
+tally_preferences_window_class_init (TallyPreferencesWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_preferences_window_dispose;
+  object_class->finalize = tally_preferences_window_finalize;
+
+  _tally_window_ui_ensure ();
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/window/tally-preferences-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, key_group);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, key_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, key_status_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, key_status_icon);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, forget_key_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, connection_group);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, base_url_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, default_model_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, default_mode_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, thinking_switch);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, budget_spin);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, approval_spin);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, question_spin);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, idle_spin);
+  gtk_widget_class_bind_template_callback (widget_class, key_apply_cb);
+  gtk_widget_class_bind_template_callback (widget_class, forget_key_cb);
+  gtk_widget_class_bind_template_callback (widget_class, base_url_apply_cb);
+
+  gtk_widget_class_set_css_name (widget_class, "tallypreferences");
+}
+
+static void
+tally_preferences_window_init (TallyPreferencesWindow *self)
+{
+  self->cancellable = g_cancellable_new ();
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+/**
+ * tally_preferences_window_new:
+ * @application: the application whose settings and key are shown
+ *
+ * Returns: (transfer floating): a new preferences window; present it with
+ *   gtk_window_present()
+ */
+GtkWidget *
+tally_preferences_window_new (TallyApplication *application)
+{
+  TallyPreferencesWindow *self;
+  TallyModelCache *cache;
+  g_autoptr(GtkListItemFactory) factory = NULL;
+  g_autofree char *base_url = NULL;
+
+  g_return_val_if_fail (TALLY_IS_APPLICATION (application), NULL);
+
+  self = g_object_new (TALLY_TYPE_PREFERENCES_WINDOW, "application", application, NULL);
+  self->app = g_object_ref (application);
+  self->settings = g_object_ref (tally_application_get_settings (application));
+  cache = tally_application_get_model_cache (application);
+
+  /* The key */
+  g_signal_connect_object (application, "notify::api-key-source",
+                           G_CALLBACK (update_key_status), self, G_CONNECT_SWAPPED);
+  update_key_status (self);
+
+  /* The connection */
+  base_url = g_settings_get_string (self->settings, "base-url");
+  gtk_editable_set_text (GTK_EDITABLE (self->base_url_row), base_url);
+  g_signal_connect_object (application, "notify::base-url",
+                           G_CALLBACK (update_connection), self, G_CONNECT_SWAPPED);
+  update_connection (self);
+
+  factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (factory, "setup", G_CALLBACK (model_setup_cb), NULL);
+  g_signal_connect_object (factory, "bind", G_CALLBACK (model_bind_cb), cache, 0);
+  adw_combo_row_set_factory (self->default_model_row, factory);
+  adw_combo_row_set_model (self->default_model_row, tally_model_cache_get_models (cache));
+  g_settings_bind_with_mapping (self->settings, "default-model", self->default_model_row, "selected",
+                                G_SETTINGS_BIND_DEFAULT, model_get_mapping, model_set_mapping,
+                                g_object_ref (cache), g_object_unref);
+
+  /* New sessions and timeouts */
+  g_settings_bind_with_mapping (self->settings, "default-mode", self->default_mode_row, "selected",
+                                G_SETTINGS_BIND_DEFAULT, mode_get_mapping, mode_set_mapping, NULL, NULL);
+  g_settings_bind (self->settings, "thinking-enabled", self->thinking_switch, "active", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "thinking-budget", self->budget_spin, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "approval-timeout", self->approval_spin, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "question-timeout", self->question_spin, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "idle-timeout", self->idle_spin, "value", G_SETTINGS_BIND_DEFAULT);
+
+  return GTK_WIDGET (self);
+}
+
+/**
+ * tally_preferences_window_get_key_status:
+ * @self: a #TallyPreferencesWindow
+ *
+ * Returns: (transfer none): the sentence shown about the API key, such as
+ *   "Stored in your keyring" or "No keyring available: the key is kept for
+ *   this session only"
+ */
+const char *
+tally_preferences_window_get_key_status (TallyPreferencesWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_PREFERENCES_WINDOW (self), NULL);
+  return self->key_status;
+}

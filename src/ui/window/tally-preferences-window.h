@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <adwaita.h>
+
+#include "tally-application.h"
+
+G_BEGIN_DECLS
+
+#define TALLY_TYPE_PREFERENCES_WINDOW (tally_preferences_window_get_type ())
+
+G_DECLARE_FINAL_TYPE (TallyPreferencesWindow, tally_preferences_window, TALLY, PREFERENCES_WINDOW, AdwPreferencesWindow)
+
+GtkWidget  *tally_preferences_window_new            (TallyApplication       *application);
+const char *tally_preferences_window_get_key_status (TallyPreferencesWindow *self);
+
+G_END_DECLS

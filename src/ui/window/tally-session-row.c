@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-session-row"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "tally-application-private.h"
+#include "tally-session-row.h"
+
+/*
+ * One saved session in the sidebar: its title, when it was last used, what
+ * it cost, and (while searching) the passage that matched. The row menu
+ * offers Rename (a popover with an entry) and Delete; the row only asks,
+ * through its signals, and the window does the work and the undo.
+ */
+
+struct _TallySessionRow
+{
+  GtkListBoxRow     parent_instance;
+
+  TallySessionInfo *info;
+
+  GtkLabel         *title_label;
+  GtkLabel         *snippet_label;
+  GtkLabel         *date_label;
+  GtkLabel         *cost_label;
+  GtkMenuButton    *menu_button;
+  GtkPopover       *rename_popover;
+  GtkEntry         *rename_entry;
+  GtkButton        *rename_button;
+};
+
+G_DEFINE_FINAL_TYPE (TallySessionRow, tally_session_row, GTK_TYPE_LIST_BOX_ROW)
+
+enum {
+  RENAME_REQUESTED,
+  DELETE_REQUESTED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+/**
+ * tally_session_row_format_date:
+ * @time_us: a time, µs since the Unix epoch
+ * @now_us: the current time, µs since the Unix epoch
+ *
+ * A short relative date for the sidebar: "Just now", "14:03" (today),
+ * "Yesterday", a weekday within the last week, "12 March" within the year,
+ * else "12 March 2025". Local time.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+tally_session_row_format_date (gint64 time_us,
+                               gint64 now_us)
+{
+  g_autoptr(GDateTime) when = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) now = g_date_time_new_from_unix_local (now_us / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) when_day = NULL;
+  g_autoptr(GDateTime) today = NULL;
+  GTimeSpan days;
+
+  if (when == NULL || now == NULL)
+    return g_strdup ("");
+
+  if (now_us >= time_us && now_us - time_us < 60 * G_USEC_PER_SEC)
+    return g_strdup (_("Just now"));
+
+  when_day = g_date_time_new_local (g_date_time_get_year (when), g_date_time_get_month (when),
+                                    g_date_time_get_day_of_month (when), 0, 0, 0);
+  today = g_date_time_new_local (g_date_time_get_year (now), g_date_time_get_month (now),
+                                 g_date_time_get_day_of_month (now), 0, 0, 0);
+  days = g_date_time_difference (today, when_day) / G_TIME_SPAN_DAY;
+
+  if (days <= 0)
+    /* TRANSLATORS: a time of day in the sidebar, see strftime */
+    return g_date_time_format (when, _("%H:%M"));
+  if (days == 1)
+    return g_strdup (_("Yesterday"));
+  if (days < 7)
+    return g_date_time_format (when, "%A");
+  if (g_date_time_get_year (when) == g_date_time_get_year (now))
+    /* TRANSLATORS: a date in the sidebar, see strftime */
+    return g_date_time_format (when, _("%-d %B"));
+  /* TRANSLATORS: a date in the sidebar, see strftime */
+  return g_date_time_format (when, _("%-d %B %Y"));
+}
+
+/**
+ * tally_session_row_format_cost:
+ * @info: a session
+ *
+ * The session's cost for the sidebar: "$1.24" from a dollar up, "$0.0123"
+ * below (four decimals, as tally-cli prints), "Price unknown" when a turn
+ * ran on a model without a known price, empty before the first turn.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+tally_session_row_format_cost (const TallySessionInfo *info)
+{
+  g_return_val_if_fail (info != NULL, NULL);
+
+  if (info->turns <= 0)
+    return g_strdup ("");
+  if (!tally_session_info_has_cost (info))
+    return g_strdup (_("Price unknown"));
+  if (info->cost_usd >= 1.0)
+    return g_strdup_printf ("$%.2f", info->cost_usd);
+  return g_strdup_printf ("$%.4f", info->cost_usd);
+}
+
+/* The store marks each match with « and »; show them in bold. */
+static char *
+snippet_markup (const char *snippet)
+{
+  g_autofree char *escaped = g_markup_escape_text (snippet, -1);
+  g_autoptr(GString) out = g_string_new (escaped);
+
+  g_string_replace (out, "«", "<b>", 0);
+  g_string_replace (out, "»", "</b>", 0);
+  g_string_replace (out, "\n", " ", 0);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static const char *
+display_title (TallySessionInfo *info)
+{
+  return info->title != NULL && *info->title != '\0' ? info->title : _("Untitled Session");
+}
+
+static void
+update (TallySessionRow *self)
+{
+  g_autofree char *date = NULL;
+  g_autofree char *cost = NULL;
+  g_autofree char *accessible = NULL;
+  gint64 when;
+
+  if (self->info == NULL)
+    return;
+
+  when = self->info->updated_us > 0 ? self->info->updated_us : self->info->created_us;
+  date = tally_session_row_format_date (when, g_get_real_time ());
+  cost = tally_session_row_format_cost (self->info);
+
+  gtk_label_set_label (self->title_label, display_title (self->info));
+  gtk_label_set_label (self->date_label, date);
+  gtk_label_set_label (self->cost_label, cost);
+  gtk_widget_set_visible (GTK_WIDGET (self->cost_label), *cost != '\0');
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title_label), display_title (self->info));
+
+  /* One sentence for a screen reader instead of three labels. */
+  if (*cost != '\0')
+    accessible = g_strdup_printf (_("%s, %s, %s"), display_title (self->info), date, cost);
+  else
+    accessible = g_strdup_printf (_("%s, %s"), display_title (self->info), date);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, accessible,
+                                  -1);
+}
+
+static void
+rename_entry_changed_cb (TallySessionRow *self)
+{
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->rename_entry))));
+
+  gtk_widget_set_sensitive (GTK_WIDGET (self->rename_button), *text != '\0');
+}
+
+static void
+rename_entry_activate_cb (TallySessionRow *self)
+{
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->rename_entry))));
+
+  if (*text == '\0')
+    return;
+
+  gtk_popover_popdown (self->rename_popover);
+  if (g_strcmp0 (text, self->info->title) != 0)
+    g_signal_emit (self, signals[RENAME_REQUESTED], 0, text);
+}
+
+static void
+rename_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  tally_session_row_start_rename (TALLY_SESSION_ROW (widget));
+}
+
+static void
+delete_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  g_signal_emit (widget, signals[DELETE_REQUESTED], 0);
+}
+
+static void
+tally_session_row_size_allocate (GtkWidget *widget,
+                                 int        width,
+                                 int        height,
+                                 int        baseline)
+{
+  TallySessionRow *self = TALLY_SESSION_ROW (widget);
+
+  GTK_WIDGET_CLASS (tally_session_row_parent_class)->size_allocate (widget, width, height, baseline);
+
+  /* A popover parented by hand is positioned by its parent. */
+  if (self->rename_popover != NULL)
+    gtk_popover_present (self->rename_popover);
+}
+
+static void
+tally_session_row_dispose (GObject *object)
+{
+  TallySessionRow *self = (TallySessionRow *)object;
+
+  if (self->rename_popover != NULL)
+    gtk_widget_unparent (GTK_WIDGET (self->rename_popover));
+  self->rename_popover = NULL;
+  gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_SESSION_ROW);
+
+  G_OBJECT_CLASS (tally_session_row_parent_class)->dispose (object);
+}
+
+static void
+tally_session_row_finalize (GObject *object)
+{
+  TallySessionRow *self = (TallySessionRow *)object;
+
+  g_clear_pointer (&self->info, tally_session_info_unref);
+
+  G_OBJECT_CLASS (tally_session_row_parent_class)->finalize (object);
+}
+
+static void
+tally_session_row_class_init (TallySessionRowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_session_row_dispose;
+  object_class->finalize = tally_session_row_finalize;
+  widget_class->size_allocate = tally_session_row_size_allocate;
+
+  /**
+   * TallySessionRow::rename-requested:
+   * @self: the row
+   * @title: the new title (trimmed, not empty, different from the old one)
+   *
+   * The analyst renamed the session in the row's popover.
+   */
+  signals[RENAME_REQUESTED] =
+    g_signal_new ("rename-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+
+  /**
+   * TallySessionRow::delete-requested:
+   * @self: the row
+   *
+   * The analyst chose Delete; the window deletes with undo.
+   */
+  signals[DELETE_REQUESTED] =
+    g_signal_new ("delete-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+
+  _tally_window_ui_ensure ();
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-session-row.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, title_label);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, snippet_label);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, date_label);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, cost_label);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, menu_button);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_popover);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_entry);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_button);
+  gtk_widget_class_bind_template_callback (widget_class, rename_entry_activate_cb);
+  gtk_widget_class_bind_template_callback (widget_class, rename_entry_changed_cb);
+
+  gtk_widget_class_install_action (widget_class, "row.rename", NULL, rename_action);
+  gtk_widget_class_install_action (widget_class, "row.delete", NULL, delete_action);
+
+  /* Keeps the CSS name "row" so the sidebar's navigation-sidebar style
+   * (hover, selection, spacing) applies; styled by its class instead. */
+}
+
+static void
+tally_session_row_init (TallySessionRow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_widget_add_css_class (GTK_WIDGET (self), "session-row");
+  gtk_widget_set_parent (GTK_WIDGET (self->rename_popover), GTK_WIDGET (self));
+}
+
+/**
+ * tally_session_row_new:
+ * @info: the session to show
+ *
+ * Returns: (transfer floating): a new row
+ */
+GtkWidget *
+tally_session_row_new (TallySessionInfo *info)
+{
+  TallySessionRow *self;
+
+  g_return_val_if_fail (info != NULL, NULL);
+
+  self = g_object_new (TALLY_TYPE_SESSION_ROW, NULL);
+  tally_session_row_set_info (self, info);
+  return GTK_WIDGET (self);
+}
+
+/**
+ * tally_session_row_get_info:
+ * @self: a #TallySessionRow
+ *
+ * Returns: (transfer none): the session shown
+ */
+TallySessionInfo *
+tally_session_row_get_info (TallySessionRow *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION_ROW (self), NULL);
+  return self->info;
+}
+
+/**
+ * tally_session_row_set_info:
+ * @self: a #TallySessionRow
+ * @info: the session to show (a new reference is taken)
+ *
+ * Shows @info: its title, relative date and cost.
+ */
+void
+tally_session_row_set_info (TallySessionRow  *self,
+                            TallySessionInfo *info)
+{
+  g_return_if_fail (TALLY_IS_SESSION_ROW (self));
+  g_return_if_fail (info != NULL);
+
+  tally_session_info_ref (info);
+  g_clear_pointer (&self->info, tally_session_info_unref);
+  self->info = info;
+  update (self);
+}
+
+/**
+ * tally_session_row_get_id:
+ * @self: a #TallySessionRow
+ *
+ * Returns: (transfer none): the session id
+ */
+const char *
+tally_session_row_get_id (TallySessionRow *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION_ROW (self), NULL);
+  return self->info->id;
+}
+
+/**
+ * tally_session_row_get_title:
+ * @self: a #TallySessionRow
+ *
+ * Returns: (transfer none): the title shown ("Untitled Session" when the
+ *   session has none)
+ */
+const char *
+tally_session_row_get_title (TallySessionRow *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION_ROW (self), NULL);
+  return display_title (self->info);
+}
+
+/**
+ * tally_session_row_set_snippet:
+ * @self: a #TallySessionRow
+ * @snippet: (nullable): a search excerpt with matches between « and », or
+ *   %NULL to hide it
+ *
+ * Shows where a full-text search matched the session.
+ */
+void
+tally_session_row_set_snippet (TallySessionRow *self,
+                               const char      *snippet)
+{
+  g_autofree char *markup = NULL;
+
+  g_return_if_fail (TALLY_IS_SESSION_ROW (self));
+
+  if (snippet == NULL || *snippet == '\0')
+    {
+      gtk_widget_set_visible (GTK_WIDGET (self->snippet_label), FALSE);
+      return;
+    }
+
+  markup = snippet_markup (snippet);
+  gtk_label_set_markup (self->snippet_label, markup);
+  gtk_widget_set_visible (GTK_WIDGET (self->snippet_label), TRUE);
+}
+
+/**
+ * tally_session_row_start_rename:
+ * @self: a #TallySessionRow
+ *
+ * Opens the rename popover with the current title selected.
+ */
+void
+tally_session_row_start_rename (TallySessionRow *self)
+{
+  g_return_if_fail (TALLY_IS_SESSION_ROW (self));
+
+  gtk_editable_set_text (GTK_EDITABLE (self->rename_entry),
+                         self->info->title != NULL ? self->info->title : "");
+  gtk_popover_popup (self->rename_popover);
+  gtk_widget_grab_focus (GTK_WIDGET (self->rename_entry));
+  gtk_editable_select_region (GTK_EDITABLE (self->rename_entry), 0, -1);
+}

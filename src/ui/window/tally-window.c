@@ -1,0 +1,2112 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-window"
+
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <glib/gi18n.h>
+
+#include "tally-application-private.h"
+#include "tally-composer.h"
+#include "tally-model-cache.h"
+#include "tally-model-table.h"
+#include "tally-session-row.h"
+#include "tally-transcript-view.h"
+#include "tally-window-private.h"
+
+/*
+ * The main window: saved sessions in a sidebar (an AdwFlap, so a narrow
+ * window folds it away), and the session itself — transcript above,
+ * composer below — under a header bar with the model picker, the mode
+ * selector and the thinking toggle. The title opens a popover with the
+ * session's database and workspace.
+ *
+ * A window shows one session at a time. A new session is only an idea
+ * until its first message is sent: then tally_session_new() gives it an id,
+ * a workspace folder, and a place in the store. Switching sessions, like
+ * closing the window, cancels a running turn (DESIGN "The agent loop").
+ */
+
+struct _TallyWindow
+{
+  AdwApplicationWindow  parent_instance;
+
+  TallyApplication     *app;
+  GSettings            *settings;
+  GCancellable         *cancellable;
+
+  /* Template widgets */
+  AdwToastOverlay      *toast_overlay;
+  AdwFlap              *flap;
+  GtkSearchEntry       *search_entry;
+  GtkStack             *sidebar_stack;
+  GtkListBox           *session_list;
+  GtkLabel             *store_status_label;
+  GtkToggleButton      *sidebar_button;
+  GtkMenuButton        *title_button;
+  AdwWindowTitle       *window_title;
+  GtkToggleButton      *thinking_button;
+  GtkDropDown          *mode_dropdown;
+  GtkDropDown          *model_dropdown;
+  GtkRevealer          *offline_revealer;
+  GtkRevealer          *store_revealer;
+  GtkLabel             *store_label;
+  GtkStack             *session_stack;
+  AdwStatusPage        *welcome_page;
+  AdwPasswordEntryRow  *welcome_key_row;
+  AdwStatusPage        *empty_page;
+  GtkBox               *suggestions_box;
+  GtkListBox           *suggestion_list;
+  TallyTranscriptView  *transcript_view;
+  TallyComposer        *composer;
+  GtkPopover           *context_popover;
+  AdwActionRow         *database_row;
+  AdwActionRow         *workspace_row;
+  GtkListBox           *compact_list;
+  AdwComboRow          *model_row;
+  AdwComboRow          *mode_row;
+  GtkSwitch            *thinking_switch;
+
+  /* The session shown; NULL while a new one waits for its first message */
+  TallySession         *session;
+  GListStore           *empty_transcript;
+  char                 *database;
+  char                 *workspace;      /* NULL: the session's own folder */
+  char                 *model;
+  char                 *last_prompt;
+  GHashTable           *drafts;         /* session id ("" for new) → text */
+  char                 *deleted_current; /* id of a deleted session that was shown */
+
+  /* The running turn */
+  TallySession         *busy_session;
+  GCancellable         *turn_cancellable;
+
+  /* The sidebar */
+  GHashTable           *rows;           /* id → TallySessionRow (borrowed) */
+  GHashTable           *pending_deletes; /* id → TallySessionInfo, until the toast goes */
+  GHashTable           *search_hits;    /* id → snippet, while searching */
+  char                 *search_text;    /* casefolded, NULL when not searching */
+  GCancellable         *list_cancellable;
+  GCancellable         *search_cancellable;
+  guint                 refreshing;
+
+  /* Misc */
+  gboolean              closed;         /* async answers after this are dropped */
+  gboolean              compact;        /* pickers moved into the title popover */
+  guint                 compact_idle;
+  AdwToast             *last_toast;     /* weak */
+  char                 *last_toast_title;
+  gboolean              fetching_models;
+  gboolean              updating_model;
+};
+
+G_DEFINE_FINAL_TYPE (TallyWindow, tally_window, ADW_TYPE_APPLICATION_WINDOW)
+
+static const char *const beanline_suggestions[] = {
+  N_("Which store sold the most in March?"),
+  N_("How did iced drinks sell from January to June?"),
+  N_("Is anything odd in the sales data?"),
+};
+
+static void refresh_sessions  (TallyWindow *self);
+static void update_sidebar_page (TallyWindow *self);
+static void start_turn        (TallyWindow *self,
+                               const char  *text);
+
+/* Small helpers */
+
+static const char *
+current_key (TallyWindow *self)
+{
+  return self->session != NULL ? tally_session_get_id (self->session) : "";
+}
+
+static char *
+display_path (const char *path)
+{
+  const char *home = g_get_home_dir ();
+
+  if (path == NULL)
+    return g_strdup ("");
+  if (home != NULL && g_str_has_prefix (path, home) && path[strlen (home)] == G_DIR_SEPARATOR)
+    return g_strconcat ("~", path + strlen (home), NULL);
+  return g_strdup (path);
+}
+
+static gboolean
+is_default_database (const char *path)
+{
+  return g_strcmp0 (path, tally_application_get_default_database ()) == 0;
+}
+
+static TallySessionRow *
+find_row (TallyWindow *self,
+          const char  *id)
+{
+  return id != NULL ? g_hash_table_lookup (self->rows, id) : NULL;
+}
+
+/**
+ * tally_window_add_toast:
+ * @self: a #TallyWindow
+ * @title: the message (plain text)
+ *
+ * Shows a short confirmation or error at the bottom of the window.
+ */
+void
+tally_window_add_toast (TallyWindow *self,
+                        const char  *title)
+{
+  g_autofree char *escaped = NULL;
+  AdwToast *toast;
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+  g_return_if_fail (title != NULL);
+
+  escaped = g_markup_escape_text (title, -1);
+  toast = adw_toast_new (escaped);
+  g_free (self->last_toast_title);
+  self->last_toast_title = g_strdup (title);
+  g_set_weak_pointer (&self->last_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+static void
+add_toast_with_action (TallyWindow *self,
+                       const char  *title,
+                       const char  *button_label,
+                       const char  *action_name)
+{
+  g_autofree char *escaped = g_markup_escape_text (title, -1);
+  AdwToast *toast = adw_toast_new (escaped);
+
+  adw_toast_set_button_label (toast, button_label);
+  adw_toast_set_action_name (toast, action_name);
+  g_free (self->last_toast_title);
+  self->last_toast_title = g_strdup (title);
+  g_set_weak_pointer (&self->last_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+/* State shown in the header and pages */
+
+static void
+update_actions (TallyWindow *self)
+{
+  gboolean has_store = tally_application_get_store (self->app) != NULL &&
+                       !tally_store_is_read_only (tally_application_get_store (self->app));
+  gboolean has_session = self->session != NULL;
+  GAction *action;
+
+  action = g_action_map_lookup_action (G_ACTION_MAP (self), "stop");
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), self->busy_session != NULL);
+  action = g_action_map_lookup_action (G_ACTION_MAP (self), "rename-session");
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), has_session && has_store);
+  action = g_action_map_lookup_action (G_ACTION_MAP (self), "delete-session");
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), has_session && has_store);
+  action = g_action_map_lookup_action (G_ACTION_MAP (self), "open-workspace");
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (action),
+                               has_session && self->workspace != NULL &&
+                               g_file_test (self->workspace, G_FILE_TEST_IS_DIR));
+}
+
+static void
+update_title (TallyWindow *self)
+{
+  const char *title = NULL;
+  g_autofree char *database = g_path_get_basename (self->database != NULL ? self->database : "");
+
+  if (self->session != NULL)
+    {
+      TallySessionRow *row = find_row (self, tally_session_get_id (self->session));
+
+      title = tally_transcript_get_title (tally_session_get_transcript (self->session));
+      if ((title == NULL || *title == '\0') && row != NULL)
+        title = tally_session_row_get_title (row);
+    }
+  if (title == NULL || *title == '\0')
+    title = self->session != NULL ? _("Untitled Session") : _("New Session");
+
+  adw_window_title_set_title (self->window_title, title);
+  adw_window_title_set_subtitle (self->window_title, database);
+}
+
+static void
+update_context (TallyWindow *self)
+{
+  g_autofree char *database = display_path (self->database);
+  g_autofree char *workspace = NULL;
+  g_autofree char *empty_description = NULL;
+  g_autofree char *database_name = g_path_get_basename (self->database != NULL ? self->database : "");
+
+  if (self->workspace != NULL)
+    workspace = display_path (self->workspace);
+  else
+    {
+      g_autofree char *parent = g_build_filename (g_get_user_data_dir (), "tally", "workspaces", NULL);
+      g_autofree char *shown = display_path (parent);
+
+      /* TRANSLATORS: %s is a folder such as ~/.local/share/tally/workspaces */
+      workspace = g_strdup_printf (_("A new folder in %s, made when the session starts"), shown);
+    }
+
+  adw_action_row_set_subtitle (self->database_row, database);
+  adw_action_row_set_subtitle (self->workspace_row, workspace);
+
+  /* TRANSLATORS: %s is a database file name such as beanline.db */
+  empty_description = g_strdup_printf (_("Tally queries %s read-only and shows every step it takes. "
+                                         "Type a question below, or start with one of these."),
+                                       database_name);
+  if (!is_default_database (self->database))
+    {
+      g_free (empty_description);
+      empty_description = g_strdup_printf (_("Tally queries %s read-only and shows every step it takes. "
+                                             "Type a question below."), database_name);
+    }
+  adw_status_page_set_description (self->empty_page, empty_description);
+  gtk_widget_set_visible (GTK_WIDGET (self->suggestions_box), is_default_database (self->database));
+
+  update_title (self);
+  update_actions (self);
+}
+
+static void
+update_page (TallyWindow *self)
+{
+  TallyApiKeySource source = tally_application_get_api_key_source (self->app);
+  const char *page;
+
+  if (self->session != NULL)
+    page = "transcript";
+  else if (source == TALLY_API_KEY_SOURCE_NONE)
+    page = "welcome";
+  else
+    page = "empty";
+
+  gtk_stack_set_visible_child_name (self->session_stack, page);
+  gtk_widget_set_visible (GTK_WIDGET (self->composer), !g_str_equal (page, "welcome"));
+}
+
+static void
+update_banners (TallyWindow *self)
+{
+  const char *problem = tally_application_get_store_problem (self->app);
+
+  gtk_revealer_set_reveal_child (self->offline_revealer, !tally_application_get_online (self->app));
+
+  if (problem != NULL)
+    gtk_label_set_label (self->store_label, problem);
+  gtk_revealer_set_reveal_child (self->store_revealer, problem != NULL);
+}
+
+static void
+set_busy (TallyWindow  *self,
+          TallySession *session,
+          GCancellable *cancellable)
+{
+  g_set_object (&self->busy_session, session);
+  g_set_object (&self->turn_cancellable, cancellable);
+  tally_composer_set_busy (self->composer, session != NULL);
+  update_actions (self);
+}
+
+static void
+cancel_turn (TallyWindow *self)
+{
+  if (self->turn_cancellable != NULL)
+    g_cancellable_cancel (self->turn_cancellable);
+  set_busy (self, NULL, NULL);
+}
+
+/* The model picker */
+
+static void
+select_model (TallyWindow *self,
+              const char  *model)
+{
+  TallyModelCache *cache = tally_application_get_model_cache (self->app);
+  guint position;
+
+  if (model == NULL || *model == '\0')
+    model = tally_model_table_get_default ();
+
+  if (model != self->model)
+    {
+      g_free (self->model);
+      self->model = g_strdup (model);
+    }
+
+  self->updating_model = TRUE;
+  position = tally_model_cache_ensure (cache, model);
+  gtk_drop_down_set_selected (self->model_dropdown, position);
+  self->updating_model = FALSE;
+}
+
+static void
+model_selected_cb (TallyWindow *self)
+{
+  TallyModelCache *cache = tally_application_get_model_cache (self->app);
+  guint position = gtk_drop_down_get_selected (self->model_dropdown);
+  const char *id;
+
+  if (self->updating_model || position == GTK_INVALID_LIST_POSITION)
+    return;
+
+  id = tally_model_cache_get_id (cache, position);
+  if (id == NULL)
+    return;
+
+  g_free (self->model);
+  self->model = g_strdup (id);
+  if (self->session != NULL && self->busy_session == NULL)
+    tally_agent_set_model (tally_session_get_agent (self->session), id);
+}
+
+/* The list is replaced in place when a fetch lands; keep the choice. */
+static void
+models_changing_cb (TallyWindow *self)
+{
+  self->updating_model = TRUE;
+}
+
+static void
+models_changed_cb (TallyWindow *self)
+{
+  self->updating_model = FALSE;
+  select_model (self, self->model);
+}
+
+static void
+model_factory_setup_cb (GtkSignalListItemFactory *factory,
+                        GtkListItem              *item,
+                        gpointer                  user_data)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+model_factory_bind_cb (GtkSignalListItemFactory *factory,
+                       GtkListItem              *item,
+                       TallyWindow              *self)
+{
+  GtkStringObject *object = gtk_list_item_get_item (item);
+  const char *id = gtk_string_object_get_string (object);
+  TallyModelCache *cache = tally_application_get_model_cache (self->app);
+
+  gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (item)),
+                       tally_model_cache_get_display_name (cache, id));
+}
+
+static void
+model_list_setup_cb (GtkSignalListItemFactory *factory,
+                     GtkListItem              *item,
+                     gpointer                  user_data)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *name = gtk_label_new (NULL);
+  GtkWidget *id = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (name), 0);
+  gtk_label_set_xalign (GTK_LABEL (id), 0);
+  gtk_widget_add_css_class (id, "caption");
+  gtk_widget_add_css_class (id, "dim-label");
+  gtk_box_append (GTK_BOX (box), name);
+  gtk_box_append (GTK_BOX (box), id);
+  gtk_list_item_set_child (item, box);
+}
+
+static void
+model_list_bind_cb (GtkSignalListItemFactory *factory,
+                    GtkListItem              *item,
+                    TallyWindow              *self)
+{
+  GtkStringObject *object = gtk_list_item_get_item (item);
+  const char *id = gtk_string_object_get_string (object);
+  TallyModelCache *cache = tally_application_get_model_cache (self->app);
+  GtkWidget *box = gtk_list_item_get_child (item);
+  GtkWidget *name = gtk_widget_get_first_child (box);
+  GtkWidget *id_label = gtk_widget_get_next_sibling (name);
+  const char *display = tally_model_cache_get_display_name (cache, id);
+
+  gtk_label_set_label (GTK_LABEL (name), display);
+  gtk_label_set_label (GTK_LABEL (id_label), id);
+  gtk_widget_set_visible (id_label, g_strcmp0 (display, id) != 0);
+}
+
+static void
+refresh_models_cb (GObject      *object,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+
+  self->fetching_models = FALSE;
+
+  /* The picker keeps the cached or bundled list; no need to interrupt the
+   * analyst about it. */
+  if (!tally_model_cache_refresh_finish (TALLY_MODEL_CACHE (object), result, &error) &&
+      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_debug ("Could not fetch the model list: %s", error->message);
+}
+
+static void
+maybe_fetch_models (TallyWindow *self)
+{
+  TallyModelCache *cache = tally_application_get_model_cache (self->app);
+
+  if (self->fetching_models ||
+      !tally_application_has_api_key (self->app) ||
+      !tally_application_get_online (self->app) ||
+      tally_model_cache_is_fresh (cache, tally_application_get_base_url (self->app)))
+    return;
+
+  self->fetching_models = TRUE;
+  tally_model_cache_refresh_async (cache, tally_application_get_client (self->app),
+                                   self->cancellable, refresh_models_cb, g_object_ref (self));
+}
+
+/* Sessions */
+
+static void
+save_draft (TallyWindow *self)
+{
+  g_autofree char *text = tally_composer_dup_text (self->composer);
+
+  if (text != NULL && *text != '\0')
+    g_hash_table_insert (self->drafts, g_strdup (current_key (self)), g_steal_pointer (&text));
+  else
+    g_hash_table_remove (self->drafts, current_key (self));
+}
+
+static void
+restore_draft (TallyWindow *self)
+{
+  const char *text = g_hash_table_lookup (self->drafts, current_key (self));
+
+  tally_composer_set_text (self->composer, text != NULL ? text : "");
+}
+
+static void
+transcript_items_changed_cb (TallyWindow *self)
+{
+  update_title (self);
+}
+
+/* The last thing the analyst asked in this session, for Retry. */
+static char *
+dup_last_prompt (TallyWindow *self)
+{
+  GListModel *blocks;
+
+  if (self->last_prompt != NULL)
+    return g_strdup (self->last_prompt);
+  if (self->session == NULL)
+    return NULL;
+
+  blocks = G_LIST_MODEL (tally_session_get_transcript (self->session));
+  for (guint i = g_list_model_get_n_items (blocks); i > 0; i--)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i - 1);
+
+      if (tally_block_get_kind (block) == TALLY_BLOCK_USER)
+        return g_strdup (tally_block_get_text (block));
+    }
+
+  return NULL;
+}
+
+static void
+select_row_for (TallyWindow *self,
+                const char  *id)
+{
+  TallySessionRow *row = find_row (self, id);
+
+  if (row != NULL)
+    gtk_list_box_select_row (self->session_list, GTK_LIST_BOX_ROW (row));
+  else
+    gtk_list_box_unselect_all (self->session_list);
+}
+
+/* Shows @session (transfer full), or a new session when NULL. */
+static void
+show_session (TallyWindow  *self,
+              TallySession *session)
+{
+  if (self->session != NULL)
+    g_signal_handlers_disconnect_by_func (tally_session_get_transcript (self->session),
+                                          transcript_items_changed_cb, self);
+  g_clear_object (&self->session);
+  self->session = session;
+  g_clear_pointer (&self->last_prompt, g_free);
+
+  if (session != NULL)
+    {
+      TallyAgent *agent = tally_session_get_agent (session);
+      TallyTranscript *transcript = tally_session_get_transcript (session);
+
+      g_free (self->database);
+      self->database = g_strdup (tally_agent_get_database (agent));
+      g_free (self->workspace);
+      self->workspace = g_strdup (tally_agent_get_workspace (agent));
+      if (self->database == NULL)
+        self->database = g_strdup (tally_application_get_default_database ());
+
+      tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (transcript));
+      g_signal_connect_object (transcript, "items-changed",
+                               G_CALLBACK (transcript_items_changed_cb), self, G_CONNECT_SWAPPED);
+
+      select_model (self, tally_agent_get_model (agent));
+      gtk_drop_down_set_selected (self->mode_dropdown, tally_session_get_mode (session));
+      select_row_for (self, tally_session_get_id (session));
+    }
+  else
+    {
+      g_autofree char *model = g_settings_get_string (self->settings, "default-model");
+
+      g_free (self->database);
+      self->database = g_strdup (tally_application_get_default_database ());
+      g_clear_pointer (&self->workspace, g_free);
+
+      tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (self->empty_transcript));
+      select_model (self, model);
+      gtk_drop_down_set_selected (self->mode_dropdown, g_settings_get_enum (self->settings, "default-mode"));
+      gtk_toggle_button_set_active (self->thinking_button,
+                                    g_settings_get_boolean (self->settings, "thinking-enabled"));
+      gtk_list_box_unselect_all (self->session_list);
+    }
+
+  update_page (self);
+  update_context (self);
+}
+
+static void
+leave_current (TallyWindow *self)
+{
+  if (self->busy_session != NULL)
+    cancel_turn (self);
+  save_draft (self);
+}
+
+/**
+ * tally_window_new_session:
+ * @self: a #TallyWindow
+ *
+ * Shows a new, empty session with the default database, model, mode and
+ * thinking setting. It is created (and saved) when its first message is
+ * sent. A turn running in the session shown before is cancelled.
+ */
+void
+tally_window_new_session (TallyWindow *self)
+{
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+
+  leave_current (self);
+  g_clear_pointer (&self->deleted_current, g_free);
+  show_session (self, NULL);
+  restore_draft (self);
+  gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+}
+
+/**
+ * tally_window_open_session:
+ * @self: a #TallyWindow
+ * @session_id: a saved session's id, or a unique prefix of it
+ *
+ * Opens a saved session from the store, offline (no request is made): its
+ * transcript is replayed from the event log. A turn running in the session
+ * shown before is cancelled. On failure a toast says why and the window
+ * keeps what it showed.
+ *
+ * Returns: %TRUE when the session is shown
+ */
+gboolean
+tally_window_open_session (TallyWindow *self,
+                           const char  *session_id)
+{
+  TallyStore *store;
+  g_autoptr(GError) error = NULL;
+  TallySession *session;
+
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (session_id != NULL, FALSE);
+
+  if (self->session != NULL && g_str_equal (tally_session_get_id (self->session), session_id))
+    return TRUE;
+
+  store = tally_application_get_store (self->app);
+  if (store == NULL)
+    {
+      tally_window_add_toast (self, tally_application_get_store_problem (self->app));
+      return FALSE;
+    }
+
+  session = tally_session_open (store, session_id, tally_application_get_client (self->app),
+                                tally_application_get_tools (self->app), &error);
+  if (session == NULL)
+    {
+      g_autofree char *message = NULL;
+
+      if (g_error_matches (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_NOT_FOUND))
+        message = g_strdup_printf (_("No saved session matches “%s”"), session_id);
+      else
+        message = g_strdup_printf (_("Could not open the session: %s"), error->message);
+      tally_window_add_toast (self, message);
+      g_warning ("%s", message);
+      return FALSE;
+    }
+
+  leave_current (self);
+  g_clear_pointer (&self->deleted_current, g_free);
+  show_session (self, session);
+  restore_draft (self);
+
+  if (adw_flap_get_folded (self->flap))
+    adw_flap_set_reveal_flap (self->flap, FALSE);
+
+  return TRUE;
+}
+
+/**
+ * tally_window_get_session:
+ * @self: a #TallyWindow
+ *
+ * Returns: (transfer none) (nullable): the session shown, or %NULL while a
+ *   new session waits for its first message
+ */
+TallySession *
+tally_window_get_session (TallyWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), NULL);
+  return self->session;
+}
+
+/**
+ * tally_window_is_busy:
+ * @self: a #TallyWindow
+ *
+ * Returns: %TRUE while a turn runs in the session shown
+ */
+gboolean
+tally_window_is_busy (TallyWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), FALSE);
+  return self->busy_session != NULL;
+}
+
+/* Sending */
+
+static void
+send_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  TallySession *session = TALLY_SESSION (object);
+  g_autoptr(GError) error = NULL;
+
+  tally_session_send_finish (session, result, &error);
+
+  /* The window may have been closed while the turn ran. */
+  if (self->closed)
+    return;
+
+  if (session == self->busy_session)
+    set_busy (self, NULL, NULL);
+
+  if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
+      session == self->session)
+    {
+      GListModel *blocks = G_LIST_MODEL (tally_session_get_transcript (session));
+      guint n = g_list_model_get_n_items (blocks);
+      g_autoptr(TallyBlock) last = n > 0 ? g_list_model_get_item (blocks, n - 1) : NULL;
+      gboolean shown = FALSE;
+
+      /* The transcript's error banner says it already, with Retry; a toast
+       * is only for failures the log does not show. */
+      for (guint i = n; i > 0 && !shown; i--)
+        {
+          g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i - 1);
+
+          if (tally_block_get_kind (block) == TALLY_BLOCK_USER)
+            break;
+          shown = tally_block_get_kind (block) == TALLY_BLOCK_ERROR;
+        }
+      if (!shown)
+        tally_window_add_toast (self, error->message);
+    }
+
+  update_context (self);
+  refresh_sessions (self);
+}
+
+static void
+add_provisional_row (TallyWindow *self,
+                     const char  *id,
+                     const char  *text)
+{
+  g_autoptr(TallySessionInfo) info = tally_session_info_new (id);
+  GtkWidget *row;
+  glong length = g_utf8_strlen (text, -1);
+
+  if (length > 80)
+    {
+      g_autofree char *start = g_utf8_substring (text, 0, 79);
+      info->title = g_strconcat (g_strstrip (start), "…", NULL);
+    }
+  else
+    info->title = g_strdup (text);
+  g_strdelimit (info->title, "\r\n\t", ' ');
+  info->created_us = info->updated_us = g_get_real_time ();
+  info->turns = 0;
+
+  row = tally_session_row_new (info);
+  g_hash_table_insert (self->rows, g_strdup (id), row);
+  gtk_list_box_prepend (self->session_list, row);
+  gtk_list_box_select_row (self->session_list, GTK_LIST_BOX_ROW (row));
+  update_sidebar_page (self);
+}
+
+static gboolean
+ensure_folder (TallyWindow *self,
+               const char  *path)
+{
+  if (g_mkdir_with_parents (path, 0700) != 0)
+    {
+      int saved_errno = errno;
+      g_autofree char *message = g_strdup_printf (_("Could not create the workspace %s: %s"),
+                                                  path, g_strerror (saved_errno));
+      tally_window_add_toast (self, message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+start_turn (TallyWindow *self,
+            const char  *text)
+{
+  g_autoptr(GCancellable) cancellable = NULL;
+  g_autofree char *prompt = NULL;
+  TallyAgent *agent;
+  gboolean is_new = FALSE;
+  TallyMode mode;
+
+  if (text == NULL || self->busy_session != NULL)
+    return;
+
+  prompt = g_strstrip (g_strdup (text));
+  if (*prompt == '\0')
+    return;
+
+  if (!tally_application_has_api_key (self->app))
+    {
+      tally_composer_set_text (self->composer, text);
+      add_toast_with_action (self, _("Add an Anthropic API key to send messages"),
+                             _("_Preferences"), "app.preferences");
+      return;
+    }
+
+  if (!tally_application_get_online (self->app))
+    {
+      tally_composer_set_text (self->composer, text);
+      tally_window_add_toast (self, _("You’re offline — saved sessions still open; sending needs a connection"));
+      return;
+    }
+
+  if (self->database == NULL || !g_file_test (self->database, G_FILE_TEST_IS_REGULAR))
+    {
+      g_autofree char *message = g_strdup_printf (_("The database %s cannot be found; choose another one"),
+                                                  self->database != NULL ? self->database : "");
+      tally_composer_set_text (self->composer, text);
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  if (self->session == NULL)
+    {
+      TallySession *session = tally_session_new (tally_application_get_store (self->app),
+                                                 tally_application_get_client (self->app),
+                                                 tally_application_get_tools (self->app));
+      const char *id = tally_session_get_id (session);
+
+      if (self->workspace == NULL)
+        self->workspace = tally_application_dup_workspace_for (id);
+      if (!ensure_folder (self, self->workspace))
+        {
+          g_object_unref (session);
+          g_clear_pointer (&self->workspace, g_free);
+          tally_composer_set_text (self->composer, text);
+          return;
+        }
+
+      agent = tally_session_get_agent (session);
+      tally_agent_set_database (agent, self->database);
+      tally_agent_set_workspace (agent, self->workspace);
+      tally_agent_set_model (agent, self->model);
+
+      g_hash_table_remove (self->drafts, "");
+      show_session (self, session);
+      is_new = TRUE;
+    }
+  else if (self->workspace != NULL && !ensure_folder (self, self->workspace))
+    {
+      tally_composer_set_text (self->composer, text);
+      return;
+    }
+
+  agent = tally_session_get_agent (self->session);
+  tally_agent_set_model (agent, self->model);
+  tally_agent_set_thinking_budget (agent, g_settings_get_int (self->settings, "thinking-budget"));
+
+  mode = (TallyMode)gtk_drop_down_get_selected (self->mode_dropdown);
+  if (mode > TALLY_MODE_AUTO)
+    mode = TALLY_MODE_ASK;
+
+  g_free (self->last_prompt);
+  self->last_prompt = g_strdup (prompt);
+  g_hash_table_remove (self->drafts, current_key (self));
+
+  if (is_new && tally_application_get_store (self->app) != NULL)
+    add_provisional_row (self, tally_session_get_id (self->session), prompt);
+
+  cancellable = g_cancellable_new ();
+  set_busy (self, self->session, cancellable);
+  tally_session_send_async (self->session, prompt, mode,
+                            gtk_toggle_button_get_active (self->thinking_button),
+                            cancellable, send_cb, g_object_ref (self));
+  update_context (self);
+}
+
+/**
+ * tally_window_send:
+ * @self: a #TallyWindow
+ * @text: the analyst's message
+ *
+ * Sends @text in the session shown (starting a new session when none is),
+ * with the selected model, mode and thinking switch — what the composer's
+ * Send does. Without an API key or a network, a toast says so and nothing
+ * is sent.
+ */
+void
+tally_window_send (TallyWindow *self,
+                   const char  *text)
+{
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+  g_return_if_fail (text != NULL);
+
+  start_turn (self, text);
+}
+
+static void
+composer_send_cb (TallyWindow   *self,
+                  const char    *text,
+                  TallyComposer *composer)
+{
+  start_turn (self, text);
+}
+
+static void
+composer_stop_cb (TallyWindow *self)
+{
+  if (self->turn_cancellable != NULL)
+    g_cancellable_cancel (self->turn_cancellable);
+}
+
+static void
+retry_requested_cb (TallyWindow         *self,
+                    TallyBlock          *block,
+                    TallyTranscriptView *view)
+{
+  g_autofree char *prompt = dup_last_prompt (self);
+
+  if (prompt != NULL)
+    start_turn (self, prompt);
+}
+
+/* The sidebar */
+
+static gboolean
+row_matches (TallyWindow     *self,
+             TallySessionRow *row)
+{
+  const char *id = tally_session_row_get_id (row);
+  g_autofree char *title = NULL;
+
+  if (g_hash_table_contains (self->pending_deletes, id))
+    return FALSE;
+  if (self->search_text == NULL)
+    return TRUE;
+  if (self->search_hits != NULL && g_hash_table_contains (self->search_hits, id))
+    return TRUE;
+
+  title = g_utf8_casefold (tally_session_row_get_title (row), -1);
+  return strstr (title, self->search_text) != NULL;
+}
+
+static gboolean
+session_filter_func (GtkListBoxRow *row,
+                     gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+
+  return !TALLY_IS_SESSION_ROW (row) || row_matches (self, TALLY_SESSION_ROW (row));
+}
+
+static void
+update_sidebar_page (TallyWindow *self)
+{
+  GHashTableIter iter;
+  gpointer value;
+  guint total = 0;
+  guint shown = 0;
+
+  if (tally_application_get_store (self->app) == NULL)
+    {
+      gtk_label_set_label (self->store_status_label, tally_application_get_store_problem (self->app));
+      gtk_stack_set_visible_child_name (self->sidebar_stack, "unavailable");
+      return;
+    }
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      TallySessionRow *row = value;
+
+      if (!g_hash_table_contains (self->pending_deletes, tally_session_row_get_id (row)))
+        total++;
+      if (row_matches (self, row))
+        shown++;
+    }
+
+  if (total == 0)
+    gtk_stack_set_visible_child_name (self->sidebar_stack, "empty");
+  else if (shown == 0)
+    gtk_stack_set_visible_child_name (self->sidebar_stack, "no-results");
+  else
+    gtk_stack_set_visible_child_name (self->sidebar_stack, "list");
+}
+
+static void
+refilter (TallyWindow *self)
+{
+  gtk_list_box_invalidate_filter (self->session_list);
+  update_sidebar_page (self);
+}
+
+static void rename_requested_cb (TallyWindow     *self,
+                                 const char      *title,
+                                 TallySessionRow *row);
+static void delete_requested_cb (TallyWindow     *self,
+                                 TallySessionRow *row);
+
+static void
+rebuild_rows (TallyWindow *self,
+              GPtrArray   *sessions)
+{
+  GtkListBoxRow *old;
+  const char *current = self->session != NULL ? tally_session_get_id (self->session) : NULL;
+
+  while ((old = gtk_list_box_get_row_at_index (self->session_list, 0)) != NULL)
+    gtk_list_box_remove (self->session_list, GTK_WIDGET (old));
+  g_hash_table_remove_all (self->rows);
+
+  for (guint i = 0; i < sessions->len; i++)
+    {
+      TallySessionInfo *info = g_ptr_array_index (sessions, i);
+      GtkWidget *row;
+
+      if (g_hash_table_contains (self->rows, info->id))
+        continue;
+
+      row = tally_session_row_new (info);
+      g_signal_connect_object (row, "rename-requested", G_CALLBACK (rename_requested_cb),
+                               self, G_CONNECT_SWAPPED);
+      g_signal_connect_object (row, "delete-requested", G_CALLBACK (delete_requested_cb),
+                               self, G_CONNECT_SWAPPED);
+      if (self->search_hits != NULL)
+        tally_session_row_set_snippet (TALLY_SESSION_ROW (row),
+                                       g_hash_table_lookup (self->search_hits, info->id));
+      g_hash_table_insert (self->rows, g_strdup (info->id), row);
+      gtk_list_box_append (self->session_list, row);
+    }
+
+  /* The session shown may not be saved yet (its first turn is running). */
+  select_row_for (self, current);
+  refilter (self);
+  update_title (self);
+}
+
+static void
+list_sessions_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autoptr(GPtrArray) sessions = NULL;
+  g_autoptr(GError) error = NULL;
+
+  sessions = tally_store_list_sessions_finish (TALLY_STORE (object), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  /* Not cancelled, so this answers the newest request. */
+  self->refreshing--;
+  g_clear_object (&self->list_cancellable);
+  if (self->closed)
+    return;
+
+  if (sessions == NULL)
+    {
+      g_autofree char *message = g_strdup_printf (_("Could not list the saved sessions: %s"), error->message);
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  rebuild_rows (self, sessions);
+}
+
+static void
+refresh_sessions (TallyWindow *self)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+
+  if (store == NULL)
+    {
+      update_sidebar_page (self);
+      return;
+    }
+
+  if (self->list_cancellable != NULL)
+    {
+      g_cancellable_cancel (self->list_cancellable);
+      self->refreshing--;
+    }
+  g_clear_object (&self->list_cancellable);
+  self->list_cancellable = g_cancellable_new ();
+  self->refreshing++;
+  tally_store_list_sessions_async (store, self->list_cancellable, list_sessions_cb, g_object_ref (self));
+}
+
+static void
+session_row_activated_cb (TallyWindow   *self,
+                          GtkListBoxRow *row)
+{
+  if (!TALLY_IS_SESSION_ROW (row))
+    return;
+
+  tally_window_open_session (self, tally_session_row_get_id (TALLY_SESSION_ROW (row)));
+}
+
+static void
+search_cb (GObject      *object,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autoptr(GPtrArray) hits = NULL;
+  g_autoptr(GError) error = NULL;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  hits = tally_store_search_finish (TALLY_STORE (object), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || self->closed)
+    return;
+
+  g_clear_object (&self->search_cancellable);
+
+  if (hits == NULL)
+    {
+      /* Half-typed queries are expected to fail now and then; the title
+       * filter still applies. */
+      g_debug ("Full-text search failed: %s", error->message);
+      return;
+    }
+
+  g_clear_pointer (&self->search_hits, g_hash_table_unref);
+  self->search_hits = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < hits->len; i++)
+    {
+      TallySessionInfo *info = g_ptr_array_index (hits, i);
+
+      g_hash_table_insert (self->search_hits, g_strdup (info->id),
+                           g_strdup (info->snippet != NULL ? info->snippet : ""));
+    }
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    tally_session_row_set_snippet (value, g_hash_table_lookup (self->search_hits, key));
+
+  refilter (self);
+}
+
+static void
+search_changed_cb (TallyWindow *self)
+{
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))));
+  TallyStore *store = tally_application_get_store (self->app);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_cancellable_cancel (self->search_cancellable);
+  g_clear_object (&self->search_cancellable);
+  g_clear_pointer (&self->search_hits, g_hash_table_unref);
+  g_clear_pointer (&self->search_text, g_free);
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    tally_session_row_set_snippet (value, NULL);
+
+  if (*text != '\0')
+    {
+      self->search_text = g_utf8_casefold (text, -1);
+      if (store != NULL)
+        {
+          self->search_cancellable = g_cancellable_new ();
+          tally_store_search_async (store, text, self->search_cancellable, search_cb, g_object_ref (self));
+        }
+    }
+
+  refilter (self);
+}
+
+static void
+stop_search_cb (TallyWindow *self)
+{
+  gtk_editable_set_text (GTK_EDITABLE (self->search_entry), "");
+}
+
+static void
+search_activate_cb (TallyWindow *self)
+{
+  for (int i = 0;; i++)
+    {
+      GtkListBoxRow *row = gtk_list_box_get_row_at_index (self->session_list, i);
+
+      if (row == NULL)
+        break;
+      if (TALLY_IS_SESSION_ROW (row) && row_matches (self, TALLY_SESSION_ROW (row)))
+        {
+          tally_window_open_session (self, tally_session_row_get_id (TALLY_SESSION_ROW (row)));
+          gtk_widget_grab_focus (GTK_WIDGET (row));
+          break;
+        }
+    }
+}
+
+static void
+rename_requested_cb (TallyWindow     *self,
+                     const char      *title,
+                     TallySessionRow *row)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autoptr(GError) error = NULL;
+  TallySessionInfo *info = tally_session_row_get_info (row);
+
+  if (store == NULL || !tally_store_rename_session (store, info->id, title, &error))
+    {
+      g_autofree char *message = g_strdup_printf (_("Could not rename the session: %s"),
+                                                  error != NULL ? error->message
+                                                                : tally_application_get_store_problem (self->app));
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  /* Show the new name at once; the refresh confirms it from the store. */
+  g_free (info->title);
+  info->title = g_strdup (title);
+  tally_session_row_set_info (row, info);
+  update_title (self);
+  refresh_sessions (self);
+}
+
+static void
+delete_toast_dismissed_cb (TallyWindow *self,
+                           AdwToast    *toast)
+{
+  const char *id = g_object_get_data (G_OBJECT (toast), "tally-session-id");
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autoptr(GError) error = NULL;
+
+  /* Undone: nothing to do. */
+  if (id == NULL || !g_hash_table_remove (self->pending_deletes, id))
+    return;
+
+  if (store == NULL || !tally_store_delete_session (store, id, &error))
+    {
+      g_autofree char *message = g_strdup_printf (_("Could not delete the session: %s"),
+                                                  error != NULL ? error->message : "");
+      tally_window_add_toast (self, message);
+      refilter (self);
+      return;
+    }
+
+  g_hash_table_remove (self->drafts, id);
+  if (g_strcmp0 (self->deleted_current, id) == 0)
+    g_clear_pointer (&self->deleted_current, g_free);
+  refresh_sessions (self);
+}
+
+static void
+delete_with_undo (TallyWindow      *self,
+                  TallySessionInfo *info)
+{
+  g_autofree char *title = NULL;
+  g_autofree char *escaped = NULL;
+  AdwToast *toast;
+
+  if (g_hash_table_contains (self->pending_deletes, info->id))
+    return;
+
+  g_hash_table_insert (self->pending_deletes, g_strdup (info->id), tally_session_info_ref (info));
+
+  if (self->session != NULL && g_str_equal (tally_session_get_id (self->session), info->id))
+    {
+      g_autofree char *id = g_strdup (info->id);
+
+      tally_window_new_session (self);
+      self->deleted_current = g_steal_pointer (&id);
+    }
+  refilter (self);
+
+  title = g_strdup_printf (_("“%s” deleted"),
+                           info->title != NULL && *info->title != '\0' ? info->title : _("Untitled Session"));
+  escaped = g_markup_escape_text (title, -1);
+  toast = adw_toast_new (escaped);
+  adw_toast_set_button_label (toast, _("_Undo"));
+  adw_toast_set_action_name (toast, "win.undo-delete");
+  adw_toast_set_action_target_value (toast, g_variant_new_string (info->id));
+  adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+  g_object_set_data_full (G_OBJECT (toast), "tally-session-id", g_strdup (info->id), g_free);
+  g_signal_connect_object (toast, "dismissed", G_CALLBACK (delete_toast_dismissed_cb),
+                           self, G_CONNECT_SWAPPED);
+
+  g_free (self->last_toast_title);
+  self->last_toast_title = g_steal_pointer (&title);
+  g_set_weak_pointer (&self->last_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+static void
+delete_requested_cb (TallyWindow     *self,
+                     TallySessionRow *row)
+{
+  delete_with_undo (self, tally_session_row_get_info (row));
+}
+
+/* Carries out deletions whose toasts will never be dismissed. */
+static void
+commit_pending_deletes (TallyWindow *self)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autofree gpointer *ids = NULL;
+  guint n = 0;
+
+  if (self->pending_deletes == NULL)
+    return;
+
+  ids = g_hash_table_get_keys_as_array (self->pending_deletes, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (store != NULL && !tally_store_delete_session (store, ids[i], &error))
+        g_warning ("Could not delete session %s: %s", (const char *)ids[i], error->message);
+    }
+  g_hash_table_remove_all (self->pending_deletes);
+}
+
+/* The key on the first-launch page */
+
+static void
+key_saved_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+  TallyApiKeySource source;
+
+  source = tally_application_set_api_key_finish (TALLY_APPLICATION (object), result, &error);
+  if (self->closed || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  if (error != NULL)
+    tally_window_add_toast (self, error->message);
+  else if (source == TALLY_API_KEY_SOURCE_MEMORY)
+    tally_window_add_toast (self, _("No keyring available: the key is kept for this session only"));
+  else
+    tally_window_add_toast (self, _("API key saved in your keyring"));
+}
+
+static void
+welcome_key_apply_cb (TallyWindow *self)
+{
+  g_autofree char *key = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->welcome_key_row)));
+
+  g_strstrip (key);
+  if (*key == '\0')
+    return;
+
+  tally_application_set_api_key_async (self->app, key, self->cancellable, key_saved_cb, g_object_ref (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->welcome_key_row), "");
+  memset (key, 0, strlen (key));
+}
+
+static void
+suggestion_activated_cb (TallyWindow   *self,
+                         GtkListBoxRow *row)
+{
+  const char *text = g_object_get_data (G_OBJECT (row), "tally-suggestion");
+
+  if (text == NULL)
+    return;
+
+  tally_composer_set_text (self->composer, text);
+  gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+}
+
+/* Database and workspace */
+
+static gboolean
+looks_like_sqlite (const char  *path,
+                   GError     **error)
+{
+  static const char magic[16] = "SQLite format 3";
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileInputStream) stream = NULL;
+  char header[16] = { 0 };
+  gsize read = 0;
+
+  stream = g_file_read (file, NULL, error);
+  if (stream == NULL ||
+      !g_input_stream_read_all (G_INPUT_STREAM (stream), header, sizeof header, &read, NULL, error))
+    return FALSE;
+
+  if (read < sizeof header || memcmp (header, magic, sizeof magic) != 0)
+    {
+      g_autofree char *name = g_path_get_basename (path);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   _("“%s” is not a SQLite database"), name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+database_chosen_cb (GtkNativeDialog *dialog,
+                    int              response,
+                    TallyWindow     *self)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      path = file != NULL ? g_file_get_path (file) : NULL;
+    }
+  g_object_unref (dialog);
+
+  if (path == NULL)
+    return;
+
+  if (!looks_like_sqlite (path, &error))
+    {
+      tally_window_add_toast (self, error->message);
+      return;
+    }
+
+  g_free (self->database);
+  self->database = g_steal_pointer (&path);
+  if (self->session != NULL)
+    tally_agent_set_database (tally_session_get_agent (self->session), self->database);
+  update_context (self);
+}
+
+static void
+choose_database_action (GSimpleAction *action,
+                        GVariant      *parameter,
+                        gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+  GtkFileChooserNative *native;
+  g_autoptr(GtkFileFilter) sqlite = gtk_file_filter_new ();
+  g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
+
+  gtk_popover_popdown (self->context_popover);
+
+  gtk_file_filter_set_name (sqlite, _("SQLite Databases"));
+  gtk_file_filter_add_mime_type (sqlite, "application/vnd.sqlite3");
+  gtk_file_filter_add_mime_type (sqlite, "application/x-sqlite3");
+  gtk_file_filter_add_suffix (sqlite, "db");
+  gtk_file_filter_add_suffix (sqlite, "sqlite");
+  gtk_file_filter_add_suffix (sqlite, "sqlite3");
+  gtk_file_filter_set_name (all, _("All Files"));
+  gtk_file_filter_add_pattern (all, "*");
+
+  native = gtk_file_chooser_native_new (_("Choose a Database"), GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), sqlite);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), all);
+  gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (native), sqlite);
+  g_signal_connect_object (native, "response", G_CALLBACK (database_chosen_cb), self, 0);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static void
+workspace_chosen_cb (GtkNativeDialog *dialog,
+                     int              response,
+                     TallyWindow     *self)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *path = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      path = file != NULL ? g_file_get_path (file) : NULL;
+    }
+  g_object_unref (dialog);
+
+  if (path == NULL)
+    return;
+
+  if (!g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_autofree char *message = g_strdup_printf (_("%s is not a folder"), path);
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  g_free (self->workspace);
+  self->workspace = g_steal_pointer (&path);
+  if (self->session != NULL)
+    tally_agent_set_workspace (tally_session_get_agent (self->session), self->workspace);
+  update_context (self);
+}
+
+static void
+choose_workspace_action (GSimpleAction *action,
+                         GVariant      *parameter,
+                         gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+  GtkFileChooserNative *native;
+
+  gtk_popover_popdown (self->context_popover);
+
+  native = gtk_file_chooser_native_new (_("Choose a Workspace Folder"), GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Select"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  if (self->workspace != NULL && g_file_test (self->workspace, G_FILE_TEST_IS_DIR))
+    {
+      g_autoptr(GFile) current = g_file_new_for_path (self->workspace);
+      gtk_file_chooser_set_file (GTK_FILE_CHOOSER (native), current, NULL);
+    }
+  g_signal_connect_object (native, "response", G_CALLBACK (workspace_chosen_cb), self, 0);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static void
+open_workspace_action (GSimpleAction *action,
+                       GVariant      *parameter,
+                       gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *uri = NULL;
+
+  if (self->workspace == NULL)
+    return;
+
+  gtk_popover_popdown (self->context_popover);
+  file = g_file_new_for_path (self->workspace);
+  uri = g_file_get_uri (file);
+  gtk_show_uri (GTK_WINDOW (self), uri, GDK_CURRENT_TIME);
+}
+
+/* Window actions */
+
+static void
+new_session_action (GSimpleAction *action,
+                    GVariant      *parameter,
+                    gpointer       user_data)
+{
+  tally_window_new_session (TALLY_WINDOW (user_data));
+}
+
+static void
+search_action (GSimpleAction *action,
+               GVariant      *parameter,
+               gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+
+  adw_flap_set_reveal_flap (self->flap, TRUE);
+  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
+}
+
+static void
+toggle_sidebar_action (GSimpleAction *action,
+                       GVariant      *parameter,
+                       gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+
+  adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
+}
+
+static void
+stop_action (GSimpleAction *action,
+             GVariant      *parameter,
+             gpointer       user_data)
+{
+  composer_stop_cb (TALLY_WINDOW (user_data));
+}
+
+static void
+rename_session_action (GSimpleAction *action,
+                       GVariant      *parameter,
+                       gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+  TallySessionRow *row;
+
+  if (self->session == NULL)
+    return;
+
+  row = find_row (self, tally_session_get_id (self->session));
+  if (row == NULL)
+    return;
+
+  adw_flap_set_reveal_flap (self->flap, TRUE);
+  tally_session_row_start_rename (row);
+}
+
+static void
+delete_session_action (GSimpleAction *action,
+                       GVariant      *parameter,
+                       gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+  TallySessionRow *row;
+
+  if (self->session == NULL)
+    return;
+
+  row = find_row (self, tally_session_get_id (self->session));
+  if (row != NULL)
+    delete_with_undo (self, tally_session_row_get_info (row));
+}
+
+static void
+undo_delete_action (GSimpleAction *action,
+                    GVariant      *parameter,
+                    gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+  const char *id = g_variant_get_string (parameter, NULL);
+  gboolean was_current = g_strcmp0 (self->deleted_current, id) == 0;
+
+  if (!g_hash_table_remove (self->pending_deletes, id))
+    return;
+
+  refilter (self);
+
+  /* Bring the session back where it was, unless the analyst moved on. */
+  if (was_current && self->session == NULL)
+    {
+      g_autofree char *text = tally_composer_dup_text (self->composer);
+
+      if (text == NULL || *text == '\0')
+        tally_window_open_session (self, id);
+    }
+  g_clear_pointer (&self->deleted_current, g_free);
+}
+
+static const GActionEntry win_actions[] = {
+  { "new-session", new_session_action },
+  { "search", search_action },
+  { "toggle-sidebar", toggle_sidebar_action },
+  { "stop", stop_action },
+  { "rename-session", rename_session_action },
+  { "delete-session", delete_session_action },
+  { "undo-delete", undo_delete_action, "s" },
+  { "choose-database", choose_database_action },
+  { "choose-workspace", choose_workspace_action },
+  { "open-workspace", open_workspace_action },
+};
+
+/* Application state */
+
+static void
+store_write_failed_cb (TallyWindow  *self,
+                       const GError *error,
+                       TallyStore   *store)
+{
+  g_autofree char *message = g_strdup_printf (_("Could not save the session: %s"), error->message);
+
+  tally_window_add_toast (self, message);
+}
+
+static void
+api_key_source_changed_cb (TallyWindow *self)
+{
+  update_page (self);
+  maybe_fetch_models (self);
+}
+
+static void
+online_changed_cb (TallyWindow *self)
+{
+  update_banners (self);
+  maybe_fetch_models (self);
+}
+
+/* A new base URL means a new client; the session shown picks it up by
+ * being reopened from the store (unless a turn is running in it). */
+static void
+client_changed_cb (TallyWindow *self)
+{
+  maybe_fetch_models (self);
+
+  if (self->session != NULL && self->busy_session == NULL)
+    {
+      g_autofree char *id = g_strdup (tally_session_get_id (self->session));
+      g_autoptr(GError) error = NULL;
+      TallyStore *store = tally_application_get_store (self->app);
+      TallySession *session = NULL;
+
+      if (store != NULL)
+        session = tally_session_open (store, id, tally_application_get_client (self->app),
+                                      tally_application_get_tools (self->app), &error);
+      if (session != NULL)
+        {
+          save_draft (self);
+          show_session (self, session);
+          restore_draft (self);
+        }
+      else if (error != NULL)
+        g_debug ("Could not reopen session %s for the new base URL: %s", id, error->message);
+    }
+}
+
+static void
+reveal_flap_changed_cb (TallyWindow *self)
+{
+  /* Folding hides the sidebar by itself; remember only the analyst's own
+   * choice in a wide window. */
+  if (!adw_flap_get_folded (self->flap))
+    g_settings_set_boolean (self->settings, "sidebar-visible", adw_flap_get_reveal_flap (self->flap));
+}
+
+/* Narrow windows: the model, mode and thinking pickers leave the header
+ * bar for the title's popover, so the session fits a phone-sized window.
+ * Decided by the window's width (not by the sidebar folding, which itself
+ * depends on how wide the header is). */
+#define COMPACT_BELOW_PX 720
+
+static void
+apply_compact (TallyWindow *self)
+{
+  gtk_widget_set_visible (GTK_WIDGET (self->model_dropdown), !self->compact);
+  gtk_widget_set_visible (GTK_WIDGET (self->mode_dropdown), !self->compact);
+  gtk_widget_set_visible (GTK_WIDGET (self->thinking_button), !self->compact);
+  gtk_widget_set_visible (GTK_WIDGET (self->compact_list), self->compact);
+}
+
+static gboolean
+apply_compact_idle (gpointer user_data)
+{
+  TallyWindow *self = user_data;
+
+  self->compact_idle = 0;
+  apply_compact (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+tally_window_size_allocate (GtkWidget *widget,
+                            int        width,
+                            int        height,
+                            int        baseline)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  gboolean compact = width < COMPACT_BELOW_PX;
+
+  GTK_WIDGET_CLASS (tally_window_parent_class)->size_allocate (widget, width, height, baseline);
+
+  /* Visibility cannot change in the middle of an allocation. */
+  if (compact != self->compact)
+    {
+      self->compact = compact;
+      if (self->compact_idle == 0)
+        self->compact_idle = g_idle_add_full (G_PRIORITY_HIGH_IDLE, apply_compact_idle, self, NULL);
+    }
+}
+
+static void
+shut_down (TallyWindow *self)
+{
+  if (self->closed)
+    return;
+
+  self->closed = TRUE;
+  g_clear_handle_id (&self->compact_idle, g_source_remove);
+  g_cancellable_cancel (self->cancellable);
+  g_cancellable_cancel (self->list_cancellable);
+  g_cancellable_cancel (self->search_cancellable);
+  if (self->turn_cancellable != NULL)
+    g_cancellable_cancel (self->turn_cancellable);
+  commit_pending_deletes (self);
+}
+
+static gboolean
+tally_window_close_request (GtkWindow *window)
+{
+  TallyWindow *self = TALLY_WINDOW (window);
+
+  /* Closing cancels the running turn (its events are still stored) and
+   * carries out deletions whose undo toast is still up. */
+  shut_down (self);
+
+  return GTK_WINDOW_CLASS (tally_window_parent_class)->close_request (window);
+}
+
+/* GObject */
+
+/* Connects the window to its application (set after construction). */
+static void
+tally_window_setup (TallyWindow      *self,
+                    TallyApplication *app)
+{
+  TallyModelCache *cache;
+  g_autoptr(GtkListItemFactory) factory = NULL;
+  g_autoptr(GtkListItemFactory) list_factory = NULL;
+
+  /* Held until finalize: answers that arrive after the window closed may
+   * still look at the application before they notice. */
+  self->app = g_object_ref (app);
+  self->settings = g_object_ref (tally_application_get_settings (self->app));
+  cache = tally_application_get_model_cache (self->app);
+
+  /* Window size and sidebar */
+  g_settings_bind (self->settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "window-maximized", self, "maximized", G_SETTINGS_BIND_DEFAULT);
+  adw_flap_set_reveal_flap (self->flap, g_settings_get_boolean (self->settings, "sidebar-visible"));
+  g_object_bind_property (self->flap, "reveal-flap", self->sidebar_button, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_signal_connect_object (self->flap, "notify::reveal-flap", G_CALLBACK (reveal_flap_changed_cb),
+                           self, G_CONNECT_SWAPPED);
+
+  /* The model picker: display names on the button, names and ids in the
+   * list. Connected before the drop-down sees the list, so a fetched list
+   * replacing the old one keeps the choice. */
+  factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (factory, "setup", G_CALLBACK (model_factory_setup_cb), NULL);
+  g_signal_connect_object (factory, "bind", G_CALLBACK (model_factory_bind_cb), self, 0);
+  list_factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (list_factory, "setup", G_CALLBACK (model_list_setup_cb), NULL);
+  g_signal_connect_object (list_factory, "bind", G_CALLBACK (model_list_bind_cb), self, 0);
+  gtk_drop_down_set_factory (self->model_dropdown, factory);
+  gtk_drop_down_set_list_factory (self->model_dropdown, list_factory);
+  g_signal_connect_object (tally_model_cache_get_models (cache), "items-changed",
+                           G_CALLBACK (models_changing_cb), self, G_CONNECT_SWAPPED);
+  gtk_drop_down_set_model (self->model_dropdown, tally_model_cache_get_models (cache));
+  g_signal_connect_object (tally_model_cache_get_models (cache), "items-changed",
+                           G_CALLBACK (models_changed_cb), self, G_CONNECT_SWAPPED | G_CONNECT_AFTER);
+  g_signal_connect_object (self->model_dropdown, "notify::selected",
+                           G_CALLBACK (model_selected_cb), self, G_CONNECT_SWAPPED);
+
+  /* The same pickers in the title popover, for narrow windows. */
+  adw_combo_row_set_factory (self->model_row, factory);
+  adw_combo_row_set_list_factory (self->model_row, list_factory);
+  adw_combo_row_set_model (self->model_row, tally_model_cache_get_models (cache));
+  g_object_bind_property (self->model_dropdown, "selected", self->model_row, "selected",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->mode_dropdown, "selected", self->mode_row, "selected",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->thinking_button, "active", self->thinking_switch, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+
+  /* The application's state */
+  g_signal_connect_object (self->app, "notify::api-key-source",
+                           G_CALLBACK (api_key_source_changed_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->app, "notify::online",
+                           G_CALLBACK (online_changed_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->app, "notify::client",
+                           G_CALLBACK (client_changed_cb), self, G_CONNECT_SWAPPED);
+
+  if (tally_application_get_store (app) != NULL)
+    g_signal_connect_object (tally_application_get_store (app), "write-failed",
+                             G_CALLBACK (store_write_failed_cb), self, G_CONNECT_SWAPPED);
+
+  show_session (self, NULL);
+  update_banners (self);
+  refresh_sessions (self);
+  maybe_fetch_models (self);
+}
+
+static void
+tally_window_dispose (GObject *object)
+{
+  TallyWindow *self = (TallyWindow *)object;
+
+  shut_down (self);
+
+  if (self->session != NULL)
+    g_signal_handlers_disconnect_by_func (tally_session_get_transcript (self->session),
+                                          transcript_items_changed_cb, self);
+  g_clear_object (&self->session);
+  g_clear_object (&self->busy_session);
+  g_clear_object (&self->turn_cancellable);
+  g_clear_weak_pointer (&self->last_toast);
+
+  gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_WINDOW);
+
+  G_OBJECT_CLASS (tally_window_parent_class)->dispose (object);
+}
+
+static void
+tally_window_finalize (GObject *object)
+{
+  TallyWindow *self = (TallyWindow *)object;
+
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->list_cancellable);
+  g_clear_object (&self->search_cancellable);
+  g_clear_object (&self->settings);
+  g_clear_object (&self->app);
+  g_clear_object (&self->empty_transcript);
+  g_clear_pointer (&self->drafts, g_hash_table_unref);
+  g_clear_pointer (&self->rows, g_hash_table_unref);
+  g_clear_pointer (&self->pending_deletes, g_hash_table_unref);
+  g_clear_pointer (&self->search_hits, g_hash_table_unref);
+  g_free (self->search_text);
+  g_free (self->database);
+  g_free (self->workspace);
+  g_free (self->model);
+  g_free (self->last_prompt);
+  g_free (self->deleted_current);
+  g_free (self->last_toast_title);
+
+  G_OBJECT_CLASS (tally_window_parent_class)->finalize (object);
+}
+
+static void
+tally_window_class_init (TallyWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
+
+  object_class->dispose = tally_window_dispose;
+  object_class->finalize = tally_window_finalize;
+  window_class->close_request = tally_window_close_request;
+  widget_class->size_allocate = tally_window_size_allocate;
+
+  g_type_ensure (TALLY_TYPE_TRANSCRIPT_VIEW);
+  g_type_ensure (TALLY_TYPE_COMPOSER);
+
+  _tally_window_ui_ensure ();
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, flap);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, search_entry);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, sidebar_stack);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, session_list);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_status_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, sidebar_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, title_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, window_title);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, thinking_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, mode_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, model_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, offline_revealer);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_revealer);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, session_stack);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_page);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_key_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_page);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestions_box);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestion_list);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, transcript_view);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, composer);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, context_popover);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, database_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, workspace_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, compact_list);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, model_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, mode_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, thinking_switch);
+  gtk_widget_class_bind_template_callback (widget_class, search_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, stop_search_cb);
+  gtk_widget_class_bind_template_callback (widget_class, search_activate_cb);
+  gtk_widget_class_bind_template_callback (widget_class, session_row_activated_cb);
+  gtk_widget_class_bind_template_callback (widget_class, welcome_key_apply_cb);
+  gtk_widget_class_bind_template_callback (widget_class, suggestion_activated_cb);
+
+  /* Escape stops a running turn; a focused widget that uses Escape itself
+   * (the search entry, a popover) gets it first. */
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.stop", NULL);
+
+  gtk_widget_class_set_css_name (widget_class, "tallywindow");
+}
+
+static void
+tally_window_init (TallyWindow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->cancellable = g_cancellable_new ();
+  self->empty_transcript = g_list_store_new (TALLY_TYPE_BLOCK);
+  self->drafts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->pending_deletes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                 (GDestroyNotify)tally_session_info_unref);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions, G_N_ELEMENTS (win_actions), self);
+
+  gtk_list_box_set_filter_func (self->session_list, session_filter_func, self, NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (beanline_suggestions); i++)
+    {
+      GtkWidget *row = adw_action_row_new ();
+      GtkWidget *icon = gtk_image_new_from_icon_name ("go-next-symbolic");
+
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _(beanline_suggestions[i]));
+      gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row), icon);
+      g_object_set_data (G_OBJECT (row), "tally-suggestion", (gpointer)_(beanline_suggestions[i]));
+      gtk_list_box_append (self->suggestion_list, row);
+    }
+
+  g_signal_connect_object (self->composer, "send", G_CALLBACK (composer_send_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->composer, "stop", G_CALLBACK (composer_stop_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->transcript_view, "retry-requested", G_CALLBACK (retry_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+
+  adw_status_page_set_icon_name (self->welcome_page, APPLICATION_ID);
+
+  if (DEVELOPMENT)
+    gtk_widget_add_css_class (GTK_WIDGET (self), "devel");
+}
+
+/**
+ * tally_window_new:
+ * @application: the application
+ *
+ * Creates a window showing a new session, with the saved sessions in the
+ * sidebar.
+ *
+ * Returns: (transfer none): a new window, owned by @application
+ */
+TallyWindow *
+tally_window_new (TallyApplication *application)
+{
+  TallyWindow *self;
+
+  g_return_val_if_fail (TALLY_IS_APPLICATION (application), NULL);
+
+  self = g_object_new (TALLY_TYPE_WINDOW, "application", application, NULL);
+  tally_window_setup (self, application);
+  return self;
+}
+
+/* Test accessors */
+
+TallyComposer *
+_tally_window_get_composer (TallyWindow *self)
+{
+  return self->composer;
+}
+
+TallyTranscriptView *
+_tally_window_get_transcript_view (TallyWindow *self)
+{
+  return self->transcript_view;
+}
+
+GtkListBox *
+_tally_window_get_session_list (TallyWindow *self)
+{
+  return self->session_list;
+}
+
+GtkDropDown *
+_tally_window_get_model_dropdown (TallyWindow *self)
+{
+  return self->model_dropdown;
+}
+
+const char *
+_tally_window_get_page (TallyWindow *self)
+{
+  return gtk_stack_get_visible_child_name (self->session_stack);
+}
+
+const char *
+_tally_window_get_sidebar_page (TallyWindow *self)
+{
+  return gtk_stack_get_visible_child_name (self->sidebar_stack);
+}
+
+AdwToast *
+_tally_window_get_last_toast (TallyWindow *self)
+{
+  return self->last_toast;
+}
+
+const char *
+_tally_window_get_last_toast_title (TallyWindow *self)
+{
+  return self->last_toast_title;
+}
+
+GtkSearchEntry *
+_tally_window_get_search_entry (TallyWindow *self)
+{
+  return self->search_entry;
+}
+
+gboolean
+_tally_window_is_refreshing (TallyWindow *self)
+{
+  return self->refreshing > 0 || self->search_cancellable != NULL;
+}
+
+AdwFlap *
+_tally_window_get_flap (TallyWindow *self)
+{
+  return self->flap;
+}
+
+GtkToggleButton *
+_tally_window_get_thinking_button (TallyWindow *self)
+{
+  return self->thinking_button;
+}
+
+GtkDropDown *
+_tally_window_get_mode_dropdown (TallyWindow *self)
+{
+  return self->mode_dropdown;
+}
+
+gboolean
+_tally_window_get_compact (TallyWindow *self)
+{
+  return self->compact && self->compact_idle == 0;
+}
