@@ -71,6 +71,25 @@ gboolean  tally_tool_walk_files         (const char        *workspace,
                                          gpointer           user_data,
                                          GError           **error);
 
+/* Files the mutating tools change, and their diffs (tally-tool-write.c). */
+char     *tally_tool_resolve_for_change (const TallyToolContext *context,
+                                         const char             *member,
+                                         const char             *path,
+                                         gboolean                check_outside,
+                                         char                  **display,
+                                         GError                **error);
+gboolean  tally_tool_replace_file       (const char   *path,
+                                         const char   *display,
+                                         const char   *contents,
+                                         gsize         length,
+                                         GError      **error);
+char     *tally_tool_unified_diff       (const char   *old_text,
+                                         gsize         old_length,
+                                         const char   *new_text,
+                                         gsize         new_length,
+                                         const char   *old_label,
+                                         const char   *new_label);
+
 /* Read-only SQLite access (tally-tool-query-database.c). */
 typedef struct _TallyToolDatabase TallyToolDatabase;
 

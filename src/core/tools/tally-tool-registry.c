@@ -6,11 +6,14 @@
 
 #include "tally-tool-registry.h"
 
+#include "tally-tool-bash.h"
+#include "tally-tool-edit.h"
 #include "tally-tool-get-schema.h"
 #include "tally-tool-glob.h"
 #include "tally-tool-grep.h"
 #include "tally-tool-query-database.h"
 #include "tally-tool-read.h"
+#include "tally-tool-write.h"
 
 /**
  * TallyToolRegistry:
@@ -73,7 +76,8 @@ tally_tool_registry_new (void)
  * tally_tool_registry_new_default:
  *
  * Creates a registry holding the analyst's tools, in this order:
- * `query_database`, `get_schema`, `Read`, `Glob`, `Grep`.
+ * `query_database`, `get_schema`, `Read`, `Glob`, `Grep`, then the tools
+ * that change things: `Write`, `Edit`, `Bash`.
  *
  * Returns: (transfer full): a new #TallyToolRegistry
  */
@@ -87,6 +91,9 @@ tally_tool_registry_new_default (void)
     tally_tool_read_new,
     tally_tool_glob_new,
     tally_tool_grep_new,
+    tally_tool_write_new,
+    tally_tool_edit_new,
+    tally_tool_bash_new,
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (constructors); i++)

@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-tools"
+
+#include "config.h"
+
+#include "tally-tool-bash.h"
+#include "tally-tool-private.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <glib-unix.h>
+#include <gio/gunixinputstream.h>
+
+#define DEFAULT_TIMEOUT_MS 120000
+#define MAX_TIMEOUT_MS 600000
+/* The most output the model gets; longer output keeps its first and last
+ * halves around a marker saying how much was left out. */
+#define MAX_OUTPUT_BYTES 30000
+#define HEAD_BYTES (MAX_OUTPUT_BYTES / 2)
+#define TAIL_BYTES (MAX_OUTPUT_BYTES - HEAD_BYTES)
+/* When cutting, the head ends at a line break and the tail starts after
+ * one if there is one this close to the cut. */
+#define LINE_SNAP_BYTES 2000
+#define READ_CHUNK 8192
+/* After the shell exits, processes it left in the background may still
+ * hold the output open; they get this long to finish before they are
+ * killed. */
+#define LINGER_MS 1000
+/* After a kill, how long to wait for the process to be reaped and the
+ * output to close before giving up on them (a process that left the
+ * process group can keep the pipe open forever). */
+#define DRAIN_MS 3000
+
+/**
+ * TallyToolBash:
+ *
+ * The `Bash` tool: runs a shell command in the workspace folder.
+ *
+ * Input (DESIGN.md, "Tool inputs"): `{command, timeout_ms?}`. The command
+ * runs as `/bin/sh -c COMMAND` with the workspace as its working folder,
+ * standard input from `/dev/null` and standard error merged into standard
+ * output. Its environment is Tally's, less every variable whose name
+ * contains `API_KEY`, `TOKEN`, `SECRET` or `PASSWORD` (case-insensitive;
+ * `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN` among them), so the
+ * command never sees the analyst's key.
+ *
+ * The command leads a process group of its own. `timeout_ms` defaults to
+ * 120000 (also when 0) and is capped at 600000; on timeout, and when the
+ * run is cancelled, the whole group is killed (SIGKILL), children
+ * included. Background processes that still hold the output open a second
+ * after the shell exits are killed too.
+ *
+ * The result is the output (at most 30,000 bytes: the first and last
+ * 15,000 around a "[… N bytes omitted …]" line; invalid UTF-8 replaced),
+ * then a line "Exit status: N", or "Terminated by signal N (NAME)", or
+ * "The command timed out after N s …". A failing command is a normal
+ * result, not an error: only a command that cannot start (or no
+ * workspace) fails the tool, with %TALLY_TOOL_ERROR_FAILED; a cancelled
+ * run fails with %G_IO_ERROR_CANCELLED.
+ */
+struct _TallyToolBash
+{
+  TallyTool parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TallyToolBash, tally_tool_bash, TALLY_TYPE_TOOL)
+
+/* The captured output: everything while it fits, then the head and a ring
+ * buffer holding the latest TAIL_BYTES. */
+typedef struct {
+  GByteArray *head;
+  guint8      tail[TAIL_BYTES];
+  gsize       tail_start;
+  gsize       tail_len;
+  guint64     total;
+  gboolean    overflow;
+} Capture;
+
+static void
+ring_append (Capture      *capture,
+             const guint8 *data,
+             gsize         len)
+{
+  if (len >= TAIL_BYTES)
+    {
+      memcpy (capture->tail, data + len - TAIL_BYTES, TAIL_BYTES);
+      capture->tail_start = 0;
+      capture->tail_len = TAIL_BYTES;
+      return;
+    }
+
+  for (gsize done = 0; done < len;)
+    {
+      gsize end = (capture->tail_start + capture->tail_len) % TAIL_BYTES;
+      gsize room = (capture->tail_len < TAIL_BYTES) ? TAIL_BYTES - capture->tail_len : 0;
+      gsize piece = MIN (len - done, TAIL_BYTES - end);
+
+      memcpy (capture->tail + end, data + done, piece);
+      done += piece;
+
+      if (piece <= room)
+        capture->tail_len += piece;
+      else
+        {
+          /* Overwrote the oldest bytes. */
+          capture->tail_len = TAIL_BYTES;
+          capture->tail_start = (capture->tail_start + piece - room) % TAIL_BYTES;
+        }
+    }
+}
+
+static void
+capture_append (Capture      *capture,
+                const guint8 *data,
+                gsize         len)
+{
+  capture->total += len;
+
+  if (!capture->overflow)
+    {
+      g_byte_array_append (capture->head, data, len);
+      if (capture->head->len <= MAX_OUTPUT_BYTES)
+        return;
+
+      capture->overflow = TRUE;
+      ring_append (capture, capture->head->data + HEAD_BYTES, capture->head->len - HEAD_BYTES);
+      g_byte_array_set_size (capture->head, HEAD_BYTES);
+      return;
+    }
+
+  ring_append (capture, data, len);
+}
+
+/* How many bytes at the end of @data form an incomplete UTF-8 sequence. */
+static gsize
+incomplete_tail (const guint8 *data,
+                 gsize         len)
+{
+  for (gsize back = 1; back <= MIN (len, 4); back++)
+    {
+      guint8 c = data[len - back];
+      gsize need;
+
+      if ((c & 0xC0) == 0x80)
+        continue;
+      if (c < 0x80)
+        return 0;
+      need = (c >= 0xF0) ? 4 : (c >= 0xE0) ? 3 : (c >= 0xC0) ? 2 : 1;
+      return need > back ? back : 0;
+    }
+
+  return 0;
+}
+
+static void
+append_valid (GString      *out,
+              const guint8 *data,
+              gsize         len)
+{
+  g_autofree char *valid = NULL;
+
+  if (len == 0)
+    return;
+
+  valid = g_utf8_make_valid ((const char *) data, len);
+  g_string_append (out, valid);
+}
+
+/* Appends the output as the model reads it: valid UTF-8, cut in the middle
+ * when it is longer than MAX_OUTPUT_BYTES. */
+static void
+capture_print (Capture *capture,
+               GString *out)
+{
+  g_autofree guint8 *tail = NULL;
+  const guint8 *head;
+  gsize head_len, tail_skip = 0;
+  guint64 omitted;
+
+  if (!capture->overflow)
+    {
+      append_valid (out, capture->head->data, capture->head->len);
+      return;
+    }
+
+  head = capture->head->data;
+  head_len = capture->head->len;
+  tail = g_malloc (TAIL_BYTES);
+  for (gsize i = 0; i < capture->tail_len; i++)
+    tail[i] = capture->tail[(capture->tail_start + i) % TAIL_BYTES];
+
+  /* Cut at line breaks when one is near, else at least between whole
+   * characters. */
+  for (gsize i = head_len; i > 0 && head_len - i < LINE_SNAP_BYTES; i--)
+    if (head[i - 1] == '\n')
+      {
+        head_len = i;
+        break;
+      }
+  if (head_len == capture->head->len)
+    head_len -= incomplete_tail (head, head_len);
+
+  for (gsize i = 0; i < capture->tail_len && i < LINE_SNAP_BYTES; i++)
+    if (tail[i] == '\n')
+      {
+        tail_skip = i + 1;
+        break;
+      }
+  if (tail_skip == 0)
+    while (tail_skip < MIN (capture->tail_len, 3) && (tail[tail_skip] & 0xC0) == 0x80)
+      tail_skip++;
+
+  omitted = capture->total - head_len - (capture->tail_len - tail_skip);
+
+  append_valid (out, head, head_len);
+  if (out->len > 0 && out->str[out->len - 1] != '\n')
+    g_string_append_c (out, '\n');
+  g_string_append_printf (out, "[… %" G_GUINT64_FORMAT " bytes omitted …]\n", omitted);
+  append_valid (out, tail + tail_skip, capture->tail_len - tail_skip);
+}
+
+typedef struct {
+  GMainContext *context;
+  GPid          pid;
+  GInputStream *output;
+  /* Cancelled only to give up on a read that will not end. */
+  GCancellable *give_up;
+  Capture       capture;
+  guint8        buffer[READ_CHUNK];
+
+  GSource      *child_source;
+  GSource      *timeout_source;
+  GSource      *cancel_source;
+  GSource      *linger_source;
+  GSource      *drain_source;
+
+  gboolean      reading;
+  gboolean      waiting;
+  gboolean      reaped;
+  int           wait_status;
+  gboolean      timed_out;
+  gboolean      cancelled;
+  gboolean      lingered;   /* background processes were killed at exit */
+  GError       *read_error;
+} Run;
+
+static void
+clear_source (GSource **source)
+{
+  if (*source != NULL)
+    {
+      g_source_destroy (*source);
+      g_clear_pointer (source, g_source_unref);
+    }
+}
+
+static gboolean
+drain_cb (gpointer user_data)
+{
+  Run *run = user_data;
+
+  g_cancellable_cancel (run->give_up);
+  clear_source (&run->drain_source);
+
+  /* A killed shell is always reaped long before this; should it not be,
+   * stop waiting rather than hang the tool. */
+  if (run->waiting)
+    {
+      g_warning ("Shell process %d did not end after SIGKILL", (int) run->pid);
+      clear_source (&run->child_source);
+      run->waiting = FALSE;
+    }
+
+  return G_SOURCE_REMOVE;
+}
+
+/* Kills the command and everything it started (its process group). The
+ * shell is only reaped by child_exited_cb(), so until then its pid, which
+ * is also the group's id, cannot have been reused. */
+static void
+kill_group (Run *run)
+{
+  if (kill (-run->pid, SIGKILL) != 0 && run->waiting)
+    kill (run->pid, SIGKILL);
+
+  if (run->drain_source == NULL)
+    {
+      run->drain_source = g_timeout_source_new (DRAIN_MS);
+      g_source_set_callback (run->drain_source, drain_cb, run, NULL);
+      g_source_attach (run->drain_source, run->context);
+    }
+}
+
+static gboolean
+timeout_cb (gpointer user_data)
+{
+  Run *run = user_data;
+
+  run->timed_out = TRUE;
+  kill_group (run);
+  clear_source (&run->timeout_source);
+
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+cancelled_cb (GCancellable *cancellable,
+              gpointer      user_data)
+{
+  Run *run = user_data;
+
+  run->cancelled = TRUE;
+  kill_group (run);
+  clear_source (&run->cancel_source);
+
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+linger_cb (gpointer user_data)
+{
+  Run *run = user_data;
+
+  if (run->reading)
+    {
+      run->lingered = TRUE;
+      kill_group (run);
+    }
+  clear_source (&run->linger_source);
+
+  return G_SOURCE_REMOVE;
+}
+
+static void read_next (Run *run);
+
+static void
+read_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Run *run = user_data;
+  GError *error = NULL;
+  gssize n;
+
+  n = g_input_stream_read_finish (G_INPUT_STREAM (object), result, &error);
+
+  if (n > 0)
+    {
+      capture_append (&run->capture, run->buffer, n);
+      read_next (run);
+      return;
+    }
+
+  run->reading = FALSE;
+  if (n < 0 && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_propagate_error (&run->read_error, error);
+  else
+    g_clear_error (&error);
+}
+
+static void
+read_next (Run *run)
+{
+  run->reading = TRUE;
+  g_input_stream_read_async (run->output, run->buffer, sizeof run->buffer,
+                             G_PRIORITY_DEFAULT, run->give_up, read_cb, run);
+}
+
+static void
+child_exited_cb (GPid     pid,
+                 int      wait_status,
+                 gpointer user_data)
+{
+  Run *run = user_data;
+
+  run->waiting = FALSE;
+  run->reaped = TRUE;
+  run->wait_status = wait_status;
+  g_spawn_close_pid (pid);
+  clear_source (&run->child_source);
+  clear_source (&run->timeout_source);
+
+  if (run->reading && run->linger_source == NULL && run->drain_source == NULL)
+    {
+      run->linger_source = g_timeout_source_new (LINGER_MS);
+      g_source_set_callback (run->linger_source, linger_cb, run, NULL);
+      g_source_attach (run->linger_source, run->context);
+    }
+}
+
+/* Runs in the child between fork and exec: only async-signal-safe calls. */
+static void
+child_setup (gpointer user_data)
+{
+  setpgid (0, 0);
+}
+
+static gboolean
+is_secret_name (const char *name)
+{
+  static const char * const words[] = { "API_KEY", "TOKEN", "SECRET", "PASSWORD" };
+  g_autofree char *upper = g_ascii_strup (name, -1);
+
+  for (guint i = 0; i < G_N_ELEMENTS (words); i++)
+    if (strstr (upper, words[i]) != NULL)
+      return TRUE;
+
+  return FALSE;
+}
+
+static char **
+child_environment (const char *workspace)
+{
+  g_auto(GStrv) current = g_get_environ ();
+  GPtrArray *kept = g_ptr_array_new ();
+  char **env;
+
+  for (guint i = 0; current[i] != NULL; i++)
+    {
+      const char *eq = strchr (current[i], '=');
+      g_autofree char *name = eq ? g_strndup (current[i], eq - current[i]) : g_strdup (current[i]);
+
+      if (!is_secret_name (name))
+        g_ptr_array_add (kept, g_strdup (current[i]));
+    }
+  g_ptr_array_add (kept, NULL);
+
+  env = (char **) g_ptr_array_free (kept, FALSE);
+
+  return g_environ_setenv (env, "PWD", workspace, TRUE);
+}
+
+/* "2 s", "0.25 s" */
+static char *
+format_seconds (guint64 ms)
+{
+  g_autofree char *fraction = NULL;
+
+  if (ms % 1000 == 0)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " s", ms / 1000);
+
+  fraction = g_strdup_printf ("%03u", (guint) (ms % 1000));
+  while (fraction[strlen (fraction) - 1] == '0')
+    fraction[strlen (fraction) - 1] = '\0';
+
+  return g_strdup_printf ("%" G_GUINT64_FORMAT ".%s s", ms / 1000, fraction);
+}
+
+static char *
+bash_run (TallyTool               *tool,
+          const TallyToolContext  *context,
+          JsonObject              *input,
+          GCancellable            *cancellable,
+          GError                 **error)
+{
+  g_autoptr(GMainContext) main_context = NULL;
+  g_autoptr(GCancellable) give_up = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GString) out = NULL;
+  g_autofree char *workspace = NULL;
+  g_auto(GStrv) env = NULL;
+  const char *argv[4] = { "/bin/sh", "-c", NULL, NULL };
+  int pipe_fds[2];
+  GPid pid = 0;
+  const char *command;
+  gboolean has_timeout;
+  guint64 timeout_ms;
+  Run *run;
+
+  if (!tally_tool_input_get_string (input, "command", TRUE, &command, error) ||
+      !tally_tool_input_get_uint (input, "timeout_ms", &has_timeout, &timeout_ms, error))
+    return NULL;
+
+  {
+    g_autofree char *stripped = g_strstrip (g_strdup (command));
+
+    if (stripped[0] == '\0')
+      {
+        g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                             "`command` must not be empty");
+        return NULL;
+      }
+  }
+
+  if (timeout_ms == 0)
+    timeout_ms = DEFAULT_TIMEOUT_MS;
+  timeout_ms = MIN (timeout_ms, MAX_TIMEOUT_MS);
+
+  workspace = tally_tool_resolve_inside (context, "command", NULL, error);
+  if (workspace == NULL)
+    return NULL;
+
+  if (!g_file_test (workspace, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "The workspace folder %s does not exist", workspace);
+      return NULL;
+    }
+
+  env = child_environment (workspace);
+
+  /* Standard output and standard error share one pipe, so they arrive
+   * interleaved as written. */
+  if (!g_unix_open_pipe (pipe_fds, FD_CLOEXEC, &local_error))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "Cannot start the command: %s", local_error->message);
+      return NULL;
+    }
+
+  /* g_spawn rather than GSubprocess: GSubprocess reaps the shell on its
+   * own and forgets its pid, while killing the process group needs that
+   * pid for as long as the group may live. Here the shell stays
+   * unreaped until child_exited_cb(). */
+  argv[2] = command;
+  if (!g_spawn_async_with_pipes_and_fds (workspace, argv, (const char * const *) env,
+                                         G_SPAWN_DO_NOT_REAP_CHILD |
+                                         G_SPAWN_STDIN_FROM_DEV_NULL,
+                                         child_setup, NULL,
+                                         -1, pipe_fds[1], pipe_fds[1],
+                                         NULL, NULL, 0,
+                                         &pid, NULL, NULL, NULL, &local_error))
+    {
+      close (pipe_fds[0]);
+      close (pipe_fds[1]);
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "Cannot start the command: %s", local_error->message);
+      return NULL;
+    }
+  close (pipe_fds[1]);
+
+  /* The waits below run on a main context of this worker thread's own. */
+  main_context = g_main_context_new ();
+  give_up = g_cancellable_new ();
+  g_main_context_push_thread_default (main_context);
+
+  run = g_new0 (Run, 1);
+  run->context = main_context;
+  run->pid = pid;
+  run->output = g_unix_input_stream_new (pipe_fds[0], TRUE);
+  run->give_up = give_up;
+  run->capture.head = g_byte_array_new ();
+  run->waiting = TRUE;
+
+  run->timeout_source = g_timeout_source_new (timeout_ms);
+  g_source_set_callback (run->timeout_source, timeout_cb, run, NULL);
+  g_source_attach (run->timeout_source, main_context);
+
+  if (cancellable != NULL)
+    {
+      run->cancel_source = g_cancellable_source_new (cancellable);
+      g_source_set_callback (run->cancel_source, (GSourceFunc) (void (*) (void)) cancelled_cb,
+                             run, NULL);
+      g_source_attach (run->cancel_source, main_context);
+    }
+
+  run->child_source = g_child_watch_source_new (pid);
+  g_source_set_callback (run->child_source, (GSourceFunc) (void (*) (void)) child_exited_cb,
+                         run, NULL);
+  g_source_attach (run->child_source, main_context);
+
+  read_next (run);
+
+  /* Every pending operation ends: the process is reaped after a kill, and
+   * the drain timer gives up on anything that still hangs. */
+  while (run->reading || run->waiting)
+    g_main_context_iteration (main_context, TRUE);
+
+  clear_source (&run->child_source);
+  clear_source (&run->timeout_source);
+  clear_source (&run->cancel_source);
+  clear_source (&run->linger_source);
+  clear_source (&run->drain_source);
+  g_clear_object (&run->output);
+  g_main_context_pop_thread_default (main_context);
+
+  out = g_string_new (NULL);
+  capture_print (&run->capture, out);
+  if (out->len > 0 && out->str[out->len - 1] != '\n')
+    g_string_append_c (out, '\n');
+
+  if (run->cancelled)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                           "The command was cancelled and stopped");
+      g_string_free (g_steal_pointer (&out), TRUE);
+    }
+  else
+    {
+      if (out->len == 0)
+        g_string_append (out, "(no output)\n");
+
+      if (run->read_error != NULL)
+        g_string_append_printf (out, "(reading the output failed: %s)\n",
+                                run->read_error->message);
+
+      if (run->timed_out)
+        {
+          g_autofree char *seconds = format_seconds (timeout_ms);
+
+          g_string_append_printf (out, "The command timed out after %s; it was stopped, "
+                                  "with every process it started.", seconds);
+        }
+      else if (!run->reaped)
+        g_string_append (out, "Exit status: unknown");
+      else if (WIFEXITED (run->wait_status))
+        g_string_append_printf (out, "Exit status: %d", WEXITSTATUS (run->wait_status));
+      else if (WIFSIGNALED (run->wait_status))
+        g_string_append_printf (out, "Terminated by signal %d (%s)",
+                                WTERMSIG (run->wait_status),
+                                g_strsignal (WTERMSIG (run->wait_status)));
+      else
+        g_string_append (out, "Exit status: unknown");
+
+      if (run->lingered)
+        g_string_append (out, "\n(Background processes still writing output a second "
+                         "after the command ended were stopped.)");
+    }
+
+  g_byte_array_unref (run->capture.head);
+  g_clear_error (&run->read_error);
+  g_free (run);
+
+  if (out == NULL)
+    return NULL;
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static char *
+bash_dup_summary (TallyTool  *tool,
+                  JsonObject *input)
+{
+  return tally_tool_dup_member_string (input, "command");
+}
+
+static void
+tally_tool_bash_class_init (TallyToolBashClass *klass)
+{
+  TallyToolClass *tool_class = TALLY_TOOL_CLASS (klass);
+
+  tool_class->name = "Bash";
+  tool_class->description =
+    "Run a shell command (/bin/sh -c) in the workspace folder and get its "
+    "output: standard output and standard error together, then the exit "
+    "status. A non-zero exit status is reported, not raised; read it. The "
+    "command gets no input (stdin is empty) and runs for at most `timeout_ms` "
+    "milliseconds (default 120000, at most 600000), after which it and every "
+    "process it started are stopped. Output longer than 30,000 bytes keeps its "
+    "beginning and end. API keys and other secrets are not in the environment. "
+    "Prefer query_database for the database and Read, Glob, Grep, Write and "
+    "Edit for files; use Bash for what they cannot do.";
+  tool_class->input_schema =
+    "{\"type\":\"object\","
+    "\"properties\":{"
+    "\"command\":{\"type\":\"string\","
+    "\"description\":\"The shell command to run.\"},"
+    "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":600000,"
+    "\"description\":\"Time limit in milliseconds (default 120000).\"}"
+    "},"
+    "\"required\":[\"command\"]}";
+  tool_class->read_only = FALSE;
+  tool_class->run = bash_run;
+  tool_class->dup_summary = bash_dup_summary;
+}
+
+static void
+tally_tool_bash_init (TallyToolBash *self)
+{
+}
+
+/**
+ * tally_tool_bash_new:
+ *
+ * Creates the `Bash` tool.
+ *
+ * Returns: (transfer full): a new #TallyTool
+ */
+TallyTool *
+tally_tool_bash_new (void)
+{
+  return g_object_new (TALLY_TYPE_TOOL_BASH, NULL);
+}

@@ -1,0 +1,843 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-tools"
+
+#include "config.h"
+
+#include "tally-tool-write.h"
+#include "tally-tool-private.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+/* Lines of unchanged text around each change in a diff hunk, as in
+ * `diff -u`. */
+#define DIFF_CONTEXT 3
+/* A diff longer than this is cut: it is for a person to glance at on an
+ * approval card, not a patch to apply. */
+#define MAX_DIFF_BYTES (256 * 1024)
+/* Bounds of the line matching (Myers' O(ND) algorithm). Past either one
+ * the changed middle of the file is shown as removed and re-added whole,
+ * which is still a correct diff, only not the shortest. The trace kept for
+ * D edits holds about D² offsets, so MAX_EDIT_DISTANCE bounds the memory
+ * (8 MiB at 1000) and MAX_DIFF_WORK the time. */
+#define MAX_EDIT_DISTANCE 1000
+#define MAX_DIFF_WORK (20 * 1000 * 1000)
+
+/**
+ * TallyToolWrite:
+ *
+ * The `Write` tool: writes a whole text file inside the workspace, creating
+ * it (and any missing parent folders, mode 0755) or replacing it.
+ *
+ * Input (DESIGN.md, "Tool inputs"): `{file_path, content}`. The file is
+ * written atomically (a temporary file renamed over the old one, see
+ * g_file_set_contents_full()), so a reader never sees half a file; a
+ * replaced file keeps its permission bits. A symbolic link is written
+ * through to its target. Folders and paths outside the workspace are
+ * refused, the latter unless #TallyToolContext.allow_outside_workspace is
+ * set. The result reads "Wrote N bytes to PATH (new file)" or
+ * "… (replaced)", PATH relative to the workspace.
+ */
+struct _TallyToolWrite
+{
+  TallyTool parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TallyToolWrite, tally_tool_write, TALLY_TYPE_TOOL)
+
+/**
+ * tally_tool_resolve_for_change:
+ * @context: the tool context; its workspace must be set
+ * @member: the input member @path came from, for messages
+ * @path: the path as the model wrote it
+ * @check_outside: whether a path outside the workspace is refused (unless
+ *   @context allows it); %FALSE for previews such as diffs
+ * @display: (out) (transfer full): the path to show: relative to the
+ *   workspace when inside it, absolute otherwise
+ * @error: return location for a #GError
+ *
+ * Resolves the path of a file a mutating tool is about to change (see
+ * tally_tool_resolve_path()).
+ *
+ * Errors: %TALLY_TOOL_ERROR_INVALID_INPUT (empty path, no workspace),
+ * %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE, %TALLY_TOOL_ERROR_FAILED (link loop).
+ *
+ * Returns: (transfer full): the canonical absolute path, or %NULL
+ */
+char *
+tally_tool_resolve_for_change (const TallyToolContext  *context,
+                               const char              *member,
+                               const char              *path,
+                               gboolean                 check_outside,
+                               char                   **display,
+                               GError                 **error)
+{
+  g_autofree char *workspace = NULL;
+  g_autofree char *resolved = NULL;
+  gboolean outside = FALSE;
+
+  *display = NULL;
+
+  workspace = tally_tool_resolve_inside (context, member, NULL, error);
+  if (workspace == NULL)
+    return NULL;
+
+  if (path == NULL || path[0] == '\0')
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "`%s` must not be empty", member);
+      return NULL;
+    }
+
+  resolved = tally_tool_resolve_path (context, path, &outside, error);
+  if (resolved == NULL)
+    return NULL;
+
+  if (outside && check_outside && !context->allow_outside_workspace)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE,
+                   "`%s` %s resolves to %s, which is outside the workspace %s; "
+                   "change files inside the workspace instead",
+                   member, path, resolved, workspace);
+      return NULL;
+    }
+
+  *display = outside ? g_strdup (resolved) : tally_tool_relative_path (workspace, resolved);
+
+  return g_steal_pointer (&resolved);
+}
+
+/**
+ * tally_tool_replace_file:
+ * @path: canonical absolute path of a regular file, or of one to create
+ *   (its folder must exist)
+ * @display: the path for messages
+ * @contents: the new contents
+ * @length: length of @contents in bytes
+ * @error: return location for a #GError
+ *
+ * Writes @contents atomically: into a temporary file beside @path, renamed
+ * over it (%G_FILE_SET_CONTENTS_CONSISTENT). An existing file keeps its
+ * permission bits (the umask does not narrow them); a new one gets 0666
+ * less the umask. A file without write permission is not replaced.
+ *
+ * Returns: %FALSE with %TALLY_TOOL_ERROR_FAILED on failure
+ */
+gboolean
+tally_tool_replace_file (const char  *path,
+                         const char  *display,
+                         const char  *contents,
+                         gsize        length,
+                         GError     **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  gboolean existed;
+  int mode = 0666;
+  GStatBuf st;
+
+  existed = g_stat (path, &st) == 0 && S_ISREG (st.st_mode);
+  if (existed)
+    {
+      mode = st.st_mode & 07777;
+
+      /* Renaming over a read-only file would succeed; respect it instead. */
+      if (g_access (path, W_OK) != 0)
+        {
+          int saved_errno = errno;
+
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                       "Cannot write %s: %s", display, g_strerror (saved_errno));
+          return FALSE;
+        }
+    }
+
+  if (!g_file_set_contents_full (path, contents, length,
+                                 G_FILE_SET_CONTENTS_CONSISTENT, mode, &local_error))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "Cannot write %s: %s", display, local_error->message);
+      return FALSE;
+    }
+
+  /* The temporary file was created with the old mode less the umask; put
+   * back any bits the umask took away. */
+  if (existed)
+    {
+      GStatBuf now;
+
+      if (g_stat (path, &now) == 0 && (int) (now.st_mode & 07777) != mode)
+        g_chmod (path, mode);
+    }
+
+  return TRUE;
+}
+
+/* Line diff ------------------------------------------------------------ */
+
+typedef enum {
+  OP_EQUAL,
+  OP_DELETE,
+  OP_INSERT,
+} DiffOp;
+
+typedef struct {
+  const char *start;
+  gsize       len;   /* including the '\n', when the line has one */
+  guint       id;    /* equal lines have equal ids */
+} Line;
+
+static GArray *
+split_lines (const char *text,
+             gsize       length,
+             GHashTable *ids)
+{
+  GArray *lines = g_array_new (FALSE, FALSE, sizeof (Line));
+  gsize pos = 0;
+
+  while (pos < length)
+    {
+      const char *newline = memchr (text + pos, '\n', length - pos);
+      gsize end = newline ? (gsize) (newline - text) + 1 : length;
+      g_autofree char *key = g_strndup (text + pos, end - pos);
+      gpointer id;
+      Line line;
+
+      line.start = text + pos;
+      line.len = end - pos;
+
+      id = g_hash_table_lookup (ids, key);
+      if (id == NULL)
+        {
+          id = GUINT_TO_POINTER (g_hash_table_size (ids) + 1);
+          g_hash_table_insert (ids, g_steal_pointer (&key), id);
+        }
+      line.id = GPOINTER_TO_UINT (id);
+
+      g_array_append_val (lines, line);
+      pos = end;
+    }
+
+  return lines;
+}
+
+/* One Myers step onto diagonal @k, from the furthest points of round d-1
+ * held in @prev (indexed by diagonal, -1 where unreached): down from k+1
+ * (an insertion) or right from k-1 (a deletion), whichever reaches further
+ * while staying inside the n×m edit graph. */
+static gboolean
+myers_step (const gssize *prev,
+            gssize        k,
+            gssize        n,
+            gssize        m,
+            gssize       *x,
+            gboolean     *down)
+{
+  gssize x_down = prev[k + 1];
+  gssize x_right = prev[k - 1];
+  gboolean down_ok = x_down >= 0 && x_down - k <= m;
+  gboolean right_ok = x_right >= 0 && x_right + 1 <= n;
+
+  if (down_ok && (!right_ok || x_down >= x_right + 1))
+    {
+      *x = x_down;
+      *down = TRUE;
+      return TRUE;
+    }
+
+  if (right_ok)
+    {
+      *x = x_right + 1;
+      *down = FALSE;
+      return TRUE;
+    }
+
+  return FALSE;
+}
+
+/* Appends to @ops (in forward order) a shortest edit script turning @a
+ * into @b (E. Myers, "An O(ND) Difference Algorithm and Its Variations",
+ * 1986, the greedy forward search with the rounds kept for backtracking).
+ * Returns %FALSE, appending nothing, when a bound is exceeded. */
+static gboolean
+myers_diff (const guint *a,
+            gssize       n,
+            const guint *b,
+            gssize       m,
+            GByteArray  *ops)
+{
+  g_autoptr(GPtrArray) trace = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GByteArray) reversed = g_byte_array_new ();
+  g_autofree gssize *v = NULL;
+  gssize max = n + m;
+  gssize offset = max + 1;
+  gssize d, x, y;
+  guint64 work = 0;
+  gboolean done = FALSE;
+
+  v = g_new (gssize, 2 * max + 3);
+  for (gssize i = 0; i < 2 * max + 3; i++)
+    v[i] = -1;
+
+  for (d = 0; !done; d++)
+    {
+      gssize *snapshot;
+
+      if (d > MAX_EDIT_DISTANCE)
+        return FALSE;
+
+      /* The furthest points of round d-1, diagonals -d-1 … d+1. */
+      snapshot = g_new (gssize, 2 * d + 3);
+      memcpy (snapshot, v + offset - d - 1, (2 * d + 3) * sizeof (gssize));
+      g_ptr_array_add (trace, snapshot);
+
+      for (gssize k = -d; k <= d; k += 2)
+        {
+          gboolean down;
+
+          if (d == 0)
+            x = 0;
+          else if (!myers_step (v + offset, k, n, m, &x, &down))
+            {
+              v[offset + k] = -1;
+              continue;
+            }
+
+          y = x - k;
+          while (x < n && y < m && a[x] == b[y])
+            {
+              x++;
+              y++;
+              work++;
+            }
+          v[offset + k] = x;
+
+          if (x >= n && y >= m)
+            {
+              done = TRUE;
+              break;
+            }
+
+          if (++work > MAX_DIFF_WORK)
+            return FALSE;
+        }
+    }
+
+  /* Walk back from the end through the kept rounds. */
+  x = n;
+  y = m;
+  for (d = trace->len - 1; d > 0; d--)
+    {
+      const gssize *prev = (const gssize *) g_ptr_array_index (trace, d) + d + 1;
+      gssize k = x - y;
+      gssize x_start;
+      gboolean down = FALSE;
+
+      if (!myers_step (prev, k, n, m, &x_start, &down))
+        g_assert_not_reached ();
+
+      for (; x > x_start; x--)
+        g_byte_array_append (reversed, (const guint8[]) { OP_EQUAL }, 1);
+
+      if (down)
+        {
+          g_byte_array_append (reversed, (const guint8[]) { OP_INSERT }, 1);
+          y = x - k - 1;
+        }
+      else
+        {
+          g_byte_array_append (reversed, (const guint8[]) { OP_DELETE }, 1);
+          x = x - 1;
+          y = x - k + 1;
+        }
+    }
+
+  for (; x > 0; x--)
+    g_byte_array_append (reversed, (const guint8[]) { OP_EQUAL }, 1);
+
+  for (guint i = reversed->len; i > 0; i--)
+    g_byte_array_append (ops, &reversed->data[i - 1], 1);
+
+  return TRUE;
+}
+
+static void
+append_ops (GByteArray *ops,
+            DiffOp      op,
+            gsize       count)
+{
+  guint8 byte = op;
+
+  for (gsize i = 0; i < count; i++)
+    g_byte_array_append (ops, &byte, 1);
+}
+
+/* Computes the edit script between two arrays of lines: the common head
+ * and tail are matched first (the usual case for an edit), then the middle
+ * with Myers, or as a whole replacement when it is too different. */
+static GByteArray *
+diff_lines (GArray *old_lines,
+            GArray *new_lines)
+{
+  GByteArray *ops = g_byte_array_new ();
+  gsize n = old_lines->len;
+  gsize m = new_lines->len;
+  gsize head = 0, tail = 0;
+  g_autofree guint *a = NULL;
+  g_autofree guint *b = NULL;
+
+  while (head < n && head < m &&
+         g_array_index (old_lines, Line, head).id == g_array_index (new_lines, Line, head).id)
+    head++;
+
+  while (tail < n - head && tail < m - head &&
+         g_array_index (old_lines, Line, n - 1 - tail).id ==
+         g_array_index (new_lines, Line, m - 1 - tail).id)
+    tail++;
+
+  append_ops (ops, OP_EQUAL, head);
+
+  a = g_new (guint, n - head - tail + 1);
+  b = g_new (guint, m - head - tail + 1);
+  for (gsize i = 0; i < n - head - tail; i++)
+    a[i] = g_array_index (old_lines, Line, head + i).id;
+  for (gsize i = 0; i < m - head - tail; i++)
+    b[i] = g_array_index (new_lines, Line, head + i).id;
+
+  if (!myers_diff (a, n - head - tail, b, m - head - tail, ops))
+    {
+      append_ops (ops, OP_DELETE, n - head - tail);
+      append_ops (ops, OP_INSERT, m - head - tail);
+    }
+
+  append_ops (ops, OP_EQUAL, tail);
+
+  /* Within each run of changes, removals come before additions, as `diff`
+   * prints them. */
+  for (guint i = 0; i < ops->len;)
+    {
+      guint j = i, n_delete = 0;
+
+      if (ops->data[i] == OP_EQUAL)
+        {
+          i++;
+          continue;
+        }
+
+      for (; j < ops->len && ops->data[j] != OP_EQUAL; j++)
+        if (ops->data[j] == OP_DELETE)
+          n_delete++;
+
+      for (guint t = i; t < j; t++)
+        ops->data[t] = (t - i < n_delete) ? OP_DELETE : OP_INSERT;
+
+      i = j;
+    }
+
+  return ops;
+}
+
+/* "start,count" of a hunk header, in the form `diff -u` prints: an empty
+ * range names the line before it, a count of one is left out. */
+static void
+append_range (GString *out,
+              gsize    start,
+              gsize    count)
+{
+  if (count == 0)
+    g_string_append_printf (out, "%" G_GSIZE_FORMAT ",0", start);
+  else if (count == 1)
+    g_string_append_printf (out, "%" G_GSIZE_FORMAT, start + 1);
+  else
+    g_string_append_printf (out, "%" G_GSIZE_FORMAT ",%" G_GSIZE_FORMAT, start + 1, count);
+}
+
+static void
+append_line (GString    *out,
+             char        prefix,
+             const Line *line)
+{
+  gboolean has_newline = line->len > 0 && line->start[line->len - 1] == '\n';
+
+  g_string_append_c (out, prefix);
+  g_string_append_len (out, line->start, has_newline ? line->len - 1 : line->len);
+  g_string_append_c (out, '\n');
+  if (!has_newline)
+    g_string_append (out, "\\ No newline at end of file\n");
+}
+
+/**
+ * tally_tool_unified_diff:
+ * @old_text: the text before (need not be nul-terminated)
+ * @old_length: its length in bytes
+ * @new_text: the text after
+ * @new_length: its length in bytes
+ * @old_label: the name on the `---` line, e.g. "a/report.md"
+ * @new_label: the name on the `+++` line, e.g. "b/report.md"
+ *
+ * Compares two texts line by line and prints the differences in the
+ * unified format of `diff -u` (POSIX.1-2017, "diff", and GNU diffutils):
+ * `---`/`+++` headers, then `@@ -l,s +l,s @@` hunks with 3 lines of
+ * context; a last line without a newline is followed by
+ * "\ No newline at end of file". The edit script is a shortest one (Myers)
+ * unless the texts differ in more than 1000 lines, when the changed middle
+ * is shown removed and re-added whole. Output past 256 KiB is cut, ending
+ * with a line that says so. Texts holding NUL bytes are not compared line
+ * by line: the result is one "Binary files … differ" line.
+ *
+ * Returns: (transfer full): the diff, or "" when the texts are equal
+ */
+char *
+tally_tool_unified_diff (const char *old_text,
+                         gsize       old_length,
+                         const char *new_text,
+                         gsize       new_length,
+                         const char *old_label,
+                         const char *new_label)
+{
+  g_autoptr(GHashTable) ids = NULL;
+  g_autoptr(GArray) old_lines = NULL;
+  g_autoptr(GArray) new_lines = NULL;
+  g_autoptr(GByteArray) ops = NULL;
+  g_autofree gsize *old_pos = NULL;
+  g_autofree gsize *new_pos = NULL;
+  g_autoptr(GString) out = NULL;
+  gsize a = 0, b = 0;
+  guint i;
+
+  if (old_length == new_length && memcmp (old_text, new_text, old_length) == 0)
+    return g_strdup ("");
+
+  if (memchr (old_text, '\0', old_length) != NULL ||
+      memchr (new_text, '\0', new_length) != NULL)
+    return g_strdup_printf ("Binary files %s and %s differ\n", old_label, new_label);
+
+  ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  old_lines = split_lines (old_text, old_length, ids);
+  new_lines = split_lines (new_text, new_length, ids);
+  ops = diff_lines (old_lines, new_lines);
+
+  /* Where each operation stands in the old and the new text. */
+  old_pos = g_new (gsize, ops->len + 1);
+  new_pos = g_new (gsize, ops->len + 1);
+  for (i = 0; i < ops->len; i++)
+    {
+      old_pos[i] = a;
+      new_pos[i] = b;
+      if (ops->data[i] != OP_INSERT)
+        a++;
+      if (ops->data[i] != OP_DELETE)
+        b++;
+    }
+  old_pos[i] = a;
+  new_pos[i] = b;
+
+  out = g_string_new (NULL);
+  g_string_append_printf (out, "--- %s\n+++ %s\n", old_label, new_label);
+
+  i = 0;
+  while (i < ops->len)
+    {
+      guint change = i, last, j, start, end;
+      gsize n_old = 0, n_new = 0;
+
+      while (change < ops->len && ops->data[change] == OP_EQUAL)
+        change++;
+      if (change == ops->len)
+        break;
+
+      /* Grow the hunk while the next change is close enough that the
+       * two contexts would touch. */
+      last = change;
+      for (j = change + 1; j < ops->len; j++)
+        {
+          if (ops->data[j] != OP_EQUAL)
+            last = j;
+          else if (j - last > 2 * DIFF_CONTEXT)
+            break;
+        }
+
+      start = change > i + DIFF_CONTEXT ? change - DIFF_CONTEXT : i;
+      end = MIN (last + 1 + DIFF_CONTEXT, ops->len);
+
+      for (j = start; j < end; j++)
+        {
+          if (ops->data[j] != OP_INSERT)
+            n_old++;
+          if (ops->data[j] != OP_DELETE)
+            n_new++;
+        }
+
+      g_string_append (out, "@@ -");
+      append_range (out, old_pos[start], n_old);
+      g_string_append (out, " +");
+      append_range (out, new_pos[start], n_new);
+      g_string_append (out, " @@\n");
+
+      for (j = start; j < end; j++)
+        {
+          gsize before = out->len;
+
+          switch (ops->data[j])
+            {
+            case OP_EQUAL:
+              append_line (out, ' ', &g_array_index (old_lines, Line, old_pos[j]));
+              break;
+            case OP_DELETE:
+              append_line (out, '-', &g_array_index (old_lines, Line, old_pos[j]));
+              break;
+            case OP_INSERT:
+            default:
+              append_line (out, '+', &g_array_index (new_lines, Line, new_pos[j]));
+              break;
+            }
+
+          if (out->len > MAX_DIFF_BYTES)
+            {
+              g_string_truncate (out, before);
+              g_string_append_printf (out, "… the diff is longer than %d KiB; the rest "
+                                      "is not shown\n", MAX_DIFF_BYTES / 1024);
+              return g_string_free (g_steal_pointer (&out), FALSE);
+            }
+        }
+
+      i = end;
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* The Write tool ------------------------------------------------------- */
+
+/* Checks the input and the target of a Write; on success @path is the
+ * canonical file path, @display the path to show and @exists whether a
+ * regular file is there already. */
+static gboolean
+prepare_write (const TallyToolContext  *context,
+               JsonObject              *input,
+               gboolean                 check_outside,
+               char                   **path,
+               char                   **display,
+               const char             **content,
+               gboolean                *exists,
+               GError                 **error)
+{
+  const char *file_path;
+  GStatBuf st;
+
+  *path = NULL;
+  *display = NULL;
+  *exists = FALSE;
+
+  if (input == NULL)
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "The tool input must be a JSON object");
+      return FALSE;
+    }
+
+  if (!tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error) ||
+      !tally_tool_input_get_string (input, "content", TRUE, content, error))
+    return FALSE;
+
+  if (g_str_has_suffix (file_path, "/"))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                   "%s names a folder; give the path of a file", file_path);
+      return FALSE;
+    }
+
+  *path = tally_tool_resolve_for_change (context, "file_path", file_path, check_outside,
+                                         display, error);
+  if (*path == NULL)
+    return FALSE;
+
+  if (g_stat (*path, &st) == 0)
+    {
+      if (S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                       "%s is a folder, not a file; give the path of a file", file_path);
+          g_clear_pointer (path, g_free);
+          g_clear_pointer (display, g_free);
+          return FALSE;
+        }
+
+      if (!S_ISREG (st.st_mode))
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                       "%s is not a regular file", file_path);
+          g_clear_pointer (path, g_free);
+          g_clear_pointer (display, g_free);
+          return FALSE;
+        }
+
+      *exists = TRUE;
+    }
+
+  return TRUE;
+}
+
+static char *
+write_run (TallyTool               *tool,
+           const TallyToolContext  *context,
+           JsonObject              *input,
+           GCancellable            *cancellable,
+           GError                 **error)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *display = NULL;
+  g_autofree char *folder = NULL;
+  const char *content = NULL;
+  gboolean exists = FALSE;
+  gsize length;
+
+  if (!prepare_write (context, input, TRUE, &path, &display, &content, &exists, error))
+    return NULL;
+
+  folder = g_path_get_dirname (path);
+  if (g_mkdir_with_parents (folder, 0755) != 0)
+    {
+      int saved_errno = errno;
+      g_autofree char *folder_display = g_path_get_dirname (display);
+
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "Cannot create the folder %s: %s", folder_display,
+                   g_strerror (saved_errno));
+      return NULL;
+    }
+
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+
+  length = strlen (content);
+  if (!tally_tool_replace_file (path, display, content, length, error))
+    return NULL;
+
+  return g_strdup_printf ("Wrote %" G_GSIZE_FORMAT " %s to %s (%s)", length,
+                          length == 1 ? "byte" : "bytes", display,
+                          exists ? "replaced" : "new file");
+}
+
+static char **
+write_dup_paths (TallyTool  *tool,
+                 JsonObject *input)
+{
+  return tally_tool_dup_member_path (input, "file_path");
+}
+
+static char *
+write_dup_summary (TallyTool  *tool,
+                   JsonObject *input)
+{
+  return tally_tool_dup_member_string (input, "file_path");
+}
+
+static void
+tally_tool_write_class_init (TallyToolWriteClass *klass)
+{
+  TallyToolClass *tool_class = TALLY_TOOL_CLASS (klass);
+
+  tool_class->name = "Write";
+  tool_class->description =
+    "Write a text file in the workspace folder: create it, or replace all of "
+    "an existing file with `content`. Missing parent folders are created. "
+    "`file_path` may be absolute or relative to the workspace. To change part "
+    "of an existing file, prefer Edit, which sends only the change; read a "
+    "file with Read before replacing it. Files outside the workspace are "
+    "refused unless the analyst approves that call.";
+  tool_class->input_schema =
+    "{\"type\":\"object\","
+    "\"properties\":{"
+    "\"file_path\":{\"type\":\"string\","
+    "\"description\":\"The file to write, absolute or relative to the workspace.\"},"
+    "\"content\":{\"type\":\"string\","
+    "\"description\":\"The whole new content of the file.\"}"
+    "},"
+    "\"required\":[\"file_path\",\"content\"]}";
+  tool_class->read_only = FALSE;
+  tool_class->run = write_run;
+  tool_class->dup_paths = write_dup_paths;
+  tool_class->dup_summary = write_dup_summary;
+}
+
+static void
+tally_tool_write_init (TallyToolWrite *self)
+{
+}
+
+/**
+ * tally_tool_write_new:
+ *
+ * Creates the `Write` tool.
+ *
+ * Returns: (transfer full): a new #TallyTool
+ */
+TallyTool *
+tally_tool_write_new (void)
+{
+  return g_object_new (TALLY_TYPE_TOOL_WRITE, NULL);
+}
+
+/**
+ * tally_tool_write_dup_diff:
+ * @context: the tool context (its workspace must be set)
+ * @input: the `Write` input, `{file_path, content}`
+ * @error: return location for a #GError
+ *
+ * Previews a `Write` call for its approval card: the unified diff (see
+ * tally_tool_unified_diff()) from the file as it is now (empty when it
+ * does not exist yet) to `content`, with headers `--- a/PATH` and
+ * `+++ b/PATH`, PATH relative to the workspace (a path outside it is shown
+ * absolute on both lines, without the prefixes). Nothing is written, and a
+ * path outside the workspace is previewed, not refused: the card is where
+ * the analyst decides about it. Reads the file, so call it off the main
+ * thread for large files.
+ *
+ * Errors: %TALLY_TOOL_ERROR_INVALID_INPUT (bad input, no workspace),
+ * %TALLY_TOOL_ERROR_REFUSED (a folder or special file),
+ * %TALLY_TOOL_ERROR_FAILED (the file cannot be read).
+ *
+ * Returns: (transfer full): the diff ("" when nothing would change), or
+ *   %NULL with @error set
+ */
+char *
+tally_tool_write_dup_diff (const TallyToolContext  *context,
+                           JsonObject              *input,
+                           GError                 **error)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *display = NULL;
+  g_autofree char *old_text = NULL;
+  g_autofree char *old_label = NULL;
+  g_autofree char *new_label = NULL;
+  const char *content = NULL;
+  gboolean exists = FALSE;
+  gsize old_length = 0;
+
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!prepare_write (context, input, FALSE, &path, &display, &content, &exists, error))
+    return NULL;
+
+  if (exists)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      if (!g_file_get_contents (path, &old_text, &old_length, &local_error))
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                       "Cannot read %s: %s", display, local_error->message);
+          return NULL;
+        }
+    }
+
+  old_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("a/", display, NULL);
+  new_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("b/", display, NULL);
+
+  return tally_tool_unified_diff (old_text ? old_text : "", old_length,
+                                  content, strlen (content), old_label, new_label);
+}
