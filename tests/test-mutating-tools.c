@@ -1598,12 +1598,14 @@ test_registry (void)
   JsonArray *array;
 
   g_assert_cmpstr (first, ==, again);
-  g_assert_cmpuint (tally_tool_registry_get_n_tools (registry), ==, 8);
+  /* The five read-only tools, then these three; card-backed tools may
+   * follow. */
+  g_assert_cmpuint (tally_tool_registry_get_n_tools (registry), >=, 8);
 
   root = json_from_string (first, NULL);
   g_assert_nonnull (root);
   array = json_node_get_array (root);
-  g_assert_cmpuint (json_array_get_length (array), ==, 8);
+  g_assert_cmpuint (json_array_get_length (array), ==, tally_tool_registry_get_n_tools (registry));
 
   for (guint i = 0; i < 5; i++)
     g_assert_true (tally_tool_is_read_only (tally_tool_registry_get_tool (registry, i)));
