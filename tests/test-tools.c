@@ -1071,9 +1071,12 @@ test_registry_json (void)
   g_assert_true (JSON_NODE_HOLDS_ARRAY (root));
   array = json_node_get_array (root);
   /* The read-only tools first, then Write, Edit and Bash
-   * (test-mutating-tools.c checks those). */
-  g_assert_cmpuint (json_array_get_length (array), ==, 8);
-  g_assert_cmpuint (tally_tool_registry_get_n_tools (registry), ==, 8);
+   * (test-mutating-tools.c checks those), then the card-backed
+   * AskUserQuestion and ExitPlanMode (test-negotiation.c). */
+  g_assert_cmpuint (json_array_get_length (array), ==, 10);
+  g_assert_cmpuint (tally_tool_registry_get_n_tools (registry), ==, 10);
+  g_assert_cmpstr (tally_tool_get_name (tally_tool_registry_get_tool (registry, 8)), ==, "AskUserQuestion");
+  g_assert_cmpstr (tally_tool_get_name (tally_tool_registry_get_tool (registry, 9)), ==, "ExitPlanMode");
 
   for (guint i = 0; i < 5; i++)
     {
@@ -1105,7 +1108,7 @@ test_registry_json (void)
 
   g_assert_null (tally_tool_registry_lookup (registry, "read"));
   g_assert_null (tally_tool_registry_lookup (registry, "bash"));
-  g_assert_null (tally_tool_registry_get_tool (registry, 8));
+  g_assert_null (tally_tool_registry_get_tool (registry, 10));
 
   /* The tools array is compact JSON and begins with the first tool. */
   g_assert_true (g_str_has_prefix (first, "[{\"name\":\"query_database\",\"description\":\""));

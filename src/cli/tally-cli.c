@@ -10,6 +10,7 @@
 
 #include "config.h"
 
+#include <gio/gunixinputstream.h>
 #include <glib/gi18n.h>
 #include <glib-unix.h>
 #include <locale.h>
@@ -22,6 +23,7 @@
 #include "tally-event.h"
 #include "tally-model-table.h"
 #include "tally-pricing.h"
+#include "tally-questions.h"
 #include "tally-session.h"
 #include "tally-store.h"
 #include "tally-tool-registry.h"
@@ -42,6 +44,17 @@ typedef struct {
   int           exit_status;
   guint         sigint_count;
   gint64        text_blocks;
+
+  /* cards answered on stdin */
+  GDataInputStream *stdin_lines;
+  gboolean      stdin_eof;
+  gboolean      interactive;
+  char         *card_id;          /* approval or question id being read */
+  gboolean      card_is_question;
+  JsonArray    *suggestions;      /* of the pending approval */
+  JsonArray    *questions;        /* of the pending question card */
+  JsonObject   *answers;          /* collected so far */
+  guint         question_index;
 } Cli;
 
 /* Options */
@@ -332,8 +345,348 @@ print_event_readably (Cli        *cli,
                     json_object_get_string_member (event, "kind"),
                     json_object_get_string_member (event, "message"));
     }
+  else if (g_str_equal (type, "plan_proposed"))
+    {
+      close_open_text (cli);
+      g_print (_("\n── Plan, version %" G_GINT64_FORMAT " ──\n%s\n────\n"),
+               json_object_get_int_member (event, "version"),
+               json_object_get_string_member (event, "markdown"));
+      out_flush ();
+    }
+  else if (g_str_equal (type, "redirect"))
+    {
+      close_open_text (cli);
+      g_print ("\n> %s\n\n", json_object_get_string_member (event, "text"));
+    }
   else if (g_str_equal (type, "turn_finished"))
     print_receipt (cli, event);
+}
+
+/* Cards on stdin (DESIGN "Faces and their contracts"): each pending card
+ * reads lines from stdin. Approvals: `y`, `a` (always, first suggestion),
+ * `n`, `n: MESSAGE`, `e: JSON`. Questions: one line per question, option
+ * numbers (`1` or `1,3`), optionally `+ free text`, or any other text as the
+ * free-text answer; an empty line dismisses the card. End of input
+ * dismisses or denies. */
+
+static void read_card_line (Cli *cli);
+
+static void
+card_done (Cli *cli)
+{
+  g_clear_pointer (&cli->card_id, g_free);
+  g_clear_pointer (&cli->suggestions, json_array_unref);
+  g_clear_pointer (&cli->questions, json_array_unref);
+  g_clear_pointer (&cli->answers, json_object_unref);
+  cli->question_index = 0;
+}
+
+static void
+prompt_question (Cli *cli)
+{
+  JsonObject *question = json_array_get_object_element (cli->questions, cli->question_index);
+  JsonArray *options = json_object_get_array_member (question, "options");
+  gboolean multi = json_object_get_boolean_member_with_default (question, "multiSelect", FALSE);
+
+  g_printerr ("\n[%s] %s\n", json_object_get_string_member (question, "header"),
+              json_object_get_string_member (question, "question"));
+  for (guint i = 0; i < json_array_get_length (options); i++)
+    {
+      JsonObject *option = json_array_get_object_element (options, i);
+
+      g_printerr ("  %u. %s — %s\n", i + 1, json_object_get_string_member (option, "label"),
+                  json_object_get_string_member_with_default (option, "description", ""));
+    }
+  g_printerr ("%s", multi
+              ? _("Pick one or more (e.g. 1,3), add “+ text” for your own words, type an answer, "
+                  "or leave empty to dismiss: ")
+              : _("Pick a number, type your own answer, or leave empty to dismiss: "));
+}
+
+static void
+show_approval (Cli        *cli,
+               JsonObject *event)
+{
+  JsonNode *input = json_object_get_member (event, "tool_input");
+  g_autofree char *summary = one_line (input, 200);
+
+  close_open_text (cli);
+  g_printerr ("\n%s %s: %s\n", _("Approve"), json_object_get_string_member (event, "tool_name"), summary);
+  if (json_object_get_boolean_member_with_default (event, "outside_workspace", FALSE))
+    g_printerr ("  %s\n", _("(this touches a path outside the workspace)"));
+  if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
+    g_printerr ("  a = %s [%s]\n",
+                json_object_get_string_member (json_array_get_object_element (cli->suggestions, 0), "label"),
+                json_object_get_string_member (json_array_get_object_element (cli->suggestions, 0), "rule"));
+  g_printerr ("%s", _("Allow? [y]es, [a]lways, [n]o, “n: message”, “e: {json}”: "));
+}
+
+static gboolean
+parse_option_list (const char *text,
+                   guint       n_options,
+                   GPtrArray  *picked)
+{
+  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      char *end = NULL;
+      guint64 n;
+      g_strstrip (parts[i]);
+      if (parts[i][0] == '\0' || !g_ascii_isdigit (parts[i][0]))
+        return FALSE;
+      n = g_ascii_strtoull (parts[i], &end, 10);
+      if (*end != '\0' || n < 1 || n > n_options)
+        return FALSE;
+      g_ptr_array_add (picked, GUINT_TO_POINTER ((guint)n));
+    }
+
+  return picked->len > 0;
+}
+
+/* Returns FALSE when the line should be read again. */
+static gboolean
+handle_question_line (Cli        *cli,
+                      const char *line)
+{
+  JsonObject *question = json_array_get_object_element (cli->questions, cli->question_index);
+  JsonArray *options = json_object_get_array_member (question, "options");
+  gboolean multi = json_object_get_boolean_member_with_default (question, "multiSelect", FALSE);
+  g_autoptr(GPtrArray) picked = g_ptr_array_new ();
+  g_autoptr(GPtrArray) labels = g_ptr_array_new ();
+  g_autofree char *list_part = NULL;
+  const char *free_text = NULL;
+  const char *plus = strstr (line, " + ");
+  g_autofree char *answer = NULL;
+
+  if (plus != NULL)
+    {
+      list_part = g_strndup (line, plus - line);
+      if (parse_option_list (list_part, json_array_get_length (options), picked))
+        free_text = plus + 3;
+      else
+        g_ptr_array_set_size (picked, 0);
+    }
+  if (free_text == NULL && !parse_option_list (line, json_array_get_length (options), picked))
+    {
+      g_ptr_array_set_size (picked, 0);
+      free_text = line;
+    }
+
+  if (!multi && picked->len > 1)
+    {
+      g_printerr ("%s\n", _("This question takes one option; pick a single number."));
+      return FALSE;
+    }
+
+  for (guint i = 0; i < picked->len; i++)
+    {
+      JsonObject *option = json_array_get_object_element (options, GPOINTER_TO_UINT (g_ptr_array_index (picked, i)) - 1);
+      g_ptr_array_add (labels, (gpointer)json_object_get_string_member (option, "label"));
+    }
+  g_ptr_array_add (labels, NULL);
+
+  answer = tally_questions_join_answer ((const char * const *)labels->pdata, free_text);
+  json_object_set_string_member (cli->answers, json_object_get_string_member (question, "question"), answer);
+  return TRUE;
+}
+
+static void
+finish_question_card (Cli        *cli,
+                      JsonObject *answers)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = g_strdup (cli->card_id);
+
+  card_done (cli);
+  if (!tally_agent_answer_question (cli->agent, id, answers, &error))
+    g_printerr ("tally-cli: %s\n", error->message);
+}
+
+static void
+finish_approval (Cli           *cli,
+                 TallyDecision  decision,
+                 JsonObject    *updated_input,
+                 const char    *rule,
+                 const char    *scope,
+                 const char    *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = g_strdup (cli->card_id);
+  g_autofree char *rule_copy = g_strdup (rule);
+  g_autofree char *scope_copy = g_strdup (scope);
+
+  card_done (cli);
+  if (!tally_agent_resolve_approval (cli->agent, id, decision, updated_input, rule_copy, scope_copy,
+                                     message, &error))
+    g_printerr ("tally-cli: %s\n", error->message);
+}
+
+static void
+handle_card_line (Cli        *cli,
+                  const char *raw)
+{
+  g_autofree char *line = g_strstrip (g_strdup (raw));
+
+  if (cli->card_is_question)
+    {
+      if (*line == '\0')
+        {
+          finish_question_card (cli, NULL);
+          return;
+        }
+      if (!handle_question_line (cli, line))
+        {
+          read_card_line (cli);
+          return;
+        }
+      if (++cli->question_index < json_array_get_length (cli->questions))
+        {
+          if (cli->interactive)
+            prompt_question (cli);
+          read_card_line (cli);
+          return;
+        }
+      {
+        g_autoptr(JsonObject) answers = json_object_ref (cli->answers);
+        finish_question_card (cli, answers);
+      }
+      return;
+    }
+
+  if (g_str_equal (line, "y"))
+    finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
+  else if (g_str_equal (line, "a"))
+    {
+      if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
+        {
+          JsonObject *first = json_array_get_object_element (cli->suggestions, 0);
+
+          finish_approval (cli, TALLY_DECISION_ALLOW_ALWAYS, NULL,
+                           json_object_get_string_member (first, "rule"),
+                           json_object_get_string_member (first, "scope"), NULL);
+        }
+      else
+        finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
+    }
+  else if (g_str_equal (line, "n"))
+    finish_approval (cli, TALLY_DECISION_DENY, NULL, NULL, NULL, NULL);
+  else if (g_str_has_prefix (line, "n:"))
+    {
+      /* The analyst's message goes to the model verbatim (one leading
+       * space after the colon is part of the syntax). */
+      const char *message = raw + (strstr (raw, "n:") - raw) + 2;
+
+      if (*message == ' ')
+        message++;
+      finish_approval (cli, TALLY_DECISION_DENY, NULL, NULL, NULL, message);
+    }
+  else if (g_str_has_prefix (line, "e:"))
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      JsonNode *root;
+
+      if (!json_parser_load_from_data (parser, line + 2, -1, NULL) ||
+          (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+        {
+          g_printerr ("%s\n", _("“e:” needs the edited input as a JSON object, e.g. e: {\"command\":\"ls\"}"));
+          read_card_line (cli);
+          return;
+        }
+      finish_approval (cli, TALLY_DECISION_ALLOW_EDITED, json_node_get_object (root), NULL, NULL, NULL);
+    }
+  else
+    {
+      g_printerr ("%s\n", _("Answer y, a, n, “n: message” or “e: {json}”."));
+      read_card_line (cli);
+    }
+}
+
+static void
+dismiss_card (Cli *cli)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = g_strdup (cli->card_id);
+  gboolean question = cli->card_is_question;
+
+  card_done (cli);
+  if (question)
+    tally_agent_answer_question (cli->agent, id, NULL, &error);
+  else
+    tally_agent_dismiss_approval (cli->agent, id, &error);
+  if (error != NULL)
+    g_printerr ("tally-cli: %s\n", error->message);
+}
+
+static void
+card_line_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  Cli *cli = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+
+  line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, NULL, &error);
+  if (cli->card_id == NULL)
+    return;
+
+  if (line == NULL)
+    {
+      if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_printerr ("tally-cli: %s\n", error->message);
+      cli->stdin_eof = TRUE;
+      dismiss_card (cli);
+      return;
+    }
+
+  handle_card_line (cli, line);
+}
+
+static void
+read_card_line (Cli *cli)
+{
+  if (cli->stdin_eof)
+    {
+      dismiss_card (cli);
+      return;
+    }
+
+  if (cli->stdin_lines == NULL)
+    {
+      g_autoptr(GInputStream) in = g_unix_input_stream_new (STDIN_FILENO, FALSE);
+      cli->stdin_lines = g_data_input_stream_new (in);
+    }
+
+  g_data_input_stream_read_line_async (cli->stdin_lines, G_PRIORITY_DEFAULT, NULL, card_line_cb, cli);
+}
+
+static void
+start_card (Cli        *cli,
+            JsonObject *event)
+{
+  const char *type = tally_event_get_event_type (event);
+
+  card_done (cli);
+  if (g_str_equal (type, "approval_request"))
+    {
+      cli->card_is_question = FALSE;
+      cli->card_id = g_strdup (json_object_get_string_member (event, "approval_id"));
+      cli->suggestions = json_array_ref (json_object_get_array_member (event, "suggestions"));
+      show_approval (cli, event);
+    }
+  else
+    {
+      cli->card_is_question = TRUE;
+      cli->card_id = g_strdup (json_object_get_string_member (event, "question_id"));
+      cli->questions = json_array_ref (json_object_get_array_member (event, "questions"));
+      cli->answers = json_object_new ();
+      close_open_text (cli);
+      prompt_question (cli);
+    }
+
+  /* Read after the event has been handled, from the main loop. */
+  read_card_line (cli);
 }
 
 static void
@@ -352,6 +705,13 @@ agent_event_cb (TallyAgent *agent,
     }
   else
     print_event_readably (cli, event);
+
+  {
+    const char *type = tally_event_get_event_type (event);
+
+    if (g_str_equal (type, "approval_request") || g_str_equal (type, "question_request"))
+      start_card (cli, event);
+  }
 }
 
 static void
@@ -743,6 +1103,7 @@ main (int    argc,
   cli.loop = loop;
   cli.cancellable = cancellable;
   cli.exit_status = EXIT_FAILED;
+  cli.interactive = isatty (STDIN_FILENO);
 
   g_unix_signal_add (SIGINT, sigint_cb, &cli);
 

@@ -974,10 +974,18 @@ park (GTask       *task,
   turn->pending_id = g_strdup (id);
   if (timeout_s > 0)
     turn->pending_timeout = g_timeout_add_seconds (timeout_s, pending_timeout_cb, task);
+}
 
-  /* A cancel that arrived before the card settles it at once. */
-  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
-    tally_agent_cancel_pending (turn_agent (task));
+/* Called right after the card's request event: the card is pending before
+ * its event goes out, so a handler may settle it at once; a cancel that
+ * arrived earlier settles it now. */
+static void
+parked (GTask *task)
+{
+  TallyAgent *self = turn_agent (task);
+
+  if (self->turn_task == task && g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+    tally_agent_cancel_pending (self);
 }
 
 static void
@@ -1125,9 +1133,10 @@ handle_question (GTask      *task,
   json_object_set_string_member (event, "tool_id", current_tool_id (turn));
   json_object_set_member (event, "questions",
                           json_node_copy (json_object_get_member (input, "questions")));
-  turn_emit (task, event);
 
   park (task, PENDING_QUESTION, question_id, self->question_timeout_s);
+  turn_emit (task, event);
+  parked (task);
 }
 
 static void
@@ -1267,11 +1276,14 @@ run_next_tool (GTask *task)
         json_object_set_array_member (event, "suggestions", json_array_ref (suggestions));
         if (verdict.outside)
           json_object_set_boolean_member (event, "outside_workspace", TRUE);
-        turn_emit (task, event);
 
-        turn->pending_suggestions = suggestions;
         park (task, PENDING_APPROVAL, approval_id, self->approval_timeout_s);
+        turn->pending_suggestions = suggestions;
         turn->pending_outside = verdict.outside;
+        tally_gate_verdict_clear (&verdict);
+        turn_emit (task, event);
+        parked (task);
+        return;
       }
       break;
     }

@@ -6,7 +6,9 @@
 
 #include "tally-tool-registry.h"
 
+#include "tally-tool-ask-user-question.h"
 #include "tally-tool-bash.h"
+#include "tally-tool-exit-plan-mode.h"
 #include "tally-tool-edit.h"
 #include "tally-tool-get-schema.h"
 #include "tally-tool-glob.h"
@@ -77,7 +79,8 @@ tally_tool_registry_new (void)
  *
  * Creates a registry holding the analyst's tools, in this order:
  * `query_database`, `get_schema`, `Read`, `Glob`, `Grep`, then the tools
- * that change things: `Write`, `Edit`, `Bash`.
+ * that change things: `Write`, `Edit`, `Bash`, and the card-backed
+ * `AskUserQuestion` and `ExitPlanMode` (the agent answers those itself).
  *
  * Returns: (transfer full): a new #TallyToolRegistry
  */
@@ -94,6 +97,8 @@ tally_tool_registry_new_default (void)
     tally_tool_write_new,
     tally_tool_edit_new,
     tally_tool_bash_new,
+    tally_tool_ask_user_question_new,
+    tally_tool_exit_plan_mode_new,
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (constructors); i++)
