@@ -12,7 +12,9 @@
 # include "tally-markdown-view.h"
 #endif
 
-/*
+/**
+ * TallyAssistantText:
+ *
  * Assistant text, rendered as markdown. On bind the whole text is set once;
  * while the block streams, only what was added since is handed to the
  * markdown view (which coalesces appends to one update per frame), and the

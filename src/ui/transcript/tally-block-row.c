@@ -16,7 +16,9 @@
 #include "tally-transcript-style.h"
 #include "tally-user-bubble.h"
 
-/*
+/**
+ * TallyBlockRow:
+ *
  * The one row widget of the transcript's list. GtkListView recycles rows,
  * and one factory serves every block, so a row may be bound to a thinking
  * block now and to a tool call next. The row keeps one child made for the
@@ -24,17 +26,123 @@
  * kind of child; otherwise it swaps the child. Since neighbouring blocks
  * are often of the same kind, most binds reuse.
  *
+ * Neighbouring blocks are mostly of different kinds (user, thinking, text,
+ * tool call, receipt), so a recycled row nearly always needs another kind
+ * of child than it has. Building one from its template is the dearest
+ * part of binding a row, so rows of one view share a pool: a row that
+ * swaps its child puts the old one in the pool, and takes the new one
+ * from it when there is one of the kind it needs.
+ *
  * The row clamps its child to a readable width (AdwClampLayout), so lines
  * stay short in a wide window while the scroll bar stays at the edge.
  */
+
+#define POOL_SIZE_PER_KIND 8
+
+struct _TallyBlockRowPool
+{
+  gatomicrefcount  ref_count;
+  GHashTable      *spare;     /* GType → GPtrArray of GtkWidget (strong refs) */
+};
+
+/**
+ * tally_block_row_pool_new:
+ *
+ * Creates an empty pool of row children, to share between the rows of
+ * one list (see tally_block_row_set_pool()).
+ *
+ * Returns: (transfer full): a new pool; release it with
+ *   tally_block_row_pool_unref()
+ */
+TallyBlockRowPool *
+tally_block_row_pool_new (void)
+{
+  TallyBlockRowPool *pool = g_new0 (TallyBlockRowPool, 1);
+
+  g_atomic_ref_count_init (&pool->ref_count);
+  pool->spare = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
+  return pool;
+}
+
+/**
+ * tally_block_row_pool_ref:
+ * @pool: a pool
+ *
+ * Returns: (transfer full): @pool, with one more reference
+ */
+TallyBlockRowPool *
+tally_block_row_pool_ref (TallyBlockRowPool *pool)
+{
+  g_return_val_if_fail (pool != NULL, NULL);
+
+  g_atomic_ref_count_inc (&pool->ref_count);
+  return pool;
+}
+
+/**
+ * tally_block_row_pool_unref:
+ * @pool: (transfer full): a pool
+ *
+ * Drops a reference; the last one frees the spare children.
+ */
+void
+tally_block_row_pool_unref (TallyBlockRowPool *pool)
+{
+  g_return_if_fail (pool != NULL);
+
+  if (!g_atomic_ref_count_dec (&pool->ref_count))
+    return;
+  g_hash_table_unref (pool->spare);
+  g_free (pool);
+}
+
+/* Takes a spare child of @type, or returns NULL (transfer full). */
+static GtkWidget *
+pool_take (TallyBlockRowPool *pool,
+           GType              type)
+{
+  GPtrArray *spare = pool != NULL ? g_hash_table_lookup (pool->spare, GSIZE_TO_POINTER (type)) : NULL;
+
+  if (spare == NULL || spare->len == 0)
+    return NULL;
+  return g_ptr_array_steal_index_fast (spare, spare->len - 1);
+}
+
+/* Keeps @child (transfer full, unparented, unbound) for another row. */
+static void
+pool_give (TallyBlockRowPool *pool,
+           GtkWidget         *child)
+{
+  GType type = G_OBJECT_TYPE (child);
+  GPtrArray *spare;
+
+  if (pool == NULL)
+    {
+      g_object_unref (child);
+      return;
+    }
+
+  spare = g_hash_table_lookup (pool->spare, GSIZE_TO_POINTER (type));
+  if (spare == NULL)
+    {
+      spare = g_ptr_array_new_with_free_func (g_object_unref);
+      g_hash_table_insert (pool->spare, GSIZE_TO_POINTER (type), spare);
+    }
+
+  if (spare->len < POOL_SIZE_PER_KIND)
+    g_ptr_array_add (spare, child);
+  else
+    g_object_unref (child);
+}
 
 struct _TallyBlockRow
 {
   GtkWidget   parent_instance;
 
-  GtkWidget  *child;
-  GType       child_type;
-  TallyBlock *block;
+  GtkWidget         *child;        /* strong reference */
+  GType              child_type;
+  TallyBlock        *block;
+  TallyBlockRowPool *pool;
 };
 
 G_DEFINE_FINAL_TYPE (TallyBlockRow, tally_block_row, GTK_TYPE_WIDGET)
@@ -130,9 +238,14 @@ tally_block_row_dispose (GObject *object)
   TallyBlockRow *self = (TallyBlockRow *)object;
 
   if (self->child != NULL)
-    child_set_block (self->child, NULL);
-  g_clear_pointer (&self->child, gtk_widget_unparent);
+    {
+      child_set_block (self->child, NULL);
+      g_signal_handlers_disconnect_by_data (self->child, self);
+      gtk_widget_unparent (self->child);
+      g_clear_object (&self->child);
+    }
   g_clear_object (&self->block);
+  g_clear_pointer (&self->pool, tally_block_row_pool_unref);
 
   G_OBJECT_CLASS (tally_block_row_parent_class)->dispose (object);
 }
@@ -280,18 +393,45 @@ tally_block_row_set_block (TallyBlockRow *self,
       type = child_type_for_kind (tally_block_get_kind (block));
       if (self->child == NULL || type != self->child_type)
         {
-          g_clear_pointer (&self->child, gtk_widget_unparent);
-          self->child = g_object_new (type, NULL);
+          if (self->child != NULL)
+            {
+              g_signal_handlers_disconnect_by_data (self->child, self);
+              gtk_widget_unparent (self->child);
+              pool_give (self->pool, g_steal_pointer (&self->child));
+            }
+
+          self->child = pool_take (self->pool, type);
+          if (self->child == NULL)
+            self->child = g_object_ref_sink (g_object_new (type, NULL));
           self->child_type = type;
           gtk_widget_set_parent (self->child, GTK_WIDGET (self));
           if (type == TALLY_TYPE_ERROR_BANNER)
-            g_signal_connect_object (self->child, "retry", G_CALLBACK (banner_retry_cb),
-                                     self, G_CONNECT_SWAPPED);
+            g_signal_connect_swapped (self->child, "retry", G_CALLBACK (banner_retry_cb), self);
         }
       child_set_block (self->child, block);
     }
 
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
+}
+
+/**
+ * tally_block_row_set_pool:
+ * @self: a #TallyBlockRow
+ * @pool: (nullable): the pool shared by the rows of one list
+ *
+ * Lets the row take children from @pool and leave the ones it no longer
+ * needs there (a reference to @pool is kept).
+ */
+void
+tally_block_row_set_pool (TallyBlockRow     *self,
+                          TallyBlockRowPool *pool)
+{
+  g_return_if_fail (TALLY_IS_BLOCK_ROW (self));
+
+  if (pool != NULL)
+    tally_block_row_pool_ref (pool);
+  g_clear_pointer (&self->pool, tally_block_row_pool_unref);
+  self->pool = pool;
 }
 
 /**

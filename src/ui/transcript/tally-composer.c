@@ -10,7 +10,9 @@
 #include "tally-composer-private.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyComposer:
+ *
  * Where the analyst writes. A multi-line text view in a rounded frame,
  * with a placeholder drawn over it while it is empty, and one round
  * button: Send, or Stop while a turn runs (#TallyComposer:busy).
@@ -228,7 +230,8 @@ tally_composer_class_init (TallyComposerClass *klass)
    * TallyComposer::send:
    * @self: the composer
    * @text: what the analyst wrote, without leading and trailing white
-   *   space; never blank
+   *   space; never blank; valid only during the emission (copy it to
+   *   keep it)
    *
    * Emitted when the analyst sends (Enter, Ctrl+Enter or the Send
    * button). The composer has been emptied by the time handlers run, so

@@ -10,7 +10,9 @@
 #include "tally-error-banner.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyErrorBanner:
+ *
  * An error in the transcript, styled like a banner: what went wrong, the
  * kind of failure and the request id (which the analyst can copy into a
  * support request), and a Retry button when the same request may be sent

@@ -10,7 +10,9 @@
 #include "tally-note-row.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyNoteRow:
+ *
  * One line with an icon, for the blocks that say something short: the
  * marker of a reply that was cut (%TALLY_BLOCK_INCOMPLETE), Tally's own
  * notices (%TALLY_BLOCK_NOTICE), and for now the approval, question and

@@ -9,7 +9,9 @@
 #include "tally-receipt-row.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyReceiptRow:
+ *
  * A turn's receipt: one small, dim line with what the turn cost in money,
  * tokens, calls and time. Its accessible label is a sentence ("Reply
  * finished: …") so a screen reader reading the list hears where a reply

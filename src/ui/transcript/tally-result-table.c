@@ -9,7 +9,9 @@
 #include "tally-result-table.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyResultTable:
+ *
  * A `query_database` result as a real table. The tool answers with text
  * (see its description in src/core/tools/tally-tool-query-database.c):
  *

@@ -9,7 +9,9 @@
 #include "tally-thinking-drawer.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyThinkingDrawer:
+ *
  * The model's thinking in a collapsed drawer. The title says "Thinking…"
  * while the block streams and "Thought for N words" once it is finished
  * (or cut: a reply that was interrupted streams no more).

@@ -10,7 +10,9 @@
 #include "tally-tool-chip.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyToolChip:
+ *
  * One tool call: a card whose title row names the tool, summarises its
  * input on one line and shows its state (waiting, running, done, failed,
  * denied). Opening it shows the whole input as indented JSON and the

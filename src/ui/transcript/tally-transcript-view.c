@@ -12,7 +12,9 @@
 #include "tally-receipt-row.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyTranscriptView:
+ *
  * The transcript: a GtkListView over the reducer's GListModel of
  * TallyBlock, one TallyBlockRow per visible block (rows are recycled; see
  * tally-block-row.c), inside a scrolled window under an overlay that holds
@@ -51,6 +53,7 @@ struct _TallyTranscriptView
   /* Model */
   GListModel         *model;
   GtkNoSelection     *selection;
+  TallyBlockRowPool  *row_pool;
   gulong              items_changed_id;
   TallyBlock         *pending_receipt;   /* a receipt to announce once filled in */
 
@@ -64,6 +67,9 @@ struct _TallyTranscriptView
   guint               pin_pending : 1;
   GdkFrameClock      *frame_clock;
   gulong              after_layout_id;
+  gint64              pin_frame;
+  guint               pins_in_frame;
+  guint               pin_idle_id;
 
   /* Animated scroll to the end */
   guint               scroll_tick_id;
@@ -174,17 +180,48 @@ schedule_pin (TallyTranscriptView *self)
   gtk_widget_queue_allocate (GTK_WIDGET (self->list_view));
 }
 
+static gboolean
+pin_next_frame_cb (gpointer user_data)
+{
+  TallyTranscriptView *self = user_data;
+
+  self->pin_idle_id = 0;
+  schedule_pin (self);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 after_layout_cb (GdkFrameClock       *clock,
                  TallyTranscriptView *self)
 {
+  gint64 frame = gdk_frame_clock_get_frame_counter (clock);
+
   if (!self->pin_pending)
     return;
-
   self->pin_pending = FALSE;
-  if (self->following && self->scroll_tick_id == 0 &&
-      gtk_adjustment_get_value (self->vadjustment) != end_value (self))
-    pin_to_end (self);
+
+  if (!self->following || self->scroll_tick_id != 0 ||
+      gtk_adjustment_get_value (self->vadjustment) == end_value (self))
+    return;
+
+  /* Each pin makes GTK lay the frame out again, which it does at most a
+   * few times per frame before it warns. Rows measured on the way can
+   * move the end once more; after two pins in one frame the rest waits
+   * for the next. */
+  if (frame != self->pin_frame)
+    {
+      self->pin_frame = frame;
+      self->pins_in_frame = 0;
+    }
+  if (self->pins_in_frame >= 2)
+    {
+      if (self->pin_idle_id == 0)
+        self->pin_idle_id = g_idle_add (pin_next_frame_cb, self);
+      return;
+    }
+
+  self->pins_in_frame++;
+  pin_to_end (self);
 }
 
 static void
@@ -277,6 +314,7 @@ setup_cb (GtkSignalListItemFactory *factory,
 {
   GtkWidget *row = tally_block_row_new ();
 
+  tally_block_row_set_pool (TALLY_BLOCK_ROW (row), self->row_pool);
   gtk_list_item_set_activatable (item, FALSE);
   gtk_list_item_set_selectable (item, FALSE);
   gtk_list_item_set_child (item, row);
@@ -385,6 +423,7 @@ tally_transcript_view_unmap (GtkWidget *widget)
   TallyTranscriptView *self = TALLY_TRANSCRIPT_VIEW (widget);
 
   stop_scroll_animation (self);
+  g_clear_handle_id (&self->pin_idle_id, g_source_remove);
   if (self->frame_clock != NULL)
     g_clear_signal_handler (&self->after_layout_id, self->frame_clock);
   g_clear_object (&self->frame_clock);
@@ -398,6 +437,7 @@ tally_transcript_view_dispose (GObject *object)
   TallyTranscriptView *self = (TallyTranscriptView *)object;
 
   stop_scroll_animation (self);
+  g_clear_handle_id (&self->pin_idle_id, g_source_remove);
   clear_pending_receipt (self);
   if (self->model != NULL)
     g_clear_signal_handler (&self->items_changed_id, self->model);
@@ -409,6 +449,7 @@ tally_transcript_view_dispose (GObject *object)
 
   g_clear_object (&self->selection);
   g_clear_object (&self->model);
+  g_clear_pointer (&self->row_pool, tally_block_row_pool_unref);
 
   G_OBJECT_CLASS (tally_transcript_view_parent_class)->dispose (object);
 }
@@ -519,6 +560,7 @@ tally_transcript_view_init (TallyTranscriptView *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
 
+  self->row_pool = tally_block_row_pool_new ();
   factory = gtk_signal_list_item_factory_new ();
   g_signal_connect_object (factory, "setup", G_CALLBACK (setup_cb), self, 0);
   g_signal_connect_object (factory, "bind", G_CALLBACK (bind_cb), self, 0);

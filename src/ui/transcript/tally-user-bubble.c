@@ -9,7 +9,9 @@
 #include "tally-user-bubble.h"
 #include "tally-transcript-style.h"
 
-/*
+/**
+ * TallyUserBubble:
+ *
  * The analyst's message: a right-aligned bubble of selectable text, with a
  * small caption when the turn ran in plan or auto mode.
  */
