@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "tally-test-mock.h"
@@ -394,6 +395,142 @@ test_list_models (void)
   cli_run_clear (&run);
 }
 
+/* Cards answered on stdin, as DESIGN's CLI contract says. */
+static void
+run_cli_with_input (CliRun             *run,
+                    const char * const *args,
+                    const char         *input)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_ptr_array_add (argv, (gpointer)TALLY_TEST_CLI);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer)args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  launcher = make_launcher (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                            G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *)argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, input, NULL, &run->out, &run->err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  run->exit_status = g_subprocess_get_exit_status (process);
+  parse_events (run);
+}
+
+static JsonObject *
+nth_event (CliRun     *run,
+           const char *type,
+           guint       nth)
+{
+  for (guint i = 0; i < run->events->len; i++)
+    if (g_str_equal (event_type (g_ptr_array_index (run->events, i)), type) && nth-- == 0)
+      return g_ptr_array_index (run->events, i);
+  return NULL;
+}
+
+static void
+test_stdin_approvals (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *workspace = g_dir_make_tmp ("tally-cli-ws-XXXXXX", NULL);
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":["
+    "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\",\"input\":{\"command\":\"echo one\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"Bash\",\"input\":{\"command\":\"echo two\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_3\",\"name\":\"Bash\",\"input\":{\"command\":\"rm -rf /\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_4\",\"name\":\"Bash\",\"input\":{\"command\":\"echo four\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_5\",\"name\":\"Bash\",\"input\":{\"command\":\"echo five\"}}"
+    "],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}", &error);
+  g_autofree char *store = g_build_filename (workspace, "store.db", NULL);
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--workspace", workspace,
+                         "--store", store, "--json", "Run things", NULL };
+  CliRun run = { 0 };
+
+  g_assert_no_error (error);
+  /* y; maybe (malformed: a hint, then) n: message; e: edited; a; then EOF. */
+  run_cli_with_input (&run, args, "y\nmaybe\nn: Never touch the root folder.\ne: {\"command\":\"echo edited\"}\n");
+  g_assert_cmpint (run.exit_status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "Answer y, a, n"));
+
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 0), "decision"), ==, "allow");
+  g_assert_nonnull (strstr (json_object_get_string_member (nth_event (&run, "tool_result", 0), "content"), "one"));
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 1), "decision"), ==, "deny");
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "tool_result", 1), "content"), ==,
+                   "Never touch the root folder.");
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 2), "decision"), ==, "allow_edited");
+  g_assert_nonnull (strstr (json_object_get_string_member (nth_event (&run, "tool_result", 2), "content"), "edited"));
+  /* End of input: the rest are dismissed, never allowed. */
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 3), "decision"), ==, "deny");
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 3), "reason"), ==, "dismissed");
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 4), "reason"), ==, "dismissed");
+  g_assert_true (json_object_get_boolean_member (nth_event (&run, "tool_result", 4), "is_error"));
+  cli_run_clear (&run);
+
+  g_unlink (store);
+  g_rmdir (workspace);
+}
+
+static void
+test_stdin_always_and_questions (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *workspace = g_dir_make_tmp ("tally-cli-ws-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (workspace, "store.db", NULL);
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":["
+    "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\",\"input\":{\"command\":\"echo always\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"AskUserQuestion\",\"input\":{\"questions\":["
+    "{\"question\":\"Which period?\",\"header\":\"Period\",\"options\":[{\"label\":\"March\",\"description\":\"\"},{\"label\":\"Q1\",\"description\":\"\"}]},"
+    "{\"question\":\"Which cities?\",\"header\":\"Cities\",\"multiSelect\":true,\"options\":[{\"label\":\"Leeds\",\"description\":\"\"},{\"label\":\"York\",\"description\":\"\"}]},"
+    "{\"question\":\"Anything else?\",\"header\":\"Notes\",\"options\":[{\"label\":\"No\",\"description\":\"\"},{\"label\":\"Yes\",\"description\":\"\"}]}]}}"
+    "],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}", &error);
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--workspace", workspace,
+                         "--store", store, "--json", "Compare", NULL };
+  CliRun run = { 0 };
+  JsonObject *answers;
+
+  g_assert_no_error (error);
+  run_cli_with_input (&run, args, "a\n2\n1,2 + the new store\nweekends only, please\n");
+  g_assert_cmpint (run.exit_status, ==, 0);
+
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 0), "decision"), ==, "allow_always");
+  g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 0), "rule"), ==, "Bash(echo always)");
+
+  answers = json_object_get_object_member (nth_event (&run, "question_resolved", 0), "answers");
+  g_assert_cmpstr (json_object_get_string_member (answers, "Which period?"), ==, "Q1");
+  g_assert_cmpstr (json_object_get_string_member (answers, "Which cities?"), ==, "Leeds, York, the new store");
+  g_assert_cmpstr (json_object_get_string_member (answers, "Anything else?"), ==, "weekends only, please");
+  cli_run_clear (&run);
+
+  /* An empty line dismisses the card. */
+  {
+    g_autoptr(TallyTestMock) mock2 = tally_test_mock_start (
+      "{\"responses\":[{\"message\":{\"content\":["
+      "{\"type\":\"tool_use\",\"id\":\"toolu_Q\",\"name\":\"AskUserQuestion\",\"input\":{\"questions\":["
+      "{\"question\":\"Which period?\",\"header\":\"Period\",\"options\":[{\"label\":\"March\",\"description\":\"\"},{\"label\":\"Q1\",\"description\":\"\"}]}]}}"
+      "],\"stop_reason\":\"tool_use\"}},"
+      "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}", &error);
+    const char *args2[] = { "--base-url", tally_test_mock_get_base_url (mock2), "--store", store, "--json", "Ask", NULL };
+
+    g_assert_no_error (error);
+    run_cli_with_input (&run, args2, "\n");
+    g_assert_cmpint (run.exit_status, ==, 0);
+    g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "question_resolved", 0), "reason"), ==, "dismissed");
+    g_assert_true (json_object_get_boolean_member (nth_event (&run, "tool_result", 0), "is_error"));
+    cli_run_clear (&run);
+  }
+
+  g_unlink (store);
+  g_rmdir (workspace);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -407,6 +544,8 @@ main (int    argc,
   g_test_add_func ("/tally/cli/sigint-exit", test_sigint_exit);
   g_test_add_func ("/tally/cli/idle-timeout", test_idle_timeout);
   g_test_add_func ("/tally/cli/list-models", test_list_models);
+  g_test_add_func ("/tally/cli/stdin-approvals", test_stdin_approvals);
+  g_test_add_func ("/tally/cli/stdin-always-and-questions", test_stdin_always_and_questions);
 
   return g_test_run ();
 }
