@@ -680,7 +680,7 @@ test_follow (void)
   GtkAdjustment *adjustment;
   GtkWindow *window;
   GtkWidget *button;
-  double value;
+  double value = 0.0;
 
   for (guint i = 0; i < 40; i++)
     add_turn (transcript, i);
@@ -705,6 +705,32 @@ test_follow (void)
   wait_settled_at_end (view);
   g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
   g_assert_false (gtk_widget_get_visible (button));
+
+  /* Scrolling up in the middle of a stream stops following too: new
+   * text keeps arriving every frame, yet the view stays where the user
+   * put it. */
+  for (guint i = 0; i < 8; i++)
+    {
+      applyf (transcript, "{\"type\":\"text_delta\",\"turn_id\":\"live\",\"call\":0,\"block\":0,"
+                          "\"text\":\"Streaming on, line %u.\\n\\n\"}", i);
+      if (i == 3)
+        {
+          gtk_adjustment_set_value (adjustment, gtk_adjustment_get_value (adjustment) - 300);
+          g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+          value = gtk_adjustment_get_value (adjustment);
+        }
+      wait_frames (view, 1);
+    }
+  wait_frames (view, 3);
+  g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  g_assert_true (gtk_widget_get_visible (button));
+  g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adjustment) - value), <, 1.0);
+  g_assert_cmpfloat (distance_from_end (adjustment), >, 300);
+
+  /* Back to the end without animation (as on opening a session). */
+  tally_transcript_view_scroll_to_end (TALLY_TRANSCRIPT_VIEW (view), FALSE);
+  g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
+  wait_settled_at_end (view);
 
   /* The user scrolls up: following stops and the button shows. */
   value = gtk_adjustment_get_value (adjustment) - 400;

@@ -34,7 +34,13 @@
  * with `upper` and `page-size` as they were at the last value change, and
  * never while the view itself is setting the value (pinning to the end or
  * animating there). A change that arrives together with a geometry change
- * is the list's, and while following the view simply pins again.
+ * is the list's, and while following the view simply pins again — after
+ * the frame's layout, where the list can see it (see request_pin()).
+ *
+ * Accessibility: the list is labelled "Transcript". GTK 4.8 has no way to
+ * announce, so when a reply finishes while the session is open the list's
+ * accessible description becomes "Reply finished: …" with the receipt,
+ * and the receipt row carries the same label.
  */
 
 #define END_TOLERANCE 2.0
@@ -202,7 +208,10 @@ after_layout_cb (GdkFrameClock       *clock,
 
   if (!self->following || self->scroll_tick_id != 0 ||
       gtk_adjustment_get_value (self->vadjustment) == end_value (self))
-    return;
+    {
+      remember_geometry (self);
+      return;
+    }
 
   /* Each pin makes GTK lay the frame out again, which it does at most a
    * few times per frame before it warns. Rows measured on the way can
