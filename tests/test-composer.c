@@ -401,6 +401,90 @@ type_text (XKeys      *keys,
     press (keys, target, *p == ' ' ? XK_space : (KeySym) *p, NoSymbol, NoSymbol);
 }
 
+/* The frame grows with the text up to a limit, then scrolls. */
+
+typedef struct {
+  GtkWidget *widget;
+  guint      frames;
+} FrameCount;
+
+static gboolean
+count_frame_cb (GtkWidget     *widget,
+                GdkFrameClock *clock,
+                gpointer       user_data)
+{
+  ((FrameCount *) user_data)->frames++;
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+enough_frames (gpointer data)
+{
+  return ((FrameCount *) data)->frames >= 4;
+}
+
+static void
+settle (GtkWidget *widget)
+{
+  FrameCount count = { widget, 0 };
+  guint id = gtk_widget_add_tick_callback (widget, count_frame_cb, &count, NULL);
+
+  wait_for (enough_frames, &count, "a few frames");
+  gtk_widget_remove_tick_callback (widget, id);
+}
+
+static void
+test_grows (void)
+{
+  Record record;
+  g_autoptr(TallyComposer) composer = new_composer (&record);
+  GtkWidget *text_view = GTK_WIDGET (tally_composer_get_text_view (composer));
+  GtkWidget *scroller = gtk_widget_get_ancestor (text_view, GTK_TYPE_SCROLLED_WINDOW);
+  g_autoptr(GString) long_text = g_string_new (NULL);
+  GtkWindow *window = GTK_WINDOW (gtk_window_new ());
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkPolicyType policy;
+  int one_line, three_lines, many_lines;
+
+  /* The composer sits at the bottom of a tall window, as in the app. */
+  gtk_box_append (GTK_BOX (box), g_object_new (GTK_TYPE_LABEL, "vexpand", TRUE, NULL));
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (composer));
+  gtk_window_set_child (window, box);
+  gtk_window_set_default_size (window, 500, 700);
+  gtk_window_present (window);
+
+  tally_composer_set_text (composer, "one line");
+  settle (GTK_WIDGET (composer));
+  one_line = gtk_widget_get_height (scroller);
+  gtk_scrolled_window_get_policy (GTK_SCROLLED_WINDOW (scroller), NULL, &policy);
+  /* About one line of text, not the height of a scroll bar. */
+  g_assert_cmpint (one_line, <, 48);
+
+  tally_composer_set_text (composer, "one\ntwo\nthree");
+  settle (GTK_WIDGET (composer));
+  three_lines = gtk_widget_get_height (scroller);
+  g_assert_cmpint (three_lines, >, one_line + 20);
+
+  for (guint i = 0; i < 40; i++)
+    g_string_append_printf (long_text, "line %u\n", i);
+  tally_composer_set_text (composer, long_text->str);
+  settle (GTK_WIDGET (composer));
+  many_lines = gtk_widget_get_height (scroller);
+  g_assert_cmpint (many_lines, <=, 200);
+  g_assert_cmpint (many_lines, >, three_lines);
+  gtk_scrolled_window_get_policy (GTK_SCROLLED_WINDOW (scroller), NULL, &policy);
+  g_assert_cmpint (policy, ==, GTK_POLICY_AUTOMATIC);
+
+  tally_composer_set_text (composer, NULL);
+  settle (GTK_WIDGET (composer));
+  g_assert_cmpint (gtk_widget_get_height (scroller), ==, one_line);
+  gtk_scrolled_window_get_policy (GTK_SCROLLED_WINDOW (scroller), NULL, &policy);
+  g_assert_cmpint (policy, ==, GTK_POLICY_EXTERNAL);
+
+  gtk_window_destroy (window);
+  record_clear (&record);
+}
+
 static void
 test_real_keys (void)
 {
@@ -489,6 +573,7 @@ main (int    argc,
   g_test_add_func ("/tally/composer/blank", test_blank);
   g_test_add_func ("/tally/composer/busy", test_busy);
   g_test_add_func ("/tally/composer/drafts", test_drafts);
+  g_test_add_func ("/tally/composer/grows", test_grows);
   g_test_add_func ("/tally/composer/real-keys", test_real_keys);
 
   return g_test_run ();

@@ -36,14 +36,16 @@ struct _TallyComposer
   GtkWidget      parent_instance;
 
   /* Template */
-  GtkOverlay    *frame;
-  GtkTextView   *text_view;
-  GtkLabel      *placeholder;
-  GtkButton     *button;
+  GtkOverlay        *frame;
+  GtkScrolledWindow *scroller;
+  GtkTextView       *text_view;
+  GtkLabel          *placeholder;
+  GtkButton         *button;
 
-  GtkTextBuffer *buffer;
-  guint          busy : 1;
-  guint          preedit_active : 1;
+  GtkTextBuffer     *buffer;
+  guint              policy_idle_id;
+  guint              busy : 1;
+  guint              preedit_active : 1;
 };
 
 G_DEFINE_FINAL_TYPE (TallyComposer, tally_composer, GTK_TYPE_WIDGET)
@@ -114,6 +116,42 @@ update_button (TallyComposer *self)
     }
 }
 
+/* A shown scroll bar asks for more height than one line of text, so the
+ * frame would open tall. It is only shown once the text overflows the
+ * frame's greatest height; until then scrolling needs none. The range
+ * changes while the text view is being allocated, so the policy is
+ * changed afterwards, from an idle. */
+static gboolean
+update_scroll_policy_cb (gpointer user_data)
+{
+  TallyComposer *self = user_data;
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (self->scroller);
+  GtkPolicyType policy;
+  GtkPolicyType current;
+
+  self->policy_idle_id = 0;
+
+  policy = gtk_adjustment_get_upper (adjustment) > gtk_adjustment_get_page_size (adjustment) + 1
+           ? GTK_POLICY_AUTOMATIC : GTK_POLICY_EXTERNAL;
+  gtk_scrolled_window_get_policy (self->scroller, NULL, &current);
+  if (current != policy)
+    gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_NEVER, policy);
+
+  return G_SOURCE_REMOVE;
+}
+
+static void
+scroll_range_changed_cb (TallyComposer *self,
+                         GtkAdjustment *adjustment)
+{
+  /* Not yet allocated: nothing to go by. */
+  if (gtk_adjustment_get_page_size (adjustment) <= 0)
+    return;
+
+  if (self->policy_idle_id == 0)
+    self->policy_idle_id = g_idle_add (update_scroll_policy_cb, self);
+}
+
 static void
 preedit_changed_cb (TallyComposer *self,
                     const char    *preedit,
@@ -161,6 +199,9 @@ tally_composer_grab_focus (GtkWidget *widget)
 static void
 tally_composer_dispose (GObject *object)
 {
+  TallyComposer *self = (TallyComposer *)object;
+
+  g_clear_handle_id (&self->policy_idle_id, g_source_remove);
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_COMPOSER);
 
   G_OBJECT_CLASS (tally_composer_parent_class)->dispose (object);
@@ -258,6 +299,7 @@ tally_composer_class_init (TallyComposerClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-composer.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, frame);
+  gtk_widget_class_bind_template_child (widget_class, TallyComposer, scroller);
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, text_view);
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, placeholder);
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, button);
@@ -273,6 +315,8 @@ tally_composer_init (TallyComposer *self)
   gtk_widget_init_template (GTK_WIDGET (self));
 
   self->buffer = gtk_text_view_get_buffer (self->text_view);
+  g_signal_connect_object (gtk_scrolled_window_get_vadjustment (self->scroller), "changed",
+                           G_CALLBACK (scroll_range_changed_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->buffer, "changed", G_CALLBACK (update_state),
                            self, G_CONNECT_SWAPPED);
 
