@@ -287,6 +287,32 @@ apply_tool_use_start (TallyTranscript *self,
     g_hash_table_insert (self->tools, g_strdup (tool_id), block);
 }
 
+/* A settled card keeps its request (the questions, the suggestions) and
+ * gets the resolution event as its "resolution" member. */
+static void
+settle_card (TallyBlock *card,
+             JsonObject *resolution,
+             const char *state)
+{
+  JsonObject *request = tally_block_get_details (card);
+  g_autoptr(JsonObject) details = json_object_new ();
+
+  if (request != NULL)
+    {
+      GList *members = json_object_get_members (request);
+
+      for (const GList *l = members; l != NULL; l = l->next)
+        if (!g_str_equal (l->data, "resolution"))
+          json_object_set_member (details, l->data, json_node_copy (json_object_get_member (request, l->data)));
+      g_list_free (members);
+    }
+  json_object_set_object_member (details, "resolution", json_object_ref (resolution));
+
+  tally_block_set_details (card, details);
+  tally_block_set_state (card, state);
+  tally_block_set_finished (card, TRUE);
+}
+
 static void
 apply_approval_resolved (TallyTranscript *self,
                          JsonObject      *event)
@@ -298,11 +324,7 @@ apply_approval_resolved (TallyTranscript *self,
   const char *tool_id = member_string (event, "tool_id");
 
   if (card != NULL)
-    {
-      tally_block_set_details (card, event);
-      tally_block_set_state (card, decision);
-      tally_block_set_finished (card, TRUE);
-    }
+    settle_card (card, event, decision);
 
   if (tool_id != NULL)
     tool = g_hash_table_lookup (self->tools, tool_id);
@@ -359,9 +381,7 @@ apply_question_resolved (TallyTranscript *self,
   if (card == NULL)
     return;
 
-  tally_block_set_details (card, event);
-  tally_block_set_state (card, member_string (event, "reason"));
-  tally_block_set_finished (card, TRUE);
+  settle_card (card, event, member_string (event, "reason"));
 }
 
 /**
