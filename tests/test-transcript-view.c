@@ -19,15 +19,11 @@
 #include "tally-receipt-row.h"
 #include "tally-result-table.h"
 #include "tally-thinking-drawer.h"
+#include "tally-markdown-view.h"
 #include "tally-tool-chip.h"
-#include "tally-transcript-config.h"
 #include "tally-transcript-view.h"
 #include "tally-transcript.h"
 #include "tally-user-bubble.h"
-
-#if TALLY_HAVE_MARKDOWN_VIEW
-# include "tally-markdown-view.h"
-#endif
 
 #define WAIT_TIMEOUT_MS (20 * 1000)
 
@@ -423,7 +419,6 @@ test_rows (void)
   apply (transcript, "{\"type\":\"block_done\",\"seq\":8,\"turn_id\":\"t1\",\"call\":0,\"block\":1,\"kind\":\"text\"}");
   iterate_pending ();
   wait_frames (view, 2);
-#if TALLY_HAVE_MARKDOWN_VIEW
   {
     GtkWidget *markdown = tally_assistant_text_get_view (TALLY_ASSISTANT_TEXT (child));
 
@@ -431,10 +426,6 @@ test_rows (void)
     g_assert_cmpstr (tally_markdown_view_get_markdown (TALLY_MARKDOWN_VIEW (markdown)), ==,
                      "Let me **query** the sales.");
   }
-#else
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (tally_assistant_text_get_view (TALLY_ASSISTANT_TEXT (child)))),
-                   ==, "Let me **query** the sales.");
-#endif
 
   /* A query_database call: name, SQL summary, state, then a table. */
   apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":9,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","

@@ -5,12 +5,8 @@
 #include "config.h"
 
 #include "tally-assistant-text.h"
-#include "tally-transcript-config.h"
+#include "tally-markdown-view.h"
 #include "tally-transcript-style.h"
-
-#if TALLY_HAVE_MARKDOWN_VIEW
-# include "tally-markdown-view.h"
-#endif
 
 /**
  * TallyAssistantText:
@@ -51,32 +47,20 @@ static void
 view_set (TallyAssistantText *self,
           const char         *text)
 {
-#if TALLY_HAVE_MARKDOWN_VIEW
   tally_markdown_view_set_markdown (TALLY_MARKDOWN_VIEW (self->view), text);
-#else
-  gtk_label_set_text (GTK_LABEL (self->view), text);
-#endif
 }
 
 static void
 view_append (TallyAssistantText *self,
              const char         *delta)
 {
-#if TALLY_HAVE_MARKDOWN_VIEW
   tally_markdown_view_append (TALLY_MARKDOWN_VIEW (self->view), delta);
-#else
-  g_autofree char *text = g_strconcat (gtk_label_get_text (GTK_LABEL (self->view)), delta, NULL);
-
-  gtk_label_set_text (GTK_LABEL (self->view), text);
-#endif
 }
 
 static void
 view_finish (TallyAssistantText *self)
 {
-#if TALLY_HAVE_MARKDOWN_VIEW
   tally_markdown_view_finish (TALLY_MARKDOWN_VIEW (self->view));
-#endif
 }
 
 static void
@@ -155,7 +139,7 @@ tally_assistant_text_measure (GtkWidget      *widget,
   TallyAssistantText *self = TALLY_ASSISTANT_TEXT (widget);
 
   if (orientation == GTK_ORIENTATION_VERTICAL && for_size >= 0 &&
-      for_size != self->allocated_width && TALLY_HAVE_MARKDOWN_VIEW)
+      for_size != self->allocated_width)
     {
       *minimum = *natural = estimate_height (self, for_size);
       *minimum_baseline = *natural_baseline = -1;
@@ -215,16 +199,7 @@ static void
 tally_assistant_text_init (TallyAssistantText *self)
 {
   self->allocated_width = -1;
-
-#if TALLY_HAVE_MARKDOWN_VIEW
   self->view = tally_markdown_view_new ();
-#else
-  self->view = gtk_label_new (NULL);
-  gtk_label_set_wrap (GTK_LABEL (self->view), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (self->view), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_selectable (GTK_LABEL (self->view), TRUE);
-  gtk_label_set_xalign (GTK_LABEL (self->view), 0.0);
-#endif
   gtk_widget_set_parent (self->view, GTK_WIDGET (self));
 }
 
