@@ -1145,10 +1145,11 @@ handle_plan (GTask      *task,
 {
   TallyAgent *self = turn_agent (task);
   const char *plan = json_object_get_string_member_with_default (input, "plan", NULL);
+  g_autofree char *trimmed = plan != NULL ? g_strstrip (g_strdup (plan)) : NULL;
   g_autofree char *receipt = NULL;
   JsonObject *event;
 
-  if (plan == NULL || *g_strstrip (g_strdup (plan)) == '\0')
+  if (trimmed == NULL || *trimmed == '\0')
     {
       refuse_current (task, "ExitPlanMode needs “plan”: the plan as Markdown. Nothing was shown to "
                             "the analyst.");
