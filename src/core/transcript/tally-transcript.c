@@ -487,6 +487,19 @@ tally_transcript_apply (TallyTranscript *self,
         mark_open_call_incomplete (self, turn_id);
       close_call (self);
 
+      /* No tool of a finished turn is still waiting or running. */
+      for (guint i = 0; i < self->blocks->len; i++)
+        {
+          TallyBlock *b = g_ptr_array_index (self->blocks, i);
+
+          if (tally_block_get_kind (b) == TALLY_BLOCK_TOOL_CALL && !tally_block_get_finished (b) &&
+              g_strcmp0 (tally_block_get_turn_id (b), turn_id) == 0)
+            {
+              tally_block_set_state (b, "interrupted");
+              tally_block_set_finished (b, TRUE);
+            }
+        }
+
       block = add_block (self, TALLY_BLOCK_RECEIPT, turn_id);
       tally_block_set_state (block, status);
       tally_block_set_details (block, event);
