@@ -1,0 +1,1886 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-markdown"
+
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <md4c.h>
+
+#include "tally-markdown-renderer.h"
+
+/*
+ * Markdown → text buffer, in two steps:
+ *
+ * 1. tally_markdown_doc_parse() runs md4c over the text and builds a
+ *    TallyMarkdownDoc: the visible text (one U+FFFC per code block, table
+ *    or rule), spans of named tags in character offsets, and the anchored
+ *    blocks' data. No widget is involved, so this is cheap and pure.
+ * 2. tally_markdown_doc_insert() appends the doc at the end of a buffer:
+ *    a handful of inserts, one child anchor per block, then the tags.
+ *
+ * Layout in the buffer: every paragraph-like unit (paragraph, heading, list
+ * item line, anchored block) is one buffer line. Units are separated by a
+ * single "\n" written *before* a unit when anything precedes it in the
+ * buffer, and vertical spacing is a pixels-above-lines "gap-*" tag on every
+ * unit but the first. Both rules only depend on whether the buffer already
+ * holds text (see TallyMarkdownPosition), so rendering a text in two parts
+ * at a block boundary gives exactly the buffer of rendering it at once —
+ * which is what streaming relies on (see TallyMarkdownScanner).
+ *
+ * Hard line breaks are U+2028 (a line break inside the paragraph), soft
+ * breaks a space. Raw HTML is disabled in the parser, so it shows as text.
+ *
+ * Tags: fixed ones created in a fixed order (later = higher priority) —
+ * gap-*, p, h1…h6, quote, marker, em, strong, del, code, link — and ones
+ * created on demand at the lowest priority: "margin-Q-L-B" (left margin for
+ * quote depth Q, list depth L, B = 1 on a bullet line with a hanging
+ * indent), "li-L" (a line inside a list item at depth L), "quote-Q" (a line
+ * inside Q block quotes, next to the styling "quote" tag) and "href:URL"
+ * (the target of a link, next to the styling "link" tag).
+ */
+
+#define LIST_STEP    28
+#define BULLET_HANG  22
+
+#define PLACEHOLDER      "\xef\xbf\xbc"   /* U+FFFC */
+#define REPLACEMENT      "\xef\xbf\xbd"   /* U+FFFD */
+#define LINE_SEPARATOR   "\xe2\x80\xa8"   /* U+2028 */
+
+#define ANCHOR_DATA_KEY  "tally-markdown-anchor"
+#define HREF_PREFIX      "href:"
+
+typedef struct
+{
+  const char *name;      /* in the doc's string chunk */
+  guint       start;
+  guint       end;
+} Span;
+
+typedef struct
+{
+  TallyMarkdownAnchorKind  kind;
+  guint                    offset;       /* in characters */
+  gsize                    byte_offset;
+  int                      indent;
+  char                    *code;
+  char                    *language;
+  TallyMarkdownTable      *table;
+} AnchorData;
+
+struct _TallyMarkdownDoc
+{
+  GString      *text;
+  guint         n_chars;
+  GArray       *spans;       /* Span */
+  GPtrArray    *anchors;     /* AnchorData, atomic rc boxes */
+  GStringChunk *names;
+  guint         n_blocks;
+};
+
+typedef struct
+{
+  gboolean ordered;
+  gboolean tight;
+  gboolean first;
+  guint    number;
+  char     delimiter;
+} ListFrame;
+
+typedef struct
+{
+  const char *name;
+  guint       start;
+  gboolean    link;
+} OpenSpan;
+
+typedef struct
+{
+  TallyMarkdownDoc *doc;
+  TallyMarkdownPosition position;
+
+  guint             depth;
+  guint             quote_depth;
+  GArray           *lists;          /* ListFrame */
+  GArray           *inline_stack;   /* OpenSpan */
+  GArray           *line_spans;     /* OpenSpan */
+  gboolean          line_open;
+  gboolean          li_pending;
+
+  /* code block */
+  gboolean          in_code;
+  GString          *code;
+  char             *code_language;
+
+  /* table */
+  gboolean          in_table;
+  gboolean          in_cell;
+  gboolean          in_head;
+  guint             n_columns;
+  GArray           *aligns;         /* TallyMarkdownAlign */
+  GPtrArray        *rows;           /* GPtrArray of cell pairs (plain, markup) */
+  GPtrArray        *row;
+  GString          *cell_plain;
+  GString          *cell_markup;
+  GArray           *cell_stack;     /* MD_SPANTYPE */
+} Builder;
+
+/* ---------------------------------------------------------------------- */
+/* Anchor data                                                              */
+
+static void
+table_free (TallyMarkdownTable *table)
+{
+  guint n;
+
+  if (table == NULL)
+    return;
+
+  n = table->n_rows * table->n_columns;
+  for (guint i = 0; i < n; i++)
+    {
+      g_free (table->plain[i]);
+      g_free (table->markup[i]);
+    }
+  g_free (table->plain);
+  g_free (table->markup);
+  g_free (table->aligns);
+  g_free (table);
+}
+
+static void
+anchor_data_clear (gpointer data)
+{
+  AnchorData *anchor = data;
+
+  g_free (anchor->code);
+  g_free (anchor->language);
+  table_free (anchor->table);
+}
+
+static void
+anchor_data_release (gpointer data)
+{
+  g_atomic_rc_box_release_full (data, anchor_data_clear);
+}
+
+static AnchorData *
+anchor_get_data (GtkTextChildAnchor *anchor)
+{
+  if (anchor == NULL)
+    return NULL;
+  return g_object_get_data (G_OBJECT (anchor), ANCHOR_DATA_KEY);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Text helpers                                                             */
+
+typedef struct
+{
+  const char *name;
+  gunichar    ch;
+} NamedEntity;
+
+/* The entities an assistant is likely to write; others stay verbatim. */
+static const NamedEntity named_entities[] = {
+  { "amp", '&' }, { "lt", '<' }, { "gt", '>' }, { "quot", '"' },
+  { "apos", '\'' }, { "nbsp", 0x00a0 }, { "copy", 0x00a9 }, { "reg", 0x00ae },
+  { "trade", 0x2122 }, { "mdash", 0x2014 }, { "ndash", 0x2013 },
+  { "hellip", 0x2026 }, { "laquo", 0x00ab }, { "raquo", 0x00bb },
+  { "ldquo", 0x201c }, { "rdquo", 0x201d }, { "lsquo", 0x2018 },
+  { "rsquo", 0x2019 }, { "times", 0x00d7 }, { "divide", 0x00f7 },
+  { "deg", 0x00b0 }, { "plusmn", 0x00b1 }, { "middot", 0x00b7 },
+  { "bull", 0x2022 }, { "euro", 0x20ac }, { "pound", 0x00a3 },
+  { "yen", 0x00a5 }, { "cent", 0x00a2 }, { "sect", 0x00a7 },
+  { "para", 0x00b6 }, { "larr", 0x2190 }, { "rarr", 0x2192 },
+  { "uarr", 0x2191 }, { "darr", 0x2193 }, { "harr", 0x2194 },
+  { "le", 0x2264 }, { "ge", 0x2265 }, { "ne", 0x2260 }, { "asymp", 0x2248 },
+  { "infin", 0x221e }, { "minus", 0x2212 }, { "check", 0x2713 },
+  { "shy", 0x00ad }, { "thinsp", 0x2009 }, { "ensp", 0x2002 },
+  { "emsp", 0x2003 }, { "micro", 0x00b5 }, { "frac12", 0x00bd },
+  { "frac14", 0x00bc }, { "frac34", 0x00be }, { "sup2", 0x00b2 },
+  { "sup3", 0x00b3 },
+};
+
+/* Appends the character an entity such as "&amp;", "&#35;" or "&#x23;"
+ * stands for, or the entity itself when it is unknown. */
+static void
+append_entity (GString    *out,
+               const char *text,
+               gsize       size)
+{
+  if (size >= 4 && text[1] == '#')
+    {
+      guint64 value = 0;
+      gboolean hex = text[2] == 'x' || text[2] == 'X';
+      gsize i = hex ? 3 : 2;
+
+      for (; i + 1 < size && value <= 0x10ffff; i++)
+        {
+          int digit = hex ? g_ascii_xdigit_value (text[i]) : g_ascii_digit_value (text[i]);
+
+          if (digit < 0)
+            break;
+          value = value * (hex ? 16 : 10) + (guint64)digit;
+        }
+
+      if (value == 0 || value > 0x10ffff || !g_unichar_validate ((gunichar)value))
+        g_string_append (out, REPLACEMENT);
+      else
+        g_string_append_unichar (out, (gunichar)value);
+      return;
+    }
+
+  if (size > 2)
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (named_entities); i++)
+        {
+          gsize len = strlen (named_entities[i].name);
+
+          if (len == size - 2 && memcmp (text + 1, named_entities[i].name, len) == 0)
+            {
+              g_string_append_unichar (out, named_entities[i].ch);
+              return;
+            }
+        }
+    }
+
+  g_string_append_len (out, text, (gssize)size);
+}
+
+/* Decodes an md4c attribute (link destinations, the info string). */
+static char *
+attribute_dup (const MD_ATTRIBUTE *attr)
+{
+  GString *out = g_string_new (NULL);
+
+  if (attr == NULL || attr->text == NULL || attr->size == 0)
+    return g_string_free (out, FALSE);
+
+  for (guint i = 0; attr->substr_offsets[i] < attr->size; i++)
+    {
+      MD_OFFSET off = attr->substr_offsets[i];
+      MD_OFFSET end = attr->substr_offsets[i + 1];
+
+      switch (attr->substr_types[i])
+        {
+        case MD_TEXT_ENTITY:
+          append_entity (out, attr->text + off, end - off);
+          break;
+        case MD_TEXT_NULLCHAR:
+          g_string_append (out, REPLACEMENT);
+          break;
+        default:
+          g_string_append_len (out, attr->text + off, (gssize)(end - off));
+          break;
+        }
+    }
+
+  if (!g_utf8_validate_len (out->str, out->len, NULL))
+    {
+      char *valid = g_utf8_make_valid (out->str, (gssize)out->len);
+
+      g_string_free (out, TRUE);
+      return valid;
+    }
+
+  return g_string_free (out, FALSE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Building a doc                                                           */
+
+static const char *
+builder_name (Builder    *b,
+              const char *name)
+{
+  return g_string_chunk_insert_const (b->doc->names, name);
+}
+
+/* Appends visible text: invalid UTF-8 becomes U+FFFD, and so does a literal
+ * U+FFFC, which would be mistaken for an anchor. */
+static void
+doc_append (TallyMarkdownDoc *doc,
+            const char       *text,
+            gsize             len)
+{
+  g_autofree char *valid = NULL;
+  gsize start = doc->text->len;
+
+  if (len == 0)
+    return;
+
+  if (!g_utf8_validate_len (text, len, NULL))
+    {
+      valid = g_utf8_make_valid (text, (gssize)len);
+      text = valid;
+      len = strlen (valid);
+    }
+
+  for (;;)
+    {
+      const char *hit = len >= 3 ? g_strstr_len (text, (gssize)len, PLACEHOLDER) : NULL;
+      gsize chunk = hit != NULL ? (gsize)(hit - text) : len;
+
+      g_string_append_len (doc->text, text, (gssize)chunk);
+      if (hit == NULL)
+        break;
+      g_string_append (doc->text, REPLACEMENT);
+      text += chunk + 3;
+      len -= chunk + 3;
+    }
+
+  doc->n_chars += (guint)g_utf8_strlen (doc->text->str + start, (gssize)(doc->text->len - start));
+}
+
+static void
+add_span (Builder    *b,
+          const char *name,
+          guint       start,
+          guint       end)
+{
+  Span span = { name, start, end };
+
+  if (end > start)
+    g_array_append_val (b->doc->spans, span);
+}
+
+static guint
+list_depth (Builder *b)
+{
+  return b->lists->len;
+}
+
+static int
+content_indent (Builder *b)
+{
+  return (int)(b->quote_depth * TALLY_MARKDOWN_QUOTE_STEP + list_depth (b) * LIST_STEP);
+}
+
+static void
+push_line_span (Builder    *b,
+                const char *name)
+{
+  OpenSpan span = { name, b->doc->n_chars, FALSE };
+
+  g_array_append_val (b->line_spans, span);
+}
+
+static void
+end_line (Builder *b)
+{
+  if (!b->line_open)
+    return;
+
+  for (guint i = b->line_spans->len; i > 0; i--)
+    {
+      OpenSpan *span = &g_array_index (b->line_spans, OpenSpan, i - 1);
+
+      add_span (b, span->name, span->start, b->doc->n_chars);
+    }
+  g_array_set_size (b->line_spans, 0);
+  b->line_open = FALSE;
+}
+
+static void
+begin_line (Builder    *b,
+            const char *gap,
+            gboolean    bullet)
+{
+  gboolean has_before;
+
+  end_line (b);
+  b->li_pending = FALSE;
+
+  has_before = b->doc->n_chars > 0 || b->position != TALLY_MARKDOWN_AT_START;
+  if (b->doc->n_chars > 0 || b->position == TALLY_MARKDOWN_AFTER_TEXT)
+    doc_append (b->doc, "\n", 1);
+
+  b->line_open = TRUE;
+
+  if (has_before && gap != NULL)
+    push_line_span (b, builder_name (b, gap));
+
+  if (b->quote_depth > 0 || list_depth (b) > 0)
+    {
+      char name[64];
+
+      g_snprintf (name, sizeof name, "margin-%u-%u-%u",
+                  b->quote_depth, list_depth (b), bullet ? 1u : 0u);
+      push_line_span (b, builder_name (b, name));
+    }
+
+  if (b->quote_depth > 0)
+    {
+      char name[32];
+
+      g_snprintf (name, sizeof name, "quote-%u", b->quote_depth);
+      push_line_span (b, builder_name (b, "quote"));
+      push_line_span (b, builder_name (b, name));
+    }
+
+  if (list_depth (b) > 0)
+    {
+      char name[32];
+
+      g_snprintf (name, sizeof name, "li-%u", list_depth (b));
+      push_line_span (b, builder_name (b, name));
+    }
+}
+
+/* Starts the line of a block; the first block of a list item shares the
+ * line of its bullet. */
+static void
+begin_block_line (Builder    *b,
+                  const char *gap)
+{
+  if (b->li_pending && b->line_open)
+    {
+      b->li_pending = FALSE;
+      return;
+    }
+  begin_line (b, gap, FALSE);
+}
+
+static const char *
+paragraph_gap (Builder *b)
+{
+  return list_depth (b) > 0 ? "gap-loose" : "gap-block";
+}
+
+/* Makes sure text lands on a line, for content md4c gives outside of any
+ * paragraph (the text of tight list items). */
+static void
+ensure_line (Builder *b)
+{
+  if (b->li_pending && b->line_open)
+    b->li_pending = FALSE;
+  else if (!b->line_open)
+    begin_line (b, "gap-tight", FALSE);
+}
+
+static void
+add_anchor (Builder                 *b,
+            TallyMarkdownAnchorKind  kind,
+            char                    *code,
+            char                    *language,
+            TallyMarkdownTable      *table)
+{
+  AnchorData *anchor = g_atomic_rc_box_new0 (AnchorData);
+
+  anchor->kind = kind;
+  anchor->indent = content_indent (b);
+  anchor->code = code;
+  anchor->language = language;
+  anchor->table = table;
+  anchor->byte_offset = b->doc->text->len;
+  anchor->offset = b->doc->n_chars;
+
+  g_string_append (b->doc->text, PLACEHOLDER);
+  b->doc->n_chars++;
+  g_ptr_array_add (b->doc->anchors, anchor);
+}
+
+static void
+enter_list_item (Builder              *b,
+                 MD_BLOCK_LI_DETAIL   *detail)
+{
+  ListFrame *frame = &g_array_index (b->lists, ListFrame, b->lists->len - 1);
+  const char *gap;
+  guint start;
+  char marker[32];
+
+  if (frame->first)
+    {
+      if (list_depth (b) == 1)
+        gap = "gap-block";
+      else
+        {
+          ListFrame *parent = &g_array_index (b->lists, ListFrame, b->lists->len - 2);
+          gap = parent->tight ? "gap-tight" : "gap-loose";
+        }
+    }
+  else
+    gap = frame->tight ? "gap-tight" : "gap-loose";
+
+  begin_line (b, gap, TRUE);
+
+  if (detail != NULL && detail->is_task)
+    g_strlcpy (marker, (detail->task_mark == 'x' || detail->task_mark == 'X') ? "\xe2\x98\x91" : "\xe2\x98\x90",
+               sizeof marker);
+  else if (frame->ordered)
+    g_snprintf (marker, sizeof marker, "%u%c", frame->number, frame->delimiter);
+  else
+    {
+      static const char *bullets[] = { "\xe2\x80\xa2", "\xe2\x97\xa6", "\xe2\x96\xaa" };
+      guint level = MIN (list_depth (b), G_N_ELEMENTS (bullets)) - 1;
+
+      g_strlcpy (marker, bullets[level], sizeof marker);
+    }
+
+  start = b->doc->n_chars;
+  doc_append (b->doc, marker, strlen (marker));
+  add_span (b, builder_name (b, "marker"), start, b->doc->n_chars);
+  doc_append (b->doc, "\t", 1);
+  b->li_pending = TRUE;
+}
+
+static void
+table_start (Builder *b,
+             MD_BLOCK_TABLE_DETAIL *detail)
+{
+  b->in_table = TRUE;
+  b->n_columns = detail != NULL ? MAX (detail->col_count, 1u) : 1;
+  g_array_set_size (b->aligns, 0);
+  g_ptr_array_set_size (b->rows, 0);
+}
+
+static void
+table_finish (Builder *b)
+{
+  TallyMarkdownTable *table = g_new0 (TallyMarkdownTable, 1);
+  guint n_rows = MAX (b->rows->len, 1u);
+
+  table->n_columns = b->n_columns;
+  table->n_rows = n_rows;
+  table->aligns = g_new0 (TallyMarkdownAlign, table->n_columns);
+  table->plain = g_new0 (char *, n_rows * table->n_columns);
+  table->markup = g_new0 (char *, n_rows * table->n_columns);
+
+  for (guint c = 0; c < table->n_columns && c < b->aligns->len; c++)
+    table->aligns[c] = g_array_index (b->aligns, TallyMarkdownAlign, c);
+
+  for (guint r = 0; r < n_rows; r++)
+    {
+      GPtrArray *row = r < b->rows->len ? g_ptr_array_index (b->rows, r) : NULL;
+
+      for (guint c = 0; c < table->n_columns; c++)
+        {
+          guint idx = r * table->n_columns + c;
+
+          if (row != NULL && 2 * c + 1 < row->len)
+            {
+              table->plain[idx] = g_strdup (g_ptr_array_index (row, 2 * c));
+              table->markup[idx] = g_strdup (g_ptr_array_index (row, 2 * c + 1));
+            }
+          else
+            {
+              table->plain[idx] = g_strdup ("");
+              table->markup[idx] = g_strdup ("");
+            }
+        }
+    }
+
+  g_ptr_array_set_size (b->rows, 0);
+  b->in_table = FALSE;
+
+  begin_block_line (b, "gap-block");
+  add_anchor (b, TALLY_MARKDOWN_ANCHOR_TABLE, NULL, NULL, table);
+  end_line (b);
+}
+
+static void
+cell_append_text (Builder    *b,
+                  const char *text,
+                  gsize       len)
+{
+  g_autofree char *valid = NULL;
+  g_autofree char *escaped = NULL;
+
+  if (!g_utf8_validate_len (text, len, NULL))
+    {
+      valid = g_utf8_make_valid (text, (gssize)len);
+      text = valid;
+      len = strlen (valid);
+    }
+
+  g_string_append_len (b->cell_plain, text, (gssize)len);
+  escaped = g_markup_escape_text (text, (gssize)len);
+  g_string_append (b->cell_markup, escaped);
+}
+
+static int
+enter_block_cb (MD_BLOCKTYPE  type,
+                void         *detail,
+                void         *user_data)
+{
+  Builder *b = user_data;
+
+  b->depth++;
+  if (b->depth == 2)
+    b->doc->n_blocks++;
+
+  switch (type)
+    {
+    case MD_BLOCK_DOC:
+      break;
+
+    case MD_BLOCK_QUOTE:
+      end_line (b);
+      b->li_pending = FALSE;
+      b->quote_depth++;
+      break;
+
+    case MD_BLOCK_UL:
+    case MD_BLOCK_OL:
+      {
+        ListFrame frame = { 0 };
+
+        frame.first = TRUE;
+        if (type == MD_BLOCK_OL)
+          {
+            MD_BLOCK_OL_DETAIL *ol = detail;
+
+            frame.ordered = TRUE;
+            frame.tight = ol->is_tight;
+            frame.number = ol->start;
+            frame.delimiter = ol->mark_delimiter != 0 ? ol->mark_delimiter : '.';
+          }
+        else
+          {
+            MD_BLOCK_UL_DETAIL *ul = detail;
+
+            frame.tight = ul->is_tight;
+          }
+        g_array_append_val (b->lists, frame);
+      }
+      break;
+
+    case MD_BLOCK_LI:
+      enter_list_item (b, detail);
+      break;
+
+    case MD_BLOCK_HR:
+      begin_block_line (b, "gap-block");
+      add_anchor (b, TALLY_MARKDOWN_ANCHOR_RULE, NULL, NULL, NULL);
+      end_line (b);
+      break;
+
+    case MD_BLOCK_H:
+      {
+        MD_BLOCK_H_DETAIL *h = detail;
+        guint level = CLAMP (h->level, 1u, 6u);
+        char name[8];
+
+        begin_block_line (b, level <= 2 ? "gap-h1" : "gap-h");
+        g_snprintf (name, sizeof name, "h%u", level);
+        push_line_span (b, builder_name (b, name));
+      }
+      break;
+
+    case MD_BLOCK_CODE:
+      {
+        MD_BLOCK_CODE_DETAIL *code = detail;
+
+        b->in_code = TRUE;
+        g_string_truncate (b->code, 0);
+        g_clear_pointer (&b->code_language, g_free);
+        b->code_language = attribute_dup (&code->lang);
+      }
+      break;
+
+    case MD_BLOCK_HTML:
+    case MD_BLOCK_P:
+      begin_block_line (b, paragraph_gap (b));
+      push_line_span (b, builder_name (b, "p"));
+      break;
+
+    case MD_BLOCK_TABLE:
+      table_start (b, detail);
+      break;
+
+    case MD_BLOCK_THEAD:
+      b->in_head = TRUE;
+      break;
+
+    case MD_BLOCK_TBODY:
+      b->in_head = FALSE;
+      break;
+
+    case MD_BLOCK_TR:
+      b->row = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (b->rows, b->row);
+      break;
+
+    case MD_BLOCK_TH:
+    case MD_BLOCK_TD:
+      {
+        MD_BLOCK_TD_DETAIL *td = detail;
+
+        b->in_cell = TRUE;
+        g_string_truncate (b->cell_plain, 0);
+        g_string_truncate (b->cell_markup, 0);
+        g_array_set_size (b->cell_stack, 0);
+        if (b->in_head)
+          {
+            TallyMarkdownAlign align = TALLY_MARKDOWN_ALIGN_DEFAULT;
+
+            switch (td->align)
+              {
+              case MD_ALIGN_LEFT: align = TALLY_MARKDOWN_ALIGN_LEFT; break;
+              case MD_ALIGN_CENTER: align = TALLY_MARKDOWN_ALIGN_CENTER; break;
+              case MD_ALIGN_RIGHT: align = TALLY_MARKDOWN_ALIGN_RIGHT; break;
+              case MD_ALIGN_DEFAULT:
+              default: break;
+              }
+            g_array_append_val (b->aligns, align);
+          }
+      }
+      break;
+
+    default:
+      break;
+    }
+
+  return 0;
+}
+
+static int
+leave_block_cb (MD_BLOCKTYPE  type,
+                void         *detail,
+                void         *user_data)
+{
+  Builder *b = user_data;
+
+  switch (type)
+    {
+    case MD_BLOCK_QUOTE:
+      end_line (b);
+      if (b->quote_depth > 0)
+        b->quote_depth--;
+      break;
+
+    case MD_BLOCK_UL:
+    case MD_BLOCK_OL:
+      end_line (b);
+      if (b->lists->len > 0)
+        g_array_set_size (b->lists, b->lists->len - 1);
+      break;
+
+    case MD_BLOCK_LI:
+      end_line (b);
+      b->li_pending = FALSE;
+      if (b->lists->len > 0)
+        {
+          ListFrame *frame = &g_array_index (b->lists, ListFrame, b->lists->len - 1);
+
+          frame->number++;
+          frame->first = FALSE;
+        }
+      break;
+
+    case MD_BLOCK_H:
+    case MD_BLOCK_P:
+    case MD_BLOCK_HTML:
+      end_line (b);
+      break;
+
+    case MD_BLOCK_CODE:
+      {
+        char *code;
+
+        b->in_code = FALSE;
+        /* md4c ends every code line with '\n'; the last one is not part of
+         * what is shown or copied. */
+        if (b->code->len > 0 && b->code->str[b->code->len - 1] == '\n')
+          g_string_truncate (b->code, b->code->len - 1);
+        code = g_utf8_make_valid (b->code->str, (gssize)b->code->len);
+
+        begin_block_line (b, "gap-block");
+        add_anchor (b, TALLY_MARKDOWN_ANCHOR_CODE, code,
+                    g_steal_pointer (&b->code_language), NULL);
+        end_line (b);
+      }
+      break;
+
+    case MD_BLOCK_TABLE:
+      table_finish (b);
+      break;
+
+    case MD_BLOCK_TR:
+      b->row = NULL;
+      break;
+
+    case MD_BLOCK_TH:
+    case MD_BLOCK_TD:
+      if (b->row != NULL)
+        {
+          g_ptr_array_add (b->row, g_strdup (b->cell_plain->str));
+          g_ptr_array_add (b->row, g_strdup (b->cell_markup->str));
+        }
+      b->in_cell = FALSE;
+      break;
+
+    default:
+      break;
+    }
+
+  b->depth--;
+  return 0;
+}
+
+static void
+cell_enter_span (Builder     *b,
+                 MD_SPANTYPE  type,
+                 void        *detail)
+{
+  switch (type)
+    {
+    case MD_SPAN_EM: g_string_append (b->cell_markup, "<i>"); break;
+    case MD_SPAN_STRONG: g_string_append (b->cell_markup, "<b>"); break;
+    case MD_SPAN_DEL: g_string_append (b->cell_markup, "<s>"); break;
+    case MD_SPAN_CODE: g_string_append (b->cell_markup, "<tt>"); break;
+    case MD_SPAN_A:
+    case MD_SPAN_IMG:
+      {
+        const MD_ATTRIBUTE *href = type == MD_SPAN_A
+          ? &((MD_SPAN_A_DETAIL *)detail)->href
+          : &((MD_SPAN_IMG_DETAIL *)detail)->src;
+        g_autofree char *url = attribute_dup (href);
+        g_autofree char *escaped = g_markup_escape_text (url, -1);
+
+        g_string_append_printf (b->cell_markup, "<a href=\"%s\">", escaped);
+      }
+      break;
+    default:
+      break;
+    }
+  g_array_append_val (b->cell_stack, type);
+}
+
+static void
+cell_leave_span (Builder *b)
+{
+  MD_SPANTYPE type;
+
+  if (b->cell_stack->len == 0)
+    return;
+
+  type = g_array_index (b->cell_stack, MD_SPANTYPE, b->cell_stack->len - 1);
+  g_array_set_size (b->cell_stack, b->cell_stack->len - 1);
+
+  switch (type)
+    {
+    case MD_SPAN_EM: g_string_append (b->cell_markup, "</i>"); break;
+    case MD_SPAN_STRONG: g_string_append (b->cell_markup, "</b>"); break;
+    case MD_SPAN_DEL: g_string_append (b->cell_markup, "</s>"); break;
+    case MD_SPAN_CODE: g_string_append (b->cell_markup, "</tt>"); break;
+    case MD_SPAN_A:
+    case MD_SPAN_IMG: g_string_append (b->cell_markup, "</a>"); break;
+    default: break;
+    }
+}
+
+static int
+enter_span_cb (MD_SPANTYPE  type,
+               void        *detail,
+               void        *user_data)
+{
+  Builder *b = user_data;
+  OpenSpan span = { NULL, b->doc->n_chars, FALSE };
+
+  if (b->in_cell)
+    {
+      cell_enter_span (b, type, detail);
+      return 0;
+    }
+
+  switch (type)
+    {
+    case MD_SPAN_EM: span.name = "em"; break;
+    case MD_SPAN_STRONG: span.name = "strong"; break;
+    case MD_SPAN_DEL: span.name = "del"; break;
+    case MD_SPAN_CODE: span.name = "code"; break;
+    case MD_SPAN_A:
+    case MD_SPAN_IMG:
+      {
+        const MD_ATTRIBUTE *href = type == MD_SPAN_A
+          ? &((MD_SPAN_A_DETAIL *)detail)->href
+          : &((MD_SPAN_IMG_DETAIL *)detail)->src;
+        g_autofree char *url = attribute_dup (href);
+        g_autofree char *name = g_strconcat (HREF_PREFIX, url, NULL);
+
+        span.link = TRUE;
+        span.name = builder_name (b, name);
+      }
+      break;
+    default:
+      break;
+    }
+
+  if (span.name != NULL && !span.link)
+    span.name = builder_name (b, span.name);
+
+  /* A NULL name keeps enter and leave paired for spans shown as text. */
+  g_array_append_val (b->inline_stack, span);
+  return 0;
+}
+
+static int
+leave_span_cb (MD_SPANTYPE  type,
+               void        *detail,
+               void        *user_data)
+{
+  Builder *b = user_data;
+  OpenSpan *span;
+
+  if (b->in_cell)
+    {
+      cell_leave_span (b);
+      return 0;
+    }
+
+  if (b->inline_stack->len == 0)
+    return 0;
+
+  span = &g_array_index (b->inline_stack, OpenSpan, b->inline_stack->len - 1);
+  if (span->name != NULL)
+    {
+      add_span (b, span->name, span->start, b->doc->n_chars);
+      if (span->link)
+        add_span (b, builder_name (b, "link"), span->start, b->doc->n_chars);
+    }
+  g_array_set_size (b->inline_stack, b->inline_stack->len - 1);
+  return 0;
+}
+
+static int
+text_cb (MD_TEXTTYPE    type,
+         const MD_CHAR *text,
+         MD_SIZE        size,
+         void          *user_data)
+{
+  Builder *b = user_data;
+
+  if (b->in_code)
+    {
+      if (type == MD_TEXT_NULLCHAR)
+        g_string_append (b->code, REPLACEMENT);
+      else
+        g_string_append_len (b->code, text, (gssize)size);
+      return 0;
+    }
+
+  if (b->in_cell)
+    {
+      switch (type)
+        {
+        case MD_TEXT_NULLCHAR:
+          cell_append_text (b, REPLACEMENT, 3);
+          break;
+        case MD_TEXT_BR:
+        case MD_TEXT_SOFTBR:
+          cell_append_text (b, " ", 1);
+          break;
+        case MD_TEXT_ENTITY:
+          {
+            g_autoptr(GString) decoded = g_string_new (NULL);
+
+            append_entity (decoded, text, size);
+            cell_append_text (b, decoded->str, decoded->len);
+          }
+          break;
+        default:
+          cell_append_text (b, text, size);
+          break;
+        }
+      return 0;
+    }
+
+  if (b->in_table)
+    return 0;
+
+  ensure_line (b);
+
+  switch (type)
+    {
+    case MD_TEXT_NULLCHAR:
+      doc_append (b->doc, REPLACEMENT, 3);
+      break;
+    case MD_TEXT_BR:
+      doc_append (b->doc, LINE_SEPARATOR, 3);
+      break;
+    case MD_TEXT_SOFTBR:
+      doc_append (b->doc, " ", 1);
+      break;
+    case MD_TEXT_ENTITY:
+      {
+        g_autoptr(GString) decoded = g_string_new (NULL);
+
+        append_entity (decoded, text, size);
+        doc_append (b->doc, decoded->str, decoded->len);
+      }
+      break;
+    default:
+      doc_append (b->doc, text, size);
+      break;
+    }
+
+  return 0;
+}
+
+/**
+ * tally_markdown_doc_parse:
+ * @markdown: (array length=length): markdown text (UTF-8; invalid bytes are
+ *   shown as U+FFFD)
+ * @length: length of @markdown in bytes
+ * @position: where the doc will be inserted: after existing text, its first
+ *   block gets a gap above it, and a separating "\n" unless one is there
+ *
+ * Renders @markdown with md4c in the GitHub dialect (tables, strikethrough,
+ * autolinks, task lists) with raw HTML disabled, following CommonMark 0.29
+ * and GFM (https://spec.commonmark.org, https://github.github.com/gfm/).
+ *
+ * Returns: (transfer full): the rendered doc; never %NULL (a parser failure,
+ *   which md4c only reports when out of memory, gives the text rendered so
+ *   far).
+ */
+TallyMarkdownDoc *
+tally_markdown_doc_parse (const char *markdown,
+                          gsize       length,
+                          TallyMarkdownPosition position)
+{
+  MD_PARSER parser = { 0 };
+  TallyMarkdownDoc *doc;
+  Builder b = { 0 };
+  int ret;
+
+  g_return_val_if_fail (markdown != NULL || length == 0, NULL);
+
+  doc = g_new0 (TallyMarkdownDoc, 1);
+  doc->text = g_string_sized_new (length + 16);
+  doc->spans = g_array_new (FALSE, FALSE, sizeof (Span));
+  doc->anchors = g_ptr_array_new_with_free_func (anchor_data_release);
+  doc->names = g_string_chunk_new (256);
+
+  b.doc = doc;
+  b.position = position;
+  b.lists = g_array_new (FALSE, FALSE, sizeof (ListFrame));
+  b.inline_stack = g_array_new (FALSE, FALSE, sizeof (OpenSpan));
+  b.line_spans = g_array_new (FALSE, FALSE, sizeof (OpenSpan));
+  b.code = g_string_new (NULL);
+  b.aligns = g_array_new (FALSE, FALSE, sizeof (TallyMarkdownAlign));
+  b.rows = g_ptr_array_new_with_free_func ((GDestroyNotify)g_ptr_array_unref);
+  b.cell_plain = g_string_new (NULL);
+  b.cell_markup = g_string_new (NULL);
+  b.cell_stack = g_array_new (FALSE, FALSE, sizeof (MD_SPANTYPE));
+
+  parser.abi_version = 0;
+  parser.flags = MD_DIALECT_GITHUB | MD_FLAG_NOHTML;
+  parser.enter_block = enter_block_cb;
+  parser.leave_block = leave_block_cb;
+  parser.enter_span = enter_span_cb;
+  parser.leave_span = leave_span_cb;
+  parser.text = text_cb;
+
+  if (length > 0)
+    {
+      ret = md_parse (markdown, (MD_SIZE)length, &parser, &b);
+      if (ret != 0)
+        g_warning ("md4c failed to parse %" G_GSIZE_FORMAT " bytes of markdown (%d)", length, ret);
+    }
+
+  end_line (&b);
+
+  g_array_unref (b.lists);
+  g_array_unref (b.inline_stack);
+  g_array_unref (b.line_spans);
+  g_string_free (b.code, TRUE);
+  g_free (b.code_language);
+  g_array_unref (b.aligns);
+  g_ptr_array_unref (b.rows);
+  g_string_free (b.cell_plain, TRUE);
+  g_string_free (b.cell_markup, TRUE);
+  g_array_unref (b.cell_stack);
+
+  return doc;
+}
+
+/**
+ * tally_markdown_doc_free:
+ * @doc: (transfer full) (nullable): a doc
+ *
+ * Frees @doc.
+ */
+void
+tally_markdown_doc_free (TallyMarkdownDoc *doc)
+{
+  if (doc == NULL)
+    return;
+
+  g_string_free (doc->text, TRUE);
+  g_array_unref (doc->spans);
+  g_ptr_array_unref (doc->anchors);
+  g_string_chunk_free (doc->names);
+  g_free (doc);
+}
+
+/**
+ * tally_markdown_doc_get_n_blocks:
+ * @doc: a doc
+ *
+ * Returns: the number of top-level markdown blocks md4c reported (each
+ *   list, quote, paragraph, heading, code block, table or rule counts once)
+ */
+guint
+tally_markdown_doc_get_n_blocks (TallyMarkdownDoc *doc)
+{
+  g_return_val_if_fail (doc != NULL, 0);
+
+  return doc->n_blocks;
+}
+
+/**
+ * tally_markdown_doc_get_n_chars:
+ * @doc: a doc
+ *
+ * Returns: the number of characters the doc inserts into a buffer (each
+ *   anchor counts as one)
+ */
+guint
+tally_markdown_doc_get_n_chars (TallyMarkdownDoc *doc)
+{
+  g_return_val_if_fail (doc != NULL, 0);
+
+  return doc->n_chars;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tags                                                                     */
+
+typedef struct
+{
+  const char *name;
+  const char *first_property;
+  int         value;
+  double      scale;
+} FixedTag;
+
+static GtkTextTag *
+create_tag (GtkTextTagTable *table,
+            const char      *name)
+{
+  GtkTextTag *tag = gtk_text_tag_new (name);
+
+  gtk_text_tag_table_add (table, tag);
+  g_object_unref (tag);
+  return tag;
+}
+
+/**
+ * tally_markdown_buffer_ensure_tags:
+ * @buffer: a text buffer
+ *
+ * Creates the renderer's fixed tags in @buffer's tag table, in their
+ * priority order, unless they exist. Safe to call repeatedly.
+ */
+void
+tally_markdown_buffer_ensure_tags (GtkTextBuffer *buffer)
+{
+  static const struct { const char *name; int above; } gaps[] = {
+    { "gap-tight", 3 }, { "gap-loose", 6 }, { "gap-block", 10 },
+    { "gap-h", 16 }, { "gap-h1", 20 },
+  };
+  static const struct { const char *name; int weight; double scale; } headings[] = {
+    { "h1", 800, 1.6 }, { "h2", 700, 1.35 }, { "h3", 700, 1.17 },
+    { "h4", 700, 1.05 }, { "h5", 700, 1.0 }, { "h6", 700, 0.92 },
+  };
+  GtkTextTagTable *table;
+  GtkTextTag *tag;
+
+  g_return_if_fail (GTK_IS_TEXT_BUFFER (buffer));
+
+  table = gtk_text_buffer_get_tag_table (buffer);
+  if (gtk_text_tag_table_lookup (table, "link") != NULL)
+    return;
+
+  for (guint i = 0; i < G_N_ELEMENTS (gaps); i++)
+    {
+      tag = create_tag (table, gaps[i].name);
+      g_object_set (tag, "pixels-above-lines", gaps[i].above, NULL);
+    }
+
+  create_tag (table, "p");
+
+  for (guint i = 0; i < G_N_ELEMENTS (headings); i++)
+    {
+      tag = create_tag (table, headings[i].name);
+      g_object_set (tag,
+                    "weight", headings[i].weight,
+                    "scale", headings[i].scale,
+                    "pixels-below-lines", 2,
+                    NULL);
+    }
+
+  create_tag (table, "quote");
+  create_tag (table, "marker");
+
+  tag = create_tag (table, "em");
+  g_object_set (tag, "style", PANGO_STYLE_ITALIC, NULL);
+
+  tag = create_tag (table, "strong");
+  g_object_set (tag, "weight", PANGO_WEIGHT_BOLD, NULL);
+
+  /* Strikethrough and the link underline are drawn by the text view (see
+   * TallyMarkdownTextView), not by Pango. */
+  create_tag (table, "del");
+
+  tag = create_tag (table, "code");
+  g_object_set (tag, "family", "monospace", "fallback", TRUE, NULL);
+
+  create_tag (table, "link");
+}
+
+/* Creates a tag named by the renderer on demand, at the lowest priority:
+ * these only carry margins or data, never anything the fixed tags set. */
+static GtkTextTag *
+ensure_named_tag (GtkTextBuffer *buffer,
+                  const char    *name)
+{
+  GtkTextTagTable *table = gtk_text_buffer_get_tag_table (buffer);
+  GtkTextTag *tag = gtk_text_tag_table_lookup (table, name);
+  guint quote = 0, depth = 0, bullet = 0;
+
+  if (tag != NULL)
+    return tag;
+
+  tag = create_tag (table, name);
+
+  if (sscanf (name, "margin-%u-%u-%u", &quote, &depth, &bullet) == 3)
+    {
+      int content = (int)(quote * TALLY_MARKDOWN_QUOTE_STEP + depth * LIST_STEP);
+
+      g_object_set_data (G_OBJECT (tag), "tally-markdown-quote-depth", GUINT_TO_POINTER (quote));
+      if (bullet)
+        {
+          PangoTabArray *tabs = pango_tab_array_new_with_positions (1, TRUE, PANGO_TAB_LEFT, BULLET_HANG);
+
+          g_object_set (tag,
+                        "left-margin", MAX (content - BULLET_HANG, 0),
+                        "indent", -BULLET_HANG,
+                        "tabs", tabs,
+                        NULL);
+          pango_tab_array_free (tabs);
+        }
+      else
+        g_object_set (tag, "left-margin", content, NULL);
+    }
+  else if (g_str_has_prefix (name, HREF_PREFIX))
+    g_object_set_data_full (G_OBJECT (tag), "tally-markdown-url",
+                            g_strdup (name + strlen (HREF_PREFIX)), g_free);
+
+  gtk_text_tag_set_priority (tag, 0);
+  return tag;
+}
+
+static GdkRGBA
+with_alpha (const GdkRGBA *color,
+            float          alpha)
+{
+  GdkRGBA out = *color;
+
+  out.alpha = color->alpha * alpha;
+  return out;
+}
+
+/**
+ * tally_markdown_buffer_set_colors:
+ * @buffer: a text buffer with the renderer's tags
+ * @foreground: the text colour of the view
+ * @accent: the accent colour for links (`@accent_color` in libadwaita)
+ *
+ * Sets the colour-dependent tag properties: links in @accent, quotes and
+ * list markers in a dimmed @foreground, inline code on a faint tint of
+ * @foreground (legible on light and dark backgrounds alike).
+ */
+void
+tally_markdown_buffer_set_colors (GtkTextBuffer *buffer,
+                                  const GdkRGBA *foreground,
+                                  const GdkRGBA *accent)
+{
+  GtkTextTagTable *table;
+  GdkRGBA dim, faint, tint;
+
+  g_return_if_fail (GTK_IS_TEXT_BUFFER (buffer));
+  g_return_if_fail (foreground != NULL && accent != NULL);
+
+  tally_markdown_buffer_ensure_tags (buffer);
+  table = gtk_text_buffer_get_tag_table (buffer);
+
+  dim = with_alpha (foreground, 0.72f);
+  faint = with_alpha (foreground, 0.6f);
+  tint = with_alpha (foreground, 0.09f);
+
+  g_object_set (gtk_text_tag_table_lookup (table, "link"), "foreground-rgba", accent, NULL);
+  g_object_set (gtk_text_tag_table_lookup (table, "quote"), "foreground-rgba", &dim, NULL);
+  g_object_set (gtk_text_tag_table_lookup (table, "marker"), "foreground-rgba", &faint, NULL);
+  g_object_set (gtk_text_tag_table_lookup (table, "h6"), "foreground-rgba", &dim, NULL);
+  g_object_set (gtk_text_tag_table_lookup (table, "code"), "background-rgba", &tint, NULL);
+}
+
+/**
+ * tally_markdown_doc_insert:
+ * @doc: a doc
+ * @buffer: the buffer to append to
+ * @anchors: (element-type GtkTextChildAnchor) (nullable): array that
+ *   receives a reference to each child anchor created, in buffer order
+ *
+ * Appends @doc at the end of @buffer: its text, a #GtkTextChildAnchor
+ * carrying the block's data (see tally_markdown_anchor_get_kind()) for
+ * each placeholder, and its tags. The caller attaches widgets to the
+ * anchors.
+ */
+void
+tally_markdown_doc_insert (TallyMarkdownDoc *doc,
+                           GtkTextBuffer    *buffer,
+                           GPtrArray        *anchors)
+{
+  GtkTextIter iter, end;
+  gsize pos = 0;
+  int base;
+
+  g_return_if_fail (doc != NULL);
+  g_return_if_fail (GTK_IS_TEXT_BUFFER (buffer));
+
+  tally_markdown_buffer_ensure_tags (buffer);
+
+  gtk_text_buffer_get_end_iter (buffer, &iter);
+  base = gtk_text_iter_get_offset (&iter);
+
+  for (guint i = 0; i < doc->anchors->len; i++)
+    {
+      AnchorData *data = g_ptr_array_index (doc->anchors, i);
+      GtkTextChildAnchor *anchor;
+
+      if (data->byte_offset > pos)
+        {
+          gtk_text_buffer_get_end_iter (buffer, &iter);
+          gtk_text_buffer_insert (buffer, &iter, doc->text->str + pos, (int)(data->byte_offset - pos));
+        }
+      gtk_text_buffer_get_end_iter (buffer, &iter);
+      anchor = gtk_text_buffer_create_child_anchor (buffer, &iter);
+      g_object_set_data_full (G_OBJECT (anchor), ANCHOR_DATA_KEY,
+                              g_atomic_rc_box_acquire (data), anchor_data_release);
+      if (anchors != NULL)
+        g_ptr_array_add (anchors, g_object_ref (anchor));
+      pos = data->byte_offset + strlen (PLACEHOLDER);
+    }
+
+  if (doc->text->len > pos)
+    {
+      gtk_text_buffer_get_end_iter (buffer, &iter);
+      gtk_text_buffer_insert (buffer, &iter, doc->text->str + pos, (int)(doc->text->len - pos));
+    }
+
+  for (guint i = 0; i < doc->spans->len; i++)
+    {
+      Span *span = &g_array_index (doc->spans, Span, i);
+      GtkTextTag *tag = ensure_named_tag (buffer, span->name);
+
+      gtk_text_buffer_get_iter_at_offset (buffer, &iter, base + (int)span->start);
+      gtk_text_buffer_get_iter_at_offset (buffer, &end, base + (int)span->end);
+      gtk_text_buffer_apply_tag (buffer, tag, &iter, &end);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Structure descriptions                                                   */
+
+typedef struct
+{
+  guint       offset;
+  gboolean    open;
+  const char *name;
+} Event;
+
+static int
+tag_rank (const char *name)
+{
+  static const char *fixed[] = {
+    "quote", NULL /* li- */, "p", "h1", "h2", "h3", "h4", "h5", "h6",
+    "marker", "link", NULL /* href: */, "strong", "em", "del", "code",
+  };
+
+  if (g_str_has_prefix (name, "gap-"))
+    return 0;
+  if (g_str_has_prefix (name, "margin-"))
+    return 1;
+  if (g_str_has_prefix (name, "quote-"))
+    return 2;
+  if (g_str_has_prefix (name, "li-"))
+    return 3;
+  if (g_str_has_prefix (name, HREF_PREFIX))
+    return 2 + 11;
+  for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
+    if (fixed[i] != NULL && strcmp (fixed[i], name) == 0)
+      return 2 + (int)i;
+  return 100;
+}
+
+static int
+event_compare (gconstpointer a,
+               gconstpointer b)
+{
+  const Event *ea = a;
+  const Event *eb = b;
+  int ra, rb, cmp;
+
+  if (ea->offset != eb->offset)
+    return ea->offset < eb->offset ? -1 : 1;
+  if (ea->open != eb->open)
+    return ea->open ? 1 : -1;
+
+  ra = tag_rank (ea->name);
+  rb = tag_rank (eb->name);
+  cmp = ra != rb ? (ra < rb ? -1 : 1) : strcmp (ea->name, eb->name);
+
+  /* Opening outermost first, closing innermost first. */
+  return ea->open ? cmp : -cmp;
+}
+
+static gboolean
+is_presentation_tag (const char *name)
+{
+  return g_str_has_prefix (name, "gap-") ||
+         g_str_has_prefix (name, "margin-") ||
+         strcmp (name, "link") == 0 ||
+         strcmp (name, "quote") == 0;
+}
+
+static void
+write_event (GString     *out,
+             const Event *event,
+             gboolean     presentation)
+{
+  if (!presentation && is_presentation_tag (event->name))
+    return;
+
+  if (g_str_has_prefix (event->name, HREF_PREFIX))
+    {
+      if (event->open)
+        g_string_append_printf (out, "[a href=%s]", event->name + strlen (HREF_PREFIX));
+      else
+        g_string_append (out, "[/a]");
+      return;
+    }
+
+  g_string_append_printf (out, event->open ? "[%s]" : "[/%s]", event->name);
+}
+
+static const char *
+align_name (TallyMarkdownAlign align)
+{
+  switch (align)
+    {
+    case TALLY_MARKDOWN_ALIGN_LEFT: return "l";
+    case TALLY_MARKDOWN_ALIGN_CENTER: return "c";
+    case TALLY_MARKDOWN_ALIGN_RIGHT: return "r";
+    case TALLY_MARKDOWN_ALIGN_DEFAULT:
+    default: return "-";
+    }
+}
+
+static void
+write_anchor (GString          *out,
+              const AnchorData *data,
+              gboolean          presentation)
+{
+  g_autofree char *indent = NULL;
+
+  if (data == NULL)
+    {
+      g_string_append (out, "[anchor]");
+      return;
+    }
+
+  indent = presentation ? g_strdup_printf (" indent=%d", data->indent) : g_strdup ("");
+
+  switch (data->kind)
+    {
+    case TALLY_MARKDOWN_ANCHOR_CODE:
+      if (data->language != NULL && data->language[0] != '\0')
+        g_string_append_printf (out, "[code-block lang=%s%s]", data->language, indent);
+      else
+        g_string_append_printf (out, "[code-block%s]", indent);
+      g_string_append (out, data->code);
+      g_string_append (out, "[/code-block]");
+      break;
+
+    case TALLY_MARKDOWN_ANCHOR_TABLE:
+      {
+        const TallyMarkdownTable *table = data->table;
+
+        g_string_append_printf (out, "[table %ux%u align=", table->n_columns, table->n_rows);
+        for (guint c = 0; c < table->n_columns; c++)
+          g_string_append_printf (out, "%s%s", c > 0 ? "|" : "", align_name (table->aligns[c]));
+        g_string_append_printf (out, "%s:", indent);
+        for (guint r = 0; r < table->n_rows; r++)
+          {
+            g_string_append (out, r > 0 ? " / " : " ");
+            for (guint c = 0; c < table->n_columns; c++)
+              g_string_append_printf (out, "%s%s", c > 0 ? "|" : "",
+                                      table->plain[r * table->n_columns + c]);
+          }
+        g_string_append (out, "]");
+      }
+      break;
+
+    case TALLY_MARKDOWN_ANCHOR_RULE:
+      g_string_append_printf (out, "[hr%s]", indent);
+      break;
+
+    case TALLY_MARKDOWN_ANCHOR_NONE:
+    default:
+      g_string_append (out, "[anchor]");
+      break;
+    }
+}
+
+typedef const AnchorData *(*AnchorLookup) (gpointer user_data,
+                                          guint    offset);
+
+/* Writes @text (with U+FFFC for anchors) interleaved with the sorted
+ * @events; shared by the doc and the buffer descriptions so that equal
+ * contents give equal strings. */
+static char *
+write_structure (const char   *text,
+                 GArray       *events,
+                 AnchorLookup  lookup,
+                 gpointer      user_data,
+                 gboolean      presentation)
+{
+  GString *out = g_string_sized_new (strlen (text) * 2 + 16);
+  const char *p = text;
+  guint offset = 0;
+  guint e = 0;
+
+  g_array_sort (events, event_compare);
+
+  for (;;)
+    {
+      gunichar ch;
+      const char *next;
+
+      while (e < events->len && g_array_index (events, Event, e).offset == offset)
+        write_event (out, &g_array_index (events, Event, e++), presentation);
+
+      if (*p == '\0')
+        break;
+
+      ch = g_utf8_get_char (p);
+      next = g_utf8_next_char (p);
+      if (ch == 0xfffc)
+        write_anchor (out, lookup (user_data, offset), presentation);
+      else if (ch == 0x2028)
+        g_string_append (out, "[br]");
+      else
+        g_string_append_len (out, p, next - p);
+      p = next;
+      offset++;
+    }
+
+  /* Events past the end cannot happen with consistent input; keep them
+   * visible rather than dropping them. */
+  while (e < events->len)
+    write_event (out, &g_array_index (events, Event, e++), presentation);
+
+  return g_string_free (out, FALSE);
+}
+
+static int
+span_compare (gconstpointer a,
+              gconstpointer b)
+{
+  const Span *sa = a;
+  const Span *sb = b;
+  int cmp = strcmp (sa->name, sb->name);
+
+  if (cmp != 0)
+    return cmp;
+  if (sa->start != sb->start)
+    return sa->start < sb->start ? -1 : 1;
+  return 0;
+}
+
+static const AnchorData *
+doc_lookup_anchor (gpointer user_data,
+                   guint    offset)
+{
+  TallyMarkdownDoc *doc = user_data;
+
+  for (guint i = 0; i < doc->anchors->len; i++)
+    {
+      AnchorData *data = g_ptr_array_index (doc->anchors, i);
+
+      if (data->offset == offset)
+        return data;
+    }
+  return NULL;
+}
+
+/**
+ * tally_markdown_doc_dup_structure:
+ * @doc: a doc
+ * @presentation: whether to include the spacing and margin tags
+ *
+ * Describes @doc in the format of tally_markdown_buffer_dup_structure():
+ * equal docs give equal strings, and inserting @doc into an empty buffer
+ * gives a buffer with the same description. Spans of the same tag that
+ * touch or overlap are merged, as a text buffer does.
+ *
+ * Returns: (transfer full): the description
+ */
+char *
+tally_markdown_doc_dup_structure (TallyMarkdownDoc *doc,
+                                  gboolean          presentation)
+{
+  g_autoptr(GArray) spans = NULL;
+  g_autoptr(GArray) events = NULL;
+
+  g_return_val_if_fail (doc != NULL, NULL);
+
+  spans = g_array_copy (doc->spans);
+  events = g_array_new (FALSE, FALSE, sizeof (Event));
+  g_array_sort (spans, span_compare);
+
+  for (guint i = 0; i < spans->len;)
+    {
+      Span merged = g_array_index (spans, Span, i);
+      Event ev;
+
+      for (i++; i < spans->len; i++)
+        {
+          Span *next = &g_array_index (spans, Span, i);
+
+          if (strcmp (next->name, merged.name) != 0 || next->start > merged.end)
+            break;
+          merged.end = MAX (merged.end, next->end);
+        }
+
+      ev.name = merged.name;
+      ev.open = TRUE;
+      ev.offset = merged.start;
+      g_array_append_val (events, ev);
+      ev.open = FALSE;
+      ev.offset = merged.end;
+      g_array_append_val (events, ev);
+    }
+
+  return write_structure (doc->text->str, events, doc_lookup_anchor, doc, presentation);
+}
+
+static const AnchorData *
+buffer_lookup_anchor (gpointer user_data,
+                      guint    offset)
+{
+  GtkTextBuffer *buffer = user_data;
+  GtkTextIter iter;
+
+  gtk_text_buffer_get_iter_at_offset (buffer, &iter, (int)offset);
+  return anchor_get_data (gtk_text_iter_get_child_anchor (&iter));
+}
+
+static void
+add_toggles (GArray            *events,
+             GStringChunk      *names,
+             const GtkTextIter *iter,
+             gboolean           open)
+{
+  GSList *tags = gtk_text_iter_get_toggled_tags (iter, open);
+
+  for (GSList *l = tags; l != NULL; l = l->next)
+    {
+      Event ev;
+      char *name = NULL;
+
+      g_object_get (l->data, "name", &name, NULL);
+      if (name == NULL)
+        continue;
+
+      ev.name = g_string_chunk_insert_const (names, name);
+      ev.open = open;
+      ev.offset = (guint)gtk_text_iter_get_offset (iter);
+      g_array_append_val (events, ev);
+      g_free (name);
+    }
+  g_slist_free (tags);
+}
+
+/**
+ * tally_markdown_buffer_dup_structure:
+ * @buffer: a text buffer
+ * @presentation: whether to include the spacing and margin tags
+ *
+ * Describes @buffer deterministically for tests: its text with each named
+ * tag's ranges marked as `[name]…[/name]` (link targets as
+ * `[a href=URL]…[/a]`), hard line breaks (U+2028) as `[br]`, and each
+ * anchored block written out —
+ * `[code-block lang=sql]SELECT 1[/code-block]`,
+ * `[table 3x2 align=l|c|r: a|b|c / 1|2|3]` (columns × rows including the
+ * header), `[hr]`. With @presentation, the styling tags `link` and `quote`,
+ * the `gap-*` and `margin-*` tags and the anchors' indents are included too.
+ *
+ * Returns: (transfer full): the description
+ */
+char *
+tally_markdown_buffer_dup_structure (GtkTextBuffer *buffer,
+                                     gboolean       presentation)
+{
+  g_autoptr(GArray) events = NULL;
+  g_autofree char *text = NULL;
+  GStringChunk *names;
+  GtkTextIter start, end, iter;
+  char *result;
+
+  g_return_val_if_fail (GTK_IS_TEXT_BUFFER (buffer), NULL);
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  text = gtk_text_buffer_get_slice (buffer, &start, &end, TRUE);
+  events = g_array_new (FALSE, FALSE, sizeof (Event));
+
+  names = g_string_chunk_new (256);
+
+  iter = start;
+  add_toggles (events, names, &iter, TRUE);
+  for (;;)
+    {
+      if (!gtk_text_iter_forward_to_tag_toggle (&iter, NULL))
+        {
+          /* Now at the end; tags that reach it close there. */
+          add_toggles (events, names, &iter, FALSE);
+          break;
+        }
+      add_toggles (events, names, &iter, FALSE);
+      add_toggles (events, names, &iter, TRUE);
+      if (gtk_text_iter_is_end (&iter))
+        break;
+    }
+
+  result = write_structure (text, events, buffer_lookup_anchor, buffer, presentation);
+  g_string_chunk_free (names);
+  return result;
+}
+
+/**
+ * tally_markdown_iter_get_link:
+ * @iter: a position in a buffer filled by the renderer
+ *
+ * Returns: (nullable) (transfer none): the URL of the link at @iter, owned
+ *   by the buffer's tag table, or %NULL
+ */
+const char *
+tally_markdown_iter_get_link (const GtkTextIter *iter)
+{
+  GSList *tags;
+  const char *url = NULL;
+
+  g_return_val_if_fail (iter != NULL, NULL);
+
+  tags = gtk_text_iter_get_tags (iter);
+  for (GSList *l = tags; l != NULL && url == NULL; l = l->next)
+    url = g_object_get_data (l->data, "tally-markdown-url");
+  g_slist_free (tags);
+
+  return url;
+}
+
+/**
+ * tally_markdown_iter_get_quote_depth:
+ * @iter: a position in a buffer filled by the renderer
+ *
+ * Returns: how many block quotes the line at @iter is nested in (0 when it
+ *   is not in a quote)
+ */
+int
+tally_markdown_iter_get_quote_depth (const GtkTextIter *iter)
+{
+  GSList *tags;
+  int depth = 0;
+
+  g_return_val_if_fail (iter != NULL, 0);
+
+  tags = gtk_text_iter_get_tags (iter);
+  for (GSList *l = tags; l != NULL; l = l->next)
+    depth = MAX (depth, GPOINTER_TO_INT (g_object_get_data (l->data, "tally-markdown-quote-depth")));
+  g_slist_free (tags);
+
+  return depth;
+}
+
+/**
+ * tally_markdown_anchor_get_kind:
+ * @anchor: a child anchor
+ *
+ * Returns: the kind of block @anchor was created for, or
+ *   %TALLY_MARKDOWN_ANCHOR_NONE if the renderer did not create it
+ */
+TallyMarkdownAnchorKind
+tally_markdown_anchor_get_kind (GtkTextChildAnchor *anchor)
+{
+  AnchorData *data = anchor_get_data (anchor);
+
+  return data != NULL ? data->kind : TALLY_MARKDOWN_ANCHOR_NONE;
+}
+
+/**
+ * tally_markdown_anchor_get_code:
+ * @anchor: a child anchor of kind %TALLY_MARKDOWN_ANCHOR_CODE
+ *
+ * Returns: (nullable) (transfer none): the code, without the final newline,
+ *   or %NULL for other anchors
+ */
+const char *
+tally_markdown_anchor_get_code (GtkTextChildAnchor *anchor)
+{
+  AnchorData *data = anchor_get_data (anchor);
+
+  return data != NULL ? data->code : NULL;
+}
+
+/**
+ * tally_markdown_anchor_get_language:
+ * @anchor: a child anchor of kind %TALLY_MARKDOWN_ANCHOR_CODE
+ *
+ * Returns: (nullable) (transfer none): the first word of the fence's info
+ *   string (e.g. "sql"), empty when the fence has none, %NULL for other
+ *   anchors
+ */
+const char *
+tally_markdown_anchor_get_language (GtkTextChildAnchor *anchor)
+{
+  AnchorData *data = anchor_get_data (anchor);
+
+  return data != NULL ? data->language : NULL;
+}
+
+/**
+ * tally_markdown_anchor_get_table:
+ * @anchor: a child anchor of kind %TALLY_MARKDOWN_ANCHOR_TABLE
+ *
+ * Returns: (nullable) (transfer none): the table, owned by @anchor, or
+ *   %NULL for other anchors
+ */
+const TallyMarkdownTable *
+tally_markdown_anchor_get_table (GtkTextChildAnchor *anchor)
+{
+  AnchorData *data = anchor_get_data (anchor);
+
+  return data != NULL ? data->table : NULL;
+}
+
+/**
+ * tally_markdown_anchor_get_indent:
+ * @anchor: a child anchor made by the renderer
+ *
+ * Returns: the left margin of the anchor's line in pixels (block quote and
+ *   list nesting), which the block's width must leave free
+ */
+int
+tally_markdown_anchor_get_indent (GtkTextChildAnchor *anchor)
+{
+  AnchorData *data = anchor_get_data (anchor);
+
+  return data != NULL ? data->indent : 0;
+}

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-markdown"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tally-markdown-renderer.h"
+#include "tally-markdown-text-view.h"
+
+/*
+ * The text view inside TallyMarkdownView. It adds two things to
+ * GtkTextView:
+ *
+ * - Anchored blocks (code, tables, rules) follow the view's width. A text
+ *   view gives an anchored child its minimum size, so each block gets a
+ *   width request of the text width minus the block's indent; on a resize
+ *   the requests are updated before the text view lays itself out, so the
+ *   blocks are measured at the new width in the same frame. Long code
+ *   therefore scrolls inside its block instead of widening the message.
+ * - Block quotes get a thin bar per nesting level in the left margin,
+ *   drawn below the text.
+ * - Link underlines and strikethrough are drawn here, as crisp one-pixel
+ *   lines on the pixel grid, rather than by Pango: GTK 4.8's GL renderer
+ *   drops Pango's thinner-than-a-pixel decoration rectangles on about
+ *   every other line, so struck text would look like plain text.
+ */
+
+#define BAR_WIDTH   3
+#define BAR_OFFSET  3
+
+struct _TallyMarkdownTextView
+{
+  GtkTextView  parent_instance;
+
+  GPtrArray   *anchors;   /* GtkTextChildAnchor, with a block widget each */
+  int          width;
+
+  /* PangoFontDescription → PangoFontMetrics; computing metrics shapes a
+   * sample text, far too slow to do for every frame */
+  GHashTable  *metrics;
+};
+
+G_DEFINE_FINAL_TYPE (TallyMarkdownTextView, tally_markdown_text_view, GTK_TYPE_TEXT_VIEW)
+
+/**
+ * tally_markdown_text_view_get_block_width:
+ * @self: a markdown text view
+ * @anchor: an anchor made by the renderer
+ *
+ * Returns: the width in pixels a block at @anchor gets: the text width
+ *   minus the anchor's indent, or -1 (no request) before the view has been
+ *   allocated a width
+ */
+int
+tally_markdown_text_view_get_block_width (TallyMarkdownTextView *self,
+                                          GtkTextChildAnchor    *anchor)
+{
+  GtkTextView *text_view = GTK_TEXT_VIEW (self);
+  int width;
+
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_TEXT_VIEW (self), -1);
+
+  if (self->width <= 0)
+    return -1;
+
+  width = self->width
+          - gtk_text_view_get_left_margin (text_view)
+          - gtk_text_view_get_right_margin (text_view)
+          - tally_markdown_anchor_get_indent (anchor);
+  return MAX (width, 16);
+}
+
+static void
+prune_anchors (TallyMarkdownTextView *self)
+{
+  for (guint i = self->anchors->len; i > 0; i--)
+    {
+      GtkTextChildAnchor *anchor = g_ptr_array_index (self->anchors, i - 1);
+
+      if (gtk_text_child_anchor_get_deleted (anchor))
+        g_ptr_array_remove_index (self->anchors, i - 1);
+    }
+}
+
+static void
+update_block_widths (TallyMarkdownTextView *self)
+{
+  prune_anchors (self);
+
+  for (guint i = 0; i < self->anchors->len; i++)
+    {
+      GtkTextChildAnchor *anchor = g_ptr_array_index (self->anchors, i);
+      int width = tally_markdown_text_view_get_block_width (self, anchor);
+      GtkWidget **widgets;
+      guint n_widgets = 0;
+
+      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
+      for (guint j = 0; j < n_widgets; j++)
+        {
+          int current = -1;
+
+          gtk_widget_get_size_request (widgets[j], &current, NULL);
+          if (current != width)
+            gtk_widget_set_size_request (widgets[j], width, -1);
+        }
+      g_free (widgets);
+    }
+}
+
+/**
+ * tally_markdown_text_view_add_block:
+ * @self: a markdown text view
+ * @anchor: an anchor in the view's buffer, made by the renderer
+ * @block: (transfer floating): the widget to show at @anchor
+ *
+ * Shows @block at @anchor and keeps its width following the view's.
+ */
+void
+tally_markdown_text_view_add_block (TallyMarkdownTextView *self,
+                                    GtkTextChildAnchor    *anchor,
+                                    GtkWidget             *block)
+{
+  g_return_if_fail (TALLY_IS_MARKDOWN_TEXT_VIEW (self));
+  g_return_if_fail (GTK_IS_TEXT_CHILD_ANCHOR (anchor));
+  g_return_if_fail (GTK_IS_WIDGET (block));
+
+  prune_anchors (self);
+  g_ptr_array_add (self->anchors, g_object_ref (anchor));
+  gtk_widget_set_size_request (block, tally_markdown_text_view_get_block_width (self, anchor), -1);
+  gtk_text_view_add_child_at_anchor (GTK_TEXT_VIEW (self), block, anchor);
+}
+
+static void
+tally_markdown_text_view_size_allocate (GtkWidget *widget,
+                                        int        width,
+                                        int        height,
+                                        int        baseline)
+{
+  TallyMarkdownTextView *self = TALLY_MARKDOWN_TEXT_VIEW (widget);
+
+  if (width != self->width)
+    {
+      self->width = width;
+      update_block_widths (self);
+    }
+
+  GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->size_allocate (widget, width, height, baseline);
+}
+
+/* The pixels-above-lines of the line at @iter, from the renderer's gap tags. */
+static int
+line_gap (const GtkTextIter *iter)
+{
+  GSList *tags = gtk_text_iter_get_tags (iter);
+  int gap = 0;
+
+  for (GSList *l = tags; l != NULL; l = l->next)
+    {
+      g_autofree char *name = NULL;
+      int above = 0;
+
+      g_object_get (l->data, "name", &name, "pixels-above-lines", &above, NULL);
+      if (name != NULL && g_str_has_prefix (name, "gap-"))
+        gap = MAX (gap, above);
+    }
+  g_slist_free (tags);
+
+  return gap;
+}
+
+/* The font of the text at @iter: the view's, scaled by a heading tag,
+ * monospace in inline code. */
+static PangoFontMetrics *
+metrics_at (GtkTextView       *text_view,
+            const GtkTextIter *iter)
+{
+  TallyMarkdownTextView *self = TALLY_MARKDOWN_TEXT_VIEW (text_view);
+  PangoContext *context = gtk_widget_get_pango_context (GTK_WIDGET (text_view));
+  PangoFontDescription *desc = pango_font_description_copy (pango_context_get_font_description (context));
+  GSList *tags = gtk_text_iter_get_tags (iter);
+  PangoFontMetrics *metrics;
+  double scale = 1.0;
+  int priority = -1;
+
+  for (GSList *l = tags; l != NULL; l = l->next)
+    {
+      GtkTextTag *tag = l->data;
+      g_autofree char *name = NULL;
+      gboolean scale_set = FALSE;
+      double tag_scale = 1.0;
+
+      g_object_get (tag, "name", &name, "scale-set", &scale_set, "scale", &tag_scale, NULL);
+      if (scale_set && gtk_text_tag_get_priority (tag) > priority)
+        {
+          scale = tag_scale;
+          priority = gtk_text_tag_get_priority (tag);
+        }
+      if (g_strcmp0 (name, "code") == 0)
+        pango_font_description_set_family (desc, "monospace");
+    }
+  g_slist_free (tags);
+
+  pango_font_description_set_size (desc, (int)(pango_font_description_get_size (desc) * scale));
+
+  metrics = g_hash_table_lookup (self->metrics, desc);
+  if (metrics == NULL)
+    {
+      metrics = pango_context_get_metrics (context, desc, NULL);
+      g_hash_table_insert (self->metrics, desc, metrics);
+    }
+  else
+    pango_font_description_free (desc);
+
+  return pango_font_metrics_ref (metrics);
+}
+
+typedef struct
+{
+  gboolean  open;
+  int       line_y;
+  int       line_height;
+  int       x0;
+  int       x1;
+  double    offset;      /* from the line's bottom to the decoration, px */
+  int       thickness;
+} Segment;
+
+static void
+segment_flush (Segment        *segment,
+               GtkSnapshot    *snapshot,
+               const GdkRGBA  *color)
+{
+  int y;
+
+  if (!segment->open || segment->x1 <= segment->x0)
+    {
+      segment->open = FALSE;
+      return;
+    }
+
+  y = (int)floor (segment->line_y + segment->line_height - segment->offset + 0.5);
+  gtk_snapshot_append_color (snapshot, color,
+                             &GRAPHENE_RECT_INIT (segment->x0, y,
+                                                  segment->x1 - segment->x0,
+                                                  segment->thickness));
+  segment->open = FALSE;
+}
+
+/* Draws the decoration of [start, end), one segment per display line. */
+static void
+decorate_range (GtkTextView       *text_view,
+                GtkSnapshot       *snapshot,
+                const GtkTextIter *start,
+                const GtkTextIter *end,
+                gboolean           strike,
+                const GdkRGBA     *color)
+{
+  Segment segment = { FALSE, 0, 0, 0, 0, 0.0, 1 };
+  GtkTextIter iter = *start;
+
+  while (gtk_text_iter_compare (&iter, end) < 0)
+    {
+      gunichar ch = gtk_text_iter_get_char (&iter);
+      GdkRectangle rect;
+
+      if (ch != '\n' && ch != 0xfffc && ch != 0x2028)
+        {
+          gtk_text_view_get_iter_location (text_view, &iter, &rect);
+          if (!segment.open || rect.y != segment.line_y)
+            {
+              PangoFontMetrics *metrics;
+              double descent, position, thickness;
+
+              segment_flush (&segment, snapshot, color);
+              metrics = metrics_at (text_view, &iter);
+              descent = pango_font_metrics_get_descent (metrics) / (double)PANGO_SCALE;
+              position = (strike ? pango_font_metrics_get_strikethrough_position (metrics)
+                                 : pango_font_metrics_get_underline_position (metrics)) / (double)PANGO_SCALE;
+              thickness = (strike ? pango_font_metrics_get_strikethrough_thickness (metrics)
+                                  : pango_font_metrics_get_underline_thickness (metrics)) / (double)PANGO_SCALE;
+              pango_font_metrics_unref (metrics);
+
+              segment.open = TRUE;
+              segment.line_y = rect.y;
+              segment.line_height = rect.height;
+              segment.x0 = rect.x;
+              segment.x1 = rect.x + rect.width;
+              /* The baseline sits `descent` above the line's bottom. */
+              segment.offset = descent + position;
+              segment.thickness = MAX (1, (int)(thickness + 0.5));
+            }
+          else
+            {
+              segment.x0 = MIN (segment.x0, rect.x);
+              segment.x1 = MAX (segment.x1, rect.x + rect.width);
+            }
+        }
+
+      gtk_text_iter_forward_char (&iter);
+    }
+
+  segment_flush (&segment, snapshot, color);
+}
+
+static void
+decorate_tag (GtkTextView       *text_view,
+              GtkSnapshot       *snapshot,
+              const char        *tag_name,
+              gboolean           strike,
+              const GdkRGBA     *color,
+              const GtkTextIter *visible_start,
+              const GtkTextIter *visible_end)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (text_view);
+  GtkTextTag *tag = gtk_text_tag_table_lookup (gtk_text_buffer_get_tag_table (buffer), tag_name);
+  GtkTextIter iter = *visible_start;
+
+  if (tag == NULL)
+    return;
+
+  if (!gtk_text_iter_has_tag (&iter, tag) && !gtk_text_iter_forward_to_tag_toggle (&iter, tag))
+    return;
+
+  while (gtk_text_iter_compare (&iter, visible_end) < 0)
+    {
+      GtkTextIter end = iter;
+
+      gtk_text_iter_forward_to_tag_toggle (&end, tag);
+      decorate_range (text_view, snapshot, &iter, &end, strike, color);
+      iter = end;
+      if (!gtk_text_iter_forward_to_tag_toggle (&iter, tag))
+        break;
+    }
+}
+
+static void
+snapshot_decorations (GtkTextView *text_view,
+                      GtkSnapshot *snapshot)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (text_view);
+  GtkTextTag *link = gtk_text_tag_table_lookup (gtk_text_buffer_get_tag_table (buffer), "link");
+  GdkRectangle visible;
+  GtkTextIter start, end;
+  GdkRGBA text_color;
+  GdkRGBA *link_color = NULL;
+
+  gtk_text_view_get_visible_rect (text_view, &visible);
+  gtk_text_view_get_line_at_y (text_view, &start, visible.y, NULL);
+  gtk_text_view_get_line_at_y (text_view, &end, visible.y + visible.height, NULL);
+  gtk_text_iter_forward_to_line_end (&end);
+
+  gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (text_view)), &text_color);
+  if (link != NULL)
+    g_object_get (link, "foreground-rgba", &link_color, NULL);
+
+  decorate_tag (text_view, snapshot, "link", FALSE,
+                link_color != NULL ? link_color : &text_color, &start, &end);
+  decorate_tag (text_view, snapshot, "del", TRUE, &text_color, &start, &end);
+
+  if (link_color != NULL)
+    gdk_rgba_free (link_color);
+}
+
+static void
+tally_markdown_text_view_snapshot_layer (GtkTextView      *text_view,
+                                         GtkTextViewLayer  layer,
+                                         GtkSnapshot      *snapshot)
+{
+  GdkRectangle visible;
+  GtkTextIter iter, prev;
+  GdkRGBA color;
+  int prev_depth = 0;
+
+  if (layer == GTK_TEXT_VIEW_LAYER_ABOVE_TEXT)
+    {
+      snapshot_decorations (text_view, snapshot);
+      return;
+    }
+
+  gtk_text_view_get_visible_rect (text_view, &visible);
+  gtk_text_view_get_line_at_y (text_view, &iter, visible.y, NULL);
+  gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (text_view)), &color);
+  color.alpha *= 0.3f;
+
+  prev = iter;
+  if (gtk_text_iter_backward_line (&prev))
+    prev_depth = tally_markdown_iter_get_quote_depth (&prev);
+
+  for (;;)
+    {
+      int y, height, depth;
+
+      gtk_text_view_get_line_yrange (text_view, &iter, &y, &height);
+      if (y > visible.y + visible.height)
+        break;
+
+      depth = tally_markdown_iter_get_quote_depth (&iter);
+      for (int k = 0; k < depth; k++)
+        {
+          /* A quote that starts on this line leaves its gap out. */
+          int top = k >= prev_depth ? y + line_gap (&iter) : y;
+
+          gtk_snapshot_append_color (snapshot, &color,
+                                     &GRAPHENE_RECT_INIT (k * TALLY_MARKDOWN_QUOTE_STEP + BAR_OFFSET,
+                                                          top, BAR_WIDTH, y + height - top));
+        }
+      prev_depth = depth;
+
+      if (!gtk_text_iter_forward_line (&iter))
+        break;
+    }
+}
+
+static void
+tally_markdown_text_view_dispose (GObject *object)
+{
+  TallyMarkdownTextView *self = (TallyMarkdownTextView *)object;
+
+  g_ptr_array_set_size (self->anchors, 0);
+
+  G_OBJECT_CLASS (tally_markdown_text_view_parent_class)->dispose (object);
+}
+
+static void
+tally_markdown_text_view_finalize (GObject *object)
+{
+  TallyMarkdownTextView *self = (TallyMarkdownTextView *)object;
+
+  g_ptr_array_unref (self->anchors);
+  g_hash_table_unref (self->metrics);
+
+  G_OBJECT_CLASS (tally_markdown_text_view_parent_class)->finalize (object);
+}
+
+static void
+tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GtkTextViewClass *text_view_class = GTK_TEXT_VIEW_CLASS (klass);
+
+  object_class->dispose = tally_markdown_text_view_dispose;
+  object_class->finalize = tally_markdown_text_view_finalize;
+  widget_class->size_allocate = tally_markdown_text_view_size_allocate;
+  text_view_class->snapshot_layer = tally_markdown_text_view_snapshot_layer;
+}
+
+static void
+tally_markdown_text_view_init (TallyMarkdownTextView *self)
+{
+  self->anchors = g_ptr_array_new_with_free_func (g_object_unref);
+  self->metrics = g_hash_table_new_full ((GHashFunc)pango_font_description_hash,
+                                         (GEqualFunc)pango_font_description_equal,
+                                         (GDestroyNotify)pango_font_description_free,
+                                         (GDestroyNotify)pango_font_metrics_unref);
+}
+
+/**
+ * tally_markdown_text_view_new:
+ *
+ * Returns: (transfer floating): a new, empty markdown text view
+ */
+GtkWidget *
+tally_markdown_text_view_new (void)
+{
+  return g_object_new (TALLY_TYPE_MARKDOWN_TEXT_VIEW, NULL);
+}

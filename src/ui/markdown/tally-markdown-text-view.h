@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define TALLY_TYPE_MARKDOWN_TEXT_VIEW (tally_markdown_text_view_get_type ())
+
+G_DECLARE_FINAL_TYPE (TallyMarkdownTextView, tally_markdown_text_view, TALLY, MARKDOWN_TEXT_VIEW, GtkTextView)
+
+GtkWidget *tally_markdown_text_view_new        (void);
+void       tally_markdown_text_view_add_block  (TallyMarkdownTextView *self,
+                                                GtkTextChildAnchor    *anchor,
+                                                GtkWidget             *block);
+int        tally_markdown_text_view_get_block_width (TallyMarkdownTextView *self,
+                                                     GtkTextChildAnchor    *anchor);
+
+G_END_DECLS

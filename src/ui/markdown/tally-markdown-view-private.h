@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "tally-markdown-view.h"
+
+G_BEGIN_DECLS
+
+/**
+ * TallyMarkdownViewStats:
+ * @updates: renders of the open tail (one per frame with new text at most)
+ * @commits: times the committed prefix grew
+ * @blocks_committed: top-level blocks rendered into the committed prefix;
+ *   each block is rendered there once
+ * @blocks_rendered: top-level blocks rendered in all, tail renders included
+ * @bytes_rendered: markdown bytes parsed in all
+ * @committed_bytes: bytes of the markdown in the committed prefix now
+ * @fallbacks: finishes whose incremental result differed from a fresh
+ *   render and were redone in full (link reference definitions cause it)
+ * @update_us_max: the longest update (commit and tail render), in µs
+ * @update_us_total: time spent in updates, in µs
+ *
+ * Counters for tests and benchmarks.
+ */
+typedef struct
+{
+  guint   updates;
+  guint   commits;
+  guint   blocks_committed;
+  guint   blocks_rendered;
+  guint64 bytes_rendered;
+  gsize   committed_bytes;
+  guint   fallbacks;
+  gint64  update_us_max;
+  gint64  update_us_total;
+} TallyMarkdownViewStats;
+
+void         tally_markdown_view_get_stats       (TallyMarkdownView      *self,
+                                                  TallyMarkdownViewStats *stats);
+void         tally_markdown_view_flush           (TallyMarkdownView      *self);
+gboolean     tally_markdown_view_get_pending     (TallyMarkdownView      *self);
+GtkTextView *tally_markdown_view_get_text_view   (TallyMarkdownView      *self);
+char        *tally_markdown_view_dup_full_structure (TallyMarkdownView   *self);
+gboolean     tally_markdown_view_click_at        (TallyMarkdownView      *self,
+                                                  int                     buffer_x,
+                                                  int                     buffer_y);
+
+G_END_DECLS

@@ -1,0 +1,965 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-markdown"
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n.h>
+#include <adwaita.h>
+
+#include "tally-markdown-code-block.h"
+#include "tally-markdown-renderer.h"
+#include "tally-markdown-scanner.h"
+#include "tally-markdown-style.h"
+#include "tally-markdown-table.h"
+#include "tally-markdown-text-view.h"
+#include "tally-markdown-view-private.h"
+
+/**
+ * TallyMarkdownView:
+ *
+ * An assistant's markdown, rendered natively into one read-only,
+ * selectable #GtkTextView.
+ *
+ * Inline markup, headings, lists, block quotes and links are text tags;
+ * fenced code blocks (a #GtkSourceView with the language's highlighting, a
+ * language label and a Copy button), tables (a #GtkGrid of labels) and
+ * horizontal rules are widgets at child anchors whose width follows the
+ * view's. Links open in the default browser when clicked (see
+ * #TallyMarkdownView::activate-link); the pointer becomes a hand over them.
+ *
+ * ## Streaming
+ *
+ * Call tally_markdown_view_append() with each text delta as it arrives, as
+ * often as you like, then tally_markdown_view_finish() once the text is
+ * complete:
+ *
+ * |[<!-- language="C" -->
+ * tally_markdown_view_set_markdown (view, "");
+ * for each delta:
+ *   tally_markdown_view_append (view, delta);
+ * tally_markdown_view_finish (view);
+ * ]|
+ *
+ * Deltas are only collected by append(); the buffer is updated at most once
+ * per frame, from a tick callback that is removed as soon as nothing is
+ * pending (so an idle view costs nothing, and a view that is not realized
+ * renders only when finished or realized). An update re-renders only the
+ * open tail of the text: everything before the last point where all
+ * top-level blocks are closed (see #TallyMarkdownScanner: a blank line
+ * followed by a line that can only start a new block, or the closing fence
+ * of a code block) is rendered once into the buffer and then left alone,
+ * together with its code-block and table widgets and any selection in it.
+ *
+ * The result after finish() is the same buffer tally_markdown_view_set_markdown()
+ * gives for the whole text — whatever the deltas' sizes, and also for an
+ * unclosed fence (rendered as a code block reaching the end). finish()
+ * checks this against a fresh parse and re-renders in full in the rare
+ * cases where it does not hold (link reference definitions defined after
+ * their use).
+ *
+ * ## CSS
+ *
+ * The CSS name is `tallymarkdownview`; code blocks are `tallycodeblock`,
+ * tables `.md-table-frame > … > .md-table` with `label.cell` children,
+ * rules `separator.md-rule`. Tag colours come from the text view's colour
+ * and the theme's `@accent_color`, and follow light/dark changes.
+ */
+
+struct _TallyMarkdownView
+{
+  GtkWidget               parent_instance;
+
+  /* template */
+  TallyMarkdownTextView  *text_view;
+
+  GtkTextBuffer          *buffer;
+  GtkTextMark            *tail_mark;   /* start of the open tail, left gravity */
+
+  /* the markdown and how much of it is settled */
+  GString                *source;
+  GPtrArray              *reusable;    /* block widgets taken from the tail */
+  TallyMarkdownScanner    scanner;
+  gsize                   committed;
+  gboolean                dirty;
+  guint                   tick_id;
+
+  /* tag colours in use */
+  GdkRGBA                 foreground;
+  GdkRGBA                 accent;
+  gboolean                have_colors;
+  guint                   colors_idle_id;
+
+  TallyMarkdownViewStats  stats;
+};
+
+G_DEFINE_FINAL_TYPE (TallyMarkdownView, tally_markdown_view, GTK_TYPE_WIDGET)
+
+enum {
+  ACTIVATE_LINK,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+/* ---------------------------------------------------------------------- */
+/* Colours                                                                  */
+
+static void
+read_colors (TallyMarkdownView *self,
+             GdkRGBA           *foreground,
+             GdkRGBA           *accent)
+{
+  GtkStyleContext *context = gtk_widget_get_style_context (GTK_WIDGET (self->text_view));
+
+  gtk_style_context_get_color (context, foreground);
+  if (!gtk_style_context_lookup_color (context, "accent_color", accent))
+    {
+      /* Not under libadwaita's stylesheet: GTK's own name, then a blue
+       * that reads on both backgrounds. */
+      if (!gtk_style_context_lookup_color (context, "theme_selected_bg_color", accent))
+        gdk_rgba_parse (accent, "#3584e4");
+    }
+}
+
+static void
+apply_colors (TallyMarkdownView *self)
+{
+  GdkRGBA foreground, accent;
+
+  read_colors (self, &foreground, &accent);
+  if (self->have_colors &&
+      gdk_rgba_equal (&foreground, &self->foreground) &&
+      gdk_rgba_equal (&accent, &self->accent))
+    return;
+
+  self->foreground = foreground;
+  self->accent = accent;
+  self->have_colors = TRUE;
+  tally_markdown_buffer_set_colors (self->buffer, &foreground, &accent);
+}
+
+static gboolean
+colors_idle_cb (gpointer user_data)
+{
+  TallyMarkdownView *self = user_data;
+
+  self->colors_idle_id = 0;
+  apply_colors (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* The style is only up to date once the theme change has been applied to
+ * the widgets, so the check waits for the next frame's layout. */
+static void
+style_changed_cb (TallyMarkdownView *self)
+{
+  if (self->colors_idle_id == 0)
+    self->colors_idle_id = g_idle_add_full (GDK_PRIORITY_REDRAW + 10, colors_idle_cb, self, NULL);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Links                                                                    */
+
+static char *
+normalize_url (const char *url)
+{
+  if (g_uri_peek_scheme (url) != NULL)
+    return g_strdup (url);
+  if (g_str_has_prefix (url, "www."))
+    return g_strconcat ("http://", url, NULL);
+  if (strchr (url, '@') != NULL && strchr (url, '/') == NULL)
+    return g_strconcat ("mailto:", url, NULL);
+  return g_strdup (url);
+}
+
+static void
+activate_link (TallyMarkdownView *self,
+               const char        *url)
+{
+  g_autofree char *normalized = normalize_url (url);
+  gboolean handled = FALSE;
+
+  g_signal_emit (self, signals[ACTIVATE_LINK], 0, normalized, &handled);
+}
+
+static void
+table_link_cb (const char *url,
+               gpointer    user_data)
+{
+  activate_link (TALLY_MARKDOWN_VIEW (user_data), url);
+}
+
+static void
+show_uri_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!gtk_show_uri_full_finish (GTK_WINDOW (source), result, &error))
+    g_warning ("Could not open the link: %s", error->message);
+}
+
+static gboolean
+tally_markdown_view_real_activate_link (TallyMarkdownView *self,
+                                        const char        *url)
+{
+  g_autofree char *scheme = g_uri_parse_scheme (url);
+  GtkRoot *root;
+
+  /* Only what a browser or mail client handles: a message must not be
+   * able to launch local files or custom handlers with one click. */
+  if (scheme == NULL ||
+      (g_ascii_strcasecmp (scheme, "http") != 0 &&
+       g_ascii_strcasecmp (scheme, "https") != 0 &&
+       g_ascii_strcasecmp (scheme, "mailto") != 0))
+    {
+      g_message ("Not opening link with unsupported scheme: %s", url);
+      return TRUE;
+    }
+
+  root = gtk_widget_get_root (GTK_WIDGET (self));
+  gtk_show_uri_full (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                     url, GDK_CURRENT_TIME, NULL, show_uri_cb, NULL);
+  return TRUE;
+}
+
+static const char *
+link_at_buffer_coords (TallyMarkdownView *self,
+                       int                x,
+                       int                y)
+{
+  GtkTextIter iter;
+
+  if (!gtk_text_view_get_iter_at_location (GTK_TEXT_VIEW (self->text_view), &iter, x, y))
+    return NULL;
+  return tally_markdown_iter_get_link (&iter);
+}
+
+/**
+ * tally_markdown_view_click_at:
+ * @self: a markdown view
+ * @buffer_x: x in buffer coordinates
+ * @buffer_y: y in buffer coordinates
+ *
+ * Does what a primary click (without a selection) at the given place
+ * does: activates the link there, if any.
+ *
+ * Returns: whether there was a link
+ */
+gboolean
+tally_markdown_view_click_at (TallyMarkdownView *self,
+                              int                buffer_x,
+                              int                buffer_y)
+{
+  const char *url;
+  g_autofree char *copy = NULL;
+
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), FALSE);
+
+  url = link_at_buffer_coords (self, buffer_x, buffer_y);
+  if (url == NULL)
+    return FALSE;
+
+  /* The tag (owner of the string) may go away while handlers run. */
+  copy = g_strdup (url);
+  activate_link (self, copy);
+  return TRUE;
+}
+
+static void
+click_released_cb (GtkGestureClick   *gesture,
+                   int                n_press,
+                   double             x,
+                   double             y,
+                   TallyMarkdownView *self)
+{
+  GtkTextIter start, end;
+  int bx, by;
+
+  if (n_press != 1)
+    return;
+
+  /* Releasing after a drag-select must not follow a link. */
+  if (gtk_text_buffer_get_selection_bounds (self->buffer, &start, &end))
+    return;
+
+  gtk_text_view_window_to_buffer_coords (GTK_TEXT_VIEW (self->text_view),
+                                         GTK_TEXT_WINDOW_WIDGET,
+                                         (int)x, (int)y, &bx, &by);
+  tally_markdown_view_click_at (self, bx, by);
+}
+
+static void
+motion_cb (GtkEventControllerMotion *controller,
+           double                    x,
+           double                    y,
+           TallyMarkdownView        *self)
+{
+  int bx, by;
+
+  gtk_text_view_window_to_buffer_coords (GTK_TEXT_VIEW (self->text_view),
+                                         GTK_TEXT_WINDOW_WIDGET,
+                                         (int)x, (int)y, &bx, &by);
+  gtk_widget_set_cursor_from_name (GTK_WIDGET (self->text_view),
+                                   link_at_buffer_coords (self, bx, by) != NULL ? "pointer" : "text");
+}
+
+static void
+leave_cb (GtkEventControllerMotion *controller,
+          TallyMarkdownView        *self)
+{
+  gtk_widget_set_cursor_from_name (GTK_WIDGET (self->text_view), "text");
+}
+
+static gboolean
+key_pressed_cb (GtkEventControllerKey *controller,
+                guint                  keyval,
+                guint                  keycode,
+                GdkModifierType        state,
+                TallyMarkdownView     *self)
+{
+  GtkTextIter iter;
+  const char *url;
+  g_autofree char *copy = NULL;
+
+  if (keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_ISO_Enter)
+    return FALSE;
+
+  gtk_text_buffer_get_iter_at_mark (self->buffer, &iter, gtk_text_buffer_get_insert (self->buffer));
+  url = tally_markdown_iter_get_link (&iter);
+  if (url == NULL)
+    return FALSE;
+
+  copy = g_strdup (url);
+  activate_link (self, copy);
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rendering                                                                */
+
+static gboolean
+is_anchor_char (gunichar ch,
+                gpointer user_data)
+{
+  return ch == 0xfffc;
+}
+
+/* Takes the code-block and table widgets out of the tail, so that the next
+ * render of the tail can reuse them: a fence or table that is streaming
+ * then keeps its widget (creating a code block costs about a millisecond
+ * and its first layout several more) and only gets the new text. */
+static void
+take_tail_blocks (TallyMarkdownView *self)
+{
+  GtkTextIter iter, end;
+
+  gtk_text_buffer_get_iter_at_mark (self->buffer, &iter, self->tail_mark);
+  gtk_text_buffer_get_end_iter (self->buffer, &end);
+
+  if (gtk_text_iter_get_char (&iter) != 0xfffc &&
+      !gtk_text_iter_forward_find_char (&iter, is_anchor_char, NULL, &end))
+    return;
+
+  do
+    {
+      GtkTextChildAnchor *anchor = gtk_text_iter_get_child_anchor (&iter);
+      GtkWidget **widgets;
+      guint n_widgets = 0;
+
+      if (anchor == NULL)
+        continue;
+
+      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
+      for (guint i = 0; i < n_widgets; i++)
+        {
+          if (TALLY_IS_MARKDOWN_CODE_BLOCK (widgets[i]) ||
+              tally_markdown_table_widget_is_table (widgets[i]))
+            {
+              g_ptr_array_add (self->reusable, g_object_ref (widgets[i]));
+              gtk_text_view_remove (GTK_TEXT_VIEW (self->text_view), widgets[i]);
+            }
+        }
+      g_free (widgets);
+    }
+  while (gtk_text_iter_forward_find_char (&iter, is_anchor_char, NULL, &end));
+}
+
+static GtkWidget *
+reuse_code_block (TallyMarkdownView  *self,
+                  GtkTextChildAnchor *anchor)
+{
+  const char *language = tally_markdown_anchor_get_language (anchor);
+
+  for (guint i = 0; i < self->reusable->len; i++)
+    {
+      GtkWidget *widget = g_ptr_array_index (self->reusable, i);
+
+      if (TALLY_IS_MARKDOWN_CODE_BLOCK (widget) &&
+          g_strcmp0 (tally_markdown_code_block_get_language (TALLY_MARKDOWN_CODE_BLOCK (widget)), language) == 0)
+        {
+          g_object_ref (widget);
+          g_ptr_array_remove_index (self->reusable, i);
+          tally_markdown_code_block_set_code (TALLY_MARKDOWN_CODE_BLOCK (widget),
+                                              tally_markdown_anchor_get_code (anchor));
+          return widget;
+        }
+    }
+
+  return NULL;
+}
+
+static GtkWidget *
+reuse_table (TallyMarkdownView  *self,
+             GtkTextChildAnchor *anchor)
+{
+  for (guint i = 0; i < self->reusable->len; i++)
+    {
+      GtkWidget *widget = g_ptr_array_index (self->reusable, i);
+
+      if (tally_markdown_table_widget_is_table (widget) &&
+          tally_markdown_table_widget_update (widget, tally_markdown_anchor_get_table (anchor)))
+        {
+          g_object_ref (widget);
+          g_ptr_array_remove_index (self->reusable, i);
+          return widget;
+        }
+    }
+
+  return NULL;
+}
+
+static void
+attach_blocks (TallyMarkdownView *self,
+               GPtrArray         *anchors)
+{
+  for (guint i = 0; i < anchors->len; i++)
+    {
+      GtkTextChildAnchor *anchor = g_ptr_array_index (anchors, i);
+      g_autoptr(GtkWidget) reused = NULL;
+      GtkWidget *block = NULL;
+
+      switch (tally_markdown_anchor_get_kind (anchor))
+        {
+        case TALLY_MARKDOWN_ANCHOR_CODE:
+          reused = reuse_code_block (self, anchor);
+          block = reused != NULL ? reused
+                                 : tally_markdown_code_block_new (tally_markdown_anchor_get_code (anchor),
+                                                                  tally_markdown_anchor_get_language (anchor));
+          break;
+
+        case TALLY_MARKDOWN_ANCHOR_TABLE:
+          reused = reuse_table (self, anchor);
+          block = reused != NULL ? reused
+                                 : tally_markdown_table_widget_new (tally_markdown_anchor_get_table (anchor),
+                                                                    table_link_cb, self);
+          break;
+
+        case TALLY_MARKDOWN_ANCHOR_RULE:
+          block = gtk_separator_new (GTK_ORIENTATION_HORIZONTAL);
+          gtk_widget_add_css_class (block, "md-rule");
+          break;
+
+        case TALLY_MARKDOWN_ANCHOR_NONE:
+        default:
+          break;
+        }
+
+      if (block != NULL)
+        tally_markdown_text_view_add_block (self->text_view, anchor, block);
+    }
+}
+
+static void
+insert_doc (TallyMarkdownView *self,
+            TallyMarkdownDoc  *doc)
+{
+  g_autoptr(GPtrArray) anchors = g_ptr_array_new_with_free_func (g_object_unref);
+
+  tally_markdown_doc_insert (doc, self->buffer, anchors);
+  attach_blocks (self, anchors);
+}
+
+/* Where the tail starts: the committed part, when there is one, ends with
+ * the newline that separates it from the tail (see update ()). Keeping that
+ * newline out of the tail means re-rendering the tail never touches a
+ * committed line, which GtkTextView would otherwise lay out and draw again
+ * on every frame. */
+static TallyMarkdownPosition
+tail_position (TallyMarkdownView *self)
+{
+  GtkTextIter iter;
+
+  gtk_text_buffer_get_iter_at_mark (self->buffer, &iter, self->tail_mark);
+  return gtk_text_iter_is_start (&iter) ? TALLY_MARKDOWN_AT_START : TALLY_MARKDOWN_AFTER_NEWLINE;
+}
+
+/* Renders source[from, to) at the end of the buffer (the tail mark);
+ * returns the number of top-level blocks rendered. */
+static guint
+render_range (TallyMarkdownView *self,
+              gsize              from,
+              gsize              to)
+{
+  g_autoptr(TallyMarkdownDoc) doc = NULL;
+
+  doc = tally_markdown_doc_parse (self->source->str + from, to - from, tail_position (self));
+  insert_doc (self, doc);
+
+  self->stats.bytes_rendered += to - from;
+  self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
+  return tally_markdown_doc_get_n_blocks (doc);
+}
+
+static void
+delete_tail (TallyMarkdownView *self)
+{
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_iter_at_mark (self->buffer, &start, self->tail_mark);
+  gtk_text_buffer_get_end_iter (self->buffer, &end);
+  if (!gtk_text_iter_equal (&start, &end))
+    gtk_text_buffer_delete (self->buffer, &start, &end);
+}
+
+/* Ends the committed part with the separator of the block to come, and
+ * starts the tail after it. */
+static void
+start_tail_at_end (TallyMarkdownView *self)
+{
+  GtkTextIter end, last;
+
+  gtk_text_buffer_get_end_iter (self->buffer, &end);
+  last = end;
+  if (gtk_text_iter_backward_char (&last) && gtk_text_iter_get_char (&last) != '\n')
+    {
+      gtk_text_buffer_insert (self->buffer, &end, "\n", 1);
+      gtk_text_buffer_get_end_iter (self->buffer, &end);
+    }
+  gtk_text_buffer_move_mark (self->buffer, self->tail_mark, &end);
+}
+
+static void
+clear_buffer (TallyMarkdownView *self)
+{
+  GtkTextIter start;
+
+  gtk_text_buffer_set_text (self->buffer, "", 0);
+  gtk_text_buffer_get_start_iter (self->buffer, &start);
+  gtk_text_buffer_move_mark (self->buffer, self->tail_mark, &start);
+  tally_markdown_scanner_init (&self->scanner);
+  self->committed = 0;
+  self->stats.committed_bytes = 0;
+}
+
+static void
+remove_tick (TallyMarkdownView *self)
+{
+  if (self->tick_id != 0)
+    {
+      gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
+      self->tick_id = 0;
+    }
+}
+
+/* Brings the buffer up to date with the source: commits the blocks that
+ * are closed now (rendering them once), then re-renders the open tail. */
+static void
+update (TallyMarkdownView *self)
+{
+  gint64 start = g_get_monotonic_time ();
+  gint64 elapsed;
+  gsize commit;
+
+  commit = tally_markdown_scanner_feed (&self->scanner, self->source->str, self->source->len);
+
+  take_tail_blocks (self);
+
+  if (commit > self->committed)
+    {
+      delete_tail (self);
+      self->stats.blocks_committed += render_range (self, self->committed, commit);
+      self->stats.commits++;
+      start_tail_at_end (self);
+      self->committed = commit;
+      self->stats.committed_bytes = commit;
+    }
+
+  delete_tail (self);
+  render_range (self, self->committed, self->source->len);
+  g_ptr_array_set_size (self->reusable, 0);
+  self->stats.updates++;
+  self->dirty = FALSE;
+
+  elapsed = g_get_monotonic_time () - start;
+  self->stats.update_us_max = MAX (self->stats.update_us_max, elapsed);
+  self->stats.update_us_total += elapsed;
+}
+
+static gboolean
+tick_cb (GtkWidget     *widget,
+         GdkFrameClock *frame_clock,
+         gpointer       user_data)
+{
+  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+
+  self->tick_id = 0;
+  if (self->dirty)
+    update (self);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* GObject                                                                  */
+
+static void
+tally_markdown_view_map (GtkWidget *widget)
+{
+  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+
+  GTK_WIDGET_CLASS (tally_markdown_view_parent_class)->map (widget);
+
+  apply_colors (self);
+}
+
+static void
+tally_markdown_view_dispose (GObject *object)
+{
+  TallyMarkdownView *self = (TallyMarkdownView *)object;
+
+  remove_tick (self);
+  g_clear_handle_id (&self->colors_idle_id, g_source_remove);
+  g_ptr_array_set_size (self->reusable, 0);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_MARKDOWN_VIEW);
+  g_clear_object (&self->buffer);
+
+  G_OBJECT_CLASS (tally_markdown_view_parent_class)->dispose (object);
+}
+
+static void
+tally_markdown_view_finalize (GObject *object)
+{
+  TallyMarkdownView *self = (TallyMarkdownView *)object;
+
+  g_string_free (self->source, TRUE);
+  g_ptr_array_unref (self->reusable);
+
+  G_OBJECT_CLASS (tally_markdown_view_parent_class)->finalize (object);
+}
+
+static void
+tally_markdown_view_class_init (TallyMarkdownViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_markdown_view_dispose;
+  object_class->finalize = tally_markdown_view_finalize;
+  widget_class->map = tally_markdown_view_map;
+
+  /**
+   * TallyMarkdownView::activate-link:
+   * @self: the view
+   * @url: the link's target, with `http://` added to a bare `www.` address
+   *   and `mailto:` to a bare e-mail address
+   *
+   * Emitted when the user clicks a link (or presses Enter on one), in the
+   * text or in a table. The default handler opens http, https and mailto
+   * links with the default application (gtk_show_uri_full()) and ignores
+   * other schemes. Return %TRUE from a handler to stop it.
+   *
+   * Returns: %TRUE if the link was handled
+   */
+  signals[ACTIVATE_LINK] =
+    g_signal_new_class_handler ("activate-link",
+                                G_TYPE_FROM_CLASS (klass),
+                                G_SIGNAL_RUN_LAST,
+                                G_CALLBACK (tally_markdown_view_real_activate_link),
+                                g_signal_accumulator_true_handled, NULL,
+                                NULL,
+                                G_TYPE_BOOLEAN, 1, G_TYPE_STRING);
+
+  tally_markdown_style_ensure ();
+  g_type_ensure (TALLY_TYPE_MARKDOWN_TEXT_VIEW);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/markdown/tally-markdown-view.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyMarkdownView, text_view);
+  gtk_widget_class_bind_template_callback (widget_class, click_released_cb);
+  gtk_widget_class_bind_template_callback (widget_class, motion_cb);
+  gtk_widget_class_bind_template_callback (widget_class, leave_cb);
+  gtk_widget_class_bind_template_callback (widget_class, key_pressed_cb);
+
+  gtk_widget_class_set_css_name (widget_class, "tallymarkdownview");
+}
+
+static void
+tally_markdown_view_init (TallyMarkdownView *self)
+{
+  GtkTextIter start;
+  AdwStyleManager *style = adw_style_manager_get_default ();
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->source = g_string_new (NULL);
+  self->reusable = g_ptr_array_new_with_free_func (g_object_unref);
+  tally_markdown_scanner_init (&self->scanner);
+
+  self->buffer = g_object_ref (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text_view)));
+  gtk_text_buffer_set_enable_undo (self->buffer, FALSE);
+  tally_markdown_buffer_ensure_tags (self->buffer);
+
+  gtk_text_buffer_get_start_iter (self->buffer, &start);
+  self->tail_mark = gtk_text_buffer_create_mark (self->buffer, "tally-markdown-tail", &start, TRUE);
+
+  g_signal_connect_object (style, "notify::dark", G_CALLBACK (style_changed_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (style, "notify::high-contrast", G_CALLBACK (style_changed_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (gtk_settings_get_default (), "notify::gtk-theme-name",
+                           G_CALLBACK (style_changed_cb), self, G_CONNECT_SWAPPED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public API                                                               */
+
+/**
+ * tally_markdown_view_new:
+ *
+ * Creates an empty markdown view.
+ *
+ * Returns: (transfer floating): a new #TallyMarkdownView
+ */
+GtkWidget *
+tally_markdown_view_new (void)
+{
+  return g_object_new (TALLY_TYPE_MARKDOWN_VIEW, NULL);
+}
+
+/**
+ * tally_markdown_view_get_markdown:
+ * @self: a markdown view
+ *
+ * Returns the whole markdown text given so far, including deltas that are
+ * not rendered yet.
+ *
+ * Returns: (transfer none): the markdown, owned by @self and valid until
+ *   the next change
+ */
+const char *
+tally_markdown_view_get_markdown (TallyMarkdownView *self)
+{
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
+
+  return self->source->str;
+}
+
+/**
+ * tally_markdown_view_set_markdown:
+ * @self: a markdown view
+ * @markdown: (nullable): the new text (UTF-8; invalid bytes show as
+ *   U+FFFD); %NULL clears the view
+ *
+ * Replaces the text and renders it at once, from scratch. Further
+ * tally_markdown_view_append() calls continue from this text.
+ */
+void
+tally_markdown_view_set_markdown (TallyMarkdownView *self,
+                                  const char        *markdown)
+{
+  g_autoptr(TallyMarkdownDoc) doc = NULL;
+
+  g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
+
+  if (markdown == NULL)
+    markdown = "";
+
+  remove_tick (self);
+
+  /* Rebinding a finished message to the same text is common in lists. */
+  if (!self->dirty && self->committed == 0 && strcmp (markdown, self->source->str) == 0 &&
+      (markdown[0] != '\0' || gtk_text_buffer_get_char_count (self->buffer) == 0))
+    return;
+
+  g_string_assign (self->source, markdown);
+  clear_buffer (self);
+  render_range (self, 0, self->source->len);
+  self->dirty = FALSE;
+}
+
+/**
+ * tally_markdown_view_append:
+ * @self: a markdown view
+ * @delta: (nullable): text to add at the end (UTF-8; may be a single
+ *   character, or even part of a multi-byte character — the rest must
+ *   follow in the next delta)
+ *
+ * Adds a streamed delta. The text is collected; the view re-renders the
+ * open tail at the next frame at most (see the streaming section above).
+ * Cheap enough to call thousands of times per second.
+ */
+void
+tally_markdown_view_append (TallyMarkdownView *self,
+                            const char        *delta)
+{
+  g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
+
+  if (delta == NULL || delta[0] == '\0')
+    return;
+
+  g_string_append (self->source, delta);
+  self->dirty = TRUE;
+
+  if (self->tick_id == 0)
+    self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), tick_cb, NULL, NULL);
+}
+
+/**
+ * tally_markdown_view_finish:
+ * @self: a markdown view
+ *
+ * Renders the final state now: pending deltas are applied, open constructs
+ * are closed as a fresh parse closes them (an unclosed fence becomes a code
+ * block to the end), and the buffer then equals what
+ * tally_markdown_view_set_markdown() gives for the whole text. Call it when
+ * the message is complete; appending afterwards is allowed and streams on.
+ */
+void
+tally_markdown_view_finish (TallyMarkdownView *self)
+{
+  g_autoptr(TallyMarkdownDoc) doc = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *actual = NULL;
+
+  g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
+
+  remove_tick (self);
+  if (self->dirty)
+    update (self);
+
+  /* Without a committed part the buffer is one render of the whole text. */
+  if (self->committed == 0)
+    return;
+
+  doc = tally_markdown_doc_parse (self->source->str, self->source->len, TALLY_MARKDOWN_AT_START);
+  expected = tally_markdown_doc_dup_structure (doc, TRUE);
+  actual = tally_markdown_buffer_dup_structure (self->buffer, TRUE);
+  if (strcmp (expected, actual) == 0)
+    return;
+
+  g_debug ("Incremental render differs from a fresh one; rendering %" G_GSIZE_FORMAT " bytes again",
+           self->source->len);
+  self->stats.fallbacks++;
+  clear_buffer (self);
+  insert_doc (self, doc);
+  self->stats.bytes_rendered += self->source->len;
+  self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
+}
+
+/**
+ * tally_markdown_view_dup_structure:
+ * @self: a markdown view
+ *
+ * Describes what the buffer holds now, deterministically, for tests: the
+ * text with tag ranges marked (`[h1]Title[/h1]`, `[em]…[/em]`,
+ * `[a href=URL]…[/a]`, `[li-2]` for a line in a nested list item,
+ * `[quote]`, `[marker]` for bullets and numbers) and the anchored blocks
+ * written out (`[code-block lang=sql]SELECT 1[/code-block]`,
+ * `[table 3x2 align=l|c|r: a|b|c / 1|2|3]`, `[hr]`). Two buffers with the
+ * same description look the same. Pending deltas are not included; call
+ * tally_markdown_view_finish() first.
+ *
+ * Returns: (transfer full): the description
+ */
+char *
+tally_markdown_view_dup_structure (TallyMarkdownView *self)
+{
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
+
+  return tally_markdown_buffer_dup_structure (self->buffer, FALSE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Private API (tests, benchmarks)                                          */
+
+/**
+ * tally_markdown_view_dup_full_structure:
+ * @self: a markdown view
+ *
+ * Like tally_markdown_view_dup_structure(), with the spacing and margin
+ * tags and the blocks' indents included.
+ *
+ * Returns: (transfer full): the description
+ */
+char *
+tally_markdown_view_dup_full_structure (TallyMarkdownView *self)
+{
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
+
+  return tally_markdown_buffer_dup_structure (self->buffer, TRUE);
+}
+
+/**
+ * tally_markdown_view_get_stats:
+ * @self: a markdown view
+ * @stats: (out caller-allocates): the counters
+ *
+ * Copies the view's counters (they only grow, except committed_bytes).
+ */
+void
+tally_markdown_view_get_stats (TallyMarkdownView      *self,
+                               TallyMarkdownViewStats *stats)
+{
+  g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
+  g_return_if_fail (stats != NULL);
+
+  *stats = self->stats;
+}
+
+/**
+ * tally_markdown_view_flush:
+ * @self: a markdown view
+ *
+ * Does now what the next frame's update would do, if anything is pending.
+ * Unlike tally_markdown_view_finish() it does not verify the result.
+ */
+void
+tally_markdown_view_flush (TallyMarkdownView *self)
+{
+  g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
+
+  remove_tick (self);
+  if (self->dirty)
+    update (self);
+}
+
+/**
+ * tally_markdown_view_get_pending:
+ * @self: a markdown view
+ *
+ * Returns: whether appended text waits for the next update
+ */
+gboolean
+tally_markdown_view_get_pending (TallyMarkdownView *self)
+{
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), FALSE);
+
+  return self->dirty;
+}
+
+/**
+ * tally_markdown_view_get_text_view:
+ * @self: a markdown view
+ *
+ * Returns: (transfer none): the text view showing the markdown
+ */
+GtkTextView *
+tally_markdown_view_get_text_view (TallyMarkdownView *self)
+{
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
+
+  return GTK_TEXT_VIEW (self->text_view);
+}

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "bench-markdown"
+
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <adwaita.h>
+#include <gtk/gtk.h>
+
+#include "tally-markdown-view-private.h"
+
+/*
+ * Streams ~40 KB of markdown (headings, paragraphs, lists, 20 code fences,
+ * a 30-row table) as 5,000 deltas into a TallyMarkdownView inside a mapped
+ * window, and the same deltas into a bare GtkTextView (plain insert at the
+ * end) as the baseline. Two pacings: a flood (the next delta after each
+ * main-loop iteration, as fast as possible) and a stream (one delta per
+ * millisecond, about what a fast model sends).
+ *
+ * Figures: the longest main-loop stall (the longest single main-context
+ * iteration, which is where a frame's update, layout and paint happen),
+ * the longest gap between two painted frames while text was arriving, the
+ * number of frames painted, the time until finish() returned and the frame
+ * after it was painted, finish() itself, and for the markdown view the
+ * longest and the summed time of its per-frame updates (parse, buffer and
+ * block widgets; layout and paint come after, in the same iteration).
+ *
+ * Runs once under the renderer GTK picks and once more with
+ * GSK_RENDERER=cairo (it re-executes itself). Needs a display: run it
+ * under xvfb-run. It prints figures and asserts nothing about speed.
+ */
+
+#define N_DELTAS   5000
+#define N_FENCES   20
+
+typedef struct
+{
+  gint64   last_paint;
+  gint64   max_paint_gap;
+  gint64   frame_start;
+  GArray  *work;          /* gint64: µs from "update" to "after-paint" */
+  guint    frames;
+  gboolean counting;
+} FrameStats;
+
+typedef struct
+{
+  double max_stall_ms;
+  double max_frame_gap_ms;
+  double frame_p50_ms;
+  double frame_p95_ms;
+  guint  frames;
+  double total_ms;
+  double finish_ms;
+  double update_max_ms;
+  double update_total_ms;
+  const char *renderer;
+} Result;
+
+static char *
+make_markdown (void)
+{
+  GString *md = g_string_new ("# Quarterly revenue analysis\n\n");
+
+  for (guint i = 0; i < N_FENCES; i++)
+    {
+      g_string_append_printf (md, "## Section %u: revenue by genre and country\n\n", i + 1);
+      g_string_append_printf (md,
+                              "The query below groups invoice lines by **genre** and *country*, "
+                              "joining `InvoiceLine`, `Track` and `Genre`. Section %u looks at the "
+                              "months with the largest change; see [the schema notes](https://example.com/schema/%u) "
+                              "for how prices are stored. Figures are in USD and rounded to cents, "
+                              "and refunds are not recorded in this database, so every total is gross. "
+                              "Where a genre has fewer than ten sales the share is shown but not ranked, "
+                              "because a handful of invoices can swing it by several points. The "
+                              "query runs in well under a second on the sample database, so it is "
+                              "cheap to repeat with other filters, such as a single country, a single "
+                              "media type or one sales agent's customers.\n\n",
+                              i + 1, i);
+      g_string_append (md,
+                       "Compared with the previous quarter, the ranking barely moved: the first "
+                       "three genres keep their places and together still make up more than half "
+                       "of the revenue. The long tail is where the changes are. Several genres "
+                       "with only a few dozen sales rose or fell by more than twenty percent, which "
+                       "says more about the small numbers than about any trend, so the notes below "
+                       "only comment on genres with at least fifty sales in both quarters. Where a "
+                       "country has a single customer, its figures are that customer's purchases "
+                       "and should be read as such rather than as a market.\n\n");
+      g_string_append (md,
+                       "- Tracks without a genre are left out.\n"
+                       "- Shares are of the section's total, with `ROUND(…, 1)`:\n"
+                       "  1. per genre;\n"
+                       "  2. per country.\n\n");
+      g_string_append_printf (md,
+                              "```sql\n"
+                              "SELECT g.Name AS genre,\n"
+                              "       c.Country AS country,\n"
+                              "       ROUND(SUM(il.UnitPrice * il.Quantity), 2) AS revenue\n"
+                              "FROM InvoiceLine il\n"
+                              "JOIN Invoice i ON i.InvoiceId = il.InvoiceId\n"
+                              "JOIN Customer c ON c.CustomerId = i.CustomerId\n"
+                              "JOIN Track t ON t.TrackId = il.TrackId\n"
+                              "JOIN Genre g ON g.GenreId = t.GenreId\n"
+                              "WHERE strftime('%%Y', i.InvoiceDate) = '20%02u'\n"
+                              "GROUP BY g.Name, c.Country\n"
+                              "ORDER BY revenue DESC\n"
+                              "LIMIT 10;\n"
+                              "```\n\n", 10 + i % 10);
+
+      if (i == N_FENCES / 2)
+        {
+          g_string_append (md, "| Genre | Country | Revenue (USD) | Share |\n|:------|:--------|--------------:|------:|\n");
+          for (guint r = 0; r < 30; r++)
+            g_string_append_printf (md, "| Genre %u | Country %u | %u.%02u | %u.%u%% |\n",
+                                    r, r % 7, 900 - r * 17, r * 3 % 100, 30 - r, r % 10);
+          g_string_append (md, "\n");
+        }
+
+      g_string_append (md, "> Note: the totals above include taxes as recorded on each invoice.\n\n");
+    }
+
+  g_string_append (md, "That is all for this quarter.\n");
+  return g_string_free (md, FALSE);
+}
+
+static GPtrArray *
+split_deltas (const char *markdown)
+{
+  GPtrArray *deltas = g_ptr_array_new_with_free_func (g_free);
+  gsize len = strlen (markdown);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
+  gsize pos = 0;
+
+  for (guint i = 0; i < N_DELTAS; i++)
+    {
+      /* Even cuts with some jitter; the text is ASCII apart from "…",
+       * so keep cuts on character boundaries. */
+      gsize target = (len * (i + 1)) / N_DELTAS;
+      gsize end;
+
+      if (i + 1 < N_DELTAS)
+        target = MIN (len, target + (gsize)g_rand_int_range (rand, 0, 4));
+      end = MAX (target, pos + 1);
+      end = MIN (end, len);
+      while (end < len && (markdown[end] & 0xc0) == 0x80)
+        end++;
+      if (end <= pos)
+        break;
+      g_ptr_array_add (deltas, g_strndup (markdown + pos, end - pos));
+      pos = end;
+    }
+
+  if (pos < len)
+    g_ptr_array_add (deltas, g_strdup (markdown + pos));
+
+  return deltas;
+}
+
+static void
+frame_update_cb (GdkFrameClock *clock,
+                 FrameStats    *stats)
+{
+  stats->frame_start = g_get_monotonic_time ();
+}
+
+static void
+after_paint_cb (GdkFrameClock *clock,
+                FrameStats    *stats)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (stats->counting)
+    {
+      if (stats->last_paint != 0)
+        stats->max_paint_gap = MAX (stats->max_paint_gap, now - stats->last_paint);
+      if (stats->frame_start != 0)
+        {
+          gint64 work = now - stats->frame_start;
+
+          g_array_append_val (stats->work, work);
+        }
+      stats->frames++;
+    }
+  stats->frame_start = 0;
+  stats->last_paint = now;
+}
+
+static int
+compare_int64 (gconstpointer a,
+               gconstpointer b)
+{
+  gint64 x = *(const gint64 *)a;
+  gint64 y = *(const gint64 *)b;
+
+  return x < y ? -1 : x > y;
+}
+
+static double
+percentile_ms (GArray *values,
+               double  p)
+{
+  guint idx;
+
+  if (values->len == 0)
+    return 0.0;
+  g_array_sort (values, compare_int64);
+  idx = MIN (values->len - 1, (guint)(p * values->len));
+  return g_array_index (values, gint64, idx) / 1000.0;
+}
+
+/* One main-loop iteration, timed. */
+static void
+iterate (gboolean  may_block,
+         gint64   *max_stall)
+{
+  gint64 start = g_get_monotonic_time ();
+
+  g_main_context_iteration (NULL, may_block);
+  *max_stall = MAX (*max_stall, g_get_monotonic_time () - start);
+}
+
+static void
+spin_ms (guint    ms,
+         gint64  *max_stall)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000;
+
+  while (g_get_monotonic_time () < end)
+    {
+      iterate (FALSE, max_stall);
+      g_usleep (200);
+    }
+}
+
+static Result
+run (GPtrArray *deltas,
+     gboolean   markdown,
+     gboolean   paced)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *view;
+  GtkTextBuffer *plain_buffer = NULL;
+  GdkFrameClock *clock;
+  FrameStats frames = { 0 };
+  gulong update_handler;
+  gint64 max_stall = 0;
+  gint64 start, finish_start, finish_end;
+  guint frames_at_finish;
+  gulong handler;
+  Result result;
+
+  if (markdown)
+    view = tally_markdown_view_new ();
+  else
+    {
+      view = gtk_text_view_new ();
+      gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (view), GTK_WRAP_WORD_CHAR);
+      gtk_text_view_set_editable (GTK_TEXT_VIEW (view), FALSE);
+      plain_buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (view));
+      gtk_text_buffer_set_enable_undo (plain_buffer, FALSE);
+    }
+
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), view);
+  gtk_window_set_child (GTK_WINDOW (window), scroller);
+  gtk_window_set_default_size (GTK_WINDOW (window), 800, 600);
+  gtk_window_present (GTK_WINDOW (window));
+  while (!gtk_widget_get_mapped (view))
+    g_main_context_iteration (NULL, TRUE);
+  spin_ms (200, &max_stall);
+
+  result.renderer = g_intern_string (G_OBJECT_TYPE_NAME (gtk_native_get_renderer (GTK_NATIVE (window))));
+  clock = gtk_widget_get_frame_clock (window);
+  frames.work = g_array_new (FALSE, FALSE, sizeof (gint64));
+  update_handler = g_signal_connect (clock, "update", G_CALLBACK (frame_update_cb), &frames);
+  handler = g_signal_connect (clock, "after-paint", G_CALLBACK (after_paint_cb), &frames);
+
+  max_stall = 0;
+  frames.counting = TRUE;
+  frames.last_paint = g_get_monotonic_time ();
+  start = g_get_monotonic_time ();
+
+  for (guint i = 0; i < deltas->len; i++)
+    {
+      const char *delta = g_ptr_array_index (deltas, i);
+
+      if (markdown)
+        tally_markdown_view_append (TALLY_MARKDOWN_VIEW (view), delta);
+      else
+        {
+          GtkTextIter end;
+
+          gtk_text_buffer_get_end_iter (plain_buffer, &end);
+          gtk_text_buffer_insert (plain_buffer, &end, delta, -1);
+        }
+
+      if (paced)
+        {
+          gint64 due = start + (gint64)(i + 1) * 1000;
+
+          do
+            iterate (FALSE, &max_stall);
+          while (g_get_monotonic_time () < due);
+        }
+      else
+        iterate (FALSE, &max_stall);
+    }
+
+  finish_start = g_get_monotonic_time ();
+  if (markdown)
+    tally_markdown_view_finish (TALLY_MARKDOWN_VIEW (view));
+  finish_end = g_get_monotonic_time ();
+  max_stall = MAX (max_stall, finish_end - finish_start);
+
+  /* Until the final text has been laid out and painted: one frame is
+   * requested for sure; wait for it and for pending layout idles. */
+  frames_at_finish = frames.frames;
+  gtk_widget_queue_draw (view);
+  while (frames.frames < frames_at_finish + 1)
+    iterate (TRUE, &max_stall);
+  while (g_main_context_pending (NULL))
+    iterate (FALSE, &max_stall);
+
+  result.max_stall_ms = max_stall / 1000.0;
+  result.max_frame_gap_ms = frames.max_paint_gap / 1000.0;
+  result.frames = frames.frames;
+  result.total_ms = (g_get_monotonic_time () - start) / 1000.0;
+  result.finish_ms = (finish_end - finish_start) / 1000.0;
+  result.update_max_ms = 0;
+  result.update_total_ms = 0;
+  if (markdown)
+    {
+      TallyMarkdownViewStats stats;
+
+      tally_markdown_view_get_stats (TALLY_MARKDOWN_VIEW (view), &stats);
+      result.update_max_ms = stats.update_us_max / 1000.0;
+      result.update_total_ms = stats.update_us_total / 1000.0;
+    }
+
+  result.frame_p50_ms = percentile_ms (frames.work, 0.5);
+  result.frame_p95_ms = percentile_ms (frames.work, 0.95);
+  g_array_unref (frames.work);
+
+  g_signal_handler_disconnect (clock, handler);
+  g_signal_handler_disconnect (clock, update_handler);
+  gtk_window_destroy (GTK_WINDOW (window));
+  spin_ms (50, &max_stall);
+
+  return result;
+}
+
+static void
+print_row (const char   *renderer,
+           const char   *widget,
+           const char   *pacing,
+           const Result *r)
+{
+  g_print ("%-16s %-17s %-5s %6.1f %6.1f %6.1f %6.1f %6u %7.0f %6.1f %6.1f %6.0f\n",
+           renderer, widget, pacing, r->max_stall_ms, r->max_frame_gap_ms,
+           r->frame_p50_ms, r->frame_p95_ms,
+           r->frames, r->total_ms, r->finish_ms, r->update_max_ms, r->update_total_ms);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autofree char *markdown = NULL;
+  g_autoptr(GPtrArray) deltas = NULL;
+  gboolean child = g_getenv ("TALLY_BENCH_MARKDOWN_CHILD") != NULL;
+
+  if (!gtk_init_check ())
+    {
+      g_printerr ("bench-markdown: no display; run it under xvfb-run\n");
+      return 77;
+    }
+  adw_init ();
+
+  markdown = make_markdown ();
+  deltas = split_deltas (markdown);
+
+  if (!child)
+    {
+      g_print ("bench-markdown: %" G_GSIZE_FORMAT " bytes of markdown in %u deltas, %u code fences, a 30-row table\n",
+               strlen (markdown), deltas->len, N_FENCES);
+      g_print ("stall: longest main-loop iteration; gap: longest time between painted frames;\n"
+               "frame p50/p95: work per frame (update to after-paint); total: until the final\n"
+               "text was painted; finish: tally_markdown_view_finish(); upd max/sum: the view's\n"
+               "own per-frame updates (parse, buffer, block widgets). Times in ms.\n\n");
+      g_print ("%-16s %-17s %-5s %6s %6s %6s %6s %6s %7s %6s %6s %6s\n",
+               "renderer", "widget", "pace", "stall", "gap", "p50", "p95", "frames", "total",
+               "finish", "upd/mx", "upd/sum");
+    }
+
+  for (guint p = 0; p < 2; p++)
+    {
+      gboolean paced = p == 1;
+      Result md, plain;
+
+      md = run (deltas, TRUE, paced);
+      print_row (md.renderer, "TallyMarkdownView", paced ? "1/ms" : "flood", &md);
+      plain = run (deltas, FALSE, paced);
+      print_row (plain.renderer, "GtkTextView", paced ? "1/ms" : "flood", &plain);
+    }
+
+  /* Once more with the cairo renderer, unless that is what ran. */
+  if (!child && g_strcmp0 (g_getenv ("GSK_RENDERER"), "cairo") != 0)
+    {
+      g_auto(GStrv) env = g_get_environ ();
+      g_autoptr(GError) error = NULL;
+      const char *child_argv[] = { argv[0], NULL };
+      int status = 0;
+
+      fflush (stdout);
+      env = g_environ_setenv (env, "GSK_RENDERER", "cairo", TRUE);
+      env = g_environ_setenv (env, "TALLY_BENCH_MARKDOWN_CHILD", "1", TRUE);
+      if (!g_spawn_sync (NULL, (char **)child_argv, env, G_SPAWN_CHILD_INHERITS_STDIN,
+                         NULL, NULL, NULL, NULL, &status, &error))
+        g_printerr ("bench-markdown: could not run the cairo pass: %s\n", error->message);
+    }
+
+  return 0;
+}
