@@ -428,6 +428,33 @@ test_stream_random (gconstpointer data)
   fixture_close (&fx);
 }
 
+/* A row bound while its message streams: the text so far is set at once,
+ * the rest arrives as deltas. The view need not be shown for that. */
+static void
+test_set_then_stream (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (golden_cases); i++)
+    {
+      g_autofree char *markdown = read_case (golden_cases[i], ".md");
+      gsize len = strlen (markdown);
+      TallyMarkdownView *view = TALLY_MARKDOWN_VIEW (tally_markdown_view_new ());
+      g_autofree char *head = g_strndup (markdown, len / 3);
+
+      g_object_ref_sink (view);
+      tally_markdown_view_set_markdown (view, head);
+      for (gsize pos = len / 3; pos < len; pos += 5)
+        {
+          g_autofree char *delta = g_strndup (markdown + pos, MIN (5, len - pos));
+
+          tally_markdown_view_append (view, delta);
+          tally_markdown_view_flush (view);
+        }
+      tally_markdown_view_finish (view);
+      compare_with_fresh (view, markdown, golden_cases[i]);
+      g_object_unref (view);
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* Streaming re-renders only the tail                                       */
 
@@ -730,6 +757,95 @@ test_code_block (void)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Colours follow light and dark                                            */
+
+typedef struct
+{
+  GtkTextTag *tag;
+  const char *property;
+  GdkRGBA     before;
+} ColorWatch;
+
+static GdkRGBA
+tag_color (GtkTextTag *tag,
+           const char *property)
+{
+  GdkRGBA *color = NULL;
+  GdkRGBA out = { 0, 0, 0, 0 };
+
+  g_object_get (tag, property, &color, NULL);
+  if (color != NULL)
+    {
+      out = *color;
+      gdk_rgba_free (color);
+    }
+  return out;
+}
+
+static gboolean
+color_changed (gpointer data)
+{
+  ColorWatch *watch = data;
+  GdkRGBA now = tag_color (watch->tag, watch->property);
+
+  return !gdk_rgba_equal (&now, &watch->before);
+}
+
+static double
+luminance (const GdkRGBA *c)
+{
+  return 0.2126 * c->red + 0.7152 * c->green + 0.0722 * c->blue;
+}
+
+static void
+test_theme_colors (void)
+{
+  AdwStyleManager *style = adw_style_manager_get_default ();
+  GtkTextTagTable *table;
+  GtkTextTag *link, *quote, *code;
+  ColorWatch watch;
+  GdkRGBA light_link, dark_link, dark_quote, code_bg;
+  Fixture fx;
+
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  fixture_open (&fx, 600);
+  tally_markdown_view_set_markdown (fx.view, "A [link](https://example.com) and `code`.\n\n> quoted\n");
+  spin_until (has_height, tally_markdown_view_get_text_view (fx.view), "the text view to be laid out");
+
+  table = gtk_text_buffer_get_tag_table (gtk_text_view_get_buffer (tally_markdown_view_get_text_view (fx.view)));
+  link = gtk_text_tag_table_lookup (table, "link");
+  quote = gtk_text_tag_table_lookup (table, "quote");
+  code = gtk_text_tag_table_lookup (table, "code");
+
+  /* Links take the accent colour: a saturated, fairly dark blue on light. */
+  light_link = tag_color (link, "foreground-rgba");
+  g_assert_cmpfloat (light_link.alpha, >, 0.9);
+  g_assert_cmpfloat (light_link.blue, >, light_link.red);
+  g_assert_cmpfloat (luminance (&light_link), <, 0.5);
+
+  /* Inline code sits on a faint tint, not an opaque box. */
+  code_bg = tag_color (code, "background-rgba");
+  g_assert_cmpfloat (code_bg.alpha, >, 0.0);
+  g_assert_cmpfloat (code_bg.alpha, <, 0.3);
+
+  watch.tag = link;
+  watch.property = "foreground-rgba";
+  watch.before = light_link;
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
+  spin_until (color_changed, &watch, "the link colour to follow the dark style");
+
+  /* On dark, the accent is lighter and quotes are a dimmed light text. */
+  dark_link = tag_color (link, "foreground-rgba");
+  dark_quote = tag_color (quote, "foreground-rgba");
+  g_assert_cmpfloat (luminance (&dark_link), >, luminance (&light_link));
+  g_assert_cmpfloat (luminance (&dark_quote), >, 0.5);
+  g_assert_cmpfloat (dark_quote.alpha, <, 1.0);
+
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
+  fixture_close (&fx);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Anchored blocks follow the view's width                                  */
 
 typedef struct
@@ -820,10 +936,12 @@ main (int   argc,
       g_test_add_data_func (random, golden_cases[i], test_stream_random);
     }
 
+  g_test_add_func ("/tally/markdown/set-then-stream", test_set_then_stream);
   g_test_add_func ("/tally/markdown/tail-only", test_tail_only);
   g_test_add_func ("/tally/markdown/coalescing", test_coalescing);
   g_test_add_func ("/tally/markdown/links", test_links);
   g_test_add_func ("/tally/markdown/code-block", test_code_block);
+  g_test_add_func ("/tally/markdown/theme-colors", test_theme_colors);
   g_test_add_func ("/tally/markdown/block-width", test_block_width);
 
   return g_test_run ();

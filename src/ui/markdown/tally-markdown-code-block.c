@@ -265,6 +265,8 @@ tally_markdown_code_block_new (const char *code,
   else
     gtk_label_set_text (self->language_label, _("Code"));
 
+  /* Translators: the accessible name of a code block; %s is the name of
+   * its language, such as "SQL", or "Code" when it has none. */
   label = g_strdup_printf (_("%s code"), gtk_label_get_text (self->language_label));
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->source_view),
                                   GTK_ACCESSIBLE_PROPERTY_LABEL, label,

@@ -6,7 +6,6 @@
 
 #include <string.h>
 
-#include <glib/gi18n.h>
 #include <adwaita.h>
 
 #include "tally-markdown-code-block.h"
@@ -84,6 +83,7 @@ struct _TallyMarkdownView
   TallyMarkdownScanner    scanner;
   gsize                   committed;
   gboolean                dirty;
+  gboolean                settled;     /* buffer known to equal a fresh render */
   guint                   tick_id;
 
   /* tag colours in use */
@@ -788,6 +788,7 @@ tally_markdown_view_set_markdown (TallyMarkdownView *self,
   clear_buffer (self);
   render_range (self, 0, self->source->len);
   self->dirty = FALSE;
+  self->settled = TRUE;
 }
 
 /**
@@ -812,6 +813,7 @@ tally_markdown_view_append (TallyMarkdownView *self,
 
   g_string_append (self->source, delta);
   self->dirty = TRUE;
+  self->settled = FALSE;
 
   if (self->tick_id == 0)
     self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), tick_cb, NULL, NULL);
@@ -837,8 +839,11 @@ tally_markdown_view_finish (TallyMarkdownView *self)
   g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
 
   remove_tick (self);
+  if (self->settled)
+    return;
   if (self->dirty)
     update (self);
+  self->settled = TRUE;
 
   /* Without a committed part the buffer is one render of the whole text. */
   if (self->committed == 0)
@@ -866,7 +871,8 @@ tally_markdown_view_finish (TallyMarkdownView *self)
  * Describes what the buffer holds now, deterministically, for tests: the
  * text with tag ranges marked (`[h1]Title[/h1]`, `[em]…[/em]`,
  * `[a href=URL]…[/a]`, `[li-2]` for a line in a nested list item,
- * `[quote]`, `[marker]` for bullets and numbers) and the anchored blocks
+ * `[quote-1]` for a line in a block quote, `[marker]` for bullets and
+ * numbers, `[br]` for a hard line break) and the anchored blocks
  * written out (`[code-block lang=sql]SELECT 1[/code-block]`,
  * `[table 3x2 align=l|c|r: a|b|c / 1|2|3]`, `[hr]`). Two buffers with the
  * same description look the same. Pending deltas are not included; call
