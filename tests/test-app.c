@@ -1,0 +1,1196 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/* End-to-end tests of `tally`, the GTK application, run in-process under
+ * Xvfb: the real TallyApplication parses its command line, opens a store
+ * in a temporary folder and talks to the mock Messages API. The tests drive
+ * the window the way an analyst does (composer, sidebar, actions) and check
+ * what it shows, what it stored and what it sent. Screenshots of a finished
+ * turn, light and dark, are written to $G_TEST_BUILDDIR/artifacts/. */
+
+#define G_LOG_DOMAIN "test-app"
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+
+#include "tally-application-private.h"
+#include "tally-block-row.h"
+#include "tally-event.h"
+#include "tally-markdown-view.h"
+#include "tally-model-cache.h"
+#include "tally-preferences-window.h"
+#include "tally-receipt-row.h"
+#include "tally-result-table.h"
+#include "tally-session-row.h"
+#include "tally-store.h"
+#include "tally-test-mock.h"
+#include "tally-tool-chip.h"
+#include "tally-window-private.h"
+
+#define QUESTION "Which store sold the most in March?"
+#define MARCH_SQL "SELECT st.name AS store, ROUND(SUM(s.quantity * s.unit_price_gbp), 2) AS revenue_gbp " \
+                  "FROM sales AS s JOIN stores AS st USING (store_id) " \
+                  "WHERE s.sold_on BETWEEN '2025-03-01' AND '2025-03-31' " \
+                  "GROUP BY st.store_id ORDER BY revenue_gbp DESC"
+#define OFFLINE_MESSAGE "You’re offline — saved sessions still open; sending needs a connection"
+#define WAIT_SECONDS 60
+
+/* The March question: the schema first, then one query, then an answer in
+ * markdown (heading, list, and the real query result in a code block). */
+static const char march_scenario[] =
+  "{\n"
+  "  \"models\": [\n"
+  "    {\"type\": \"model\", \"id\": \"claude-sonnet-5\", \"display_name\": \"Claude Sonnet 5\"},\n"
+  "    {\"type\": \"model\", \"id\": \"claude-mock-large-1\", \"display_name\": \"Claude Mock Large\"}\n"
+  "  ],\n"
+  "  \"responses\": [\n"
+  "    {\"message\": {\"content\": [\n"
+  "       {\"type\": \"text\", \"text\": \"Let me look at the tables first.\"},\n"
+  "       {\"type\": \"tool_use\", \"id\": \"toolu_01Schema\", \"name\": \"get_schema\", \"input\": {}}],\n"
+  "     \"usage\": {\"input_tokens\": 2100, \"output_tokens\": 30}}},\n"
+  "    {\"match\": {\"contains\": \"toolu_01Schema\"},\n"
+  "     \"message\": {\"content\": [\n"
+  "       {\"type\": \"tool_use\", \"id\": \"toolu_02March\", \"name\": \"query_database\",\n"
+  "        \"input\": {\"sql\": \"" MARCH_SQL "\"}}],\n"
+  "     \"usage\": {\"input_tokens\": 2900, \"output_tokens\": 80}}},\n"
+  "    {\"match\": {\"contains\": \"toolu_02March\"},\n"
+  "     \"message\": {\"content\": [\n"
+  "       {\"type\": \"text\", \"text\": \"## March sales by store\\n\\nRevenue in pounds, from the sales lines of March 2025:\\n\\n```\\n{{last_tool_result}}\\n```\\n\\n- The first row is the store that sold the most.\\n- Briggate opened on 15 March, so its month is short.\\n\"}],\n"
+  "     \"usage\": {\"input_tokens\": 3300, \"output_tokens\": 140}}}\n"
+  "  ]\n"
+  "}\n";
+
+/* A turn that stalls after its first bytes, for Stop. */
+static const char stall_scenario[] =
+  "{\n"
+  "  \"responses\": [\n"
+  "    {\"message\": {\"content\": [{\"type\": \"text\", \"text\": \"Counting the receipts of every store, one by one, day by day, from the first of January to the last of June, then adding them up per store and per month so the totals can be compared side by side…\"}]},\n"
+  "     \"stall_after_bytes\": 1400}\n"
+  "  ]\n"
+  "}\n";
+
+/* Harness */
+
+typedef void (*AppBody) (TallyApplication *app,
+                         TallyWindow      *window,
+                         gpointer          data);
+
+typedef struct {
+  AppBody      body;
+  gpointer     data;
+  int          network_override;
+  TallyWindow *window;
+  gboolean     ran;
+} RunCtx;
+
+static gboolean
+heartbeat_cb (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* Spins the main loop until @cond holds; fails the test after a generous
+ * guard (a hang, not a slow machine, is what it catches). */
+#define SPIN_UNTIL(cond)                                                       \
+  G_STMT_START {                                                               \
+    gint64 _deadline = g_get_monotonic_time () + WAIT_SECONDS * G_USEC_PER_SEC; \
+    guint _beat = g_timeout_add (20, heartbeat_cb, NULL);                      \
+    while (!(cond))                                                            \
+      {                                                                        \
+        if (g_get_monotonic_time () > _deadline)                               \
+          g_error ("Timed out waiting for %s", #cond);                         \
+        g_main_context_iteration (NULL, TRUE);                                 \
+      }                                                                        \
+    g_source_remove (_beat);                                                   \
+  } G_STMT_END
+
+static void
+spin_idle (void)
+{
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+static gboolean
+tick_cb (GtkWidget     *widget,
+         GdkFrameClock *clock,
+         gpointer       data)
+{
+  (*(guint *)data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Waits for @n frames of @widget, so styles and layout are up to date. */
+static void
+wait_frames (GtkWidget *widget,
+             guint      n)
+{
+  guint frames = 0;
+  guint id = gtk_widget_add_tick_callback (widget, tick_cb, &frames, NULL);
+
+  gtk_widget_queue_draw (widget);
+  SPIN_UNTIL (frames >= n);
+  gtk_widget_remove_tick_callback (widget, id);
+  spin_idle ();
+}
+
+static gboolean
+run_body_idle (gpointer user_data)
+{
+  RunCtx *ctx = user_data;
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
+  g_autoptr(GList) windows = NULL;
+
+  gtk_window_present (GTK_WINDOW (ctx->window));
+  spin_idle ();
+
+  ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
+  ctx->ran = TRUE;
+
+  /* Closing every window ends g_application_run(). */
+  windows = g_list_copy (gtk_application_get_windows (app));
+  for (GList *l = windows; l != NULL; l = l->next)
+    gtk_window_close (GTK_WINDOW (l->data));
+
+  return G_SOURCE_REMOVE;
+}
+
+static void
+window_added_cb (GtkApplication *app,
+                 GtkWindow      *window,
+                 RunCtx         *ctx)
+{
+  if (ctx->window != NULL || !TALLY_IS_WINDOW (window))
+    return;
+
+  ctx->window = TALLY_WINDOW (window);
+  g_idle_add (run_body_idle, ctx);
+}
+
+static void
+startup_cb (GApplication *app,
+            RunCtx       *ctx)
+{
+  if (ctx->network_override >= 0)
+    _tally_application_set_network_override (TALLY_APPLICATION (app), ctx->network_override);
+}
+
+/* Runs `tally ARGS…` in this process and @body once its first window is
+ * up; returns the exit status. */
+static int
+run_app (const char * const *args,
+         int                 network_override,
+         AppBody             body,
+         gpointer            data)
+{
+  g_autoptr(TallyApplication) app = tally_application_new ();
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  RunCtx ctx = { body, data, network_override, NULL, FALSE };
+  int status;
+
+  /* Each run is its own primary instance, whatever the session bus says. */
+  g_application_set_flags (G_APPLICATION (app),
+                           G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
+  g_signal_connect_after (app, "startup", G_CALLBACK (startup_cb), &ctx);
+  g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), &ctx);
+
+  g_ptr_array_add (argv, (gpointer)"tally");
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer)args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **)argv->pdata);
+  g_assert_true (ctx.ran);
+  return status;
+}
+
+/* Widget lookups */
+
+static void
+collect (GtkWidget *widget,
+         GType      type,
+         GPtrArray *found)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    g_ptr_array_add (found, widget);
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    collect (child, type, found);
+}
+
+static GPtrArray *
+find_all (GtkWidget *root,
+          GType      type)
+{
+  GPtrArray *found = g_ptr_array_new ();
+
+  collect (root, type, found);
+  return found;
+}
+
+static guint
+count_visible_rows (GtkListBox *list)
+{
+  guint n = 0;
+
+  for (int i = 0;; i++)
+    {
+      GtkListBoxRow *row = gtk_list_box_get_row_at_index (list, i);
+
+      if (row == NULL)
+        break;
+      if (gtk_widget_get_child_visible (GTK_WIDGET (row)) && gtk_widget_get_visible (GTK_WIDGET (row)))
+        n++;
+    }
+  return n;
+}
+
+static TallySessionRow *
+find_session_row (TallyWindow *window,
+                  const char  *id)
+{
+  GtkListBox *list = _tally_window_get_session_list (window);
+
+  for (int i = 0;; i++)
+    {
+      GtkListBoxRow *row = gtk_list_box_get_row_at_index (list, i);
+
+      if (row == NULL)
+        return NULL;
+      if (TALLY_IS_SESSION_ROW (row) && g_strcmp0 (tally_session_row_get_id (TALLY_SESSION_ROW (row)), id) == 0)
+        return TALLY_SESSION_ROW (row);
+    }
+}
+
+static guint
+count_blocks (TallyTranscript *transcript,
+              TallyBlockKind   kind)
+{
+  GListModel *blocks = G_LIST_MODEL (transcript);
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
+
+      if (tally_block_get_kind (block) == kind)
+        n++;
+    }
+  return n;
+}
+
+/* Screenshots */
+
+static void
+save_screenshot (GtkWidget  *widget,
+                 const char *name)
+{
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *path = NULL;
+  GskRenderer *renderer;
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+
+  /* The paintable takes its picture when the widget next draws. */
+  wait_frames (widget, 2);
+
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  g_assert_nonnull (node);
+
+  renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  g_assert_nonnull (renderer);
+  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_assert_nonnull (texture);
+
+  dir = g_build_filename (g_getenv ("G_TEST_BUILDDIR") != NULL ? g_getenv ("G_TEST_BUILDDIR") : ".",
+                          "artifacts", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  path = g_build_filename (dir, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  g_test_message ("Screenshot: %s", path);
+}
+
+/* Fixtures: a store in a temporary folder, and sessions written straight
+ * into it as event logs (what a finished turn leaves behind). */
+
+typedef struct {
+  char *dir;
+  char *store_path;
+} Fixture;
+
+static void
+fixture_set_up (Fixture       *fixture,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  fixture->dir = g_dir_make_tmp ("tally-test-app-XXXXXX", &error);
+  g_assert_no_error (error);
+  fixture->store_path = g_build_filename (fixture->dir, "tally.db", NULL);
+
+  /* Tests run with the key from the environment unless they unset it. */
+  g_setenv ("ANTHROPIC_API_KEY", "sk-test-key", TRUE);
+  g_unsetenv ("ANTHROPIC_BASE_URL");
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  if (dir != NULL)
+    while ((name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree char *child = g_build_filename (path, name, NULL);
+
+        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+          remove_tree (child);
+        else
+          g_unlink (child);
+      }
+  g_rmdir (path);
+}
+
+static void
+fixture_tear_down (Fixture       *fixture,
+                   gconstpointer  data)
+{
+  remove_tree (fixture->dir);
+  g_free (fixture->dir);
+  g_free (fixture->store_path);
+}
+
+static void
+append (TallyStore *store,
+        const char *session_id,
+        const char *turn_id,
+        gint64     *seq,
+        JsonObject *fields)
+{
+  g_autoptr(JsonObject) event = tally_event_stamp (fields, (*seq)++, g_get_real_time (), session_id, turn_id);
+  g_autoptr(GError) error = NULL;
+
+  json_object_unref (fields);
+  g_assert_true (tally_store_append_event (store, event, &error));
+  g_assert_no_error (error);
+}
+
+/* Writes a finished one-turn session; returns its id. */
+static char *
+seed_session (const char *store_path,
+              const char *title,
+              const char *answer)
+{
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = g_uuid_string_random ();
+  g_autofree char *turn = g_uuid_string_random ();
+  gint64 seq = 1;
+  JsonObject *fields;
+
+  store = tally_store_open (store_path, &error);
+  g_assert_no_error (error);
+
+  fields = tally_event_new ("session_created");
+  json_object_set_string_member (fields, "title", title);
+  json_object_set_string_member (fields, "model", "claude-sonnet-5");
+  json_object_set_string_member (fields, "workspace", g_get_tmp_dir ());
+  json_object_set_string_member (fields, "database", g_getenv ("TALLY_SAMPLE_DB"));
+  append (store, id, NULL, &seq, fields);
+
+  fields = tally_event_new ("turn_started");
+  json_object_set_string_member (fields, "mode", "ask");
+  json_object_set_boolean_member (fields, "thinking", FALSE);
+  json_object_set_string_member (fields, "model", "claude-sonnet-5");
+  json_object_set_string_member (fields, "text", title);
+  append (store, id, turn, &seq, fields);
+
+  fields = tally_event_new ("text_delta");
+  json_object_set_int_member (fields, "call", 0);
+  json_object_set_int_member (fields, "block", 0);
+  json_object_set_string_member (fields, "text", answer);
+  append (store, id, turn, &seq, fields);
+
+  fields = tally_event_new ("block_done");
+  json_object_set_int_member (fields, "call", 0);
+  json_object_set_int_member (fields, "block", 0);
+  json_object_set_string_member (fields, "kind", "text");
+  append (store, id, turn, &seq, fields);
+
+  fields = tally_event_new ("turn_finished");
+  json_object_set_string_member (fields, "status", "done");
+  json_object_set_double_member (fields, "cost_usd", 0.0123);
+  json_object_set_int_member (fields, "duration_ms", 2400);
+  json_object_set_int_member (fields, "api_calls", 1);
+  tally_event_set_usage (fields, "usage", 2000, 120, 0, 0);
+  append (store, id, turn, &seq, fields);
+
+  g_assert_true (tally_store_flush (store, &error));
+  g_assert_no_error (error);
+
+  return g_steal_pointer (&id);
+}
+
+static guint
+count_stored_sessions (const char *store_path)
+{
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(GPtrArray) sessions = NULL;
+  g_autoptr(GError) error = NULL;
+
+  store = tally_store_open (store_path, &error);
+  g_assert_no_error (error);
+  sessions = tally_store_list_sessions (store, &error);
+  g_assert_no_error (error);
+  return sessions->len;
+}
+
+/* /tally/app/turn-and-reopen */
+
+typedef struct {
+  TallyTestMock *mock;
+  char          *session_id;
+  char          *trace;
+  guint          requests_after_turn;
+} TurnData;
+
+static void
+turn_body (TallyApplication *app,
+           TallyWindow      *window,
+           gpointer          user_data)
+{
+  TurnData *data = user_data;
+  TallyComposer *composer = _tally_window_get_composer (window);
+  GtkWidget *view = GTK_WIDGET (_tally_window_get_transcript_view (window));
+  TallyModelCache *cache = tally_application_get_model_cache (app);
+  g_autofree char *cache_path = tally_model_cache_get_default_path ();
+  TallySession *session;
+  TallyTranscript *transcript;
+  g_autoptr(GPtrArray) chips = NULL;
+  g_autoptr(GPtrArray) receipts = NULL;
+  g_autoptr(GPtrArray) views = NULL;
+  TallyToolChip *query_chip = NULL;
+  TallySessionRow *row;
+  gboolean found_heading = FALSE;
+
+  /* A new session with a key: the empty page, nothing saved yet. */
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "empty");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (composer)));
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "empty");
+  g_assert_true (tally_application_get_online (app));
+
+  /* The picker is filled from GET /v1/models, which is cached on disk. */
+  SPIN_UNTIL (tally_model_cache_is_from_api (cache));
+  g_assert_true (g_file_test (cache_path, G_FILE_TEST_IS_REGULAR));
+  g_assert_cmpuint (tally_model_cache_find (cache, "claude-mock-large-1"), !=, GTK_INVALID_LIST_POSITION);
+  g_assert_cmpstr (tally_model_cache_get_display_name (cache, "claude-mock-large-1"), ==, "Claude Mock Large");
+  g_assert_cmpstr (tally_model_cache_get_id (cache, gtk_drop_down_get_selected (_tally_window_get_model_dropdown (window))),
+                   ==, "claude-sonnet-5");
+
+  /* Type the question and press Send. */
+  tally_composer_set_text (composer, QUESTION);
+  g_assert_true (tally_composer_send (composer));
+  g_assert_true (tally_window_is_busy (window));
+  g_assert_true (tally_composer_get_busy (composer));
+  session = tally_window_get_session (window);
+  g_assert_nonnull (session);
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
+
+  /* The new session shows up in the sidebar at once. */
+  row = find_session_row (window, tally_session_get_id (session));
+  g_assert_nonnull (row);
+  g_assert_cmpstr (tally_session_row_get_title (row), ==, QUESTION);
+
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  g_assert_false (tally_composer_get_busy (composer));
+  data->session_id = g_strdup (tally_session_get_id (session));
+  transcript = tally_session_get_transcript (session);
+
+  /* The model: the question, two tool calls with results, the streamed
+   * answer and a receipt. */
+  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_USER), ==, 1);
+  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_TOOL_CALL), ==, 2);
+  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_RECEIPT), ==, 1);
+  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_ERROR), ==, 0);
+
+  /* What the window shows. */
+  wait_frames (GTK_WIDGET (window), 3);
+
+  chips = find_all (view, TALLY_TYPE_TOOL_CHIP);
+  for (guint i = 0; i < chips->len; i++)
+    if (g_strcmp0 (tally_tool_chip_get_name (g_ptr_array_index (chips, i)), "query_database") == 0)
+      query_chip = g_ptr_array_index (chips, i);
+  g_assert_nonnull (query_chip);
+
+  /* Open the chip, as the analyst would, to see the rows. */
+  gtk_expander_set_expanded (tally_tool_chip_get_expander (query_chip), TRUE);
+  wait_frames (GTK_WIDGET (window), 2);
+  {
+    TallyResultTable *table = tally_tool_chip_get_table (query_chip);
+    gboolean has_briggate = FALSE;
+
+    g_assert_nonnull (table);
+    g_assert_cmpuint (tally_result_table_get_n_columns (table), ==, 2);
+    g_assert_cmpstr (tally_result_table_get_column_title (table, 0), ==, "store");
+    g_assert_cmpstr (tally_result_table_get_column_title (table, 1), ==, "revenue_gbp");
+    g_assert_cmpuint (tally_result_table_get_n_rows (table), ==, 6);
+    for (guint r = 0; r < tally_result_table_get_n_rows (table); r++)
+      has_briggate |= g_strcmp0 (tally_result_table_get_cell (table, r, 0), "Briggate") == 0;
+    g_assert_true (has_briggate);
+  }
+
+  views = find_all (view, TALLY_TYPE_MARKDOWN_VIEW);
+  for (guint i = 0; i < views->len; i++)
+    {
+      TallyMarkdownView *markdown = g_ptr_array_index (views, i);
+      g_autofree char *structure = tally_markdown_view_dup_structure (markdown);
+
+      if (g_str_has_prefix (tally_markdown_view_get_markdown (markdown), "## March sales by store"))
+        {
+          g_test_message ("Answer structure: %s", structure);
+          g_assert_nonnull (strstr (structure, "[h2]March sales by store[/h2]"));
+          g_assert_nonnull (strstr (structure, "[li-1]"));
+          g_assert_nonnull (strstr (structure, "[code-block"));
+          g_assert_nonnull (strstr (structure, "Briggate"));
+          g_assert_nonnull (strstr (structure, "The first row is the store that sold the most."));
+          found_heading = TRUE;
+        }
+    }
+  g_assert_true (found_heading);
+
+  receipts = find_all (view, TALLY_TYPE_RECEIPT_ROW);
+  g_assert_cmpuint (receipts->len, ==, 1);
+  g_assert_nonnull (strstr (tally_receipt_row_get_text (g_ptr_array_index (receipts, 0)), "$"));
+
+  /* The sidebar lists the saved session with its cost. */
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "list");
+  g_assert_cmpuint (count_visible_rows (_tally_window_get_session_list (window)), ==, 1);
+  row = find_session_row (window, data->session_id);
+  g_assert_nonnull (row);
+  g_assert_cmpstr (tally_session_row_get_title (row), ==, QUESTION);
+  g_assert_cmpint (tally_session_row_get_info (row)->turns, ==, 1);
+  g_assert_true (tally_session_info_has_cost (tally_session_row_get_info (row)));
+
+  /* Light and dark screenshots of the finished turn. */
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_LIGHT);
+  wait_frames (GTK_WIDGET (window), 3);
+  save_screenshot (GTK_WIDGET (window), "app-light.png");
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
+  g_assert_true (adw_style_manager_get_dark (adw_style_manager_get_default ()));
+  wait_frames (GTK_WIDGET (window), 3);
+  save_screenshot (GTK_WIDGET (window), "app-dark.png");
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+
+  data->trace = tally_transcript_dup_trace (transcript);
+  data->requests_after_turn = tally_test_mock_get_n_requests (data->mock);
+}
+
+static void
+reopen_body (TallyApplication *app,
+             TallyWindow      *window,
+             gpointer          user_data)
+{
+  TurnData *data = user_data;
+  TallySession *session = tally_window_get_session (window);
+  g_autofree char *trace = NULL;
+
+  g_assert_nonnull (session);
+  g_assert_cmpstr (tally_session_get_id (session), ==, data->session_id);
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
+
+  trace = tally_transcript_dup_trace (tally_session_get_transcript (session));
+  g_assert_cmpstr (trace, ==, data->trace);
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpuint (count_visible_rows (_tally_window_get_session_list (window)), ==, 1);
+  g_assert_true (gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (find_session_row (window, data->session_id))));
+  wait_frames (GTK_WIDGET (window), 2);
+}
+
+static void
+test_turn_and_reopen (Fixture       *fixture,
+                      gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonArray) requests = NULL;
+  TurnData data = { 0 };
+  gboolean saw_models = FALSE;
+
+  mock = tally_test_mock_start (march_scenario, &error);
+  g_assert_no_error (error);
+  data.mock = mock;
+
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock), NULL };
+    g_assert_cmpint (run_app (args, -1, turn_body, &data), ==, 0);
+  }
+
+  /* One model list and three messages calls. */
+  g_assert_cmpuint (data.requests_after_turn, ==, 4);
+  requests = tally_test_mock_dup_requests (mock);
+  for (guint i = 0; i < json_array_get_length (requests); i++)
+    {
+      JsonObject *request = json_array_get_object_element (requests, i);
+
+      if (g_str_has_prefix (json_object_get_string_member_with_default (request, "path", ""), "/v1/models"))
+        saw_models = TRUE;
+    }
+  g_assert_true (saw_models);
+
+  /* A fresh instance opens the session from the store, offline: the same
+   * transcript, and not one request. */
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock),
+                           "--session", data.session_id, NULL };
+    g_assert_cmpint (run_app (args, -1, reopen_body, &data), ==, 0);
+  }
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, data.requests_after_turn);
+
+  g_free (data.session_id);
+  g_free (data.trace);
+}
+
+/* /tally/app/first-launch */
+
+typedef struct {
+  char *session_id;
+} FirstLaunchData;
+
+static void
+first_launch_body (TallyApplication *app,
+                   TallyWindow      *window,
+                   gpointer          user_data)
+{
+  FirstLaunchData *data = user_data;
+  TallySessionRow *row;
+  AdwPasswordEntryRow *key_row;
+  g_autoptr(GPtrArray) entries = NULL;
+
+  /* The keyring is asked, has nothing (there is none here): the first
+   * launch page, and no composer. */
+  SPIN_UNTIL (tally_application_get_api_key_source (app) != TALLY_API_KEY_SOURCE_LOOKING_UP);
+  g_assert_cmpint (tally_application_get_api_key_source (app), ==, TALLY_API_KEY_SOURCE_NONE);
+  g_assert_false (tally_application_has_api_key (app));
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "welcome");
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (_tally_window_get_composer (window))));
+
+  /* The sidebar still lists the saved session and opens it offline. */
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "list");
+  row = find_session_row (window, data->session_id);
+  g_assert_nonnull (row);
+  g_assert_cmpstr (tally_session_row_get_title (row), ==, "Quarterly espresso trend");
+  g_signal_emit_by_name (_tally_window_get_session_list (window), "row-activated", row);
+  g_assert_nonnull (tally_window_get_session (window));
+  g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, data->session_id);
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
+  g_assert_cmpuint (count_blocks (tally_session_get_transcript (tally_window_get_session (window)),
+                                  TALLY_BLOCK_TEXT), ==, 1);
+
+  /* Sending without a key says what to do, and sends nothing. */
+  tally_window_send (window, "And in April?");
+  g_assert_false (tally_window_is_busy (window));
+  g_assert_cmpstr (_tally_window_get_last_toast_title (window), ==, "Add an Anthropic API key to send messages");
+
+  /* Back to a new session: the welcome page takes a key. Without a
+   * keyring it is kept in memory for this run, and the UI says so. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.new-session", NULL);
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "welcome");
+  entries = find_all (GTK_WIDGET (window), ADW_TYPE_PASSWORD_ENTRY_ROW);
+  g_assert_cmpuint (entries->len, ==, 1);
+  key_row = g_ptr_array_index (entries, 0);
+  gtk_editable_set_text (GTK_EDITABLE (key_row), "  sk-typed-in-the-window  ");
+  g_signal_emit_by_name (key_row, "apply");
+  g_assert_true (tally_application_has_api_key (app));
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "empty");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (key_row)), ==, "");
+  SPIN_UNTIL (g_strcmp0 (_tally_window_get_last_toast_title (window),
+                         "No keyring available: the key is kept for this session only") == 0);
+  g_assert_cmpint (tally_application_get_api_key_source (app), ==, TALLY_API_KEY_SOURCE_MEMORY);
+}
+
+static void
+test_first_launch (Fixture       *fixture,
+                   gconstpointer  unused)
+{
+  FirstLaunchData data = { 0 };
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+
+  data.session_id = seed_session (fixture->store_path, "Quarterly espresso trend",
+                                  "Espresso sales rose **12 %** from January to March.");
+
+  g_unsetenv ("ANTHROPIC_API_KEY");
+  g_assert_cmpint (run_app (args, -1, first_launch_body, &data), ==, 0);
+
+  g_free (data.session_id);
+}
+
+/* /tally/app/delete-undo */
+
+typedef struct {
+  char       *first;
+  char       *second;
+  const char *store_path;
+} DeleteData;
+
+static void
+delete_body (TallyApplication *app,
+             TallyWindow      *window,
+             gpointer          user_data)
+{
+  DeleteData *data = user_data;
+  GtkListBox *list = _tally_window_get_session_list (window);
+  AdwToast *toast;
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpuint (count_visible_rows (list), ==, 2);
+
+  /* Delete the session shown: it leaves the sidebar and the window moves
+   * to a new session, but the store keeps it until the toast goes. */
+  g_assert_true (tally_window_open_session (window, data->first));
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.delete-session", NULL);
+  g_assert_null (tally_window_get_session (window));
+  g_assert_cmpuint (count_visible_rows (list), ==, 1);
+  toast = _tally_window_get_last_toast (window);
+  g_assert_nonnull (toast);
+  g_assert_cmpstr (adw_toast_get_button_label (toast), ==, "_Undo");
+  g_assert_cmpuint (count_stored_sessions (data->store_path), ==, 2);
+
+  /* Undo: the row and the session come back; the toast going later
+   * deletes nothing. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.undo-delete", "s", data->first);
+  g_assert_cmpuint (count_visible_rows (list), ==, 2);
+  g_assert_nonnull (tally_window_get_session (window));
+  g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, data->first);
+  adw_toast_dismiss (toast);
+  spin_idle ();
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpuint (count_stored_sessions (data->store_path), ==, 2);
+  g_assert_cmpuint (count_visible_rows (list), ==, 2);
+
+  /* Delete the other one from its row, and let the toast go. */
+  gtk_widget_activate_action (GTK_WIDGET (find_session_row (window, data->second)), "row.delete", NULL);
+  g_assert_cmpuint (count_visible_rows (list), ==, 1);
+  toast = _tally_window_get_last_toast (window);
+  g_assert_nonnull (toast);
+  g_assert_nonnull (strstr (_tally_window_get_last_toast_title (window), "Croissant waste"));
+  adw_toast_dismiss (toast);
+  spin_idle ();
+  g_assert_cmpuint (count_stored_sessions (data->store_path), ==, 1);
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_null (find_session_row (window, data->second));
+  g_assert_nonnull (find_session_row (window, data->first));
+  g_assert_cmpuint (count_visible_rows (list), ==, 1);
+}
+
+static void
+test_delete_undo (Fixture       *fixture,
+                  gconstpointer  unused)
+{
+  DeleteData data = { 0 };
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+
+  data.first = seed_session (fixture->store_path, "Flat white by store", "Minster Yard sells the most.");
+  data.second = seed_session (fixture->store_path, "Croissant waste", "Thursdays waste the most.");
+  data.store_path = fixture->store_path;
+
+  g_assert_cmpint (run_app (args, -1, delete_body, &data), ==, 0);
+  g_assert_cmpuint (count_stored_sessions (fixture->store_path), ==, 1);
+
+  g_free (data.first);
+  g_free (data.second);
+}
+
+/* /tally/app/search-rename */
+
+typedef struct {
+  char *first;
+  char *second;
+} SearchData;
+
+static void
+search_body (TallyApplication *app,
+             TallyWindow      *window,
+             gpointer          user_data)
+{
+  SearchData *data = user_data;
+  GtkListBox *list = _tally_window_get_session_list (window);
+  GtkSearchEntry *entry = _tally_window_get_search_entry (window);
+  TallySessionRow *row;
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpuint (count_visible_rows (list), ==, 2);
+
+  /* By title */
+  gtk_editable_set_text (GTK_EDITABLE (entry), "croissant");
+  g_signal_emit_by_name (entry, "search-changed");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpuint (count_visible_rows (list), ==, 1);
+  g_assert_true (gtk_widget_get_child_visible (GTK_WIDGET (find_session_row (window, data->second))));
+
+  /* By what was said (full text), not in any title */
+  gtk_editable_set_text (GTK_EDITABLE (entry), "Thursdays");
+  g_signal_emit_by_name (entry, "search-changed");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpuint (count_visible_rows (list), ==, 1);
+  g_assert_true (gtk_widget_get_child_visible (GTK_WIDGET (find_session_row (window, data->second))));
+
+  /* Nothing */
+  gtk_editable_set_text (GTK_EDITABLE (entry), "zzzqqq");
+  g_signal_emit_by_name (entry, "search-changed");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpuint (count_visible_rows (list), ==, 0);
+  g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "no-results");
+
+  gtk_editable_set_text (GTK_EDITABLE (entry), "");
+  g_signal_emit_by_name (entry, "search-changed");
+  g_assert_cmpuint (count_visible_rows (list), ==, 2);
+  g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "list");
+
+  /* Rename from the row; the store keeps the new title. */
+  row = find_session_row (window, data->first);
+  g_signal_emit_by_name (row, "rename-requested", "Flat whites, March");
+  g_assert_cmpstr (tally_session_row_get_title (find_session_row (window, data->first)), ==, "Flat whites, March");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_cmpstr (tally_session_row_get_title (find_session_row (window, data->first)), ==, "Flat whites, March");
+}
+
+static void
+test_search_rename (Fixture       *fixture,
+                    gconstpointer  unused)
+{
+  SearchData data = { 0 };
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+
+  data.first = seed_session (fixture->store_path, "Flat white by store", "Minster Yard sells the most.");
+  data.second = seed_session (fixture->store_path, "Croissant waste", "Thursdays waste the most.");
+
+  g_assert_cmpint (run_app (args, -1, search_body, &data), ==, 0);
+
+  g_free (data.first);
+  g_free (data.second);
+}
+
+/* /tally/app/offline */
+
+static void
+offline_body (TallyApplication *app,
+              TallyWindow      *window,
+              gpointer          user_data)
+{
+  TallyTestMock *mock = user_data;
+  TallyComposer *composer = _tally_window_get_composer (window);
+  g_autofree char *left = NULL;
+
+  g_assert_false (tally_application_get_online (app));
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "empty");
+
+  tally_composer_set_text (composer, QUESTION);
+  tally_composer_send (composer);
+  g_assert_false (tally_window_is_busy (window));
+  g_assert_null (tally_window_get_session (window));
+  g_assert_cmpstr (_tally_window_get_last_toast_title (window), ==, OFFLINE_MESSAGE);
+
+  /* The question is still there to send later. */
+  left = tally_composer_dup_text (composer);
+  g_assert_cmpstr (left, ==, QUESTION);
+
+  spin_idle ();
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 0);
+
+  /* Back online, the same question goes out. */
+  _tally_application_set_network_override (app, 1);
+  g_assert_true (tally_application_get_online (app));
+  tally_composer_send (composer);
+  g_assert_true (tally_window_is_busy (window));
+  SPIN_UNTIL (!tally_window_is_busy (window));
+}
+
+static void
+test_offline (Fixture       *fixture,
+              gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  mock = tally_test_mock_start (march_scenario, &error);
+  g_assert_no_error (error);
+
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock), NULL };
+    g_assert_cmpint (run_app (args, 0, offline_body, mock), ==, 0);
+  }
+
+  /* Online again: the model list (asked for when the network came back)
+   * and the three calls of the turn. */
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 4);
+}
+
+/* /tally/app/stop */
+
+static void
+stop_body (TallyApplication *app,
+           TallyWindow      *window,
+           gpointer          user_data)
+{
+  TallyComposer *composer = _tally_window_get_composer (window);
+  TallyTranscript *transcript;
+  GListModel *blocks;
+  g_autoptr(TallyBlock) last = NULL;
+  JsonObject *details;
+
+  tally_composer_set_text (composer, "Count every receipt");
+  tally_composer_send (composer);
+  g_assert_true (tally_window_is_busy (window));
+  transcript = tally_session_get_transcript (tally_window_get_session (window));
+
+  /* Wait for the first words, then Escape. */
+  SPIN_UNTIL (count_blocks (transcript, TALLY_BLOCK_TEXT) > 0);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop", NULL));
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  g_assert_false (tally_composer_get_busy (composer));
+
+  blocks = G_LIST_MODEL (transcript);
+  SPIN_UNTIL (count_blocks (transcript, TALLY_BLOCK_RECEIPT) == 1);
+  last = g_list_model_get_item (blocks, g_list_model_get_n_items (blocks) - 1);
+  g_assert_cmpint (tally_block_get_kind (last), ==, TALLY_BLOCK_RECEIPT);
+  details = tally_block_get_details (last);
+  g_assert_nonnull (details);
+  g_assert_cmpstr (json_object_get_string_member (details, "status"), ==, "cancelled");
+
+  /* Stop is only enabled while a turn runs. */
+  g_assert_false (g_action_get_enabled (g_action_map_lookup_action (G_ACTION_MAP (window), "stop")));
+}
+
+static void
+test_stop (Fixture       *fixture,
+           gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  mock = tally_test_mock_start (stall_scenario, &error);
+  g_assert_no_error (error);
+
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock), NULL };
+    g_assert_cmpint (run_app (args, -1, stop_body, NULL), ==, 0);
+  }
+}
+
+/* /tally/app/preferences */
+
+static void
+preferences_body (TallyApplication *app,
+                  TallyWindow      *window,
+                  gpointer          user_data)
+{
+  GSettings *settings = tally_application_get_settings (app);
+  TallyPreferencesWindow *prefs = NULL;
+  g_autoptr(GPtrArray) spins = NULL;
+  gboolean found_budget = FALSE;
+
+  g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (TALLY_IS_PREFERENCES_WINDOW (l->data))
+      prefs = l->data;
+  g_assert_nonnull (prefs);
+  g_assert_true (gtk_window_get_transient_for (GTK_WINDOW (prefs)) == GTK_WINDOW (window));
+
+  /* ANTHROPIC_API_KEY is set: the preferences say where the key comes
+   * from and do not offer to change it. */
+  g_assert_cmpstr (tally_preferences_window_get_key_status (prefs), ==, "Set by the environment");
+
+  /* Settings and widgets are bound both ways. */
+  g_settings_set_int (settings, "thinking-budget", 16384);
+  spins = find_all (GTK_WIDGET (prefs), GTK_TYPE_SPIN_BUTTON);
+  for (guint i = 0; i < spins->len; i++)
+    if ((int)gtk_spin_button_get_value (g_ptr_array_index (spins, i)) == 16384)
+      found_budget = TRUE;
+  g_assert_true (found_budget);
+  g_settings_reset (settings, "thinking-budget");
+
+  wait_frames (GTK_WIDGET (prefs), 3);
+  save_screenshot (GTK_WIDGET (prefs), "preferences.png");
+  gtk_window_destroy (GTK_WINDOW (prefs));
+}
+
+static void
+test_preferences (Fixture       *fixture,
+                  gconstpointer  unused)
+{
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+
+  g_assert_cmpint (run_app (args, 0, preferences_body, NULL), ==, 0);
+}
+
+/* /tally/app/narrow-and-sidebar */
+
+static void
+narrow_body (TallyApplication *app,
+             TallyWindow      *window,
+             gpointer          user_data)
+{
+  GSettings *settings = tally_application_get_settings (app);
+  AdwFlap *flap = _tally_window_get_flap (window);
+
+  /* Wide: F9 hides and shows the sidebar, and the choice is remembered. */
+  g_assert_false (adw_flap_get_folded (flap));
+  g_assert_true (adw_flap_get_reveal_flap (flap));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.toggle-sidebar", NULL));
+  g_assert_false (adw_flap_get_reveal_flap (flap));
+  g_assert_false (g_settings_get_boolean (settings, "sidebar-visible"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.toggle-sidebar", NULL));
+  g_assert_true (g_settings_get_boolean (settings, "sidebar-visible"));
+
+  /* Narrow: the sidebar folds away; Ctrl+F brings it back over the
+   * session, and the window's size is what the settings remember. */
+  g_assert_false (_tally_window_get_compact (window));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (_tally_window_get_model_dropdown (window))));
+  /* Dragged narrower than the header's pickers need, the window moves them
+   * into the title popover; then it can shrink to phone size. */
+  gtk_window_set_default_size (GTK_WINDOW (window), 700, 700);
+  SPIN_UNTIL (_tally_window_get_compact (window));
+  gtk_window_set_default_size (GTK_WINDOW (window), 420, 700);
+  SPIN_UNTIL (gtk_widget_get_width (GTK_WIDGET (window)) == 420);
+  SPIN_UNTIL (adw_flap_get_folded (flap));
+
+  /* The pickers moved into the title popover, still tied to the same
+   * choices. */
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (_tally_window_get_model_dropdown (window))));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (_tally_window_get_thinking_button (window))));
+  gtk_toggle_button_set_active (_tally_window_get_thinking_button (window), TRUE);
+  {
+    g_autoptr(GPtrArray) switches = find_all (GTK_WIDGET (window), GTK_TYPE_SWITCH);
+    gboolean thinking_on = FALSE;
+
+    for (guint i = 0; i < switches->len; i++)
+      thinking_on |= gtk_switch_get_active (g_ptr_array_index (switches, i));
+    g_assert_true (thinking_on);
+  }
+  gtk_toggle_button_set_active (_tally_window_get_thinking_button (window), FALSE);
+  g_assert_false (adw_flap_get_reveal_flap (flap));
+  g_assert_true (g_settings_get_boolean (settings, "sidebar-visible"));
+  g_assert_cmpint (g_settings_get_int (settings, "window-width"), ==, 420);
+  wait_frames (GTK_WIDGET (window), 3);
+  save_screenshot (GTK_WIDGET (window), "app-narrow.png");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.search", NULL));
+  g_assert_true (adw_flap_get_reveal_flap (flap));
+  g_assert_true (gtk_widget_has_focus (GTK_WIDGET (_tally_window_get_search_entry (window))) ||
+                 gtk_widget_is_focus (GTK_WIDGET (_tally_window_get_search_entry (window))) ||
+                 gtk_widget_get_focus_child (GTK_WIDGET (_tally_window_get_search_entry (window))) != NULL);
+
+  g_settings_reset (settings, "window-width");
+  g_settings_reset (settings, "window-height");
+}
+
+static void
+test_narrow (Fixture       *fixture,
+             gconstpointer  unused)
+{
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+
+  g_assert_cmpint (run_app (args, 0, narrow_body, NULL), ==, 0);
+}
+
+/* /tally/app/bad-options */
+
+static void
+test_bad_base_url (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(TallyApplication) app = tally_application_new ();
+      char *argv[] = { (char *)"tally", (char *)"--base-url", (char *)"ftp://example.org", NULL };
+
+      g_application_set_flags (G_APPLICATION (app),
+                               G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
+      exit (g_application_run (G_APPLICATION (app), 3, argv));
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*--base-url must start with http:// or https://*");
+}
+
+/* Without a session bus GtkApplication warns once per run; that is the
+ * situation these tests set up on purpose, so the warning is not fatal. */
+static gboolean
+log_fatal_cb (const char     *log_domain,
+              GLogLevelFlags  log_level,
+              const char     *message,
+              gpointer        user_data)
+{
+  if (g_strcmp0 (log_domain, "Gtk") == 0 && g_str_has_prefix (message, "Unable to acquire session bus"))
+    return FALSE;
+  return TRUE;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  static const char *xdg[] = { "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME" };
+  g_autofree char *home = NULL;
+  int status;
+
+  /* No keyring, and no stray session bus: libsecret fails at once, as it
+   * does on a machine without one. */
+  g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/tally-test-bus", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+
+  /* Keep the model cache, workspaces and anything else under a temporary
+   * home. (G_TEST_OPTION_ISOLATE_DIRS would also hide the system MIME
+   * database, which GTK needs to load SVG icons.) */
+  home = g_dir_make_tmp ("tally-test-app-home-XXXXXX", NULL);
+  g_assert_nonnull (home);
+  for (guint i = 0; i < G_N_ELEMENTS (xdg); i++)
+    {
+      g_autofree char *dir = g_build_filename (home, xdg[i], NULL);
+
+      g_mkdir_with_parents (dir, 0700);
+      g_setenv (xdg[i], dir, TRUE);
+    }
+
+  g_test_init (&argc, &argv, NULL);
+  g_test_log_set_fatal_handler (log_fatal_cb, NULL);
+  gtk_init ();
+  adw_init ();
+
+  g_test_add ("/tally/app/turn-and-reopen", Fixture, NULL, fixture_set_up, test_turn_and_reopen, fixture_tear_down);
+  g_test_add ("/tally/app/first-launch", Fixture, NULL, fixture_set_up, test_first_launch, fixture_tear_down);
+  g_test_add ("/tally/app/delete-undo", Fixture, NULL, fixture_set_up, test_delete_undo, fixture_tear_down);
+  g_test_add ("/tally/app/search-rename", Fixture, NULL, fixture_set_up, test_search_rename, fixture_tear_down);
+  g_test_add ("/tally/app/offline", Fixture, NULL, fixture_set_up, test_offline, fixture_tear_down);
+  g_test_add ("/tally/app/stop", Fixture, NULL, fixture_set_up, test_stop, fixture_tear_down);
+  g_test_add ("/tally/app/preferences", Fixture, NULL, fixture_set_up, test_preferences, fixture_tear_down);
+  g_test_add ("/tally/app/narrow-and-sidebar", Fixture, NULL, fixture_set_up, test_narrow, fixture_tear_down);
+  g_test_add_func ("/tally/app/bad-base-url", test_bad_base_url);
+
+  status = g_test_run ();
+  remove_tree (home);
+  return status;
+}
