@@ -13,7 +13,9 @@
 #include "tally-markdown-code-block.h"
 #include "tally-markdown-style.h"
 
-/*
+/**
+ * TallyMarkdownCodeBlock:
+ *
  * A fenced code block inside an assistant message: a header with the
  * language's name and a Copy button, above a read-only GtkSourceView
  * highlighted for the fence's language. Long lines scroll sideways inside

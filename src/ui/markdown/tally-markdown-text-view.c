@@ -10,9 +10,11 @@
 #include "tally-markdown-renderer.h"
 #include "tally-markdown-text-view.h"
 
-/*
- * The text view inside TallyMarkdownView. It adds two things to
- * GtkTextView:
+/**
+ * TallyMarkdownTextView:
+ *
+ * The text view inside #TallyMarkdownView. It adds three things to
+ * #GtkTextView:
  *
  * - Anchored blocks (code, tables, rules) follow the view's width. A text
  *   view gives an anchored child its minimum size, so each block gets a
