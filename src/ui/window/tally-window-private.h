@@ -2,10 +2,113 @@
 #pragma once
 
 #include "tally-composer.h"
+#include "tally-session-row.h"
 #include "tally-transcript-view.h"
 #include "tally-window.h"
 
 G_BEGIN_DECLS
+
+/*
+ * TallyWindow is split in two files sharing this header: tally-window.c
+ * (the session shown, sending, the header's pickers, actions) and
+ * tally-window-sidebar.c (saved sessions, search, rename, delete with
+ * undo).
+ */
+struct _TallyWindow
+{
+  AdwApplicationWindow  parent_instance;
+
+  TallyApplication     *app;
+  GSettings            *settings;
+  GCancellable         *cancellable;
+
+  /* Template widgets */
+  AdwToastOverlay      *toast_overlay;
+  AdwFlap              *flap;
+  GtkSearchEntry       *search_entry;
+  GtkStack             *sidebar_stack;
+  GtkListBox           *session_list;
+  GtkLabel             *store_status_label;
+  GtkToggleButton      *sidebar_button;
+  GtkMenuButton        *title_button;
+  AdwWindowTitle       *window_title;
+  GtkToggleButton      *thinking_button;
+  GtkDropDown          *mode_dropdown;
+  GtkDropDown          *model_dropdown;
+  GtkRevealer          *offline_revealer;
+  GtkRevealer          *store_revealer;
+  GtkLabel             *store_label;
+  GtkStack             *session_stack;
+  AdwStatusPage        *welcome_page;
+  AdwPasswordEntryRow  *welcome_key_row;
+  AdwStatusPage        *empty_page;
+  GtkBox               *suggestions_box;
+  GtkListBox           *suggestion_list;
+  TallyTranscriptView  *transcript_view;
+  TallyComposer        *composer;
+  GtkPopover           *context_popover;
+  AdwActionRow         *database_row;
+  AdwActionRow         *workspace_row;
+  GtkListBox           *compact_list;
+  AdwComboRow          *model_row;
+  AdwComboRow          *mode_row;
+  GtkSwitch            *thinking_switch;
+
+  /* The session shown; NULL while a new one waits for its first message */
+  TallySession         *session;
+  GListStore           *empty_transcript;
+  char                 *database;
+  char                 *workspace;      /* NULL: the session's own folder */
+  char                 *model;
+  char                 *last_prompt;
+  GHashTable           *drafts;         /* session id ("" for new) → text */
+  char                 *deleted_current; /* id of a deleted session that was shown */
+
+  /* The running turn */
+  TallySession         *busy_session;
+  GCancellable         *turn_cancellable;
+
+  /* The sidebar */
+  GHashTable           *rows;           /* id → TallySessionRow (borrowed) */
+  GHashTable           *pending_deletes; /* id → TallySessionInfo, until the toast goes */
+  GHashTable           *search_hits;    /* id → snippet, while searching */
+  char                 *search_text;    /* casefolded, NULL when not searching */
+  GCancellable         *list_cancellable;
+  GCancellable         *search_cancellable;
+  guint                 refreshing;
+
+  /* Misc */
+  gboolean              closed;         /* async answers after this are dropped */
+  gboolean              compact;        /* pickers moved into the title popover */
+  guint                 compact_idle;
+  AdwToast             *last_toast;     /* weak */
+  char                 *last_toast_title;
+  gboolean              fetching_models;
+  gboolean              updating_model;
+};
+
+/* tally-window.c */
+void             _tally_window_update_title           (TallyWindow      *self);
+
+/* tally-window-sidebar.c */
+void             _tally_window_sidebar_class_init     (GtkWidgetClass   *widget_class);
+void             _tally_window_sidebar_init           (TallyWindow      *self);
+void             _tally_window_refresh_sessions       (TallyWindow      *self);
+void             _tally_window_update_sidebar_page    (TallyWindow      *self);
+void             _tally_window_refilter               (TallyWindow      *self);
+TallySessionRow *_tally_window_find_row               (TallyWindow      *self,
+                                                       const char       *id);
+void             _tally_window_select_row_for         (TallyWindow      *self,
+                                                       const char       *id);
+void             _tally_window_add_provisional_row    (TallyWindow      *self,
+                                                       const char       *id,
+                                                       const char       *text);
+void             _tally_window_delete_with_undo       (TallyWindow      *self,
+                                                       TallySessionInfo *info);
+void             _tally_window_undo_delete            (TallyWindow      *self,
+                                                       const char       *id);
+void             _tally_window_commit_pending_deletes (TallyWindow      *self);
+
 
 /*
  * Accessors for the end-to-end test (tests/test-app.c): the widgets it

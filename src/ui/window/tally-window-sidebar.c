@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-window"
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n.h>
+
+#include "tally-window-private.h"
+
+/*
+ * The window's sidebar: the saved sessions, newest first, filtered by the
+ * search entry (titles at once, then the store's full-text index), with
+ * Rename and Delete. A deletion only hides the row and shows a toast with
+ * Undo; the store forgets the session when the toast goes away without
+ * Undo, or when the window closes.
+ */
+
+TallySessionRow *
+_tally_window_find_row (TallyWindow *self,
+                        const char  *id)
+{
+  return id != NULL ? g_hash_table_lookup (self->rows, id) : NULL;
+}
+
+/* Selects the row of @id (the session shown), or none. */
+void
+_tally_window_select_row_for (TallyWindow *self,
+                              const char  *id)
+{
+  TallySessionRow *row = _tally_window_find_row (self, id);
+
+  if (row != NULL)
+    gtk_list_box_select_row (self->session_list, GTK_LIST_BOX_ROW (row));
+  else
+    gtk_list_box_unselect_all (self->session_list);
+}
+
+/* A row for a session whose first turn has just started, until the store
+ * lists it (the refresh at the end of the turn replaces it). */
+void
+_tally_window_add_provisional_row (TallyWindow *self,
+                                   const char  *id,
+                                   const char  *text)
+{
+  g_autoptr(TallySessionInfo) info = tally_session_info_new (id);
+  GtkWidget *row;
+  glong length = g_utf8_strlen (text, -1);
+
+  if (length > 80)
+    {
+      g_autofree char *start = g_utf8_substring (text, 0, 79);
+      info->title = g_strconcat (g_strstrip (start), "…", NULL);
+    }
+  else
+    info->title = g_strdup (text);
+  g_strdelimit (info->title, "\r\n\t", ' ');
+  info->created_us = info->updated_us = g_get_real_time ();
+  info->turns = 0;
+
+  row = tally_session_row_new (info);
+  g_hash_table_insert (self->rows, g_strdup (id), row);
+  gtk_list_box_prepend (self->session_list, row);
+  gtk_list_box_select_row (self->session_list, GTK_LIST_BOX_ROW (row));
+  _tally_window_update_sidebar_page (self);
+}
+
+
+static void rename_requested_cb (TallyWindow     *self,
+                                 const char      *title,
+                                 TallySessionRow *row);
+static void delete_requested_cb (TallyWindow     *self,
+                                 TallySessionRow *row);
+
+static gboolean
+row_matches (TallyWindow     *self,
+             TallySessionRow *row)
+{
+  const char *id = tally_session_row_get_id (row);
+  g_autofree char *title = NULL;
+
+  if (g_hash_table_contains (self->pending_deletes, id))
+    return FALSE;
+  if (self->search_text == NULL)
+    return TRUE;
+  if (self->search_hits != NULL && g_hash_table_contains (self->search_hits, id))
+    return TRUE;
+
+  title = g_utf8_casefold (tally_session_row_get_title (row), -1);
+  return strstr (title, self->search_text) != NULL;
+}
+
+static gboolean
+session_filter_func (GtkListBoxRow *row,
+                     gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+
+  return !TALLY_IS_SESSION_ROW (row) || row_matches (self, TALLY_SESSION_ROW (row));
+}
+
+/* The list, or why there is nothing to list. */
+void
+_tally_window_update_sidebar_page (TallyWindow *self)
+{
+  GHashTableIter iter;
+  gpointer value;
+  guint total = 0;
+  guint shown = 0;
+
+  if (tally_application_get_store (self->app) == NULL)
+    {
+      gtk_label_set_label (self->store_status_label, tally_application_get_store_problem (self->app));
+      gtk_stack_set_visible_child_name (self->sidebar_stack, "unavailable");
+      return;
+    }
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      TallySessionRow *row = value;
+
+      if (!g_hash_table_contains (self->pending_deletes, tally_session_row_get_id (row)))
+        total++;
+      if (row_matches (self, row))
+        shown++;
+    }
+
+  if (total == 0)
+    gtk_stack_set_visible_child_name (self->sidebar_stack, "empty");
+  else if (shown == 0)
+    gtk_stack_set_visible_child_name (self->sidebar_stack, "no-results");
+  else
+    gtk_stack_set_visible_child_name (self->sidebar_stack, "list");
+}
+
+/* Applies the search and the pending deletions again. */
+void
+_tally_window_refilter (TallyWindow *self)
+{
+  gtk_list_box_invalidate_filter (self->session_list);
+  _tally_window_update_sidebar_page (self);
+}
+
+static void
+rebuild_rows (TallyWindow *self,
+              GPtrArray   *sessions)
+{
+  GtkListBoxRow *old;
+  const char *current = self->session != NULL ? tally_session_get_id (self->session) : NULL;
+
+  while ((old = gtk_list_box_get_row_at_index (self->session_list, 0)) != NULL)
+    gtk_list_box_remove (self->session_list, GTK_WIDGET (old));
+  g_hash_table_remove_all (self->rows);
+
+  for (guint i = 0; i < sessions->len; i++)
+    {
+      TallySessionInfo *info = g_ptr_array_index (sessions, i);
+      GtkWidget *row;
+
+      if (g_hash_table_contains (self->rows, info->id))
+        continue;
+
+      row = tally_session_row_new (info);
+      g_signal_connect_object (row, "rename-requested", G_CALLBACK (rename_requested_cb),
+                               self, G_CONNECT_SWAPPED);
+      g_signal_connect_object (row, "delete-requested", G_CALLBACK (delete_requested_cb),
+                               self, G_CONNECT_SWAPPED);
+      if (self->search_hits != NULL)
+        tally_session_row_set_snippet (TALLY_SESSION_ROW (row),
+                                       g_hash_table_lookup (self->search_hits, info->id));
+      g_hash_table_insert (self->rows, g_strdup (info->id), row);
+      gtk_list_box_append (self->session_list, row);
+    }
+
+  /* The session shown may not be saved yet (its first turn is running). */
+  _tally_window_select_row_for (self, current);
+  _tally_window_refilter (self);
+  _tally_window_update_title (self);
+}
+
+static void
+list_sessions_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autoptr(GPtrArray) sessions = NULL;
+  g_autoptr(GError) error = NULL;
+
+  sessions = tally_store_list_sessions_finish (TALLY_STORE (object), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  /* Not cancelled, so this answers the newest request. */
+  self->refreshing--;
+  g_clear_object (&self->list_cancellable);
+  if (self->closed)
+    return;
+
+  if (sessions == NULL)
+    {
+      g_autofree char *message = g_strdup_printf (_("Could not list the saved sessions: %s"), error->message);
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  rebuild_rows (self, sessions);
+}
+
+/* Lists the saved sessions again, in a worker thread. */
+void
+_tally_window_refresh_sessions (TallyWindow *self)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+
+  if (store == NULL)
+    {
+      _tally_window_update_sidebar_page (self);
+      return;
+    }
+
+  if (self->list_cancellable != NULL)
+    {
+      g_cancellable_cancel (self->list_cancellable);
+      self->refreshing--;
+    }
+  g_clear_object (&self->list_cancellable);
+  self->list_cancellable = g_cancellable_new ();
+  self->refreshing++;
+  tally_store_list_sessions_async (store, self->list_cancellable, list_sessions_cb, g_object_ref (self));
+}
+
+static void
+session_row_activated_cb (TallyWindow   *self,
+                          GtkListBoxRow *row)
+{
+  if (!TALLY_IS_SESSION_ROW (row))
+    return;
+
+  tally_window_open_session (self, tally_session_row_get_id (TALLY_SESSION_ROW (row)));
+}
+
+static void
+search_cb (GObject      *object,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autoptr(GPtrArray) hits = NULL;
+  g_autoptr(GError) error = NULL;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  hits = tally_store_search_finish (TALLY_STORE (object), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || self->closed)
+    return;
+
+  g_clear_object (&self->search_cancellable);
+
+  if (hits == NULL)
+    {
+      /* Half-typed queries are expected to fail now and then; the title
+       * filter still applies. */
+      g_debug ("Full-text search failed: %s", error->message);
+      return;
+    }
+
+  g_clear_pointer (&self->search_hits, g_hash_table_unref);
+  self->search_hits = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < hits->len; i++)
+    {
+      TallySessionInfo *info = g_ptr_array_index (hits, i);
+
+      g_hash_table_insert (self->search_hits, g_strdup (info->id),
+                           g_strdup (info->snippet != NULL ? info->snippet : ""));
+    }
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    tally_session_row_set_snippet (value, g_hash_table_lookup (self->search_hits, key));
+
+  _tally_window_refilter (self);
+}
+
+static void
+search_changed_cb (TallyWindow *self)
+{
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))));
+  TallyStore *store = tally_application_get_store (self->app);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_cancellable_cancel (self->search_cancellable);
+  g_clear_object (&self->search_cancellable);
+  g_clear_pointer (&self->search_hits, g_hash_table_unref);
+  g_clear_pointer (&self->search_text, g_free);
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    tally_session_row_set_snippet (value, NULL);
+
+  if (*text != '\0')
+    {
+      self->search_text = g_utf8_casefold (text, -1);
+      if (store != NULL)
+        {
+          self->search_cancellable = g_cancellable_new ();
+          tally_store_search_async (store, text, self->search_cancellable, search_cb, g_object_ref (self));
+        }
+    }
+
+  _tally_window_refilter (self);
+}
+
+static void
+stop_search_cb (TallyWindow *self)
+{
+  gtk_editable_set_text (GTK_EDITABLE (self->search_entry), "");
+}
+
+static void
+search_activate_cb (TallyWindow *self)
+{
+  for (int i = 0;; i++)
+    {
+      GtkListBoxRow *row = gtk_list_box_get_row_at_index (self->session_list, i);
+
+      if (row == NULL)
+        break;
+      if (TALLY_IS_SESSION_ROW (row) && row_matches (self, TALLY_SESSION_ROW (row)))
+        {
+          tally_window_open_session (self, tally_session_row_get_id (TALLY_SESSION_ROW (row)));
+          gtk_widget_grab_focus (GTK_WIDGET (row));
+          break;
+        }
+    }
+}
+
+static void
+rename_requested_cb (TallyWindow     *self,
+                     const char      *title,
+                     TallySessionRow *row)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autoptr(GError) error = NULL;
+  TallySessionInfo *info = tally_session_row_get_info (row);
+
+  if (store == NULL || !tally_store_rename_session (store, info->id, title, &error))
+    {
+      g_autofree char *message = g_strdup_printf (_("Could not rename the session: %s"),
+                                                  error != NULL ? error->message
+                                                                : tally_application_get_store_problem (self->app));
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  /* Show the new name at once; the refresh confirms it from the store. */
+  g_free (info->title);
+  info->title = g_strdup (title);
+  tally_session_row_set_info (row, info);
+  _tally_window_update_title (self);
+  _tally_window_refresh_sessions (self);
+}
+
+static void
+delete_toast_dismissed_cb (TallyWindow *self,
+                           AdwToast    *toast)
+{
+  const char *id = g_object_get_data (G_OBJECT (toast), "tally-session-id");
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autoptr(GError) error = NULL;
+
+  /* Undone: nothing to do. */
+  if (id == NULL || !g_hash_table_remove (self->pending_deletes, id))
+    return;
+
+  if (store == NULL || !tally_store_delete_session (store, id, &error))
+    {
+      g_autofree char *message = g_strdup_printf (_("Could not delete the session: %s"),
+                                                  error != NULL ? error->message : "");
+      tally_window_add_toast (self, message);
+      _tally_window_refilter (self);
+      return;
+    }
+
+  g_hash_table_remove (self->drafts, id);
+  if (g_strcmp0 (self->deleted_current, id) == 0)
+    g_clear_pointer (&self->deleted_current, g_free);
+  _tally_window_refresh_sessions (self);
+}
+
+/* Hides @info's row and offers Undo; the store deletes the session only
+ * when the toast goes away without it. */
+void
+_tally_window_delete_with_undo (TallyWindow      *self,
+                                TallySessionInfo *info)
+{
+  g_autofree char *title = NULL;
+  g_autofree char *escaped = NULL;
+  AdwToast *toast;
+
+  if (g_hash_table_contains (self->pending_deletes, info->id))
+    return;
+
+  g_hash_table_insert (self->pending_deletes, g_strdup (info->id), tally_session_info_ref (info));
+
+  if (self->session != NULL && g_str_equal (tally_session_get_id (self->session), info->id))
+    {
+      g_autofree char *id = g_strdup (info->id);
+
+      tally_window_new_session (self);
+      self->deleted_current = g_steal_pointer (&id);
+    }
+  _tally_window_refilter (self);
+
+  title = g_strdup_printf (_("“%s” deleted"),
+                           info->title != NULL && *info->title != '\0' ? info->title : _("Untitled Session"));
+  escaped = g_markup_escape_text (title, -1);
+  toast = adw_toast_new (escaped);
+  adw_toast_set_button_label (toast, _("_Undo"));
+  adw_toast_set_action_name (toast, "win.undo-delete");
+  adw_toast_set_action_target_value (toast, g_variant_new_string (info->id));
+  adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+  g_object_set_data_full (G_OBJECT (toast), "tally-session-id", g_strdup (info->id), g_free);
+  g_signal_connect_object (toast, "dismissed", G_CALLBACK (delete_toast_dismissed_cb),
+                           self, G_CONNECT_SWAPPED);
+
+  g_free (self->last_toast_title);
+  self->last_toast_title = g_steal_pointer (&title);
+  g_set_weak_pointer (&self->last_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+static void
+delete_requested_cb (TallyWindow     *self,
+                     TallySessionRow *row)
+{
+  _tally_window_delete_with_undo (self, tally_session_row_get_info (row));
+}
+
+/* Carries out deletions whose toasts will never be dismissed. */
+void
+_tally_window_commit_pending_deletes (TallyWindow *self)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autofree gpointer *ids = NULL;
+  guint n = 0;
+
+  if (self->pending_deletes == NULL)
+    return;
+
+  ids = g_hash_table_get_keys_as_array (self->pending_deletes, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (store != NULL && !tally_store_delete_session (store, ids[i], &error))
+        g_warning ("Could not delete session %s: %s", (const char *)ids[i], error->message);
+    }
+  g_hash_table_remove_all (self->pending_deletes);
+}
+
+/**
+ * _tally_window_undo_delete:
+ * @self: a #TallyWindow
+ * @id: the id of a session deleted with undo
+ *
+ * Takes the deletion back while its toast is up: the row returns, and the
+ * session is shown again when it was shown before and the analyst has not
+ * started anything else.
+ */
+void
+_tally_window_undo_delete (TallyWindow *self,
+                           const char  *id)
+{
+  gboolean was_current = g_strcmp0 (self->deleted_current, id) == 0;
+
+  if (!g_hash_table_remove (self->pending_deletes, id))
+    return;
+
+  _tally_window_refilter (self);
+
+  /* Bring the session back where it was, unless the analyst moved on. */
+  if (was_current && self->session == NULL)
+    {
+      g_autofree char *text = tally_composer_dup_text (self->composer);
+
+      if (text == NULL || *text == '\0')
+        tally_window_open_session (self, id);
+    }
+  g_clear_pointer (&self->deleted_current, g_free);
+}
+
+/**
+ * _tally_window_sidebar_class_init:
+ * @widget_class: the window's class
+ *
+ * Binds the sidebar's template callbacks.
+ */
+void
+_tally_window_sidebar_class_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_bind_template_callback (widget_class, search_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, stop_search_cb);
+  gtk_widget_class_bind_template_callback (widget_class, search_activate_cb);
+  gtk_widget_class_bind_template_callback (widget_class, session_row_activated_cb);
+}
+
+/**
+ * _tally_window_sidebar_init:
+ * @self: a #TallyWindow
+ *
+ * Sets the sidebar's filter (title, full-text hits, pending deletions).
+ */
+void
+_tally_window_sidebar_init (TallyWindow *self)
+{
+  gtk_list_box_set_filter_func (self->session_list, session_filter_func, self, NULL);
+}
