@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "tally-approval-card.h"
 #include "tally-assistant-text.h"
 #include "tally-block-row.h"
 #include "tally-composer.h"
@@ -519,7 +520,7 @@ test_rows (void)
                                                  "cache 800 read, 120 written · 2 API calls · 3.4 s");
   g_assert_null (mismatch);
 
-  /* A notice row and placeholder cards. */
+  /* A notice row and an approval card. */
   tally_transcript_add_notice (transcript, "Part of this session could not be read.");
   child = wait_for_row (view, last_block (transcript));
   g_assert_true (TALLY_IS_NOTE_ROW (child));
@@ -533,11 +534,11 @@ test_rows (void)
                      "\"tool_id\":\"tu3\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm report.csv\"},"
                      "\"suggestions\":[]}");
   child = wait_for_row (view, last_block (transcript));
-  g_assert_true (TALLY_IS_NOTE_ROW (child));
-  g_assert_cmpstr (tally_note_row_get_text (TALLY_NOTE_ROW (child)), ==, "Approval for Bash — pending");
+  g_assert_true (TALLY_IS_APPROVAL_CARD (child));
+  g_assert_true (has_accessible_label (child, "Approval for Bash, waiting for your decision"));
   apply (transcript, "{\"type\":\"approval_resolved\",\"seq\":19,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
                      "\"tool_id\":\"tu3\",\"decision\":\"deny\",\"reason\":\"user\"}");
-  g_assert_cmpstr (tally_note_row_get_text (TALLY_NOTE_ROW (child)), ==, "Approval for Bash — denied");
+  g_assert_true (has_accessible_label (child, "Approval for Bash: Denied"));
   chip = TALLY_TOOL_CHIP (wait_for_row (view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 2)));
   g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "denied");
   g_assert_cmpstr (tally_tool_chip_get_summary (chip), ==, "rm report.csv");
@@ -895,9 +896,9 @@ check_rows_match_blocks (GtkWidget *view,
         case TALLY_BLOCK_TOOL_CALL: g_assert_true (TALLY_IS_TOOL_CHIP (child)); break;
         case TALLY_BLOCK_RECEIPT: g_assert_true (TALLY_IS_RECEIPT_ROW (child)); break;
         case TALLY_BLOCK_ERROR: g_assert_true (TALLY_IS_ERROR_BANNER (child)); break;
-        case TALLY_BLOCK_APPROVAL:
+        case TALLY_BLOCK_APPROVAL: g_assert_true (TALLY_IS_APPROVAL_CARD (child)); break;
         case TALLY_BLOCK_QUESTION:
-        case TALLY_BLOCK_PLAN:
+        case TALLY_BLOCK_PLAN: g_assert_false (TALLY_IS_NOTE_ROW (child)); break;
         case TALLY_BLOCK_INCOMPLETE:
         case TALLY_BLOCK_NOTICE:
         default: g_assert_true (TALLY_IS_NOTE_ROW (child)); break;

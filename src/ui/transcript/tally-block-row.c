@@ -7,9 +7,12 @@
 #include <adwaita.h>
 
 #include "tally-block-row.h"
+#include "tally-approval-card.h"
 #include "tally-assistant-text.h"
 #include "tally-error-banner.h"
 #include "tally-note-row.h"
+#include "tally-plan-card.h"
+#include "tally-question-card.h"
 #include "tally-receipt-row.h"
 #include "tally-thinking-drawer.h"
 #include "tally-tool-chip.h"
@@ -155,6 +158,10 @@ enum {
 
 enum {
   RETRY_REQUESTED,
+  APPROVAL_DECIDED,
+  QUESTION_ANSWERED,
+  PLAN_IMPLEMENT,
+  PLAN_REFINE,
   N_SIGNALS
 };
 
@@ -179,8 +186,11 @@ child_type_for_kind (TallyBlockKind kind)
     case TALLY_BLOCK_ERROR:
       return TALLY_TYPE_ERROR_BANNER;
     case TALLY_BLOCK_APPROVAL:
+      return TALLY_TYPE_APPROVAL_CARD;
     case TALLY_BLOCK_QUESTION:
+      return TALLY_TYPE_QUESTION_CARD;
     case TALLY_BLOCK_PLAN:
+      return TALLY_TYPE_PLAN_CARD;
     case TALLY_BLOCK_INCOMPLETE:
     case TALLY_BLOCK_NOTICE:
     default:
@@ -206,6 +216,12 @@ child_set_block (GtkWidget  *child,
     tally_error_banner_set_block (TALLY_ERROR_BANNER (child), block);
   else if (TALLY_IS_NOTE_ROW (child))
     tally_note_row_set_block (TALLY_NOTE_ROW (child), block);
+  else if (TALLY_IS_APPROVAL_CARD (child))
+    tally_approval_card_set_block (TALLY_APPROVAL_CARD (child), block);
+  else if (TALLY_IS_QUESTION_CARD (child))
+    tally_question_card_set_block (TALLY_QUESTION_CARD (child), block);
+  else if (TALLY_IS_PLAN_CARD (child))
+    tally_plan_card_set_block (TALLY_PLAN_CARD (child), block);
 }
 
 static void
@@ -213,6 +229,45 @@ banner_retry_cb (TallyBlockRow *self,
                  TallyBlock    *block)
 {
   g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
+}
+
+/* The cards' decisions go out with the block they concern. */
+static void
+approval_decided_cb (GtkWidget     *card,
+                     int            decision,
+                     JsonObject    *updated_input,
+                     const char    *rule,
+                     const char    *scope,
+                     const char    *message,
+                     TallyBlockRow *self)
+{
+  if (self->block != NULL)
+    g_signal_emit (self, signals[APPROVAL_DECIDED], 0, self->block, decision, updated_input, rule, scope, message);
+}
+
+static void
+question_answered_cb (GtkWidget     *card,
+                      JsonObject    *answers,
+                      TallyBlockRow *self)
+{
+  if (self->block != NULL)
+    g_signal_emit (self, signals[QUESTION_ANSWERED], 0, self->block, answers);
+}
+
+static void
+plan_implement_cb (GtkWidget     *card,
+                   TallyBlockRow *self)
+{
+  if (self->block != NULL)
+    g_signal_emit (self, signals[PLAN_IMPLEMENT], 0, self->block);
+}
+
+static void
+plan_refine_cb (GtkWidget     *card,
+                TallyBlockRow *self)
+{
+  if (self->block != NULL)
+    g_signal_emit (self, signals[PLAN_REFINE], 0, self->block);
 }
 
 static void
@@ -319,6 +374,59 @@ tally_block_row_class_init (TallyBlockRowClass *klass)
     g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
 
+  /**
+   * TallyBlockRow::approval-decided:
+   * @self: the row
+   * @block: the %TALLY_BLOCK_APPROVAL block
+   * @decision: a #TallyDecision, as an int
+   * @updated_input: (nullable): the edited input (Allow with changes)
+   * @rule: (nullable): the rule to keep (Always allow)
+   * @scope: (nullable): the rule's scope
+   * @message: (nullable): the analyst's message for the model (Deny)
+   *
+   * Re-emits #TallyApprovalCard::decided with the block.
+   */
+  signals[APPROVAL_DECIDED] =
+    g_signal_new ("approval-decided", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 6, TALLY_TYPE_BLOCK, G_TYPE_INT,
+                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE,
+                  G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING);
+
+  /**
+   * TallyBlockRow::question-answered:
+   * @self: the row
+   * @block: the %TALLY_BLOCK_QUESTION block
+   * @answers: (nullable): question → answer, or %NULL when dismissed
+   *
+   * Re-emits #TallyQuestionCard::answered with the block.
+   */
+  signals[QUESTION_ANSWERED] =
+    g_signal_new ("question-answered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, TALLY_TYPE_BLOCK,
+                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE);
+
+  /**
+   * TallyBlockRow::plan-implement:
+   * @self: the row
+   * @block: the %TALLY_BLOCK_PLAN block
+   *
+   * Re-emits #TallyPlanCard::implement with the block.
+   */
+  signals[PLAN_IMPLEMENT] =
+    g_signal_new ("plan-implement", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
+
+  /**
+   * TallyBlockRow::plan-refine:
+   * @self: the row
+   * @block: the %TALLY_BLOCK_PLAN block
+   *
+   * Re-emits #TallyPlanCard::refine with the block.
+   */
+  signals[PLAN_REFINE] =
+    g_signal_new ("plan-refine", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
+
   gtk_widget_class_set_layout_manager_type (widget_class, ADW_TYPE_CLAMP_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "tallyblockrow");
 }
@@ -365,8 +473,8 @@ tally_block_row_get_block (TallyBlockRow *self)
  *
  * Shows @block with the widget for its kind: a #TallyUserBubble,
  * #TallyAssistantText, #TallyThinkingDrawer, #TallyToolChip,
- * #TallyReceiptRow, #TallyErrorBanner or #TallyNoteRow (incomplete
- * marker, notice and, for now, approval, question and plan cards). The
+ * #TallyReceiptRow, #TallyErrorBanner, #TallyNoteRow (incomplete marker,
+ * notice), #TallyApprovalCard, #TallyQuestionCard or #TallyPlanCard. The
  * child follows the block's notifications until the next call; unbinding
  * disconnects them but keeps the child for the next block. A reference to
  * @block is held while it is shown.
@@ -407,6 +515,15 @@ tally_block_row_set_block (TallyBlockRow *self,
           gtk_widget_set_parent (self->child, GTK_WIDGET (self));
           if (type == TALLY_TYPE_ERROR_BANNER)
             g_signal_connect_swapped (self->child, "retry", G_CALLBACK (banner_retry_cb), self);
+          else if (type == TALLY_TYPE_APPROVAL_CARD)
+            g_signal_connect (self->child, "decided", G_CALLBACK (approval_decided_cb), self);
+          else if (type == TALLY_TYPE_QUESTION_CARD)
+            g_signal_connect (self->child, "answered", G_CALLBACK (question_answered_cb), self);
+          else if (type == TALLY_TYPE_PLAN_CARD)
+            {
+              g_signal_connect (self->child, "implement", G_CALLBACK (plan_implement_cb), self);
+              g_signal_connect (self->child, "refine", G_CALLBACK (plan_refine_cb), self);
+            }
         }
       child_set_block (self->child, block);
     }

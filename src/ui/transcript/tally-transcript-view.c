@@ -62,6 +62,7 @@ struct _TallyTranscriptView
   TallyBlockRowPool  *row_pool;
   gulong              items_changed_id;
   TallyBlock         *pending_receipt;   /* a receipt to announce once filled in */
+  char               *workspace;         /* for the cards' diffs */
 
   /* Following */
   GtkAdjustment      *vadjustment;
@@ -94,6 +95,10 @@ enum {
 
 enum {
   RETRY_REQUESTED,
+  APPROVAL_DECIDED,
+  QUESTION_ANSWERED,
+  PLAN_IMPLEMENT,
+  PLAN_REFINE,
   N_SIGNALS
 };
 
@@ -316,6 +321,43 @@ row_retry_requested_cb (TallyTranscriptView *self,
   g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
 }
 
+/* The cards' decisions, passed on as the view's own signals. */
+static void
+row_approval_decided_cb (TallyBlockRow       *row,
+                         TallyBlock          *block,
+                         int                  decision,
+                         JsonObject          *updated_input,
+                         const char          *rule,
+                         const char          *scope,
+                         const char          *message,
+                         TallyTranscriptView *self)
+{
+  g_signal_emit (self, signals[APPROVAL_DECIDED], 0, block, decision, updated_input, rule, scope, message);
+}
+
+static void
+row_question_answered_cb (TallyBlockRow       *row,
+                          TallyBlock          *block,
+                          JsonObject          *answers,
+                          TallyTranscriptView *self)
+{
+  g_signal_emit (self, signals[QUESTION_ANSWERED], 0, block, answers);
+}
+
+static void
+row_plan_implement_cb (TallyTranscriptView *self,
+                       TallyBlock          *block)
+{
+  g_signal_emit (self, signals[PLAN_IMPLEMENT], 0, block);
+}
+
+static void
+row_plan_refine_cb (TallyTranscriptView *self,
+                    TallyBlock          *block)
+{
+  g_signal_emit (self, signals[PLAN_REFINE], 0, block);
+}
+
 static void
 setup_cb (GtkSignalListItemFactory *factory,
           GtkListItem              *item,
@@ -328,6 +370,12 @@ setup_cb (GtkSignalListItemFactory *factory,
   gtk_list_item_set_selectable (item, FALSE);
   gtk_list_item_set_child (item, row);
   g_signal_connect_object (row, "retry-requested", G_CALLBACK (row_retry_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (row, "approval-decided", G_CALLBACK (row_approval_decided_cb), self, 0);
+  g_signal_connect_object (row, "question-answered", G_CALLBACK (row_question_answered_cb), self, 0);
+  g_signal_connect_object (row, "plan-implement", G_CALLBACK (row_plan_implement_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (row, "plan-refine", G_CALLBACK (row_plan_refine_cb),
                            self, G_CONNECT_SWAPPED);
 }
 
@@ -459,6 +507,7 @@ tally_transcript_view_dispose (GObject *object)
   g_clear_object (&self->selection);
   g_clear_object (&self->model);
   g_clear_pointer (&self->row_pool, tally_block_row_pool_unref);
+  g_clear_pointer (&self->workspace, g_free);
 
   G_OBJECT_CLASS (tally_transcript_view_parent_class)->dispose (object);
 }
@@ -550,6 +599,63 @@ tally_transcript_view_class_init (TallyTranscriptViewClass *klass)
    */
   signals[RETRY_REQUESTED] =
     g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
+
+  /**
+   * TallyTranscriptView::approval-decided:
+   * @self: the view
+   * @block: the %TALLY_BLOCK_APPROVAL block (its details hold the
+   *   `approval_id`)
+   * @decision: a #TallyDecision, as an int
+   * @updated_input: (nullable): the edited input (Allow with changes)
+   * @rule: (nullable): the rule to keep (Always allow)
+   * @scope: (nullable): the rule's scope
+   * @message: (nullable): the analyst's message for the model (Deny)
+   *
+   * Emitted when the analyst decides on an approval card; the caller
+   * hands it to tally_agent_resolve_approval().
+   */
+  signals[APPROVAL_DECIDED] =
+    g_signal_new ("approval-decided", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 6, TALLY_TYPE_BLOCK, G_TYPE_INT,
+                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE,
+                  G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING);
+
+  /**
+   * TallyTranscriptView::question-answered:
+   * @self: the view
+   * @block: the %TALLY_BLOCK_QUESTION block (its details hold the
+   *   `question_id`)
+   * @answers: (nullable): question → answer, or %NULL when dismissed
+   *
+   * Emitted when the analyst answers or dismisses a question card; the
+   * caller hands it to tally_agent_answer_question().
+   */
+  signals[QUESTION_ANSWERED] =
+    g_signal_new ("question-answered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, TALLY_TYPE_BLOCK,
+                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE);
+
+  /**
+   * TallyTranscriptView::plan-implement:
+   * @self: the view
+   * @block: the %TALLY_BLOCK_PLAN block
+   *
+   * Emitted when the analyst presses Implement on a plan card.
+   */
+  signals[PLAN_IMPLEMENT] =
+    g_signal_new ("plan-implement", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
+
+  /**
+   * TallyTranscriptView::plan-refine:
+   * @self: the view
+   * @block: the %TALLY_BLOCK_PLAN block
+   *
+   * Emitted when the analyst presses Refine on a plan card.
+   */
+  signals[PLAN_REFINE] =
+    g_signal_new ("plan-refine", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
 
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -703,4 +809,39 @@ tally_transcript_view_scroll_to_end (TallyTranscriptView *self,
   self->scroll_from = gtk_adjustment_get_value (self->vadjustment);
   self->scroll_start_time = gdk_frame_clock_get_frame_time (gtk_widget_get_frame_clock (GTK_WIDGET (self)));
   self->scroll_tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), scroll_tick_cb, NULL, NULL);
+}
+
+/**
+ * tally_transcript_view_get_workspace:
+ * @self: a #TallyTranscriptView
+ *
+ * Returns: (transfer none) (nullable): the workspace folder set with
+ *   tally_transcript_view_set_workspace()
+ */
+const char *
+tally_transcript_view_get_workspace (TallyTranscriptView *self)
+{
+  g_return_val_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self), NULL);
+  return self->workspace;
+}
+
+/**
+ * tally_transcript_view_set_workspace:
+ * @self: a #TallyTranscriptView
+ * @workspace: (nullable): the shown session's workspace folder (absolute)
+ *
+ * Tells the cards shown which folder relative paths resolve against (an
+ * approval card previews the diff of a `Write` or `Edit` from it). Cards
+ * read it when they are shown.
+ */
+void
+tally_transcript_view_set_workspace (TallyTranscriptView *self,
+                                     const char          *workspace)
+{
+  g_return_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  if (g_strcmp0 (self->workspace, workspace) == 0)
+    return;
+  g_free (self->workspace);
+  self->workspace = g_strdup (workspace);
 }

@@ -1,0 +1,1002 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-cards"
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+#include <gtksourceview/gtksource.h>
+
+#include "tally-approval-card.h"
+#include "tally-agent.h"
+#include "tally-card-diff.h"
+#include "tally-cards-common.h"
+#include "tally-tool-edit.h"
+#include "tally-tool-write.h"
+
+/**
+ * TallyApprovalCard:
+ *
+ * The card of a tool call that waits for the analyst (a %TALLY_BLOCK_APPROVAL
+ * block; DESIGN "The gate"). It names the tool and shows what the call
+ * would do: the command of a `Bash` call, the path and a coloured diff of a
+ * `Write` or `Edit` (read from the workspace off the main thread), the
+ * compact input of anything else, and a warning when a path lies outside
+ * the workspace.
+ *
+ * Its buttons are named for assistive technology exactly "Allow once",
+ * "Allow with changes", "Always allow" and "Deny"; "Deny and stop" sits in
+ * the menu next to Deny. The three that need more than a click open an
+ * inline panel first: an editor pre-filled with the pretty-printed input
+ * (the edit must be a JSON object, or an error says why and the editor
+ * stays open), the exact rule and scope an "always" keeps (a drop-down
+ * when the gate suggested several), and an optional message for the model
+ * that is sent verbatim. Escape closes a panel.
+ *
+ * The card reports the decision with #TallyApprovalCard::decided and
+ * stops offering buttons; the transcript settles it when the agent emits
+ * `approval_resolved`. A settled card (live or replayed from the store)
+ * shows the decision, the rule or the message, and no buttons.
+ */
+
+struct _TallyApprovalCard
+{
+  GtkWidget          parent_instance;
+
+  /* Template */
+  GtkWidget         *content;
+  GtkLabel          *title_label;
+  GtkLabel          *state_label;
+  GtkLabel          *summary_label;
+  GtkScrolledWindow *diff_scroller;
+  GtkTextView       *diff_view;
+  GtkLabel          *diff_note;
+  GtkWidget         *warning_box;
+  GtkLabel          *detail_label;
+  GtkWidget         *edit_panel;
+  GtkSourceView     *edit_view;
+  GtkLabel          *edit_error;
+  GtkWidget         *always_panel;
+  GtkDropDown       *rule_dropdown;
+  GtkButton         *always_confirm_button;
+  GtkLabel          *rule_label;
+  GtkLabel          *scope_label;
+  GtkWidget         *deny_panel;
+  GtkEntry          *deny_entry;
+  GtkWidget         *actions;
+  GtkButton         *allow_button;
+  GtkButton         *edit_button;
+  GtkButton         *always_button;
+  GtkButton         *deny_button;
+
+  /* State */
+  TallyBlock        *block;
+  char              *workspace;
+  JsonArray         *suggestions;     /* the request's suggestions, or NULL */
+  GCancellable      *diff_cancellable;
+  TallyBlock        *diff_block;      /* the block whose diff is shown */
+  gboolean           sent;            /* decided; waiting for the resolution */
+};
+
+G_DEFINE_FINAL_TYPE (TallyApprovalCard, tally_approval_card, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_BLOCK,
+  PROP_WORKSPACE,
+  N_PROPS
+};
+
+enum {
+  DECIDED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static void sync_card (TallyApprovalCard *self);
+
+/* The request */
+
+static JsonObject *
+request_input (TallyApprovalCard *self)
+{
+  JsonObject *details = self->block != NULL ? tally_block_get_details (self->block) : NULL;
+  JsonNode *node = details != NULL ? json_object_get_member (details, "tool_input") : NULL;
+
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+static const char *
+request_tool_name (TallyApprovalCard *self)
+{
+  const char *name = self->block != NULL ? tally_cards_details_string (self->block, "tool_name") : NULL;
+
+  if (name == NULL && self->block != NULL)
+    name = tally_block_get_tool_name (self->block);
+  return name != NULL ? name : "";
+}
+
+static const char *
+input_string (JsonObject *input,
+              const char *member)
+{
+  JsonNode *node = input != NULL ? json_object_get_member (input, member) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static char *
+object_to_json (JsonObject *object,
+                gboolean    pretty)
+{
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+  if (object != NULL)
+    json_node_set_object (node, object);
+  else
+    json_node_take_object (node, json_object_new ());
+  return json_to_string (node, pretty);
+}
+
+static const char *
+scope_text (const char *scope)
+{
+  if (g_strcmp0 (scope, "session") == 0)
+    return _("for this session");
+  if (g_strcmp0 (scope, "global") == 0)
+    return _("everywhere");
+  return _("in this workspace");
+}
+
+/* The diff of a Write or Edit */
+
+typedef struct {
+  char       *tool_name;
+  char       *workspace;
+  JsonObject *input;
+} DiffJob;
+
+static void
+diff_job_free (DiffJob *job)
+{
+  g_free (job->tool_name);
+  g_free (job->workspace);
+  g_clear_pointer (&job->input, json_object_unref);
+  g_free (job);
+}
+
+static void
+diff_thread (GTask        *task,
+             gpointer      source_object,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  DiffJob *job = task_data;
+  TallyToolContext context = { NULL, job->workspace, FALSE };
+  GError *error = NULL;
+  char *diff;
+
+  if (g_str_equal (job->tool_name, "Write"))
+    diff = tally_tool_write_dup_diff (&context, job->input, &error);
+  else
+    diff = tally_tool_edit_dup_diff (&context, job->input, &error);
+
+  if (diff == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, diff, g_free);
+}
+
+static void
+show_diff (TallyApprovalCard *self,
+           const char        *diff,
+           const char        *note)
+{
+  gboolean has_diff = diff != NULL && *diff != '\0';
+
+  if (has_diff)
+    tally_card_diff_show (self->diff_view, diff);
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), has_diff);
+  gtk_label_set_text (self->diff_note, note != NULL ? note : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_note), note != NULL);
+}
+
+static void
+diff_done_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(TallyApprovalCard) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *diff = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      g_task_get_cancellable (G_TASK (result)) != self->diff_cancellable)
+    return;
+
+  if (diff == NULL)
+    {
+      g_autofree char *note = g_strdup_printf (_("No preview of the changes: %s"), error->message);
+      show_diff (self, NULL, note);
+    }
+  else if (*diff == '\0')
+    show_diff (self, NULL, _("The file would stay as it is."));
+  else
+    show_diff (self, diff, NULL);
+}
+
+/* Starts computing the diff of a pending Write or Edit, once the
+ * workspace is known. */
+static void
+start_diff (TallyApprovalCard *self)
+{
+  const char *tool_name = request_tool_name (self);
+  const char *workspace = self->workspace;
+  g_autoptr(GTask) task = NULL;
+  DiffJob *job;
+
+  if (self->block == NULL || self->diff_block == self->block ||
+      tally_block_get_finished (self->block) ||
+      (!g_str_equal (tool_name, "Write") && !g_str_equal (tool_name, "Edit")) ||
+      request_input (self) == NULL)
+    return;
+
+  if (workspace == NULL)
+    workspace = tally_cards_find_workspace (GTK_WIDGET (self));
+  if (workspace == NULL)
+    return;
+
+  g_cancellable_cancel (self->diff_cancellable);
+  g_clear_object (&self->diff_cancellable);
+  self->diff_cancellable = g_cancellable_new ();
+  self->diff_block = self->block;
+
+  job = g_new0 (DiffJob, 1);
+  job->tool_name = g_strdup (tool_name);
+  job->workspace = g_strdup (workspace);
+  job->input = json_object_ref (request_input (self));
+
+  task = g_task_new (NULL, self->diff_cancellable, diff_done_cb, g_object_ref (self));
+  g_task_set_source_tag (task, start_diff);
+  g_task_set_task_data (task, job, (GDestroyNotify) diff_job_free);
+  g_task_run_in_thread (task, diff_thread);
+}
+
+static void
+clear_diff (TallyApprovalCard *self)
+{
+  g_cancellable_cancel (self->diff_cancellable);
+  g_clear_object (&self->diff_cancellable);
+  self->diff_block = NULL;
+  show_diff (self, NULL, NULL);
+}
+
+/* Panels */
+
+static void
+show_panel (TallyApprovalCard *self,
+            GtkWidget         *panel)
+{
+  gtk_widget_set_visible (self->edit_panel, panel == self->edit_panel);
+  gtk_widget_set_visible (self->always_panel, panel == self->always_panel);
+  gtk_widget_set_visible (self->deny_panel, panel == self->deny_panel);
+  gtk_widget_set_visible (self->actions, panel == NULL);
+}
+
+static void
+close_panel (TallyApprovalCard *self,
+             GtkButton         *focus)
+{
+  gboolean had_focus = gtk_widget_get_focus_child (GTK_WIDGET (self)) != NULL;
+
+  show_panel (self, NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->edit_error), FALSE);
+  if (had_focus && focus != NULL)
+    gtk_widget_grab_focus (GTK_WIDGET (focus));
+}
+
+static JsonObject *
+selected_suggestion (TallyApprovalCard *self)
+{
+  guint position;
+
+  if (self->suggestions == NULL || json_array_get_length (self->suggestions) == 0)
+    return NULL;
+
+  position = gtk_drop_down_get_selected (self->rule_dropdown);
+  if (position == GTK_INVALID_LIST_POSITION || position >= json_array_get_length (self->suggestions))
+    position = 0;
+  return json_array_get_object_element (self->suggestions, position);
+}
+
+static void
+sync_rule (TallyApprovalCard *self)
+{
+  JsonObject *suggestion = selected_suggestion (self);
+  const char *rule = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "rule", NULL) : NULL;
+  const char *scope = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "scope", NULL) : NULL;
+
+  gtk_label_set_text (self->rule_label, rule != NULL ? rule : "");
+  gtk_label_set_text (self->scope_label, scope_text (scope));
+}
+
+/* Deciding */
+
+static void
+decide (TallyApprovalCard *self,
+        TallyDecision      decision,
+        JsonObject        *updated_input,
+        const char        *rule,
+        const char        *scope,
+        const char        *message)
+{
+  g_autoptr(TallyApprovalCard) hold = g_object_ref (self);
+
+  if (self->block == NULL || self->sent || tally_block_get_finished (self->block))
+    return;
+
+  self->sent = TRUE;
+  show_panel (self, NULL);
+  gtk_widget_set_sensitive (self->actions, FALSE);
+
+  g_signal_emit (self, signals[DECIDED], 0, (int) decision, updated_input, rule, scope, message);
+}
+
+static void
+allow_clicked_cb (TallyApprovalCard *self)
+{
+  decide (self, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
+}
+
+static void
+edit_clicked_cb (TallyApprovalCard *self)
+{
+  g_autofree char *pretty = object_to_json (request_input (self), TRUE);
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+
+  gtk_text_buffer_set_text (buffer, pretty, -1);
+  gtk_widget_set_visible (GTK_WIDGET (self->edit_error), FALSE);
+  show_panel (self, self->edit_panel);
+  gtk_widget_grab_focus (GTK_WIDGET (self->edit_view));
+}
+
+static void
+edit_confirm_cb (TallyApprovalCard *self)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  GtkTextIter start, end;
+  JsonNode *root;
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  text = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+
+  if (!json_parser_load_from_data (parser, text, -1, &error))
+    {
+      g_autofree char *message = g_strdup_printf (_("This is not valid JSON: %s"), error->message);
+      gtk_label_set_text (self->edit_error, message);
+      gtk_widget_set_visible (GTK_WIDGET (self->edit_error), TRUE);
+      gtk_widget_grab_focus (GTK_WIDGET (self->edit_view));
+      return;
+    }
+
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      gtk_label_set_text (self->edit_error, _("The input must be a JSON object, in braces: { … }"));
+      gtk_widget_set_visible (GTK_WIDGET (self->edit_error), TRUE);
+      gtk_widget_grab_focus (GTK_WIDGET (self->edit_view));
+      return;
+    }
+
+  decide (self, TALLY_DECISION_ALLOW_EDITED, json_node_get_object (root), NULL, NULL, NULL);
+}
+
+static void
+always_clicked_cb (TallyApprovalCard *self)
+{
+  sync_rule (self);
+  show_panel (self, self->always_panel);
+  if (gtk_widget_get_visible (GTK_WIDGET (self->rule_dropdown)))
+    gtk_widget_grab_focus (GTK_WIDGET (self->rule_dropdown));
+  else
+    gtk_widget_grab_focus (GTK_WIDGET (self->always_confirm_button));
+}
+
+static void
+always_confirm_cb (TallyApprovalCard *self)
+{
+  JsonObject *suggestion = selected_suggestion (self);
+  const char *rule = NULL;
+  const char *scope = NULL;
+
+  if (suggestion != NULL)
+    {
+      rule = json_object_get_string_member_with_default (suggestion, "rule", NULL);
+      scope = json_object_get_string_member_with_default (suggestion, "scope", NULL);
+    }
+
+  decide (self, TALLY_DECISION_ALLOW_ALWAYS, NULL, rule, scope, NULL);
+}
+
+static void
+deny_clicked_cb (TallyApprovalCard *self)
+{
+  show_panel (self, self->deny_panel);
+  gtk_widget_grab_focus (GTK_WIDGET (self->deny_entry));
+}
+
+static const char *
+deny_message (TallyApprovalCard *self)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (self->deny_entry));
+
+  return text != NULL && *text != '\0' ? text : NULL;
+}
+
+static void
+deny_confirm_cb (TallyApprovalCard *self)
+{
+  g_autofree char *message = g_strdup (deny_message (self));
+
+  decide (self, TALLY_DECISION_DENY, NULL, NULL, NULL, message);
+}
+
+static void
+deny_stop_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  TallyApprovalCard *self = TALLY_APPROVAL_CARD (widget);
+  g_autofree char *message = NULL;
+
+  if (gtk_widget_get_visible (self->deny_panel))
+    message = g_strdup (deny_message (self));
+  decide (self, TALLY_DECISION_DENY_STOP, NULL, NULL, NULL, message);
+}
+
+static void
+cancel_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  TallyApprovalCard *self = TALLY_APPROVAL_CARD (widget);
+  GtkButton *focus = NULL;
+
+  if (gtk_widget_get_visible (self->edit_panel))
+    focus = self->edit_button;
+  else if (gtk_widget_get_visible (self->always_panel))
+    focus = self->always_button;
+  else if (gtk_widget_get_visible (self->deny_panel))
+    focus = self->deny_button;
+  else
+    return;
+
+  close_panel (self, focus);
+}
+
+/* Showing the block */
+
+static void
+sync_request (TallyApprovalCard *self)
+{
+  const char *tool_name = request_tool_name (self);
+  JsonObject *input = request_input (self);
+  JsonObject *details = tally_block_get_details (self->block);
+  g_autoptr(GtkStringList) labels = gtk_string_list_new (NULL);
+  g_autofree char *title = NULL;
+  g_autofree char *escaped = g_markup_escape_text (tool_name, -1);
+  g_autofree char *summary = NULL;
+  gboolean outside = FALSE;
+  JsonNode *node;
+
+  if (g_str_equal (tool_name, "Bash"))
+    title = g_strdup_printf (_("Allow <b>%s</b> to run this command?"), escaped);
+  else if (g_str_equal (tool_name, "Write"))
+    title = g_strdup_printf (_("Allow <b>%s</b> to write this file?"), escaped);
+  else if (g_str_equal (tool_name, "Edit"))
+    title = g_strdup_printf (_("Allow <b>%s</b> to change this file?"), escaped);
+  else
+    title = g_strdup_printf (_("Allow <b>%s</b> to run?"), escaped);
+  gtk_label_set_markup (self->title_label, title);
+
+  if (g_str_equal (tool_name, "Bash") && input_string (input, "command") != NULL)
+    summary = g_strdup (input_string (input, "command"));
+  else if ((g_str_equal (tool_name, "Write") || g_str_equal (tool_name, "Edit")) &&
+           input_string (input, "file_path") != NULL)
+    summary = g_strdup (input_string (input, "file_path"));
+  else
+    summary = object_to_json (input, FALSE);
+  gtk_label_set_text (self->summary_label, summary);
+
+  if (details != NULL && json_object_has_member (details, "outside_workspace"))
+    {
+      node = json_object_get_member (details, "outside_workspace");
+      outside = JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_BOOLEAN &&
+                json_node_get_boolean (node);
+    }
+  gtk_widget_set_visible (self->warning_box, outside);
+
+  g_clear_pointer (&self->suggestions, json_array_unref);
+  node = details != NULL ? json_object_get_member (details, "suggestions") : NULL;
+  if (node != NULL && JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *all = json_node_get_array (node);
+
+      /* Only well-formed suggestions are offered. */
+      self->suggestions = json_array_new ();
+      for (guint i = 0; i < json_array_get_length (all); i++)
+        {
+          JsonNode *item = json_array_get_element (all, i);
+          JsonObject *suggestion;
+          const char *label;
+
+          if (!JSON_NODE_HOLDS_OBJECT (item))
+            continue;
+          suggestion = json_node_get_object (item);
+          if (json_object_get_string_member_with_default (suggestion, "rule", NULL) == NULL)
+            continue;
+          label = json_object_get_string_member_with_default (suggestion, "label", NULL);
+          if (label == NULL)
+            label = json_object_get_string_member (suggestion, "rule");
+          gtk_string_list_append (labels, label);
+          json_array_add_object_element (self->suggestions, json_object_ref (suggestion));
+        }
+    }
+  gtk_drop_down_set_model (self->rule_dropdown, G_LIST_MODEL (labels));
+  gtk_drop_down_set_selected (self->rule_dropdown, 0);
+  gtk_widget_set_visible (GTK_WIDGET (self->rule_dropdown),
+                          g_list_model_get_n_items (G_LIST_MODEL (labels)) > 1);
+  sync_rule (self);
+
+  /* "Always" keeps one of the gate's suggestions; with none there is no
+   * rule to keep. */
+  gtk_widget_set_sensitive (GTK_WIDGET (self->always_button),
+                            g_list_model_get_n_items (G_LIST_MODEL (labels)) > 0);
+}
+
+static void
+sync_resolution (TallyApprovalCard *self)
+{
+  JsonObject *resolution = tally_cards_get_resolution (self->block);
+  const char *state = tally_block_get_state (self->block);
+  const char *reason = NULL;
+  const char *message = NULL;
+  const char *rule = NULL;
+  g_autofree char *detail = NULL;
+  const char *text;
+  gboolean stop = FALSE;
+  gboolean denied;
+
+  if (resolution != NULL)
+    {
+      reason = json_object_get_string_member_with_default (resolution, "reason", NULL);
+      message = json_object_get_string_member_with_default (resolution, "message", NULL);
+      rule = json_object_get_string_member_with_default (resolution, "rule", NULL);
+      stop = json_object_get_boolean_member_with_default (resolution, "stop", FALSE);
+      if (json_object_get_string_member_with_default (resolution, "decision", NULL) != NULL)
+        state = json_object_get_string_member (resolution, "decision");
+    }
+
+  denied = g_strcmp0 (state, "deny") == 0;
+  if (g_strcmp0 (reason, "timeout") == 0)
+    text = _("Denied: no answer in time");
+  else if (g_strcmp0 (reason, "cancel") == 0)
+    text = _("Cancelled");
+  else if (g_strcmp0 (reason, "dismissed") == 0)
+    text = _("Dismissed");
+  else if (g_strcmp0 (state, "allow_edited") == 0)
+    text = _("Allowed with changes");
+  else if (g_strcmp0 (state, "allow_always") == 0)
+    text = _("Always allowed");
+  else if (denied && stop)
+    text = _("Denied, turn stopped");
+  else if (denied)
+    text = _("Denied");
+  else
+    text = _("Allowed once");
+
+  gtk_label_set_text (self->state_label, text);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), "denied");
+  gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), "allowed");
+  gtk_widget_add_css_class (GTK_WIDGET (self->state_label), denied ? "denied" : "allowed");
+
+  if (g_strcmp0 (state, "allow_always") == 0 && rule != NULL)
+    {
+      const char *scope = json_object_get_string_member_with_default (resolution, "scope", NULL);
+      detail = g_strdup_printf (_("Rule kept %s: %s"), scope_text (scope), rule);
+    }
+  else if (g_strcmp0 (state, "allow_edited") == 0 && resolution != NULL &&
+           json_object_has_member (resolution, "updated_input") &&
+           JSON_NODE_HOLDS_OBJECT (json_object_get_member (resolution, "updated_input")))
+    {
+      g_autofree char *input = object_to_json (json_object_get_object_member (resolution, "updated_input"), FALSE);
+      detail = g_strdup_printf (_("Ran with: %s"), input);
+    }
+  else if (denied && g_strcmp0 (reason, "user") == 0 && message != NULL && *message != '\0')
+    detail = g_strdup_printf (_("Told the model: “%s”"), message);
+
+  gtk_label_set_text (self->detail_label, detail != NULL ? detail : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->detail_label), detail != NULL);
+}
+
+static void
+sync_card (TallyApprovalCard *self)
+{
+  gboolean settled;
+  g_autofree char *accessible = NULL;
+
+  if (self->block == NULL)
+    return;
+
+  settled = tally_block_get_finished (self->block);
+  gtk_widget_set_visible (GTK_WIDGET (self->state_label), settled);
+  gtk_widget_set_visible (self->actions, !settled);
+  gtk_widget_set_sensitive (self->actions, !settled && !self->sent);
+
+  if (settled)
+    {
+      show_panel (self, NULL);
+      gtk_widget_set_visible (self->actions, FALSE);
+      sync_resolution (self);
+      /* A diff read now would compare with the file as it is after the
+       * call, so a card settled before it was shown has none. */
+      if (self->diff_block != self->block)
+        clear_diff (self);
+    }
+  else
+    {
+      gtk_widget_set_visible (GTK_WIDGET (self->detail_label), FALSE);
+      start_diff (self);
+    }
+
+  if (settled)
+    accessible = g_strdup_printf (_("Approval for %s: %s"), request_tool_name (self),
+                                  gtk_label_get_text (self->state_label));
+  else
+    accessible = g_strdup_printf (_("Approval for %s, waiting for your decision"), request_tool_name (self));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, accessible, -1);
+
+  if (settled)
+    gtk_widget_add_css_class (GTK_WIDGET (self), "settled");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self), "settled");
+}
+
+static void
+block_changed_cb (TallyApprovalCard *self)
+{
+  sync_card (self);
+}
+
+static void
+tally_approval_card_root (GtkWidget *widget)
+{
+  TallyApprovalCard *self = TALLY_APPROVAL_CARD (widget);
+
+  GTK_WIDGET_CLASS (tally_approval_card_parent_class)->root (widget);
+
+  /* Inside a transcript view the workspace is known now. */
+  if (self->block != NULL && !tally_block_get_finished (self->block))
+    start_diff (self);
+}
+
+static void
+style_dark_cb (TallyApprovalCard *self)
+{
+  GtkSourceStyleSchemeManager *manager = gtk_source_style_scheme_manager_get_default ();
+  GtkSourceStyleScheme *scheme;
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+
+  scheme = gtk_source_style_scheme_manager_get_scheme (manager, tally_cards_is_dark () ? "Adwaita-dark" : "Adwaita");
+  if (scheme != NULL)
+    gtk_source_buffer_set_style_scheme (GTK_SOURCE_BUFFER (buffer), scheme);
+}
+
+static void
+tally_approval_card_dispose (GObject *object)
+{
+  TallyApprovalCard *self = (TallyApprovalCard *)object;
+
+  tally_approval_card_set_block (self, NULL);
+  g_cancellable_cancel (self->diff_cancellable);
+  g_clear_object (&self->diff_cancellable);
+
+  gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_APPROVAL_CARD);
+
+  G_OBJECT_CLASS (tally_approval_card_parent_class)->dispose (object);
+}
+
+static void
+tally_approval_card_finalize (GObject *object)
+{
+  TallyApprovalCard *self = (TallyApprovalCard *)object;
+
+  g_free (self->workspace);
+  g_clear_pointer (&self->suggestions, json_array_unref);
+
+  G_OBJECT_CLASS (tally_approval_card_parent_class)->finalize (object);
+}
+
+static void
+tally_approval_card_get_property (GObject    *object,
+                                  guint       prop_id,
+                                  GValue     *value,
+                                  GParamSpec *pspec)
+{
+  TallyApprovalCard *self = TALLY_APPROVAL_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      g_value_set_object (value, self->block);
+      break;
+    case PROP_WORKSPACE:
+      g_value_set_string (value, self->workspace);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_approval_card_set_property (GObject      *object,
+                                  guint         prop_id,
+                                  const GValue *value,
+                                  GParamSpec   *pspec)
+{
+  TallyApprovalCard *self = TALLY_APPROVAL_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      tally_approval_card_set_block (self, g_value_get_object (value));
+      break;
+    case PROP_WORKSPACE:
+      tally_approval_card_set_workspace (self, g_value_get_string (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_approval_card_class_init (TallyApprovalCardClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_approval_card_dispose;
+  object_class->finalize = tally_approval_card_finalize;
+  object_class->get_property = tally_approval_card_get_property;
+  object_class->set_property = tally_approval_card_set_property;
+  widget_class->root = tally_approval_card_root;
+
+  tally_cards_ui_ensure ();
+  gtk_source_init ();
+  g_type_ensure (GTK_SOURCE_TYPE_VIEW);
+
+  /**
+   * TallyApprovalCard:block:
+   *
+   * The %TALLY_BLOCK_APPROVAL block shown, or %NULL.
+   */
+  properties[PROP_BLOCK] =
+    g_param_spec_object ("block", NULL, NULL, TALLY_TYPE_BLOCK,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * TallyApprovalCard:workspace:
+   *
+   * The session's workspace folder, against which the diff of a `Write`
+   * or `Edit` resolves its path. When %NULL the card asks the transcript
+   * view it is shown in (tally_transcript_view_get_workspace()); without
+   * either, no diff is shown.
+   */
+  properties[PROP_WORKSPACE] =
+    g_param_spec_string ("workspace", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * TallyApprovalCard::decided:
+   * @self: the card
+   * @decision: the #TallyDecision, as an int
+   * @updated_input: (nullable): for %TALLY_DECISION_ALLOW_EDITED, the
+   *   edited input (a JSON object; valid during the emission)
+   * @rule: (nullable): for %TALLY_DECISION_ALLOW_ALWAYS, the rule pattern
+   *   the card showed, exactly as suggested (%NULL when the request had no
+   *   suggestion)
+   * @scope: (nullable): the rule's scope (`session`, `workspace`,
+   *   `global`)
+   * @message: (nullable): for a denial, the analyst's message, verbatim;
+   *   %NULL when none was typed
+   *
+   * Emitted once when the analyst decides. Hand the values to
+   * tally_agent_resolve_approval(); the card offers no more buttons until
+   * it is bound to another block.
+   */
+  signals[DECIDED] =
+    g_signal_new ("decided", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 5,
+                  G_TYPE_INT, JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE,
+                  G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING);
+
+  gtk_widget_class_install_action (widget_class, "card.deny-stop", NULL, deny_stop_action);
+  gtk_widget_class_install_action (widget_class, "card.cancel", NULL, cancel_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "card.cancel", NULL);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/cards/tally-approval-card.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, content);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, title_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, state_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, summary_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, diff_scroller);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, diff_view);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, diff_note);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, warning_box);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, detail_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_panel);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_view);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_error);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, always_panel);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, rule_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, rule_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, always_confirm_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, scope_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, deny_panel);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, deny_entry);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, actions);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, allow_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, always_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, deny_button);
+  gtk_widget_class_bind_template_callback (widget_class, allow_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, edit_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, edit_confirm_cb);
+  gtk_widget_class_bind_template_callback (widget_class, always_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, always_confirm_cb);
+  gtk_widget_class_bind_template_callback (widget_class, deny_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, deny_confirm_cb);
+  gtk_widget_class_set_css_name (widget_class, "tallyapprovalcard");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+static void
+tally_approval_card_init (TallyApprovalCard *self)
+{
+  GtkSourceLanguageManager *languages = gtk_source_language_manager_get_default ();
+  GtkSourceLanguage *json = gtk_source_language_manager_get_language (languages, "json");
+  GtkTextBuffer *buffer;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+  if (json != NULL)
+    gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), json);
+  style_dark_cb (self);
+  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
+                           G_CALLBACK (style_dark_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->rule_dropdown, "notify::selected",
+                           G_CALLBACK (sync_rule), self, G_CONNECT_SWAPPED);
+}
+
+/**
+ * tally_approval_card_new:
+ *
+ * Creates an empty approval card; give it a block with
+ * tally_approval_card_set_block().
+ *
+ * Returns: (transfer floating): a new #TallyApprovalCard
+ */
+GtkWidget *
+tally_approval_card_new (void)
+{
+  return g_object_new (TALLY_TYPE_APPROVAL_CARD, NULL);
+}
+
+/**
+ * tally_approval_card_get_block:
+ * @self: a #TallyApprovalCard
+ *
+ * Returns: (transfer none) (nullable): the block shown
+ */
+TallyBlock *
+tally_approval_card_get_block (TallyApprovalCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPROVAL_CARD (self), NULL);
+  return self->block;
+}
+
+/**
+ * tally_approval_card_set_block:
+ * @self: a #TallyApprovalCard
+ * @block: (nullable): a %TALLY_BLOCK_APPROVAL block, or %NULL to unbind
+ *
+ * Shows @block: its request while it is pending (`details` is the
+ * `approval_request` event), its decision once it is settled (`details`
+ * then holds the `approval_resolved` event as `resolution`). The card
+ * follows the block's changes until the next call; a reference is held.
+ * Any open panel closes and typed text is dropped.
+ */
+void
+tally_approval_card_set_block (TallyApprovalCard *self,
+                               TallyBlock        *block)
+{
+  g_return_if_fail (TALLY_IS_APPROVAL_CARD (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->block != NULL)
+    g_signal_handlers_disconnect_by_data (self->block, self);
+  g_set_object (&self->block, block);
+
+  self->sent = FALSE;
+  show_panel (self, NULL);
+  gtk_editable_set_text (GTK_EDITABLE (self->deny_entry), "");
+  gtk_widget_set_visible (GTK_WIDGET (self->edit_error), FALSE);
+  clear_diff (self);
+
+  if (block != NULL)
+    {
+      g_signal_connect_swapped (block, "notify::state", G_CALLBACK (block_changed_cb), self);
+      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_changed_cb), self);
+      sync_request (self);
+      sync_card (self);
+    }
+
+  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
+}
+
+/**
+ * tally_approval_card_get_workspace:
+ * @self: a #TallyApprovalCard
+ *
+ * Returns: (transfer none) (nullable): the workspace set with
+ *   tally_approval_card_set_workspace()
+ */
+const char *
+tally_approval_card_get_workspace (TallyApprovalCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPROVAL_CARD (self), NULL);
+  return self->workspace;
+}
+
+/**
+ * tally_approval_card_set_workspace:
+ * @self: a #TallyApprovalCard
+ * @workspace: (nullable): the session's workspace folder (absolute)
+ *
+ * Sets the folder that relative paths of a `Write` or `Edit` resolve
+ * against for the diff; see #TallyApprovalCard:workspace.
+ */
+void
+tally_approval_card_set_workspace (TallyApprovalCard *self,
+                                   const char        *workspace)
+{
+  g_return_if_fail (TALLY_IS_APPROVAL_CARD (self));
+
+  if (g_strcmp0 (self->workspace, workspace) == 0)
+    return;
+  g_free (self->workspace);
+  self->workspace = g_strdup (workspace);
+
+  if (self->block != NULL && !tally_block_get_finished (self->block))
+    {
+      self->diff_block = NULL;
+      start_diff (self);
+    }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKSPACE]);
+}

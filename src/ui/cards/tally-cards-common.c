@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-cards"
+
+#include "config.h"
+
+#include <adwaita.h>
+
+#include "tally-cards-common.h"
+#include "tally-cards-resources.h"
+#include "tally-transcript-view.h"
+
+/*
+ * What the three cards share: their resources and style sheet (registered
+ * by hand, since a constructor in a static library's object file that
+ * nobody references would be dropped by the linker), and what a card
+ * learns from the transcript it sits in. A card only holds its block; the
+ * transcript view above it knows the other blocks (whether a plan was
+ * acted on, the plan's previous version) and the session's workspace (for
+ * the diff of a Write or Edit).
+ */
+
+#define STYLE_RESOURCE "/io/github/tallyapp/Tally/cards/tally-cards.css"
+
+/**
+ * tally_cards_ui_ensure:
+ *
+ * Registers the cards' resources (templates, style sheet) and installs
+ * their style sheet for the default display, once. Every card calls it
+ * from its class_init; it is safe to call any number of times from the
+ * main thread.
+ */
+void
+tally_cards_ui_ensure (void)
+{
+  static gboolean registered;
+  static gboolean styled;
+  GdkDisplay *display;
+
+  if (!registered)
+    {
+      tally_cards_register_resource ();
+      registered = TRUE;
+    }
+
+  if (styled)
+    return;
+
+  display = gdk_display_get_default ();
+  if (display != NULL)
+    {
+      g_autoptr(GtkCssProvider) provider = gtk_css_provider_new ();
+
+      gtk_css_provider_load_from_resource (provider, STYLE_RESOURCE);
+      gtk_style_context_add_provider_for_display (display,
+                                                  GTK_STYLE_PROVIDER (provider),
+                                                  GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+      styled = TRUE;
+    }
+}
+
+/**
+ * tally_cards_find_transcript:
+ * @widget: a card (or any widget inside a transcript view)
+ *
+ * Returns: (transfer none) (nullable): the blocks of the #TallyTranscriptView
+ *   that @widget is shown in, or %NULL when it is not inside one
+ */
+GListModel *
+tally_cards_find_transcript (GtkWidget *widget)
+{
+  GtkWidget *view;
+
+  g_return_val_if_fail (GTK_IS_WIDGET (widget), NULL);
+
+  view = gtk_widget_get_ancestor (widget, TALLY_TYPE_TRANSCRIPT_VIEW);
+  return view != NULL ? tally_transcript_view_get_model (TALLY_TRANSCRIPT_VIEW (view)) : NULL;
+}
+
+/**
+ * tally_cards_find_workspace:
+ * @widget: a card (or any widget inside a transcript view)
+ *
+ * Returns: (transfer none) (nullable): the workspace folder of the session
+ *   shown by the #TallyTranscriptView above @widget, or %NULL
+ */
+const char *
+tally_cards_find_workspace (GtkWidget *widget)
+{
+  GtkWidget *view;
+
+  g_return_val_if_fail (GTK_IS_WIDGET (widget), NULL);
+
+  view = gtk_widget_get_ancestor (widget, TALLY_TYPE_TRANSCRIPT_VIEW);
+  return view != NULL ? tally_transcript_view_get_workspace (TALLY_TRANSCRIPT_VIEW (view)) : NULL;
+}
+
+/**
+ * tally_cards_block_is_followed:
+ * @blocks: a #GListModel of #TallyBlock
+ * @block: one of its blocks
+ *
+ * Tells whether the analyst has moved on from @block: a later user message
+ * (%TALLY_BLOCK_USER) or a later plan (%TALLY_BLOCK_PLAN) exists. Looks
+ * from the end back to @block, so it costs little for recent blocks.
+ *
+ * Returns: %TRUE when such a block follows @block; %FALSE otherwise, and
+ *   when @block is not in @blocks
+ */
+gboolean
+tally_cards_block_is_followed (GListModel *blocks,
+                               TallyBlock *block)
+{
+  gboolean followed = FALSE;
+
+  g_return_val_if_fail (G_IS_LIST_MODEL (blocks), FALSE);
+  g_return_val_if_fail (TALLY_IS_BLOCK (block), FALSE);
+
+  for (guint i = g_list_model_get_n_items (blocks); i > 0; i--)
+    {
+      g_autoptr(TallyBlock) item = g_list_model_get_item (blocks, i - 1);
+      TallyBlockKind kind;
+
+      if (item == block)
+        return followed;
+      kind = tally_block_get_kind (item);
+      if (kind == TALLY_BLOCK_USER || kind == TALLY_BLOCK_PLAN)
+        followed = TRUE;
+    }
+
+  return FALSE;
+}
+
+/**
+ * tally_cards_find_previous_plan:
+ * @blocks: a #GListModel of #TallyBlock
+ * @block: a %TALLY_BLOCK_PLAN block of @blocks
+ *
+ * Finds the version of the same plan (same `plan_id`) shown before @block:
+ * the nearest earlier plan block with that id.
+ *
+ * Returns: (transfer full) (nullable): the earlier version, or %NULL
+ */
+TallyBlock *
+tally_cards_find_previous_plan (GListModel *blocks,
+                                TallyBlock *block)
+{
+  const char *plan_id;
+  guint n;
+  guint position = G_MAXUINT;
+
+  g_return_val_if_fail (G_IS_LIST_MODEL (blocks), NULL);
+  g_return_val_if_fail (TALLY_IS_BLOCK (block), NULL);
+
+  plan_id = tally_cards_details_string (block, "plan_id");
+  n = g_list_model_get_n_items (blocks);
+  for (guint i = n; i > 0; i--)
+    {
+      g_autoptr(TallyBlock) item = g_list_model_get_item (blocks, i - 1);
+
+      if (item == block)
+        {
+          position = i - 1;
+          break;
+        }
+    }
+
+  for (guint i = position; position != G_MAXUINT && i > 0; i--)
+    {
+      g_autoptr(TallyBlock) item = g_list_model_get_item (blocks, i - 1);
+
+      if (tally_block_get_kind (item) == TALLY_BLOCK_PLAN &&
+          g_strcmp0 (tally_cards_details_string (item, "plan_id"), plan_id) == 0)
+        return g_steal_pointer (&item);
+    }
+
+  return NULL;
+}
+
+/**
+ * tally_cards_details_string:
+ * @block: a block
+ * @member: a member of the block's details (its event)
+ *
+ * Returns: (transfer none) (nullable): the string value of @member in the
+ *   block's details, or %NULL when it is missing or not a string
+ */
+const char *
+tally_cards_details_string (TallyBlock *block,
+                            const char *member)
+{
+  JsonObject *details;
+  JsonNode *node;
+
+  g_return_val_if_fail (TALLY_IS_BLOCK (block), NULL);
+
+  details = tally_block_get_details (block);
+  if (details == NULL)
+    return NULL;
+  node = json_object_get_member (details, member);
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+/**
+ * tally_cards_get_resolution:
+ * @block: an approval or question block
+ *
+ * Returns: (transfer none) (nullable): the resolution event a settled card
+ *   keeps in its details (`resolution`), or %NULL while it is pending
+ */
+JsonObject *
+tally_cards_get_resolution (TallyBlock *block)
+{
+  JsonObject *details;
+  JsonNode *node;
+
+  g_return_val_if_fail (TALLY_IS_BLOCK (block), NULL);
+
+  details = tally_block_get_details (block);
+  if (details == NULL)
+    return NULL;
+  node = json_object_get_member (details, "resolution");
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+/**
+ * tally_cards_is_dark:
+ *
+ * Returns: whether libadwaita shows the dark style now
+ */
+gboolean
+tally_cards_is_dark (void)
+{
+  return adw_style_manager_get_dark (adw_style_manager_get_default ());
+}

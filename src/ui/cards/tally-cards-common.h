@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "tally-block.h"
+
+G_BEGIN_DECLS
+
+void        tally_cards_ui_ensure              (void);
+GListModel *tally_cards_find_transcript        (GtkWidget   *widget);
+const char *tally_cards_find_workspace         (GtkWidget   *widget);
+gboolean    tally_cards_block_is_followed      (GListModel  *blocks,
+                                                TallyBlock  *block);
+TallyBlock *tally_cards_find_previous_plan     (GListModel  *blocks,
+                                                TallyBlock  *block);
+const char *tally_cards_details_string         (TallyBlock  *block,
+                                                const char  *member);
+JsonObject *tally_cards_get_resolution         (TallyBlock  *block);
+gboolean    tally_cards_is_dark                (void);
+
+G_END_DECLS

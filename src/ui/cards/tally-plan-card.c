@@ -1,0 +1,1209 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-cards"
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+#include <md4c-html.h>
+#include <string.h>
+
+#include "tally-cards-config.h"
+#if TALLY_HAVE_WEBKIT
+#include <webkit/webkit.h>
+#endif
+
+#include "tally-plan-card-private.h"
+#include "tally-card-diff.h"
+#include "tally-cards-common.h"
+#include "tally-markdown-view.h"
+
+/**
+ * TallyPlanCard:
+ *
+ * The card of a plan the model proposed with `ExitPlanMode` (a
+ * %TALLY_BLOCK_PLAN block; DESIGN "Plans"): the plan's markdown, its
+ * version, and the buttons that write the next message, "Implement" and
+ * "Refine" (#TallyPlanCard::implement, #TallyPlanCard::refine). From the
+ * second version on, an expander shows the lines that changed since the
+ * version before (found in the transcript the card is shown in).
+ *
+ * Only the newest plan can be acted on: once a later user message or plan
+ * follows it in the transcript, or Implement was pressed, the buttons go.
+ * Old versions stay readable.
+ *
+ * Rendering. The markdown is turned into HTML by md4c (GitHub dialect,
+ * raw HTML escaped) and shown by WebKitGTK, in a page that can load
+ * nothing (a Content-Security-Policy of `default-src 'none'`, images only
+ * from data: URLs) and runs none of its own script (script in markup is
+ * off; only the card's own measuring call runs). The card allows only the
+ * load of its own page; a clicked link opens in the browser, never in the
+ * card. The web view is as tall as the page (measured after each load and
+ * when the width changes), so it never scrolls inside the transcript. Its
+ * colours follow libadwaita's light or dark style; the page is rebuilt
+ * when that changes. Its background is transparent, so the card shows
+ * through.
+ *
+ * WebKit is heavy: each web process costs hundreds of megabytes. So
+ * nothing of WebKit is created until the first plan card gets a plan, and
+ * then one web context, one ephemeral network session and one web process
+ * (every later view is created related to a live one) serve all plan
+ * cards. When WebKit is not built in, `TALLY_NO_WEBKIT=1` is set, the web
+ * process dies or a page fails to load or measure, the card shows the
+ * same plan with #TallyMarkdownView instead.
+ */
+
+struct _TallyPlanCard
+{
+  GtkWidget     parent_instance;
+
+  /* Template */
+  GtkWidget    *box;
+  GtkLabel     *version_label;
+  GtkWidget    *content_box;
+  GtkExpander  *changes_expander;
+  GtkTextView  *changes_view;
+  GtkWidget    *actions;
+  GtkButton    *implement_button;
+  GtkButton    *refine_button;
+
+  /* The block and the transcript around it */
+  TallyBlock   *block;
+  GListModel   *transcript;        /* the view's model while rooted */
+  gboolean      implemented;
+
+  /* Rendering */
+  GtkWidget    *web_view;          /* a WebKitWebView, or NULL */
+  GtkWidget    *native_view;       /* a TallyMarkdownView, or NULL */
+  char         *page;              /* the HTML last loaded */
+  gboolean      expecting_load;
+  int           content_height;    /* measured; 0 until then */
+  int           measured_width;
+  guint         measure_id;
+  GCancellable *cancellable;
+};
+
+G_DEFINE_FINAL_TYPE (TallyPlanCard, tally_plan_card, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_BLOCK,
+  PROP_ACTIVE,
+  N_PROPS
+};
+
+enum {
+  IMPLEMENT,
+  REFINE,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static void launch_uri_default (GtkWidget  *card,
+                                const char *uri);
+
+static TallyPlanUriLauncher uri_launcher = launch_uri_default;
+
+/* The page */
+
+static void
+append_html_cb (const MD_CHAR *text,
+                MD_SIZE        size,
+                void          *user_data)
+{
+  g_string_append_len (user_data, text, size);
+}
+
+/* A font family name as a CSS string: quotes and anything that could end
+ * the style sheet are left out. */
+static char *
+css_font_family (const char *family)
+{
+  GString *out = g_string_new ("\"");
+
+  for (const char *p = family; p != NULL && *p != '\0'; p++)
+    if (g_ascii_isalnum (*p) || *p == ' ' || *p == '-' || *p == '_')
+      g_string_append_c (out, *p);
+  g_string_append (out, "\", ");
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * _tally_plan_card_build_page:
+ * @markdown: (nullable): the plan
+ * @style: (nullable): colours and font; %NULL for light with the system's
+ *   sans-serif at 11 pt
+ *
+ * Builds the HTML page a plan card loads: @markdown rendered by md4c with
+ * %MD_DIALECT_GITHUB and %MD_FLAG_NOHTML (raw HTML in the plan comes out
+ * escaped, as text), under a Content-Security-Policy that allows inline
+ * style and data: images only, with colours for light or dark.
+ *
+ * Returns: (transfer full): the page
+ */
+char *
+_tally_plan_card_build_page (const char               *markdown,
+                             const TallyPlanPageStyle *style)
+{
+  static const TallyPlanPageStyle light = { FALSE, NULL, 0 };
+  g_autoptr(GString) body = g_string_new (NULL);
+  g_autofree char *family = NULL;
+  GString *page;
+  const char *fg, *accent, *subtle, *border;
+  double size;
+
+  if (style == NULL)
+    style = &light;
+  if (markdown == NULL)
+    markdown = "";
+
+  if (md_html (markdown, strlen (markdown), append_html_cb, body,
+               MD_DIALECT_GITHUB | MD_FLAG_NOHTML, 0) != 0)
+    {
+      /* md4c refuses only on running out of memory; show the text. */
+      g_autofree char *escaped = g_markup_escape_text (markdown, -1);
+      g_string_assign (body, "<pre>");
+      g_string_append (body, escaped);
+      g_string_append (body, "</pre>");
+    }
+
+  /* libadwaita's palette (window foreground, accent) for each style. */
+  if (style->dark)
+    {
+      fg = "#ffffff";
+      accent = "#78aeed";
+      subtle = "rgba(255, 255, 255, 0.08)";
+      border = "rgba(255, 255, 255, 0.15)";
+    }
+  else
+    {
+      fg = "rgba(0, 0, 0, 0.8)";
+      accent = "#1c71d8";
+      subtle = "rgba(0, 0, 0, 0.05)";
+      border = "rgba(0, 0, 0, 0.15)";
+    }
+  family = style->font_family != NULL ? css_font_family (style->font_family) : g_strdup ("");
+  size = style->font_size_pt > 0 ? style->font_size_pt : 11.0;
+
+  page = g_string_new (NULL);
+  g_string_append (page,
+                   "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+                   "<meta http-equiv=\"Content-Security-Policy\" "
+                   "content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n");
+  g_string_append_printf (page, "<meta name=\"color-scheme\" content=\"%s\">\n<style>\n",
+                          style->dark ? "dark" : "light");
+  g_string_append_printf (page,
+                          ":root { color-scheme: %s; }\n"
+                          "html, body { margin: 0; padding: 0; background: transparent; overflow: hidden; }\n"
+                          "body { color: %s; font-family: %ssans-serif; line-height: 1.5; "
+                          "overflow-wrap: anywhere; -webkit-user-select: text; }\n",
+                          style->dark ? "dark" : "light", fg, family);
+  {
+    char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+    g_string_append_printf (page, "body { font-size: %spt; }\n",
+                            g_ascii_formatd (number, sizeof number, "%.1f", size));
+  }
+  g_string_append_printf (page,
+                          "#plan { display: flow-root; padding: 0 1px; }\n"
+                          "#plan > :first-child { margin-top: 0; }\n"
+                          "#plan > :last-child { margin-bottom: 0; }\n"
+                          "h1, h2, h3, h4, h5, h6 { line-height: 1.25; margin: 1.1em 0 0.45em; }\n"
+                          "h1 { font-size: 1.35em; } h2 { font-size: 1.2em; } h3 { font-size: 1.05em; }\n"
+                          "h4, h5, h6 { font-size: 1em; }\n"
+                          "p, ul, ol, pre, table, blockquote { margin: 0 0 0.7em; }\n"
+                          "ul, ol { padding-left: 1.6em; }\n"
+                          "li { margin: 0.2em 0; }\n"
+                          "li > ul, li > ol { margin: 0.2em 0; }\n"
+                          "a { color: %s; }\n"
+                          "code { font-family: monospace; font-size: 0.9em; background: %s; "
+                          "padding: 0.1em 0.3em; border-radius: 4px; }\n"
+                          "pre { background: %s; padding: 8px 10px; border-radius: 6px; "
+                          "white-space: pre-wrap; }\n"
+                          "pre code { background: none; padding: 0; }\n"
+                          "table { border-collapse: collapse; }\n"
+                          "th, td { border: 1px solid %s; padding: 3px 8px; text-align: left; }\n"
+                          "th { background: %s; }\n"
+                          "blockquote { border-left: 3px solid %s; margin-left: 0; padding-left: 10px; }\n"
+                          "hr { border: none; border-top: 1px solid %s; }\n"
+                          "input[type=checkbox] { margin: 0 0.4em 0 0; }\n"
+                          "li.task-list-item { list-style: none; margin-left: -1.3em; }\n"
+                          "img { max-width: 100%%; }\n"
+                          "</style></head>\n<body><div id=\"plan\">\n",
+                          accent, subtle, subtle, border, subtle, border, border);
+  g_string_append_len (page, body->str, body->len);
+  g_string_append (page, "</div></body></html>\n");
+
+  return g_string_free (page, FALSE);
+}
+
+/**
+ * _tally_plan_card_classify_navigation:
+ * @uri: the URI a navigation goes to
+ * @link_clicked: whether the analyst clicked a link (or a new window was
+ *   asked for)
+ * @expecting_load: whether the card has just loaded its own page
+ *
+ * The card's navigation rule: its own page load (to `about:blank`, which
+ * is where tally loads the page) is allowed; a clicked http, https or
+ * mailto link is opened outside; anything else is ignored.
+ *
+ * Returns: what to do
+ */
+TallyPlanNavigation
+_tally_plan_card_classify_navigation (const char *uri,
+                                      gboolean    link_clicked,
+                                      gboolean    expecting_load)
+{
+  g_autofree char *scheme = NULL;
+
+  if (uri == NULL)
+    return TALLY_PLAN_NAVIGATION_IGNORE;
+
+  if (link_clicked)
+    {
+      scheme = g_uri_parse_scheme (uri);
+      if (scheme != NULL &&
+          (g_ascii_strcasecmp (scheme, "http") == 0 || g_ascii_strcasecmp (scheme, "https") == 0 ||
+           g_ascii_strcasecmp (scheme, "mailto") == 0))
+        return TALLY_PLAN_NAVIGATION_OPEN;
+      return TALLY_PLAN_NAVIGATION_IGNORE;
+    }
+
+  if (expecting_load && g_str_equal (uri, "about:blank"))
+    return TALLY_PLAN_NAVIGATION_ALLOW;
+
+  return TALLY_PLAN_NAVIGATION_IGNORE;
+}
+
+static void
+launch_done_cb (GObject      *object,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!g_app_info_launch_default_for_uri_finish (result, &error))
+    g_warning ("Could not open a link of a plan: %s", error->message);
+}
+
+static void
+launch_uri_default (GtkWidget  *card,
+                    const char *uri)
+{
+  g_autoptr(GdkAppLaunchContext) context = gdk_display_get_app_launch_context (gtk_widget_get_display (card));
+
+  g_app_info_launch_default_for_uri_async (uri, G_APP_LAUNCH_CONTEXT (context), NULL, launch_done_cb, NULL);
+}
+
+/**
+ * _tally_plan_card_set_uri_launcher:
+ * @launcher: (nullable): what opens a clicked link; %NULL restores the
+ *   default (the desktop's browser)
+ *
+ * Lets a test see the links a card would open instead of opening them.
+ */
+void
+_tally_plan_card_set_uri_launcher (TallyPlanUriLauncher launcher)
+{
+  uri_launcher = launcher != NULL ? launcher : launch_uri_default;
+}
+
+/* WebKit, shared by every plan card */
+
+#if TALLY_HAVE_WEBKIT
+static WebKitWebContext *shared_context;
+static WebKitNetworkSession *shared_session;
+static GPtrArray *live_views;       /* WebKitWebView, weak */
+#endif
+static gboolean webkit_broken;      /* the web process died; stay native */
+
+static gboolean
+webkit_allowed (void)
+{
+#if TALLY_HAVE_WEBKIT
+  const char *no_webkit = g_getenv ("TALLY_NO_WEBKIT");
+
+  if (no_webkit != NULL && *no_webkit != '\0' && !g_str_equal (no_webkit, "0"))
+    return FALSE;
+  return !webkit_broken;
+#else
+  return FALSE;
+#endif
+}
+
+/**
+ * _tally_plan_card_webkit_started:
+ *
+ * Returns: whether any plan card has created WebKit's context yet (it is
+ *   created with the first web view and kept)
+ */
+gboolean
+_tally_plan_card_webkit_started (void)
+{
+#if TALLY_HAVE_WEBKIT
+  return shared_context != NULL;
+#else
+  return FALSE;
+#endif
+}
+
+#if TALLY_HAVE_WEBKIT
+static void
+live_view_gone (gpointer  data,
+                GObject  *where_the_view_was)
+{
+  g_ptr_array_remove (live_views, where_the_view_was);
+}
+
+static GtkWidget *
+create_web_view (void)
+{
+  WebKitWebView *related = NULL;
+  GtkWidget *view;
+
+  if (shared_context == NULL)
+    {
+      shared_context = webkit_web_context_new ();
+      webkit_web_context_set_cache_model (shared_context, WEBKIT_CACHE_MODEL_DOCUMENT_VIEWER);
+      shared_session = webkit_network_session_new_ephemeral ();
+      live_views = g_ptr_array_new ();
+    }
+
+  if (live_views->len > 0)
+    related = g_ptr_array_index (live_views, 0);
+
+  if (related != NULL)
+    {
+      /* Same web process, settings and network session as the others. */
+      view = g_object_new (WEBKIT_TYPE_WEB_VIEW, "related-view", related, NULL);
+    }
+  else
+    {
+      g_autoptr(WebKitSettings) settings = webkit_settings_new ();
+
+      /* Script in the page never runs; the card's own measuring call
+       * (webkit_web_view_evaluate_javascript) still does. */
+      webkit_settings_set_enable_javascript (settings, TRUE);
+      webkit_settings_set_enable_javascript_markup (settings, FALSE);
+      webkit_settings_set_javascript_can_open_windows_automatically (settings, FALSE);
+      webkit_settings_set_javascript_can_access_clipboard (settings, FALSE);
+      webkit_settings_set_enable_developer_extras (settings, FALSE);
+      webkit_settings_set_enable_page_cache (settings, FALSE);
+      webkit_settings_set_enable_html5_local_storage (settings, FALSE);
+      webkit_settings_set_enable_html5_database (settings, FALSE);
+      webkit_settings_set_enable_webgl (settings, FALSE);
+      webkit_settings_set_enable_webaudio (settings, FALSE);
+      webkit_settings_set_enable_media (settings, FALSE);
+      webkit_settings_set_enable_back_forward_navigation_gestures (settings, FALSE);
+      webkit_settings_set_enable_smooth_scrolling (settings, FALSE);
+
+      view = g_object_new (WEBKIT_TYPE_WEB_VIEW,
+                           "web-context", shared_context,
+                           "network-session", shared_session,
+                           "settings", settings,
+                           NULL);
+    }
+
+  g_ptr_array_add (live_views, view);
+  g_object_weak_ref (G_OBJECT (view), live_view_gone, NULL);
+  return view;
+}
+#endif
+
+/* Rendering */
+
+static void use_native (TallyPlanCard *self);
+
+static void
+page_style (TallyPlanCard      *self,
+            TallyPlanPageStyle *style,
+            char              **family)
+{
+  g_autofree char *font_name = NULL;
+  PangoFontDescription *description;
+
+  style->dark = tally_cards_is_dark ();
+  style->font_family = NULL;
+  style->font_size_pt = 0;
+  *family = NULL;
+
+  g_object_get (gtk_widget_get_settings (GTK_WIDGET (self)), "gtk-font-name", &font_name, NULL);
+  if (font_name == NULL)
+    return;
+
+  description = pango_font_description_from_string (font_name);
+  if (pango_font_description_get_family (description) != NULL)
+    *family = g_strdup (pango_font_description_get_family (description));
+  style->font_family = *family;
+  if (!pango_font_description_get_size_is_absolute (description))
+    style->font_size_pt = (double) pango_font_description_get_size (description) / PANGO_SCALE;
+  pango_font_description_free (description);
+}
+
+static const char *
+block_markdown (TallyPlanCard *self)
+{
+  const char *markdown = self->block != NULL ? tally_block_get_text (self->block) : NULL;
+
+  return markdown != NULL ? markdown : "";
+}
+
+#if TALLY_HAVE_WEBKIT
+static void
+measured_cb (GObject      *object,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  g_autoptr(TallyPlanCard) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JSCValue) value = NULL;
+  int height;
+
+  value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (object), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || (GtkWidget *) object != self->web_view)
+    return;
+
+  if (value == NULL || !jsc_value_is_number (value))
+    {
+      g_warning ("Could not measure a plan's page (%s); showing it natively",
+                 error != NULL ? error->message : "not a number");
+      use_native (self);
+      return;
+    }
+
+  height = MAX (1, jsc_value_to_int32 (value));
+  if (height != self->content_height)
+    {
+      self->content_height = height;
+      gtk_widget_set_size_request (self->web_view, -1, height);
+    }
+}
+
+static gboolean
+measure_cb (gpointer user_data)
+{
+  TallyPlanCard *self = user_data;
+  static const char script[] =
+    "Math.ceil(document.getElementById('plan').getBoundingClientRect().height)";
+  int width;
+
+  self->measure_id = 0;
+  if (self->web_view == NULL || self->expecting_load ||
+      webkit_web_view_is_loading (WEBKIT_WEB_VIEW (self->web_view)))
+    return G_SOURCE_REMOVE;
+
+  /* Until the view has its width the page's height means nothing; the
+   * allocation measures again. */
+  width = gtk_widget_get_width (self->web_view);
+  if (width <= 1)
+    return G_SOURCE_REMOVE;
+
+  self->measured_width = width;
+  webkit_web_view_evaluate_javascript (WEBKIT_WEB_VIEW (self->web_view), script, -1,
+                                       NULL, NULL, self->cancellable, measured_cb, g_object_ref (self));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_measure (TallyPlanCard *self,
+                  guint          delay_ms)
+{
+  g_clear_handle_id (&self->measure_id, g_source_remove);
+  self->measure_id = g_timeout_add (delay_ms, measure_cb, self);
+}
+
+static void
+load_changed_cb (WebKitWebView   *view,
+                 WebKitLoadEvent  event,
+                 TallyPlanCard   *self)
+{
+  if (event == WEBKIT_LOAD_COMMITTED)
+    self->expecting_load = FALSE;
+  else if (event == WEBKIT_LOAD_FINISHED)
+    {
+      self->expecting_load = FALSE;
+      schedule_measure (self, 0);
+    }
+}
+
+static gboolean
+load_failed_cb (WebKitWebView   *view,
+                WebKitLoadEvent  event,
+                const char      *uri,
+                GError          *error,
+                TallyPlanCard   *self)
+{
+  /* An ignored navigation reports a cancelled load; the page stays. */
+  if (g_error_matches (error, WEBKIT_NETWORK_ERROR, WEBKIT_NETWORK_ERROR_CANCELLED) ||
+      g_error_matches (error, WEBKIT_POLICY_ERROR, WEBKIT_POLICY_ERROR_FRAME_LOAD_INTERRUPTED_BY_POLICY_CHANGE))
+    return TRUE;
+
+  g_warning ("A plan's page failed to load (%s); showing it natively", error->message);
+  use_native (self);
+  return TRUE;
+}
+
+static void
+web_process_terminated_cb (WebKitWebView                     *view,
+                           WebKitWebProcessTerminationReason  reason,
+                           TallyPlanCard                     *self)
+{
+  g_warning ("The web process of the plan cards ended (reason %d); plans are shown natively from now on",
+             (int) reason);
+  webkit_broken = TRUE;
+  use_native (self);
+}
+
+static gboolean
+decide_policy_cb (WebKitWebView            *view,
+                  WebKitPolicyDecision     *decision,
+                  WebKitPolicyDecisionType  type,
+                  TallyPlanCard            *self)
+{
+  WebKitNavigationAction *action;
+  const char *uri;
+  gboolean link;
+
+  if (type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE)
+    return FALSE;
+
+  action = webkit_navigation_policy_decision_get_navigation_action (WEBKIT_NAVIGATION_POLICY_DECISION (decision));
+  uri = webkit_uri_request_get_uri (webkit_navigation_action_get_request (action));
+  link = type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION ||
+         webkit_navigation_action_get_navigation_type (action) == WEBKIT_NAVIGATION_TYPE_LINK_CLICKED;
+
+  switch (_tally_plan_card_classify_navigation (uri, link, self->expecting_load))
+    {
+    case TALLY_PLAN_NAVIGATION_ALLOW:
+      webkit_policy_decision_use (decision);
+      break;
+    case TALLY_PLAN_NAVIGATION_OPEN:
+      webkit_policy_decision_ignore (decision);
+      uri_launcher (GTK_WIDGET (self), uri);
+      break;
+    case TALLY_PLAN_NAVIGATION_IGNORE:
+    default:
+      webkit_policy_decision_ignore (decision);
+      break;
+    }
+  return TRUE;
+}
+
+static gboolean
+context_menu_cb (WebKitWebView       *view,
+                 WebKitContextMenu   *menu,
+                 WebKitHitTestResult *hit,
+                 TallyPlanCard       *self)
+{
+  /* Back, Reload and Inspect mean nothing here; copying a selection
+   * still works with the keyboard. */
+  return TRUE;
+}
+
+static void
+ensure_web_view (TallyPlanCard *self)
+{
+  static const GdkRGBA transparent = { 0, 0, 0, 0 };
+
+  if (self->web_view != NULL)
+    return;
+
+  self->web_view = create_web_view ();
+  gtk_widget_set_hexpand (self->web_view, TRUE);
+  gtk_widget_set_vexpand (self->web_view, FALSE);
+  gtk_widget_set_size_request (self->web_view, -1, 1);
+  webkit_web_view_set_background_color (WEBKIT_WEB_VIEW (self->web_view), &transparent);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->web_view),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, _("The plan"), -1);
+
+  g_signal_connect_object (self->web_view, "decide-policy", G_CALLBACK (decide_policy_cb), self, 0);
+  g_signal_connect_object (self->web_view, "load-changed", G_CALLBACK (load_changed_cb), self, 0);
+  g_signal_connect_object (self->web_view, "load-failed", G_CALLBACK (load_failed_cb), self, 0);
+  g_signal_connect_object (self->web_view, "web-process-terminated",
+                           G_CALLBACK (web_process_terminated_cb), self, 0);
+  g_signal_connect_object (self->web_view, "context-menu", G_CALLBACK (context_menu_cb), self, 0);
+
+  gtk_box_append (GTK_BOX (self->content_box), self->web_view);
+}
+#endif
+
+static void
+drop_web_view (TallyPlanCard *self)
+{
+  g_clear_handle_id (&self->measure_id, g_source_remove);
+  if (self->web_view == NULL)
+    return;
+
+  g_signal_handlers_disconnect_by_data (self->web_view, self);
+  gtk_box_remove (GTK_BOX (self->content_box), self->web_view);
+  self->web_view = NULL;
+  self->content_height = 0;
+  self->measured_width = 0;
+}
+
+static void
+render_native (TallyPlanCard *self)
+{
+  if (self->native_view == NULL)
+    {
+      self->native_view = tally_markdown_view_new ();
+      gtk_widget_set_hexpand (self->native_view, TRUE);
+      gtk_box_append (GTK_BOX (self->content_box), self->native_view);
+    }
+  tally_markdown_view_set_markdown (TALLY_MARKDOWN_VIEW (self->native_view), block_markdown (self));
+}
+
+/* Falls back to the native view, for good (for this card). */
+static void
+use_native (TallyPlanCard *self)
+{
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+
+  drop_web_view (self);
+  if (self->block != NULL)
+    render_native (self);
+}
+
+static void
+render (TallyPlanCard *self)
+{
+  if (self->block == NULL)
+    return;
+
+#if TALLY_HAVE_WEBKIT
+  if (self->native_view == NULL && webkit_allowed ())
+    {
+      TallyPlanPageStyle style;
+      g_autofree char *family = NULL;
+
+      ensure_web_view (self);
+      page_style (self, &style, &family);
+      g_free (self->page);
+      self->page = _tally_plan_card_build_page (block_markdown (self), &style);
+      self->expecting_load = TRUE;
+      webkit_web_view_load_html (WEBKIT_WEB_VIEW (self->web_view), self->page, "about:blank");
+      return;
+    }
+#endif
+
+  if (self->web_view != NULL)
+    drop_web_view (self);
+  render_native (self);
+}
+
+static void
+style_dark_cb (TallyPlanCard *self)
+{
+  /* The page carries its colours; build it again for the new style. */
+  if (self->web_view != NULL)
+    render (self);
+}
+
+/* The card lays out its one child itself (no layout manager), so that it
+ * sees every allocation: GTK does not call size_allocate on a widget that
+ * has a layout manager. */
+static void
+tally_plan_card_measure (GtkWidget      *widget,
+                         GtkOrientation  orientation,
+                         int             for_size,
+                         int            *minimum,
+                         int            *natural,
+                         int            *minimum_baseline,
+                         int            *natural_baseline)
+{
+  TallyPlanCard *self = TALLY_PLAN_CARD (widget);
+
+  gtk_widget_measure (self->box, orientation, for_size, minimum, natural,
+                      minimum_baseline, natural_baseline);
+}
+
+static GtkSizeRequestMode
+tally_plan_card_get_request_mode (GtkWidget *widget)
+{
+  return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
+}
+
+static void
+tally_plan_card_size_allocate (GtkWidget *widget,
+                               int        width,
+                               int        height,
+                               int        baseline)
+{
+  TallyPlanCard *self = TALLY_PLAN_CARD (widget);
+
+  gtk_widget_allocate (self->box, width, height, baseline, NULL);
+
+#if TALLY_HAVE_WEBKIT
+  /* A new width reflows the page: measure again once it settles. */
+  if (self->web_view != NULL && !self->expecting_load && self->measure_id == 0 &&
+      gtk_widget_get_width (self->web_view) != self->measured_width)
+    schedule_measure (self, 30);
+#endif
+}
+
+/* The transcript around the card */
+
+/* The plan's version (1 when the event does not say). */
+static gint64
+block_version (TallyBlock *block)
+{
+  JsonObject *details = tally_block_get_details (block);
+  JsonNode *node = details != NULL ? json_object_get_member (details, "version") : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    return 1;
+  return json_node_get_int (node);
+}
+
+static void
+sync_active (TallyPlanCard *self)
+{
+  gboolean active = tally_plan_card_get_active (self);
+
+  gtk_widget_set_visible (self->actions, active);
+  gtk_widget_set_sensitive (self->actions, active);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ACTIVE]);
+}
+
+static void
+sync_changes (TallyPlanCard *self)
+{
+  g_autoptr(TallyBlock) previous = NULL;
+  g_autofree char *diff = NULL;
+  g_autofree char *label = NULL;
+  gint64 version;
+
+  gtk_widget_set_visible (GTK_WIDGET (self->changes_expander), FALSE);
+  if (self->block == NULL)
+    return;
+
+  version = block_version (self->block);
+  if (version <= 1 || self->transcript == NULL)
+    return;
+
+  previous = tally_cards_find_previous_plan (self->transcript, self->block);
+  if (previous == NULL)
+    return;
+
+  diff = tally_card_diff_lines (tally_block_get_text (previous), block_markdown (self), 2);
+  if (*diff == '\0')
+    {
+      g_free (diff);
+      diff = g_strdup (_("No line changed."));
+    }
+  tally_card_diff_show (self->changes_view, diff);
+  label = g_strdup_printf (_("Changes since version %d"), (int) CLAMP (version - 1, 0, G_MAXINT));
+  gtk_expander_set_label (self->changes_expander, label);
+  gtk_widget_set_visible (GTK_WIDGET (self->changes_expander), TRUE);
+}
+
+static void
+transcript_changed_cb (TallyPlanCard *self,
+                       guint          position,
+                       guint          removed,
+                       guint          added)
+{
+  sync_active (self);
+  if (removed > 0)
+    sync_changes (self);
+}
+
+static void
+set_transcript (TallyPlanCard *self,
+                GListModel    *transcript)
+{
+  if (self->transcript == transcript)
+    return;
+
+  if (self->transcript != NULL)
+    g_signal_handlers_disconnect_by_data (self->transcript, self);
+  g_set_object (&self->transcript, transcript);
+  if (transcript != NULL)
+    g_signal_connect_object (transcript, "items-changed",
+                             G_CALLBACK (transcript_changed_cb), self, G_CONNECT_SWAPPED);
+
+  sync_active (self);
+  sync_changes (self);
+}
+
+static void
+tally_plan_card_root (GtkWidget *widget)
+{
+  TallyPlanCard *self = TALLY_PLAN_CARD (widget);
+
+  GTK_WIDGET_CLASS (tally_plan_card_parent_class)->root (widget);
+  set_transcript (self, tally_cards_find_transcript (widget));
+}
+
+static void
+tally_plan_card_unroot (GtkWidget *widget)
+{
+  TallyPlanCard *self = TALLY_PLAN_CARD (widget);
+
+  set_transcript (self, NULL);
+  GTK_WIDGET_CLASS (tally_plan_card_parent_class)->unroot (widget);
+}
+
+/* Buttons */
+
+static void
+implement_clicked_cb (TallyPlanCard *self)
+{
+  g_autoptr(TallyPlanCard) hold = g_object_ref (self);
+
+  if (!tally_plan_card_get_active (self))
+    return;
+  self->implemented = TRUE;
+  sync_active (self);
+  g_signal_emit (self, signals[IMPLEMENT], 0);
+}
+
+static void
+refine_clicked_cb (TallyPlanCard *self)
+{
+  if (!tally_plan_card_get_active (self))
+    return;
+  g_signal_emit (self, signals[REFINE], 0);
+}
+
+/* Showing the block */
+
+static void
+sync_card (TallyPlanCard *self)
+{
+  gint64 version;
+  g_autofree char *text = NULL;
+  g_autofree char *accessible = NULL;
+
+  if (self->block == NULL)
+    return;
+
+  version = block_version (self->block);
+  text = g_strdup_printf (_("Version %d"), (int) CLAMP (version, 0, G_MAXINT));
+  gtk_label_set_text (self->version_label, text);
+
+  accessible = g_strdup_printf (_("Plan, version %d"), (int) CLAMP (version, 0, G_MAXINT));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, accessible, -1);
+
+  render (self);
+  sync_changes (self);
+  sync_active (self);
+}
+
+static void
+tally_plan_card_dispose (GObject *object)
+{
+  TallyPlanCard *self = (TallyPlanCard *)object;
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_handle_id (&self->measure_id, g_source_remove);
+  tally_plan_card_set_block (self, NULL);
+  set_transcript (self, NULL);
+  drop_web_view (self);
+  if (self->native_view != NULL)
+    {
+      gtk_box_remove (GTK_BOX (self->content_box), self->native_view);
+      self->native_view = NULL;
+    }
+
+  gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_PLAN_CARD);
+
+  G_OBJECT_CLASS (tally_plan_card_parent_class)->dispose (object);
+}
+
+static void
+tally_plan_card_finalize (GObject *object)
+{
+  TallyPlanCard *self = (TallyPlanCard *)object;
+
+  g_clear_object (&self->cancellable);
+  g_free (self->page);
+
+  G_OBJECT_CLASS (tally_plan_card_parent_class)->finalize (object);
+}
+
+static void
+tally_plan_card_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  TallyPlanCard *self = TALLY_PLAN_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      g_value_set_object (value, self->block);
+      break;
+    case PROP_ACTIVE:
+      g_value_set_boolean (value, tally_plan_card_get_active (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_plan_card_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  TallyPlanCard *self = TALLY_PLAN_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      tally_plan_card_set_block (self, g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_plan_card_class_init (TallyPlanCardClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_plan_card_dispose;
+  object_class->finalize = tally_plan_card_finalize;
+  object_class->get_property = tally_plan_card_get_property;
+  object_class->set_property = tally_plan_card_set_property;
+  widget_class->root = tally_plan_card_root;
+  widget_class->unroot = tally_plan_card_unroot;
+  widget_class->measure = tally_plan_card_measure;
+  widget_class->get_request_mode = tally_plan_card_get_request_mode;
+  widget_class->size_allocate = tally_plan_card_size_allocate;
+
+  tally_cards_ui_ensure ();
+
+  /**
+   * TallyPlanCard:block:
+   *
+   * The %TALLY_BLOCK_PLAN block shown, or %NULL.
+   */
+  properties[PROP_BLOCK] =
+    g_param_spec_object ("block", NULL, NULL, TALLY_TYPE_BLOCK,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * TallyPlanCard:active:
+   *
+   * Whether the plan can still be acted on (see tally_plan_card_get_active()).
+   */
+  properties[PROP_ACTIVE] =
+    g_param_spec_boolean ("active", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * TallyPlanCard::implement:
+   * @self: the card
+   *
+   * Emitted when the analyst presses Implement: send a follow-up message
+   * in ask mode that asks for the plan to be carried out. The card offers
+   * no more buttons afterwards.
+   */
+  signals[IMPLEMENT] =
+    g_signal_new ("implement", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+
+  /**
+   * TallyPlanCard::refine:
+   * @self: the card
+   *
+   * Emitted when the analyst presses Refine: let them write what to change
+   * (e.g. pre-fill and focus the composer).
+   */
+  signals[REFINE] =
+    g_signal_new ("refine", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/cards/tally-plan-card.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, box);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, version_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, content_box);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, changes_expander);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, changes_view);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, actions);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, implement_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, refine_button);
+  gtk_widget_class_bind_template_callback (widget_class, implement_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, refine_clicked_cb);
+  gtk_widget_class_set_css_name (widget_class, "tallyplancard");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+static void
+tally_plan_card_init (TallyPlanCard *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->cancellable = g_cancellable_new ();
+  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
+                           G_CALLBACK (style_dark_cb), self, G_CONNECT_SWAPPED);
+}
+
+/**
+ * tally_plan_card_new:
+ *
+ * Creates an empty plan card; give it a block with
+ * tally_plan_card_set_block(). Nothing of WebKit is created before that.
+ *
+ * Returns: (transfer floating): a new #TallyPlanCard
+ */
+GtkWidget *
+tally_plan_card_new (void)
+{
+  return g_object_new (TALLY_TYPE_PLAN_CARD, NULL);
+}
+
+/**
+ * tally_plan_card_get_block:
+ * @self: a #TallyPlanCard
+ *
+ * Returns: (transfer none) (nullable): the block shown
+ */
+TallyBlock *
+tally_plan_card_get_block (TallyPlanCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), NULL);
+  return self->block;
+}
+
+/**
+ * tally_plan_card_set_block:
+ * @self: a #TallyPlanCard
+ * @block: (nullable): a %TALLY_BLOCK_PLAN block (its text is the plan's
+ *   markdown, `details` the `plan_proposed` event with `plan_id` and
+ *   `version`), or %NULL to unbind
+ *
+ * Shows @block; a reference is held. The first plan shown by any card
+ * starts WebKit (see #TallyPlanCard). Unbinding keeps the web view for the
+ * next plan.
+ */
+void
+tally_plan_card_set_block (TallyPlanCard *self,
+                           TallyBlock    *block)
+{
+  g_return_if_fail (TALLY_IS_PLAN_CARD (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->block != NULL)
+    g_signal_handlers_disconnect_by_data (self->block, self);
+  g_set_object (&self->block, block);
+  self->implemented = FALSE;
+
+  if (block != NULL)
+    {
+      g_signal_connect_swapped (block, "notify::text", G_CALLBACK (sync_card), self);
+      sync_card (self);
+    }
+
+  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
+}
+
+/**
+ * tally_plan_card_get_active:
+ * @self: a #TallyPlanCard
+ *
+ * A plan is active while it can be acted on: it is shown, Implement was
+ * not pressed, and no later user message or plan follows it in the
+ * transcript view the card is shown in.
+ *
+ * Returns: whether the card offers Implement and Refine
+ */
+gboolean
+tally_plan_card_get_active (TallyPlanCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), FALSE);
+
+  if (self->block == NULL || self->implemented)
+    return FALSE;
+  if (self->transcript != NULL && tally_cards_block_is_followed (self->transcript, self->block))
+    return FALSE;
+  return TRUE;
+}
+
+/**
+ * _tally_plan_card_get_web_view:
+ * @self: a #TallyPlanCard
+ *
+ * Returns: (transfer none) (nullable): the WebKitWebView showing the plan,
+ *   or %NULL when the card renders natively
+ */
+GtkWidget *
+_tally_plan_card_get_web_view (TallyPlanCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), NULL);
+  return self->web_view;
+}
+
+/**
+ * _tally_plan_card_get_native_view:
+ * @self: a #TallyPlanCard
+ *
+ * Returns: (transfer none) (nullable): the #TallyMarkdownView showing the
+ *   plan, or %NULL while the card uses WebKit
+ */
+GtkWidget *
+_tally_plan_card_get_native_view (TallyPlanCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), NULL);
+  return self->native_view;
+}
+
+/**
+ * _tally_plan_card_get_page:
+ * @self: a #TallyPlanCard
+ *
+ * Returns: (transfer none) (nullable): the HTML the web view last loaded
+ */
+const char *
+_tally_plan_card_get_page (TallyPlanCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), NULL);
+  return self->page;
+}
+
+/**
+ * _tally_plan_card_get_content_height:
+ * @self: a #TallyPlanCard
+ *
+ * Returns: the page's measured height in pixels, 0 until it is measured
+ */
+int
+_tally_plan_card_get_content_height (TallyPlanCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), 0);
+  return self->content_height;
+}
+
+/**
+ * _tally_plan_card_get_changes:
+ * @self: a #TallyPlanCard
+ *
+ * Returns: (transfer none): the expander of the changes since the
+ *   previous version (hidden for a first version); its child is a
+ *   scrolled window holding the text view of the diff
+ */
+GtkWidget *
+_tally_plan_card_get_changes (TallyPlanCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), NULL);
+  return GTK_WIDGET (self->changes_expander);
+}

@@ -1,0 +1,961 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-cards"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "tally-question-card.h"
+#include "tally-cards-common.h"
+#include "tally-chip-layout.h"
+#include "tally-questions.h"
+
+/**
+ * TallyQuestionCard:
+ *
+ * The card of an `AskUserQuestion` call (a %TALLY_BLOCK_QUESTION block;
+ * DESIGN "Questions"). Each question shows its short header as a chip-like
+ * label, the question, its options as toggle-button chips and an "Other…"
+ * entry for free text. A chip is named by its option label for assistive
+ * technology and described (tooltip and accessible description) by the
+ * option's description; the description of the chip last chosen or
+ * focused, and its `preview` when it has one (in monospace), show under
+ * the chips.
+ *
+ * The chips of a single-select question form a group (choosing one
+ * unchooses the others); those of a multi-select question toggle freely.
+ * The number keys 1–4 toggle the options of the question that has the
+ * keyboard focus. Free text is sent as typed, also together with chips.
+ *
+ * "Send answers" is enabled only when every question has a chip or some
+ * free text; it emits #TallyQuestionCard::answered with the answers built
+ * by tally_questions_join_answer(). "Dismiss" emits it with %NULL. What
+ * the analyst chose survives the row being recycled while the card is
+ * pending (it is kept with the block).
+ *
+ * A settled card shows the answers from the resolution, or says that the
+ * questions were dismissed, timed out or were cancelled.
+ */
+
+typedef struct {
+  char       *question;
+  gboolean    multi;
+  GtkWidget  *box;
+  GtkWidget  *hint;
+  GtkWidget  *flow;
+  GPtrArray  *chips;          /* GtkToggleButton, borrowed */
+  GPtrArray  *labels;         /* char *, option labels */
+  GPtrArray  *descriptions;   /* char *, option descriptions ("" if none) */
+  GPtrArray  *previews;       /* char * or NULL */
+  GtkEntry   *entry;
+  GtkLabel   *detail;
+  GtkLabel   *preview;
+  GtkLabel   *answer;
+} Question;
+
+/* What the analyst chose so far, kept on the block while it is pending. */
+typedef struct {
+  guint  n;
+  guint *masks;
+  char **texts;
+} Draft;
+
+struct _TallyQuestionCard
+{
+  GtkWidget   parent_instance;
+
+  /* Template */
+  GtkWidget  *content;
+  GtkLabel   *title_label;
+  GtkLabel   *state_label;
+  GtkWidget  *questions_box;
+  GtkWidget  *actions;
+  GtkButton  *dismiss_button;
+  GtkButton  *send_button;
+
+  /* State */
+  TallyBlock *block;
+  GPtrArray  *questions;      /* Question * */
+  gboolean    sent;
+  gboolean    restoring;
+};
+
+G_DEFINE_FINAL_TYPE (TallyQuestionCard, tally_question_card, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_BLOCK,
+  PROP_CAN_SEND,
+  N_PROPS
+};
+
+enum {
+  ANSWERED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+static GQuark draft_quark;
+
+#define MAX_NUMBER_KEYS 4
+
+static void
+question_free (Question *q)
+{
+  g_free (q->question);
+  g_ptr_array_unref (q->chips);
+  g_ptr_array_unref (q->labels);
+  g_ptr_array_unref (q->descriptions);
+  g_ptr_array_unref (q->previews);
+  g_free (q);
+}
+
+static void
+draft_free (Draft *draft)
+{
+  for (guint i = 0; i < draft->n; i++)
+    g_free (draft->texts[i]);
+  g_free (draft->texts);
+  g_free (draft->masks);
+  g_free (draft);
+}
+
+/* Answers */
+
+static gboolean
+text_is_blank (const char *text)
+{
+  for (const char *p = text; p != NULL && *p != '\0'; p = g_utf8_next_char (p))
+    if (!g_unichar_isspace (g_utf8_get_char (p)))
+      return FALSE;
+  return TRUE;
+}
+
+static char *
+question_dup_answer (Question *q)
+{
+  g_autoptr(GPtrArray) chosen = g_ptr_array_new ();
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (q->entry));
+
+  for (guint i = 0; i < q->chips->len; i++)
+    if (gtk_toggle_button_get_active (g_ptr_array_index (q->chips, i)))
+      g_ptr_array_add (chosen, g_ptr_array_index (q->labels, i));
+  g_ptr_array_add (chosen, NULL);
+
+  return tally_questions_join_answer ((const char * const *) chosen->pdata,
+                                      text_is_blank (text) ? NULL : text);
+}
+
+static gboolean
+question_is_answered (Question *q)
+{
+  g_autofree char *answer = question_dup_answer (q);
+
+  return *answer != '\0';
+}
+
+/* Drafts */
+
+static void
+save_draft (TallyQuestionCard *self)
+{
+  Draft *draft;
+
+  if (self->block == NULL || self->restoring || self->questions->len == 0)
+    return;
+
+  draft = g_new0 (Draft, 1);
+  draft->n = self->questions->len;
+  draft->masks = g_new0 (guint, draft->n);
+  draft->texts = g_new0 (char *, draft->n);
+  for (guint i = 0; i < draft->n; i++)
+    {
+      Question *q = g_ptr_array_index (self->questions, i);
+
+      for (guint j = 0; j < q->chips->len; j++)
+        if (gtk_toggle_button_get_active (g_ptr_array_index (q->chips, j)))
+          draft->masks[i] |= 1u << j;
+      draft->texts[i] = g_strdup (gtk_editable_get_text (GTK_EDITABLE (q->entry)));
+    }
+  g_object_set_qdata_full (G_OBJECT (self->block), draft_quark, draft, (GDestroyNotify) draft_free);
+}
+
+static void
+restore_draft (TallyQuestionCard *self)
+{
+  Draft *draft = g_object_get_qdata (G_OBJECT (self->block), draft_quark);
+
+  if (draft == NULL || draft->n != self->questions->len)
+    return;
+
+  self->restoring = TRUE;
+  for (guint i = 0; i < draft->n; i++)
+    {
+      Question *q = g_ptr_array_index (self->questions, i);
+
+      for (guint j = 0; j < q->chips->len; j++)
+        gtk_toggle_button_set_active (g_ptr_array_index (q->chips, j), (draft->masks[i] >> j) & 1);
+      gtk_editable_set_text (GTK_EDITABLE (q->entry), draft->texts[i] != NULL ? draft->texts[i] : "");
+    }
+  self->restoring = FALSE;
+}
+
+/* Reacting to the analyst */
+
+static void
+update_send (TallyQuestionCard *self)
+{
+  gboolean can_send = tally_question_card_can_send (self);
+
+  gtk_widget_set_sensitive (GTK_WIDGET (self->send_button), can_send);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_SEND]);
+}
+
+static void
+show_option (Question *q,
+             guint     index)
+{
+  const char *description = index < q->descriptions->len ? g_ptr_array_index (q->descriptions, index) : NULL;
+  const char *preview = index < q->previews->len ? g_ptr_array_index (q->previews, index) : NULL;
+  const char *label = index < q->labels->len ? g_ptr_array_index (q->labels, index) : "";
+  g_autofree char *text = NULL;
+
+  /* Say which option the description is of. */
+  if (description != NULL && *description != '\0')
+    text = g_strdup_printf ("%s — %s", label, description);
+  gtk_label_set_text (q->detail, text != NULL ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (q->detail), text != NULL);
+  gtk_label_set_text (q->preview, preview != NULL ? preview : "");
+  gtk_widget_set_visible (GTK_WIDGET (q->preview), preview != NULL && *preview != '\0');
+}
+
+static void
+hide_option (Question *q)
+{
+  gtk_widget_set_visible (GTK_WIDGET (q->detail), FALSE);
+  gtk_widget_set_visible (GTK_WIDGET (q->preview), FALSE);
+}
+
+static Question *
+find_question (TallyQuestionCard *self,
+               GtkWidget         *widget,
+               guint             *chip_index)
+{
+  for (guint i = 0; i < self->questions->len; i++)
+    {
+      Question *q = g_ptr_array_index (self->questions, i);
+
+      for (guint j = 0; j < q->chips->len; j++)
+        if (g_ptr_array_index (q->chips, j) == (gpointer) widget)
+          {
+            if (chip_index != NULL)
+              *chip_index = j;
+            return q;
+          }
+      if ((GtkWidget *) q->entry == widget || q->box == widget)
+        return q;
+    }
+  return NULL;
+}
+
+static void
+chip_toggled_cb (GtkToggleButton   *chip,
+                 TallyQuestionCard *self)
+{
+  guint index = 0;
+  Question *q = find_question (self, GTK_WIDGET (chip), &index);
+
+  if (q == NULL)
+    return;
+
+  if (gtk_toggle_button_get_active (chip))
+    show_option (q, index);
+  else
+    {
+      gboolean any = FALSE;
+
+      /* Show the option still chosen, if there is one. */
+      for (guint j = q->chips->len; j > 0 && !any; j--)
+        if (gtk_toggle_button_get_active (g_ptr_array_index (q->chips, j - 1)))
+          {
+            show_option (q, j - 1);
+            any = TRUE;
+          }
+      if (!any)
+        hide_option (q);
+    }
+
+  save_draft (self);
+  update_send (self);
+}
+
+static void
+chip_focus_cb (GtkEventControllerFocus *controller,
+               TallyQuestionCard       *self)
+{
+  GtkWidget *chip = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (controller));
+  guint index = 0;
+  Question *q = find_question (self, chip, &index);
+
+  if (q != NULL && !self->sent && !tally_block_get_finished (self->block))
+    show_option (q, index);
+}
+
+static void
+entry_changed_cb (GtkEditable       *entry,
+                  TallyQuestionCard *self)
+{
+  save_draft (self);
+  update_send (self);
+}
+
+static gboolean
+question_key_cb (GtkEventControllerKey *controller,
+                 guint                  keyval,
+                 guint                  keycode,
+                 GdkModifierType        state,
+                 TallyQuestionCard     *self)
+{
+  GtkWidget *box = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (controller));
+  Question *q = find_question (self, box, NULL);
+  GtkRoot *root = gtk_widget_get_root (box);
+  GtkWidget *focus = root != NULL ? gtk_root_get_focus (root) : NULL;
+  GtkToggleButton *chip;
+  guint index;
+
+  if (q == NULL || self->sent || self->block == NULL || tally_block_get_finished (self->block))
+    return FALSE;
+  if ((state & (GDK_CONTROL_MASK | GDK_ALT_MASK | GDK_SUPER_MASK)) != 0)
+    return FALSE;
+  /* Digits typed into the free text are text. */
+  if (focus != NULL && (focus == GTK_WIDGET (q->entry) ||
+                        gtk_widget_is_ancestor (focus, GTK_WIDGET (q->entry))))
+    return FALSE;
+
+  if (keyval >= GDK_KEY_1 && keyval < GDK_KEY_1 + MAX_NUMBER_KEYS)
+    index = keyval - GDK_KEY_1;
+  else if (keyval >= GDK_KEY_KP_1 && keyval < GDK_KEY_KP_1 + MAX_NUMBER_KEYS)
+    index = keyval - GDK_KEY_KP_1;
+  else
+    return FALSE;
+
+  if (index >= q->chips->len)
+    return FALSE;
+
+  chip = g_ptr_array_index (q->chips, index);
+  if (q->multi)
+    gtk_toggle_button_set_active (chip, !gtk_toggle_button_get_active (chip));
+  else
+    gtk_toggle_button_set_active (chip, TRUE);
+  gtk_widget_grab_focus (GTK_WIDGET (chip));
+  return TRUE;
+}
+
+static void
+finish (TallyQuestionCard *self,
+        JsonObject        *answers)
+{
+  g_autoptr(TallyQuestionCard) hold = g_object_ref (self);
+
+  if (self->block == NULL || self->sent || tally_block_get_finished (self->block))
+    return;
+
+  self->sent = TRUE;
+  gtk_widget_set_sensitive (self->actions, FALSE);
+  gtk_widget_set_sensitive (self->questions_box, FALSE);
+  g_signal_emit (self, signals[ANSWERED], 0, answers);
+}
+
+static void
+send_clicked_cb (TallyQuestionCard *self)
+{
+  g_autoptr(JsonObject) answers = NULL;
+
+  if (!tally_question_card_can_send (self))
+    return;
+  answers = tally_question_card_dup_answers (self);
+  finish (self, answers);
+}
+
+static void
+dismiss_clicked_cb (TallyQuestionCard *self)
+{
+  finish (self, NULL);
+}
+
+/* Building the questions */
+
+static const char *
+member_string (JsonObject *object,
+               const char *member)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, member) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static GtkWidget *
+make_chip (Question   *q,
+           guint       index,
+           const char *label,
+           const char *description)
+{
+  GtkWidget *chip = gtk_toggle_button_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *number;
+  GtkWidget *text;
+  g_autofree char *digit = g_strdup_printf ("%u", index + 1);
+
+  if (index < MAX_NUMBER_KEYS)
+    {
+      number = gtk_label_new (digit);
+      gtk_widget_add_css_class (number, "chip-number");
+      gtk_box_append (GTK_BOX (box), number);
+    }
+  text = gtk_label_new (label);
+  gtk_label_set_wrap (GTK_LABEL (text), TRUE);
+  gtk_label_set_max_width_chars (GTK_LABEL (text), 40);
+  gtk_box_append (GTK_BOX (box), text);
+  gtk_button_set_child (GTK_BUTTON (chip), box);
+
+  gtk_widget_add_css_class (chip, "chip");
+  if (description != NULL && *description != '\0')
+    gtk_widget_set_tooltip_text (chip, description);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (chip),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, label,
+                                  GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description != NULL ? description : "",
+                                  -1);
+
+  if (!q->multi && q->chips->len > 0)
+    gtk_toggle_button_set_group (GTK_TOGGLE_BUTTON (chip), g_ptr_array_index (q->chips, 0));
+
+  return chip;
+}
+
+static Question *
+build_question (TallyQuestionCard *self,
+                JsonObject        *object)
+{
+  Question *q = g_new0 (Question, 1);
+  const char *text = member_string (object, "question");
+  const char *header = member_string (object, "header");
+  JsonNode *options = json_object_get_member (object, "options");
+  JsonNode *multi = json_object_get_member (object, "multiSelect");
+  GtkEventController *keys;
+  GtkWidget *top;
+  GtkWidget *label;
+  g_autofree char *entry_name = NULL;
+
+  q->question = g_strdup (text != NULL ? text : "");
+  q->multi = multi != NULL && JSON_NODE_HOLDS_VALUE (multi) &&
+             json_node_get_value_type (multi) == G_TYPE_BOOLEAN && json_node_get_boolean (multi);
+  q->chips = g_ptr_array_new ();
+  q->labels = g_ptr_array_new_with_free_func (g_free);
+  q->descriptions = g_ptr_array_new_with_free_func (g_free);
+  q->previews = g_ptr_array_new_with_free_func (g_free);
+
+  q->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 8);
+  gtk_widget_add_css_class (q->box, "question");
+
+  top = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  if (header != NULL && *header != '\0')
+    {
+      label = gtk_label_new (header);
+      gtk_widget_add_css_class (label, "question-header");
+      gtk_widget_set_valign (label, GTK_ALIGN_START);
+      gtk_box_append (GTK_BOX (top), label);
+    }
+  label = gtk_label_new (q->question);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_widget_set_hexpand (label, TRUE);
+  gtk_widget_add_css_class (label, "question-text");
+  gtk_box_append (GTK_BOX (top), label);
+  gtk_box_append (GTK_BOX (q->box), top);
+
+  q->hint = gtk_label_new (q->multi ? _("Choose any that apply, or write your own") : _("Choose one, or write your own"));
+  gtk_label_set_xalign (GTK_LABEL (q->hint), 0);
+  gtk_widget_add_css_class (q->hint, "dim-label");
+  gtk_widget_add_css_class (q->hint, "caption");
+  gtk_box_append (GTK_BOX (q->box), q->hint);
+
+  /* Chips keep their natural width and wrap when the card is narrow. */
+  q->flow = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_set_layout_manager (q->flow, tally_chip_layout_new (6));
+  gtk_widget_add_css_class (q->flow, "chips");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (q->flow), GTK_ACCESSIBLE_PROPERTY_LABEL, q->question, -1);
+  gtk_box_append (GTK_BOX (q->box), q->flow);
+
+  if (options != NULL && JSON_NODE_HOLDS_ARRAY (options))
+    {
+      JsonArray *array = json_node_get_array (options);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonNode *node = json_array_get_element (array, i);
+          JsonObject *option;
+          const char *option_label;
+          const char *description;
+          const char *preview;
+          GtkWidget *chip;
+          GtkEventController *focus;
+
+          if (!JSON_NODE_HOLDS_OBJECT (node))
+            continue;
+          option = json_node_get_object (node);
+          option_label = member_string (option, "label");
+          if (option_label == NULL)
+            continue;
+          description = member_string (option, "description");
+          preview = member_string (option, "preview");
+
+          chip = make_chip (q, q->chips->len, option_label, description);
+          g_ptr_array_add (q->chips, chip);
+          g_ptr_array_add (q->labels, g_strdup (option_label));
+          g_ptr_array_add (q->descriptions, g_strdup (description != NULL ? description : ""));
+          g_ptr_array_add (q->previews, g_strdup (preview));
+          g_signal_connect_object (chip, "toggled", G_CALLBACK (chip_toggled_cb), self, 0);
+          focus = gtk_event_controller_focus_new ();
+          g_signal_connect_object (focus, "enter", G_CALLBACK (chip_focus_cb), self, 0);
+          gtk_widget_add_controller (chip, focus);
+
+          gtk_box_append (GTK_BOX (q->flow), chip);
+        }
+    }
+
+  q->detail = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_xalign (q->detail, 0);
+  gtk_label_set_wrap (q->detail, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (q->detail), "dim-label");
+  gtk_widget_add_css_class (GTK_WIDGET (q->detail), "option-description");
+  gtk_widget_set_visible (GTK_WIDGET (q->detail), FALSE);
+  gtk_box_append (GTK_BOX (q->box), GTK_WIDGET (q->detail));
+
+  q->preview = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_xalign (q->preview, 0);
+  gtk_label_set_wrap (q->preview, TRUE);
+  gtk_label_set_wrap_mode (q->preview, PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (q->preview, TRUE);
+  gtk_widget_set_focusable (GTK_WIDGET (q->preview), FALSE);
+  gtk_widget_add_css_class (GTK_WIDGET (q->preview), "monospace");
+  gtk_widget_add_css_class (GTK_WIDGET (q->preview), "card-code");
+  gtk_widget_set_visible (GTK_WIDGET (q->preview), FALSE);
+  gtk_box_append (GTK_BOX (q->box), GTK_WIDGET (q->preview));
+
+  q->entry = GTK_ENTRY (gtk_entry_new ());
+  gtk_entry_set_placeholder_text (q->entry, _("Other…"));
+  entry_name = g_strdup_printf (_("Other answer to: %s"), q->question);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (q->entry), GTK_ACCESSIBLE_PROPERTY_LABEL, entry_name, -1);
+  g_signal_connect_object (q->entry, "changed", G_CALLBACK (entry_changed_cb), self, 0);
+  gtk_box_append (GTK_BOX (q->box), GTK_WIDGET (q->entry));
+
+  q->answer = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_xalign (q->answer, 0);
+  gtk_label_set_wrap (q->answer, TRUE);
+  gtk_label_set_wrap_mode (q->answer, PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (q->answer, TRUE);
+  gtk_widget_set_focusable (GTK_WIDGET (q->answer), FALSE);
+  gtk_widget_add_css_class (GTK_WIDGET (q->answer), "question-answer");
+  gtk_widget_set_visible (GTK_WIDGET (q->answer), FALSE);
+  gtk_box_append (GTK_BOX (q->box), GTK_WIDGET (q->answer));
+
+  keys = gtk_event_controller_key_new ();
+  g_signal_connect_object (keys, "key-pressed", G_CALLBACK (question_key_cb), self, 0);
+  gtk_widget_add_controller (q->box, keys);
+
+  return q;
+}
+
+static void
+clear_questions (TallyQuestionCard *self)
+{
+  GtkWidget *child;
+
+  g_ptr_array_set_size (self->questions, 0);
+  while ((child = gtk_widget_get_first_child (self->questions_box)) != NULL)
+    gtk_box_remove (GTK_BOX (self->questions_box), child);
+}
+
+static void
+build_questions (TallyQuestionCard *self)
+{
+  JsonObject *details = tally_block_get_details (self->block);
+  JsonNode *node = details != NULL ? json_object_get_member (details, "questions") : NULL;
+  JsonArray *array;
+  guint n;
+
+  clear_questions (self);
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return;
+
+  array = json_node_get_array (node);
+  n = json_array_get_length (array);
+  for (guint i = 0; i < n; i++)
+    {
+      JsonNode *item = json_array_get_element (array, i);
+      Question *q;
+
+      if (!JSON_NODE_HOLDS_OBJECT (item))
+        continue;
+      q = build_question (self, json_node_get_object (item));
+      g_ptr_array_add (self->questions, q);
+      gtk_box_append (GTK_BOX (self->questions_box), q->box);
+    }
+}
+
+/* Showing the state */
+
+static const char *
+reason_text (const char *reason)
+{
+  if (g_strcmp0 (reason, "user") == 0)
+    return _("Answered");
+  if (g_strcmp0 (reason, "timeout") == 0)
+    return _("Timed out");
+  if (g_strcmp0 (reason, "cancel") == 0)
+    return _("Cancelled");
+  return _("Dismissed");
+}
+
+static void
+sync_card (TallyQuestionCard *self)
+{
+  gboolean settled;
+  JsonObject *resolution;
+  JsonObject *answers = NULL;
+  const char *reason = NULL;
+  g_autofree char *accessible = NULL;
+  guint n = self->questions->len;
+
+  if (self->block == NULL)
+    return;
+
+  settled = tally_block_get_finished (self->block);
+  resolution = tally_cards_get_resolution (self->block);
+  if (resolution != NULL)
+    {
+      JsonNode *node = json_object_get_member (resolution, "answers");
+
+      reason = json_object_get_string_member_with_default (resolution, "reason", NULL);
+      if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+        answers = json_node_get_object (node);
+    }
+  if (reason == NULL && settled)
+    reason = tally_block_get_state (self->block);
+
+  if (settled)
+    gtk_label_set_text (self->title_label, ngettext ("The model asked a question", "The model asked questions", n));
+  else
+    {
+      g_autofree char *title = n == 1 ? g_strdup (_("A question before going on"))
+                                      : g_strdup_printf (ngettext ("%u question before going on",
+                                                                   "%u questions before going on", n), n);
+      gtk_label_set_text (self->title_label, title);
+    }
+
+  gtk_label_set_text (self->state_label, settled ? reason_text (reason) : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->state_label), settled);
+  gtk_widget_set_visible (self->actions, !settled);
+  gtk_widget_set_sensitive (self->actions, !settled && !self->sent);
+  gtk_widget_set_sensitive (self->questions_box, !settled && !self->sent);
+
+  for (guint i = 0; i < n; i++)
+    {
+      Question *q = g_ptr_array_index (self->questions, i);
+      const char *answer = answers != NULL ? member_string (answers, q->question) : NULL;
+
+      gtk_widget_set_visible (q->hint, !settled);
+      gtk_widget_set_visible (q->flow, !settled);
+      gtk_widget_set_visible (GTK_WIDGET (q->entry), !settled);
+      if (settled)
+        hide_option (q);
+
+      if (settled && answer != NULL)
+        {
+          g_autofree char *text = g_strdup_printf (_("Answer: %s"), answer);
+          gtk_label_set_text (q->answer, text);
+          gtk_widget_set_visible (GTK_WIDGET (q->answer), TRUE);
+        }
+      else
+        gtk_widget_set_visible (GTK_WIDGET (q->answer), FALSE);
+    }
+
+  if (settled)
+    {
+      gtk_widget_add_css_class (GTK_WIDGET (self), "settled");
+      accessible = g_strdup_printf (_("Questions: %s"), reason_text (reason));
+    }
+  else
+    {
+      gtk_widget_remove_css_class (GTK_WIDGET (self), "settled");
+      accessible = g_strdup (_("Questions, waiting for your answers"));
+    }
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, accessible, -1);
+
+  update_send (self);
+}
+
+static void
+block_changed_cb (TallyQuestionCard *self)
+{
+  sync_card (self);
+}
+
+static void
+tally_question_card_dispose (GObject *object)
+{
+  TallyQuestionCard *self = (TallyQuestionCard *)object;
+
+  tally_question_card_set_block (self, NULL);
+  clear_questions (self);
+
+  gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_QUESTION_CARD);
+
+  G_OBJECT_CLASS (tally_question_card_parent_class)->dispose (object);
+}
+
+static void
+tally_question_card_finalize (GObject *object)
+{
+  TallyQuestionCard *self = (TallyQuestionCard *)object;
+
+  g_ptr_array_unref (self->questions);
+
+  G_OBJECT_CLASS (tally_question_card_parent_class)->finalize (object);
+}
+
+static void
+tally_question_card_get_property (GObject    *object,
+                                  guint       prop_id,
+                                  GValue     *value,
+                                  GParamSpec *pspec)
+{
+  TallyQuestionCard *self = TALLY_QUESTION_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      g_value_set_object (value, self->block);
+      break;
+    case PROP_CAN_SEND:
+      g_value_set_boolean (value, tally_question_card_can_send (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_question_card_set_property (GObject      *object,
+                                  guint         prop_id,
+                                  const GValue *value,
+                                  GParamSpec   *pspec)
+{
+  TallyQuestionCard *self = TALLY_QUESTION_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_BLOCK:
+      tally_question_card_set_block (self, g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_question_card_class_init (TallyQuestionCardClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_question_card_dispose;
+  object_class->finalize = tally_question_card_finalize;
+  object_class->get_property = tally_question_card_get_property;
+  object_class->set_property = tally_question_card_set_property;
+
+  tally_cards_ui_ensure ();
+  draft_quark = g_quark_from_static_string ("tally-question-card-draft");
+
+  /**
+   * TallyQuestionCard:block:
+   *
+   * The %TALLY_BLOCK_QUESTION block shown, or %NULL.
+   */
+  properties[PROP_BLOCK] =
+    g_param_spec_object ("block", NULL, NULL, TALLY_TYPE_BLOCK,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * TallyQuestionCard:can-send:
+   *
+   * Whether "Send answers" would send: the card is pending and every
+   * question has a chosen option or free text that is not blank.
+   */
+  properties[PROP_CAN_SEND] =
+    g_param_spec_boolean ("can-send", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * TallyQuestionCard::answered:
+   * @self: the card
+   * @answers: (nullable): question text → answer (the chosen labels, then
+   *   the free text, joined by ", "; see tally_questions_join_answer()),
+   *   covering every question; %NULL when the analyst dismissed the card.
+   *   Valid during the emission.
+   *
+   * Emitted once when the analyst sends the answers or dismisses the card;
+   * hand @answers to tally_agent_answer_question().
+   */
+  signals[ANSWERED] =
+    g_signal_new ("answered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1,
+                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/tallyapp/Tally/cards/tally-question-card.ui");
+  gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, content);
+  gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, title_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, state_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, questions_box);
+  gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, actions);
+  gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, dismiss_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, send_button);
+  gtk_widget_class_bind_template_callback (widget_class, send_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, dismiss_clicked_cb);
+  gtk_widget_class_set_css_name (widget_class, "tallyquestioncard");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+static void
+tally_question_card_init (TallyQuestionCard *self)
+{
+  self->questions = g_ptr_array_new_with_free_func ((GDestroyNotify) question_free);
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+/**
+ * tally_question_card_new:
+ *
+ * Creates an empty question card; give it a block with
+ * tally_question_card_set_block().
+ *
+ * Returns: (transfer floating): a new #TallyQuestionCard
+ */
+GtkWidget *
+tally_question_card_new (void)
+{
+  return g_object_new (TALLY_TYPE_QUESTION_CARD, NULL);
+}
+
+/**
+ * tally_question_card_get_block:
+ * @self: a #TallyQuestionCard
+ *
+ * Returns: (transfer none) (nullable): the block shown
+ */
+TallyBlock *
+tally_question_card_get_block (TallyQuestionCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_QUESTION_CARD (self), NULL);
+  return self->block;
+}
+
+/**
+ * tally_question_card_set_block:
+ * @self: a #TallyQuestionCard
+ * @block: (nullable): a %TALLY_BLOCK_QUESTION block, or %NULL to unbind
+ *
+ * Shows @block: its questions (`details` is the `question_request` event,
+ * `questions` as in the `AskUserQuestion` input) and, once settled, the
+ * answers (`details.resolution` is the `question_resolved` event). The
+ * card follows the block until the next call; a reference is held. While
+ * the block is pending, what the analyst chose is kept with the block, so
+ * a card bound to it again shows the same choices.
+ */
+void
+tally_question_card_set_block (TallyQuestionCard *self,
+                               TallyBlock        *block)
+{
+  g_return_if_fail (TALLY_IS_QUESTION_CARD (self));
+  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
+
+  if (self->block == block)
+    return;
+
+  if (self->block != NULL)
+    g_signal_handlers_disconnect_by_data (self->block, self);
+  g_set_object (&self->block, block);
+  self->sent = FALSE;
+
+  if (block != NULL)
+    {
+      build_questions (self);
+      if (!tally_block_get_finished (block))
+        restore_draft (self);
+      g_signal_connect_swapped (block, "notify::state", G_CALLBACK (block_changed_cb), self);
+      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_changed_cb), self);
+      sync_card (self);
+    }
+
+  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
+}
+
+/**
+ * tally_question_card_can_send:
+ * @self: a #TallyQuestionCard
+ *
+ * Returns: whether the card is pending and every question has an answer
+ *   (a chosen option or free text that is not blank)
+ */
+gboolean
+tally_question_card_can_send (TallyQuestionCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_QUESTION_CARD (self), FALSE);
+
+  if (self->block == NULL || self->sent || tally_block_get_finished (self->block) ||
+      self->questions->len == 0)
+    return FALSE;
+
+  for (guint i = 0; i < self->questions->len; i++)
+    if (!question_is_answered (g_ptr_array_index (self->questions, i)))
+      return FALSE;
+  return TRUE;
+}
+
+/**
+ * tally_question_card_dup_answers:
+ * @self: a #TallyQuestionCard
+ *
+ * Builds the answers as they stand: for each question its text → the
+ * chosen labels in option order, then the free text as typed, joined by
+ * ", " (tally_questions_join_answer()). Questions without an answer map
+ * to "".
+ *
+ * Returns: (transfer full): a new JSON object
+ */
+JsonObject *
+tally_question_card_dup_answers (TallyQuestionCard *self)
+{
+  JsonObject *answers;
+
+  g_return_val_if_fail (TALLY_IS_QUESTION_CARD (self), NULL);
+
+  answers = json_object_new ();
+  for (guint i = 0; i < self->questions->len; i++)
+    {
+      Question *q = g_ptr_array_index (self->questions, i);
+      g_autofree char *answer = question_dup_answer (q);
+
+      json_object_set_string_member (answers, q->question, answer);
+    }
+  return answers;
+}

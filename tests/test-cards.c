@@ -1,0 +1,1434 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/* The negotiation cards under Xvfb: the question card's chips, answers and
+ * keys; the approval card's decisions and panels; the plan card in WebKit
+ * (sized to its page, script off, navigation blocked) and natively; settled
+ * cards from stored resolutions. The last test drives the whole window
+ * through DESIGN's walkthrough on the Beanline sample against the mock API
+ * (question, plan, Implement, approval of a Write) and saves screenshots
+ * of the three cards under $G_TEST_BUILDDIR/artifacts/. */
+
+#define G_LOG_DOMAIN "test-cards"
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "tally-cards-config.h"
+#if TALLY_HAVE_WEBKIT
+#include <webkit/webkit.h>
+#endif
+
+#include "tally-agent.h"
+#include "tally-approval-card.h"
+#include "tally-block-row.h"
+#include "tally-markdown-view.h"
+#include "tally-plan-card-private.h"
+#include "tally-question-card.h"
+#include "tally-transcript-view.h"
+#include "tally-transcript.h"
+
+#define WAIT_SECONDS 60
+
+/* Harness */
+
+static gboolean
+heartbeat_cb (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* Spins the main loop until @cond holds; a generous guard turns a hang
+ * into a failure (it catches a hang, not a slow machine). */
+#define SPIN_UNTIL(cond)                                                       \
+  G_STMT_START {                                                               \
+    gint64 _deadline = g_get_monotonic_time () + WAIT_SECONDS * G_USEC_PER_SEC; \
+    guint _beat = g_timeout_add (20, heartbeat_cb, NULL);                      \
+    while (!(cond))                                                            \
+      {                                                                        \
+        if (g_get_monotonic_time () > _deadline)                               \
+          g_error ("Timed out waiting for %s", #cond);                         \
+        g_main_context_iteration (NULL, TRUE);                                 \
+      }                                                                        \
+    g_source_remove (_beat);                                                   \
+  } G_STMT_END
+
+static void
+spin_idle (void)
+{
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+static gboolean
+tick_cb (GtkWidget     *widget,
+         GdkFrameClock *clock,
+         gpointer       data)
+{
+  (*(guint *)data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+wait_frames (GtkWidget *widget,
+             guint      n)
+{
+  guint frames = 0;
+  guint id = gtk_widget_add_tick_callback (widget, tick_cb, &frames, NULL);
+
+  gtk_widget_queue_draw (widget);
+  SPIN_UNTIL (frames >= n);
+  gtk_widget_remove_tick_callback (widget, id);
+  spin_idle ();
+}
+
+static GtkWindow *
+show_in_window (GtkWidget *child,
+                int        width,
+                int        height)
+{
+  GtkWindow *window = GTK_WINDOW (gtk_window_new ());
+  GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+
+  gtk_widget_set_margin_top (box, 18);
+  gtk_widget_set_margin_bottom (box, 18);
+  gtk_widget_set_margin_start (box, 18);
+  gtk_widget_set_margin_end (box, 18);
+  gtk_box_append (GTK_BOX (box), child);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), box);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  gtk_window_set_child (window, scroller);
+  gtk_window_set_default_size (window, width, height);
+  gtk_window_present (window);
+  SPIN_UNTIL (gtk_widget_get_mapped (child));
+  wait_frames (child, 2);
+  return window;
+}
+
+static void
+apply (TallyTranscript *transcript,
+       const char      *json)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = json_from_string (json, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
+  tally_transcript_apply (transcript, json_node_get_object (node));
+}
+
+static TallyBlock *
+last_block (TallyTranscript *transcript)
+{
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (transcript));
+  TallyBlock *block;
+
+  g_assert_cmpuint (n, >, 0);
+  block = g_list_model_get_item (G_LIST_MODEL (transcript), n - 1);
+  g_object_unref (block);   /* the transcript keeps it */
+  return block;
+}
+
+static void
+collect (GtkWidget *widget,
+         GType      type,
+         GPtrArray *found)
+{
+  if (g_type_is_a (G_OBJECT_TYPE (widget), type))
+    g_ptr_array_add (found, widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    collect (child, type, found);
+}
+
+static GPtrArray *
+find_all (GtkWidget *root,
+          GType      type)
+{
+  GPtrArray *found = g_ptr_array_new ();
+
+  collect (root, type, found);
+  return found;
+}
+
+static gboolean
+has_accessible_label (GtkWidget  *widget,
+                      const char *label)
+{
+  g_autofree char *mismatch = NULL;
+
+  if (!gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
+    return FALSE;
+  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label);
+  return mismatch == NULL;
+}
+
+/* The one widget of @type named @label for assistive technology. */
+static GtkWidget *
+find_named (GtkWidget  *root,
+            GType       type,
+            const char *label)
+{
+  g_autoptr(GPtrArray) all = find_all (root, type);
+  GtkWidget *found = NULL;
+
+  for (guint i = 0; i < all->len; i++)
+    if (has_accessible_label (g_ptr_array_index (all, i), label))
+      {
+        g_assert_null (found);
+        found = g_ptr_array_index (all, i);
+      }
+  return found;
+}
+
+static gboolean
+is_usable (GtkWidget *widget)
+{
+  return gtk_widget_is_drawable (widget) && gtk_widget_is_sensitive (widget);
+}
+
+/* How many buttons the analyst could press now. */
+static guint
+count_usable_buttons (GtkWidget *root)
+{
+  g_autoptr(GPtrArray) buttons = find_all (root, GTK_TYPE_BUTTON);
+  guint n = 0;
+
+  for (guint i = 0; i < buttons->len; i++)
+    if (is_usable (g_ptr_array_index (buttons, i)))
+      n++;
+  return n;
+}
+
+static void
+count_click_cb (GtkButton *button,
+                guint     *clicks)
+{
+  (*clicks)++;
+}
+
+/* Activates @button as Enter or Space would, and waits for the click (a
+ * button shows itself pressed for a moment before it clicks). */
+static void
+click (GtkWidget *button)
+{
+  guint clicks = 0;
+  gulong id;
+
+  g_assert_true (GTK_IS_BUTTON (button));
+  id = g_signal_connect (button, "clicked", G_CALLBACK (count_click_cb), &clicks);
+  g_assert_true (gtk_widget_activate (button));
+  SPIN_UNTIL (clicks > 0);
+  g_signal_handler_disconnect (button, id);
+  spin_idle ();
+}
+
+static void
+press (GtkWidget *root,
+       GType      type,
+       const char *label)
+{
+  GtkWidget *button = find_named (root, type, label);
+
+  g_assert_nonnull (button);
+  g_assert_true (is_usable (button));
+  click (button);
+}
+
+static gboolean
+label_shows (GtkWidget  *root,
+             const char *text)
+{
+  g_autoptr(GPtrArray) labels = find_all (root, GTK_TYPE_LABEL);
+
+  for (guint i = 0; i < labels->len; i++)
+    {
+      GtkWidget *label = g_ptr_array_index (labels, i);
+
+      if (gtk_widget_is_drawable (label) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (label)), text) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static char *
+text_view_text (GtkTextView *view)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (view);
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  return gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+}
+
+static gboolean
+tally_test_dark (void)
+{
+  return adw_style_manager_get_dark (adw_style_manager_get_default ());
+}
+
+/* Renders @widget as the window shows it, on the window's background,
+ * with a margin of @margin pixels. */
+static GdkTexture *
+render_widget (GtkWidget *widget,
+               int        margin)
+{
+  g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  GtkWidget *parent = gtk_widget_get_parent (widget);
+  graphene_rect_t bounds;
+  int width, height;
+
+  g_assert_nonnull (parent);
+  g_assert_true (gtk_widget_compute_bounds (widget, parent, &bounds));
+  width = (int) ceilf (bounds.size.width) + 2 * margin;
+  height = (int) ceilf (bounds.size.height) + 2 * margin;
+  g_assert_cmpint (width, >, 2 * margin);
+  g_assert_cmpint (height, >, 2 * margin);
+
+  gtk_snapshot_append_color (snapshot,
+                             tally_test_dark () ? &(GdkRGBA) { 0.14f, 0.14f, 0.14f, 1 }
+                                                : &(GdkRGBA) { 0.98f, 0.98f, 0.98f, 1 },
+                             &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (margin - bounds.origin.x, margin - bounds.origin.y));
+  gtk_widget_snapshot_child (parent, widget, snapshot);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  g_assert_nonnull (node);
+  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+}
+
+/* Whether @widget shows anything but its background: some pixel differs
+ * clearly from the top left one. */
+static gboolean
+widget_has_ink (GtkWidget *widget)
+{
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree guchar *pixels = NULL;
+  int width, height;
+  gsize stride;
+
+  if (!gtk_widget_is_drawable (widget) || gtk_widget_get_height (widget) < 2)
+    return FALSE;
+
+  texture = render_widget (widget, 0);
+  width = gdk_texture_get_width (texture);
+  height = gdk_texture_get_height (texture);
+  stride = (gsize) width * 4;
+  pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        const guchar *p = pixels + y * stride + x * 4;
+        int diff = ABS (p[0] - pixels[0]) + ABS (p[1] - pixels[1]) + ABS (p[2] - pixels[2]);
+
+        if (diff > 120)
+          return TRUE;
+      }
+  return FALSE;
+}
+
+typedef struct {
+  GtkWidget *widget;
+  gboolean   inked;
+} InkCheck;
+
+static void
+after_paint_cb (GdkFrameClock *clock,
+                InkCheck      *check)
+{
+  /* After the frame is painted everything is laid out. */
+  if (!check->inked)
+    check->inked = widget_has_ink (check->widget);
+}
+
+/* Waits until @widget has drawn something: a web view paints from its own
+ * process a little after it is laid out. */
+static void
+wait_for_ink (GtkWidget *widget)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
+  InkCheck check = { widget, FALSE };
+  gulong id;
+
+  g_assert_nonnull (clock);
+  id = g_signal_connect (clock, "after-paint", G_CALLBACK (after_paint_cb), &check);
+  while (!check.inked)
+    {
+      gtk_widget_queue_draw (widget);
+      SPIN_UNTIL (check.inked || g_main_context_pending (NULL));
+      g_main_context_iteration (NULL, FALSE);
+    }
+  g_signal_handler_disconnect (clock, id);
+}
+
+static void
+save_png (GtkWidget  *widget,
+          const char *name)
+{
+  g_autoptr(GdkTexture) texture = render_widget (widget, 12);
+  g_autofree char *dir = g_build_filename (g_getenv ("G_TEST_BUILDDIR") != NULL ? g_getenv ("G_TEST_BUILDDIR") : ".",
+                                           "artifacts", NULL);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("Screenshot: %s", path);
+}
+
+/* Question card */
+
+#define STORES_Q "Which stores should the report compare?"
+#define PERIOD_Q "Which period should it cover?"
+
+static const char question_request[] =
+  "{\"type\":\"question_request\",\"turn_id\":\"t1\",\"question_id\":\"q1\",\"tool_id\":\"toolu_q\","
+  "\"questions\":["
+  " {\"question\":\"" STORES_Q "\",\"header\":\"Stores\",\"multiSelect\":true,\"options\":["
+  "   {\"label\":\"Leeds\",\"description\":\"Park Square, Leeds Station and Briggate\"},"
+  "   {\"label\":\"York\",\"description\":\"Minster Yard, The Shambles and Heslington Hall\"},"
+  "   {\"label\":\"Minster Yard only\",\"description\":\"The busiest store on its own\"}]},"
+  " {\"question\":\"" PERIOD_Q "\",\"header\":\"Period\",\"options\":["
+  "   {\"label\":\"Q1 2025\",\"description\":\"January to March\"},"
+  "   {\"label\":\"Q2 2025\",\"description\":\"April to June\"},"
+  "   {\"label\":\"Both quarters\",\"description\":\"The whole half year\","
+  "    \"preview\":\"| Month | Revenue (£) |\\n| Jan 2025 | … |\"}]}]}";
+
+typedef struct {
+  guint       calls;
+  gboolean    dismissed;
+  JsonObject *answers;
+} Answered;
+
+static void
+answered_cb (TallyQuestionCard *card,
+             JsonObject        *answers,
+             Answered          *out)
+{
+  out->calls++;
+  out->dismissed = answers == NULL;
+  g_clear_pointer (&out->answers, json_object_unref);
+  if (answers != NULL)
+    out->answers = json_object_ref (answers);
+}
+
+static GtkWidget *
+new_question_card (TallyTranscript *transcript,
+                   Answered        *out)
+{
+  GtkWidget *card = tally_question_card_new ();
+
+  apply (transcript, question_request);
+  tally_question_card_set_block (TALLY_QUESTION_CARD (card), last_block (transcript));
+  g_signal_connect (card, "answered", G_CALLBACK (answered_cb), out);
+  return card;
+}
+
+static GtkToggleButton *
+chip (GtkWidget  *card,
+      const char *label)
+{
+  GtkWidget *found = find_named (card, GTK_TYPE_TOGGLE_BUTTON, label);
+
+  g_assert_nonnull (found);
+  return GTK_TOGGLE_BUTTON (found);
+}
+
+static GtkEditable *
+other_entry (GtkWidget  *card,
+             const char *question)
+{
+  g_autofree char *name = g_strdup_printf ("Other answer to: %s", question);
+  GtkWidget *entry = find_named (card, GTK_TYPE_ENTRY, name);
+
+  g_assert_nonnull (entry);
+  return GTK_EDITABLE (entry);
+}
+
+static GtkWidget *
+send_button (GtkWidget *card)
+{
+  GtkWidget *button = find_named (card, GTK_TYPE_BUTTON, "Send answers");
+
+  g_assert_nonnull (button);
+  return button;
+}
+
+static void
+test_question_chips (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  Answered out = { 0 };
+  GtkWidget *card = new_question_card (transcript, &out);
+  GtkWindow *window = show_in_window (card, 640, 700);
+  GtkToggleButton *leeds = chip (card, "Leeds");
+  GtkToggleButton *york = chip (card, "York");
+  GtkToggleButton *q1 = chip (card, "Q1 2025");
+  GtkToggleButton *q2 = chip (card, "Q2 2025");
+  GtkToggleButton *both = chip (card, "Both quarters");
+  g_autofree char *mismatch = NULL;
+  const char *tooltip = NULL;
+
+  /* Chips are named by their label and described by the option. */
+  tooltip = gtk_widget_get_tooltip_text (GTK_WIDGET (york));
+  g_assert_cmpstr (tooltip, ==, "Minster Yard, The Shambles and Heslington Hall");
+  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (york), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                                 "Minster Yard, The Shambles and Heslington Hall");
+  g_assert_null (mismatch);
+  g_assert_true (label_shows (card, "Stores"));
+  g_assert_true (label_shows (card, STORES_Q));
+  g_assert_nonnull (find_named (card, GTK_TYPE_BUTTON, "Dismiss"));
+  g_assert_cmpstr (gtk_entry_get_placeholder_text (GTK_ENTRY (other_entry (card, STORES_Q))), ==, "Other…");
+
+  /* Nothing answered yet. */
+  g_assert_false (gtk_widget_get_sensitive (send_button (card)));
+  g_assert_false (tally_question_card_can_send (TALLY_QUESTION_CARD (card)));
+
+  /* Single select: a group, one at a time. */
+  click (GTK_WIDGET (q1));
+  g_assert_true (gtk_toggle_button_get_active (q1));
+  click (GTK_WIDGET (q2));
+  g_assert_true (gtk_toggle_button_get_active (q2));
+  g_assert_false (gtk_toggle_button_get_active (q1));
+  g_assert_false (gtk_toggle_button_get_active (both));
+  /* The chosen option's description shows under the chips. */
+  g_assert_true (label_shows (card, "Q2 2025 — April to June"));
+
+  /* One question answered is not enough. */
+  g_assert_false (gtk_widget_get_sensitive (send_button (card)));
+
+  /* Multi select: chips toggle freely. */
+  click (GTK_WIDGET (leeds));
+  click (GTK_WIDGET (york));
+  g_assert_true (gtk_toggle_button_get_active (leeds));
+  g_assert_true (gtk_toggle_button_get_active (york));
+  g_assert_true (gtk_toggle_button_get_active (q2));
+  g_assert_true (gtk_widget_get_sensitive (send_button (card)));
+  click (GTK_WIDGET (leeds));
+  g_assert_false (gtk_toggle_button_get_active (leeds));
+  g_assert_true (gtk_toggle_button_get_active (york));
+  click (GTK_WIDGET (leeds));
+
+  /* A preview shows for the option that has one, in monospace. */
+  click (GTK_WIDGET (both));
+  g_assert_false (gtk_toggle_button_get_active (q2));
+  g_assert_true (label_shows (card, "| Month | Revenue (£) |\n| Jan 2025 | … |"));
+
+  /* Free text joins the chips, as typed. */
+  gtk_editable_set_text (other_entry (card, STORES_Q), "the new store");
+  g_assert_true (gtk_widget_get_sensitive (send_button (card)));
+  wait_frames (card, 2);
+  save_png (card, "question-card-unit.png");
+
+  press (card, GTK_TYPE_BUTTON, "Send answers");
+  g_assert_cmpuint (out.calls, ==, 1);
+  g_assert_false (out.dismissed);
+  g_assert_nonnull (out.answers);
+  g_assert_cmpuint (json_object_get_size (out.answers), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (out.answers, STORES_Q), ==, "Leeds, York, the new store");
+  g_assert_cmpstr (json_object_get_string_member (out.answers, PERIOD_Q), ==, "Both quarters");
+
+  /* Sent: nothing more to press. */
+  g_assert_cmpuint (count_usable_buttons (card), ==, 0);
+
+  g_clear_pointer (&out.answers, json_object_unref);
+  gtk_window_destroy (window);
+}
+
+static void
+test_question_free_text_only (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  Answered out = { 0 };
+  GtkWidget *card = new_question_card (transcript, &out);
+  GtkWindow *window = show_in_window (card, 640, 700);
+  g_autoptr(JsonObject) answers = NULL;
+
+  /* Free text alone answers a question; blank text does not. */
+  gtk_editable_set_text (other_entry (card, PERIOD_Q), "   ");
+  gtk_editable_set_text (other_entry (card, STORES_Q), "Briggate");
+  g_assert_false (gtk_widget_get_sensitive (send_button (card)));
+  gtk_editable_set_text (other_entry (card, PERIOD_Q), "March and April, week by week");
+  g_assert_true (gtk_widget_get_sensitive (send_button (card)));
+
+  answers = tally_question_card_dup_answers (TALLY_QUESTION_CARD (card));
+  g_assert_cmpstr (json_object_get_string_member (answers, STORES_Q), ==, "Briggate");
+  g_assert_cmpstr (json_object_get_string_member (answers, PERIOD_Q), ==, "March and April, week by week");
+
+  /* Clearing the text takes the answer away again. */
+  gtk_editable_set_text (other_entry (card, STORES_Q), "");
+  g_assert_false (gtk_widget_get_sensitive (send_button (card)));
+
+  gtk_window_destroy (window);
+}
+
+static GtkEventController *
+key_controller_of (GtkWidget *widget)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GtkEventController) controller = g_list_model_get_item (controllers, i);
+
+      if (GTK_IS_EVENT_CONTROLLER_KEY (controller))
+        return controller;
+    }
+  return NULL;
+}
+
+/* Delivers a key press the way GTK does when the focus is inside
+ * @focus's question: to the question's key controller. */
+static gboolean
+press_key (GtkWidget *focus,
+           guint      keyval)
+{
+  GtkWidget *question = focus;
+  GtkEventController *controller;
+  gboolean handled = FALSE;
+
+  while (question != NULL && !gtk_widget_has_css_class (question, "question"))
+    question = gtk_widget_get_parent (question);
+  g_assert_nonnull (question);
+  controller = key_controller_of (question);
+  g_assert_nonnull (controller);
+
+  g_assert_true (gtk_widget_grab_focus (focus));
+  g_assert_true (gtk_root_get_focus (gtk_widget_get_root (focus)) == focus ||
+                 gtk_widget_is_ancestor (gtk_root_get_focus (gtk_widget_get_root (focus)), focus));
+  g_signal_emit_by_name (controller, "key-pressed", keyval, 0, 0, &handled);
+  spin_idle ();
+  return handled;
+}
+
+static void
+test_question_number_keys (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  Answered out = { 0 };
+  GtkWidget *card = new_question_card (transcript, &out);
+  GtkWindow *window = show_in_window (card, 640, 700);
+  GtkToggleButton *leeds = chip (card, "Leeds");
+  GtkToggleButton *york = chip (card, "York");
+  GtkToggleButton *q1 = chip (card, "Q1 2025");
+  GtkToggleButton *both = chip (card, "Both quarters");
+
+  /* Multi select: 2 toggles York on and off again. */
+  g_assert_true (press_key (GTK_WIDGET (leeds), GDK_KEY_2));
+  g_assert_true (gtk_toggle_button_get_active (york));
+  g_assert_false (gtk_toggle_button_get_active (leeds));
+  g_assert_true (press_key (GTK_WIDGET (york), GDK_KEY_2));
+  g_assert_false (gtk_toggle_button_get_active (york));
+  g_assert_true (press_key (GTK_WIDGET (york), GDK_KEY_KP_1));
+  g_assert_true (gtk_toggle_button_get_active (leeds));
+
+  /* Only the focused question's options. */
+  g_assert_false (gtk_toggle_button_get_active (q1));
+
+  /* Single select: 3 then 1 moves the choice. */
+  g_assert_true (press_key (GTK_WIDGET (q1), GDK_KEY_3));
+  g_assert_true (gtk_toggle_button_get_active (both));
+  g_assert_true (press_key (GTK_WIDGET (q1), GDK_KEY_1));
+  g_assert_true (gtk_toggle_button_get_active (q1));
+  g_assert_false (gtk_toggle_button_get_active (both));
+
+  /* A number past the options does nothing. */
+  g_assert_false (press_key (GTK_WIDGET (q1), GDK_KEY_4));
+  g_assert_true (gtk_toggle_button_get_active (q1));
+
+  /* In the free-text entry, digits are text. */
+  g_assert_false (press_key (GTK_WIDGET (other_entry (card, STORES_Q)), GDK_KEY_2));
+  g_assert_false (gtk_toggle_button_get_active (york));
+
+  g_assert_true (gtk_widget_get_sensitive (send_button (card)));
+  gtk_window_destroy (window);
+}
+
+static void
+test_question_dismiss (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  Answered out = { 0 };
+  GtkWidget *card = new_question_card (transcript, &out);
+  GtkWindow *window = show_in_window (card, 640, 700);
+
+  /* Dismiss works whatever was chosen, and sends no answers. */
+  click (GTK_WIDGET (chip (card, "York")));
+  press (card, GTK_TYPE_BUTTON, "Dismiss");
+  g_assert_cmpuint (out.calls, ==, 1);
+  g_assert_true (out.dismissed);
+  g_assert_null (out.answers);
+
+  /* Only once. */
+  g_assert_cmpuint (count_usable_buttons (card), ==, 0);
+  g_assert_false (gtk_widget_is_sensitive (send_button (card)));
+  g_signal_emit_by_name (send_button (card), "clicked");
+  g_assert_cmpuint (out.calls, ==, 1);
+
+  gtk_window_destroy (window);
+}
+
+static void
+test_question_settled (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  Answered out = { 0 };
+  GtkWidget *card = new_question_card (transcript, &out);
+  GtkWindow *window = show_in_window (card, 640, 700);
+  TallyBlock *block = last_block (transcript);
+  GtkWidget *other;
+
+  /* A choice survives the card being rebound (a recycled row). */
+  click (GTK_WIDGET (chip (card, "York")));
+  gtk_editable_set_text (other_entry (card, STORES_Q), "the new store");
+  tally_question_card_set_block (TALLY_QUESTION_CARD (card), NULL);
+  other = tally_question_card_new ();
+  tally_question_card_set_block (TALLY_QUESTION_CARD (other), block);
+  g_object_ref_sink (other);
+  g_assert_true (gtk_toggle_button_get_active (chip (other, "York")));
+  g_assert_false (gtk_toggle_button_get_active (chip (other, "Leeds")));
+  g_assert_cmpstr (gtk_editable_get_text (other_entry (other, STORES_Q)), ==, "the new store");
+  g_object_unref (other);
+  tally_question_card_set_block (TALLY_QUESTION_CARD (card), block);
+
+  /* The resolution arrives (live, or replayed from the store). */
+  apply (transcript, "{\"type\":\"question_resolved\",\"turn_id\":\"t1\",\"question_id\":\"q1\",\"reason\":\"user\","
+                     "\"answers\":{\"" STORES_Q "\":\"Leeds, York, the new store\",\"" PERIOD_Q "\":\"Q1 2025\"}}");
+  wait_frames (card, 2);
+  g_assert_true (label_shows (card, "Answer: Leeds, York, the new store"));
+  g_assert_true (label_shows (card, "Answer: Q1 2025"));
+  g_assert_true (label_shows (card, "Answered"));
+  g_assert_true (label_shows (card, STORES_Q));
+  g_assert_cmpuint (count_usable_buttons (card), ==, 0);
+  g_assert_false (gtk_widget_is_drawable (GTK_WIDGET (other_entry (card, STORES_Q))));
+  g_assert_true (has_accessible_label (card, "Questions: Answered"));
+  g_assert_cmpuint (out.calls, ==, 0);
+
+  /* Cards that were not answered say why. */
+  {
+    const char *reasons[][2] = { { "dismissed", "Dismissed" }, { "timeout", "Timed out" }, { "cancel", "Cancelled" } };
+
+    for (guint i = 0; i < G_N_ELEMENTS (reasons); i++)
+      {
+        g_autofree char *resolved = g_strdup_printf ("{\"type\":\"question_resolved\",\"turn_id\":\"t1\","
+                                                     "\"question_id\":\"q1\",\"reason\":\"%s\",\"answers\":null}",
+                                                     reasons[i][0]);
+        g_autoptr(TallyTranscript) other_transcript = tally_transcript_new ();
+
+        apply (other_transcript, question_request);
+        apply (other_transcript, resolved);
+        tally_question_card_set_block (TALLY_QUESTION_CARD (card), last_block (other_transcript));
+        wait_frames (card, 1);
+        g_assert_true (label_shows (card, reasons[i][1]));
+        g_assert_false (label_shows (card, "Answer: Q1 2025"));
+        g_assert_cmpuint (count_usable_buttons (card), ==, 0);
+        tally_question_card_set_block (TALLY_QUESTION_CARD (card), NULL);
+      }
+  }
+
+  gtk_window_destroy (window);
+}
+
+/* Approval card */
+
+#define WRITE_REQUEST \
+  "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\"," \
+  "\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"report.md\",\"content\":\"# Report\\nnew line\\n\"}," \
+  "\"suggestions\":[{\"rule\":\"Write(report.md)\",\"scope\":\"workspace\",\"label\":\"Always allow writing report.md in this workspace\"}," \
+  "{\"rule\":\"Write(**)\",\"scope\":\"session\",\"label\":\"Always allow Write in this session\"}]}"
+
+typedef struct {
+  guint  calls;
+  int    decision;
+  char  *input;
+  char  *rule;
+  char  *scope;
+  char  *message;
+} Decided;
+
+static void
+decided_clear (Decided *out)
+{
+  g_clear_pointer (&out->input, g_free);
+  g_clear_pointer (&out->rule, g_free);
+  g_clear_pointer (&out->scope, g_free);
+  g_clear_pointer (&out->message, g_free);
+  out->calls = 0;
+  out->decision = -1;
+}
+
+static void
+decided_cb (TallyApprovalCard *card,
+            int                decision,
+            JsonObject        *input,
+            const char        *rule,
+            const char        *scope,
+            const char        *message,
+            Decided           *out)
+{
+  decided_clear (out);
+  out->calls = 1;
+  out->decision = decision;
+  if (input != NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+      json_node_set_object (node, input);
+      out->input = json_to_string (node, FALSE);
+    }
+  out->rule = g_strdup (rule);
+  out->scope = g_strdup (scope);
+  out->message = g_strdup (message);
+}
+
+typedef struct {
+  char            *workspace;
+  TallyTranscript *transcript;
+  GtkWidget       *card;
+  GtkWindow       *window;
+  Decided          out;
+} ApprovalFixture;
+
+static void
+approval_setup (ApprovalFixture *fixture,
+                const char      *request)
+{
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+
+  fixture->workspace = g_dir_make_tmp ("tally-cards-XXXXXX", &error);
+  g_assert_no_error (error);
+  path = g_build_filename (fixture->workspace, "report.md", NULL);
+  g_assert_true (g_file_set_contents (path, "# Report\nold line\n", -1, &error));
+
+  fixture->transcript = tally_transcript_new ();
+  apply (fixture->transcript, request);
+  fixture->card = tally_approval_card_new ();
+  tally_approval_card_set_workspace (TALLY_APPROVAL_CARD (fixture->card), fixture->workspace);
+  tally_approval_card_set_block (TALLY_APPROVAL_CARD (fixture->card), last_block (fixture->transcript));
+  fixture->out.decision = -1;
+  g_signal_connect (fixture->card, "decided", G_CALLBACK (decided_cb), &fixture->out);
+  fixture->window = show_in_window (fixture->card, 720, 700);
+}
+
+static void
+approval_teardown (ApprovalFixture *fixture)
+{
+  g_autofree char *path = g_build_filename (fixture->workspace, "report.md", NULL);
+
+  gtk_window_destroy (fixture->window);
+  g_clear_object (&fixture->transcript);
+  decided_clear (&fixture->out);
+  g_unlink (path);
+  g_rmdir (fixture->workspace);
+  g_free (fixture->workspace);
+}
+
+static GtkTextView *
+diff_view (GtkWidget *card)
+{
+  GtkWidget *view = find_named (card, GTK_TYPE_TEXT_VIEW, "Changes to the file");
+
+  g_assert_nonnull (view);
+  return GTK_TEXT_VIEW (view);
+}
+
+static void
+test_approval_allow_once (void)
+{
+  ApprovalFixture f = { 0 };
+  g_autofree char *diff = NULL;
+
+  approval_setup (&f, WRITE_REQUEST);
+
+  /* The path and a diff against the file as it is. */
+  g_assert_true (label_shows (f.card, "report.md"));
+  SPIN_UNTIL (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
+  diff = text_view_text (diff_view (f.card));
+  g_assert_nonnull (strstr (diff, "--- a/report.md\n+++ b/report.md\n"));
+  g_assert_nonnull (strstr (diff, "\n-old line"));
+  g_assert_nonnull (strstr (diff, "\n+new line"));
+  g_assert_true (has_accessible_label (f.card, "Approval for Write, waiting for your decision"));
+
+  /* The four named buttons, and the menu beside Deny. */
+  g_assert_nonnull (find_named (f.card, GTK_TYPE_BUTTON, "Allow once"));
+  g_assert_nonnull (find_named (f.card, GTK_TYPE_BUTTON, "Allow with changes"));
+  g_assert_nonnull (find_named (f.card, GTK_TYPE_BUTTON, "Always allow"));
+  g_assert_nonnull (find_named (f.card, GTK_TYPE_BUTTON, "Deny"));
+  g_assert_nonnull (find_named (f.card, GTK_TYPE_MENU_BUTTON, "More ways to deny"));
+  wait_frames (f.card, 2);
+  save_png (f.card, "approval-card-unit.png");
+
+  /* Keyboard: the buttons take the focus; Enter activates the focused one. */
+  g_assert_true (gtk_widget_get_focusable (find_named (f.card, GTK_TYPE_BUTTON, "Allow once")));
+  press (f.card, GTK_TYPE_BUTTON, "Allow once");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_ALLOW);
+  g_assert_null (f.out.input);
+  g_assert_null (f.out.rule);
+  g_assert_null (f.out.message);
+  g_assert_cmpuint (count_usable_buttons (f.card), ==, 0);
+
+  approval_teardown (&f);
+}
+
+static void
+set_editor_text (GtkWidget  *card,
+                 const char *text)
+{
+  GtkWidget *editor = find_named (card, GTK_TYPE_TEXT_VIEW, "Edited input");
+
+  g_assert_nonnull (editor);
+  g_assert_true (gtk_widget_is_drawable (editor));
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (editor)), text, -1);
+}
+
+static void
+test_approval_allow_edited (void)
+{
+  ApprovalFixture f = { 0 };
+  GtkWidget *editor;
+  g_autofree char *pretty = NULL;
+
+  approval_setup (&f, WRITE_REQUEST);
+
+  press (f.card, GTK_TYPE_BUTTON, "Allow with changes");
+  editor = find_named (f.card, GTK_TYPE_TEXT_VIEW, "Edited input");
+  g_assert_true (gtk_widget_is_drawable (editor));
+  g_assert_true (gtk_widget_is_ancestor (gtk_root_get_focus (gtk_widget_get_root (editor)), editor) ||
+                 gtk_root_get_focus (gtk_widget_get_root (editor)) == editor);
+  pretty = text_view_text (GTK_TEXT_VIEW (editor));
+  g_assert_cmpstr (pretty, ==, "{\n  \"file_path\" : \"report.md\",\n  \"content\" : \"# Report\\nnew line\\n\"\n}");
+
+  /* Not JSON: the editor stays, with an error. */
+  set_editor_text (f.card, "{ \"file_path\": ");
+  press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
+  g_assert_cmpuint (f.out.calls, ==, 0);
+  g_assert_true (gtk_widget_is_drawable (editor));
+  {
+    g_autoptr(GPtrArray) labels = find_all (f.card, GTK_TYPE_LABEL);
+    gboolean error_shown = FALSE;
+
+    for (guint i = 0; i < labels->len; i++)
+      {
+        GtkWidget *label = g_ptr_array_index (labels, i);
+
+        if (gtk_widget_is_drawable (label) && gtk_widget_has_css_class (label, "error"))
+          error_shown = g_str_has_prefix (gtk_label_get_text (GTK_LABEL (label)), "This is not valid JSON: ");
+      }
+    g_assert_true (error_shown);
+  }
+
+  /* JSON, but not an object. */
+  set_editor_text (f.card, "[\"report.md\"]");
+  press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
+  g_assert_cmpuint (f.out.calls, ==, 0);
+  g_assert_true (label_shows (f.card, "The input must be a JSON object, in braces: { … }"));
+
+  /* An object: allowed with exactly that input. */
+  set_editor_text (f.card, "{\"file_path\": \"reports/march.md\", \"content\": \"edited\\n\"}");
+  press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_ALLOW_EDITED);
+  g_assert_cmpstr (f.out.input, ==, "{\"file_path\":\"reports/march.md\",\"content\":\"edited\\n\"}");
+
+  approval_teardown (&f);
+}
+
+static void
+test_approval_always (void)
+{
+  ApprovalFixture f = { 0 };
+  GtkDropDown *dropdown;
+
+  approval_setup (&f, WRITE_REQUEST);
+
+  /* The first suggestion, shown exactly, before anything is kept. */
+  press (f.card, GTK_TYPE_BUTTON, "Always allow");
+  g_assert_cmpuint (f.out.calls, ==, 0);
+  g_assert_true (label_shows (f.card, "Write(report.md)"));
+  g_assert_true (label_shows (f.card, "in this workspace"));
+  dropdown = GTK_DROP_DOWN (find_named (f.card, GTK_TYPE_DROP_DOWN, "Rule to keep"));
+  g_assert_true (gtk_widget_is_drawable (GTK_WIDGET (dropdown)));
+
+  /* Cancel (Escape) goes back to the buttons. */
+  g_assert_true (gtk_widget_activate_action (f.card, "card.cancel", NULL));
+  g_assert_false (label_shows (f.card, "Write(report.md)"));
+  g_assert_true (is_usable (find_named (f.card, GTK_TYPE_BUTTON, "Allow once")));
+
+  /* The other suggestion. */
+  press (f.card, GTK_TYPE_BUTTON, "Always allow");
+  gtk_drop_down_set_selected (dropdown, 1);
+  g_assert_true (label_shows (f.card, "Write(**)"));
+  g_assert_true (label_shows (f.card, "for this session"));
+  press (f.card, GTK_TYPE_BUTTON, "Keep rule and allow");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_ALLOW_ALWAYS);
+  g_assert_cmpstr (f.out.rule, ==, "Write(**)");
+  g_assert_cmpstr (f.out.scope, ==, "session");
+
+  approval_teardown (&f);
+}
+
+static void
+test_approval_deny (void)
+{
+  ApprovalFixture f = { 0 };
+  GtkWidget *entry;
+  const char *message = "  Don't overwrite it; write reports/march.md instead.  ";
+
+  approval_setup (&f, WRITE_REQUEST);
+
+  press (f.card, GTK_TYPE_BUTTON, "Deny");
+  g_assert_cmpuint (f.out.calls, ==, 0);
+  entry = find_named (f.card, GTK_TYPE_ENTRY, "Tell the model what to do instead");
+  g_assert_true (gtk_widget_is_drawable (entry));
+  g_assert_cmpstr (gtk_entry_get_placeholder_text (GTK_ENTRY (entry)), ==, "Tell the model what to do instead");
+  gtk_editable_set_text (GTK_EDITABLE (entry), message);
+  press (f.card, GTK_TYPE_BUTTON, "Confirm denial");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_DENY);
+  g_assert_cmpstr (f.out.message, ==, message);
+
+  approval_teardown (&f);
+
+  /* Deny and stop, from the menu, with no message. */
+  approval_setup (&f, WRITE_REQUEST);
+  g_assert_true (gtk_widget_activate_action (f.card, "card.deny-stop", NULL));
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_DENY_STOP);
+  g_assert_null (f.out.message);
+  approval_teardown (&f);
+}
+
+static void
+test_approval_bash_outside (void)
+{
+  ApprovalFixture f = { 0 };
+
+  approval_setup (&f,
+                  "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a2\",\"tool_id\":\"toolu_b\","
+                  "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"cp report.md /tmp/elsewhere/\"},"
+                  "\"suggestions\":[],\"outside_workspace\":true}");
+
+  /* The command in monospace, a warning, no diff; no rule to keep. */
+  g_assert_true (label_shows (f.card, "cp report.md /tmp/elsewhere/"));
+  g_assert_true (label_shows (f.card, "This touches a path outside the session’s workspace."));
+  g_assert_false (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
+  g_assert_false (is_usable (find_named (f.card, GTK_TYPE_BUTTON, "Always allow")));
+  g_assert_true (is_usable (find_named (f.card, GTK_TYPE_BUTTON, "Allow once")));
+
+  approval_teardown (&f);
+}
+
+static void
+test_approval_settled (void)
+{
+  ApprovalFixture f = { 0 };
+
+  approval_setup (&f, WRITE_REQUEST);
+
+  /* A denial with a message, as the store replays it. */
+  apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
+                       "\"decision\":\"deny\",\"reason\":\"user\",\"message\":\"Write it under reports/ instead\"}");
+  wait_frames (f.card, 2);
+  g_assert_true (label_shows (f.card, "Denied"));
+  g_assert_true (label_shows (f.card, "Told the model: “Write it under reports/ instead”"));
+  g_assert_cmpuint (count_usable_buttons (f.card), ==, 0);
+  g_assert_true (has_accessible_label (f.card, "Approval for Write: Denied"));
+  g_assert_cmpuint (f.out.calls, ==, 0);
+  approval_teardown (&f);
+
+  /* Always allowed, bound after it settled (no diff then). */
+  approval_setup (&f, WRITE_REQUEST);
+  tally_approval_card_set_block (TALLY_APPROVAL_CARD (f.card), NULL);
+  apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
+                       "\"decision\":\"allow_always\",\"rule\":\"Write(report.md)\",\"scope\":\"workspace\",\"reason\":\"user\"}");
+  tally_approval_card_set_block (TALLY_APPROVAL_CARD (f.card), last_block (f.transcript));
+  wait_frames (f.card, 2);
+  g_assert_true (label_shows (f.card, "Always allowed"));
+  g_assert_true (label_shows (f.card, "Rule kept in this workspace: Write(report.md)"));
+  g_assert_false (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
+  g_assert_cmpuint (count_usable_buttons (f.card), ==, 0);
+  approval_teardown (&f);
+
+  /* Timed out. */
+  approval_setup (&f, WRITE_REQUEST);
+  apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
+                       "\"decision\":\"deny\",\"reason\":\"timeout\",\"message\":\"No answer came in time.\"}");
+  wait_frames (f.card, 1);
+  g_assert_true (label_shows (f.card, "Denied: no answer in time"));
+  g_assert_false (label_shows (f.card, "Told the model: “No answer came in time.”"));
+  g_assert_cmpuint (count_usable_buttons (f.card), ==, 0);
+  approval_teardown (&f);
+}
+
+/* Plan card */
+
+#define PLAN_MARKDOWN \
+  "# Compare Minster Yard and Leeds Station\n\n" \
+  "1. Query **monthly revenue** for both stores, January to June 2025\n" \
+  "2. Write `report.md` with a table and three findings\n\n" \
+  "<script>document.title='pwned'</script>\n\n" \
+  "See [the Beanline notes](https://example.com/beanline).\n\n" \
+  "| Store | City |\n|---|---|\n| Minster Yard | York |\n| Leeds Station | Leeds |\n"
+
+static TallyBlock *
+plan_block (TallyTranscript *transcript,
+            const char      *markdown,
+            int              version)
+{
+  g_autoptr(JsonObject) event = json_object_new ();
+
+  json_object_set_string_member (event, "type", "plan_proposed");
+  json_object_set_string_member (event, "turn_id", "t1");
+  json_object_set_string_member (event, "plan_id", "plan_1");
+  json_object_set_string_member (event, "markdown", markdown);
+  json_object_set_int_member (event, "version", version);
+  tally_transcript_apply (transcript, event);
+  return last_block (transcript);
+}
+
+static void
+test_plan_navigation_rule (void)
+{
+  g_assert_cmpint (_tally_plan_card_classify_navigation ("about:blank", FALSE, TRUE), ==, TALLY_PLAN_NAVIGATION_ALLOW);
+  g_assert_cmpint (_tally_plan_card_classify_navigation ("about:blank", FALSE, FALSE), ==, TALLY_PLAN_NAVIGATION_IGNORE);
+  g_assert_cmpint (_tally_plan_card_classify_navigation ("https://example.com/", FALSE, TRUE), ==, TALLY_PLAN_NAVIGATION_IGNORE);
+  g_assert_cmpint (_tally_plan_card_classify_navigation ("https://example.com/", TRUE, FALSE), ==, TALLY_PLAN_NAVIGATION_OPEN);
+  g_assert_cmpint (_tally_plan_card_classify_navigation ("mailto:ops@beanline.example", TRUE, FALSE), ==, TALLY_PLAN_NAVIGATION_OPEN);
+  g_assert_cmpint (_tally_plan_card_classify_navigation ("javascript:alert(1)", TRUE, FALSE), ==, TALLY_PLAN_NAVIGATION_IGNORE);
+  g_assert_cmpint (_tally_plan_card_classify_navigation ("file:///etc/passwd", TRUE, FALSE), ==, TALLY_PLAN_NAVIGATION_IGNORE);
+  g_assert_cmpint (_tally_plan_card_classify_navigation (NULL, TRUE, TRUE), ==, TALLY_PLAN_NAVIGATION_IGNORE);
+}
+
+static void
+test_plan_page (void)
+{
+  TallyPlanPageStyle dark = { TRUE, "Cantarell\"; } body { color: red", 12 };
+  g_autofree char *page = _tally_plan_card_build_page (PLAN_MARKDOWN, NULL);
+  g_autofree char *dark_page = _tally_plan_card_build_page ("*x*", &dark);
+
+  /* Raw HTML is text; nothing can load. */
+  g_assert_null (strstr (page, "<script>"));
+  g_assert_nonnull (strstr (page, "&lt;script&gt;document.title='pwned'&lt;/script&gt;"));
+  g_assert_nonnull (strstr (page, "<meta http-equiv=\"Content-Security-Policy\" "
+                                  "content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"));
+  g_assert_nonnull (strstr (page, "<strong>monthly revenue</strong>"));
+  g_assert_nonnull (strstr (page, "<table>"));
+  g_assert_nonnull (strstr (page, "<a href=\"https://example.com/beanline\">"));
+  g_assert_nonnull (strstr (page, "color-scheme: light"));
+
+  /* Dark colours; a font name cannot break out of the style sheet. */
+  g_assert_nonnull (strstr (dark_page, "color-scheme: dark"));
+  g_assert_nonnull (strstr (dark_page, "font-family: \"Cantarell  body  color red\", sans-serif"));
+  g_assert_nonnull (strstr (dark_page, "font-size: 12.0pt"));
+}
+
+#if TALLY_HAVE_WEBKIT
+typedef struct {
+  gboolean  done;
+  char     *text;
+} Evaluated;
+
+static void
+evaluated_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  Evaluated *out = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (object), result, &error);
+
+  g_assert_no_error (error);
+  out->text = jsc_value_is_undefined (value) ? g_strdup ("undefined") : jsc_value_to_string (value);
+  out->done = TRUE;
+}
+
+static char *
+evaluate (GtkWidget  *web_view,
+          const char *script)
+{
+  Evaluated out = { FALSE, NULL };
+
+  webkit_web_view_evaluate_javascript (WEBKIT_WEB_VIEW (web_view), script, -1, NULL, NULL, NULL,
+                                       evaluated_cb, &out);
+  SPIN_UNTIL (out.done);
+  return out.text;
+}
+#endif
+
+static char *launched_uri;
+
+static void
+capture_uri (GtkWidget  *card,
+             const char *uri)
+{
+  g_free (launched_uri);
+  launched_uri = g_strdup (uri);
+}
+
+static void
+test_plan_webkit (void)
+{
+#if TALLY_HAVE_WEBKIT
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *card;
+  GtkWindow *window;
+  GtkWidget *web_view;
+  g_autofree char *title = NULL;
+  g_autofree char *scripts = NULL;
+  g_autofree char *location = NULL;
+  int height;
+
+  g_unsetenv ("TALLY_NO_WEBKIT");
+
+  /* No WebKit before a plan is shown: the other cards and an empty plan
+   * card never start it. */
+  card = tally_plan_card_new ();
+  g_assert_false (_tally_plan_card_webkit_started ());
+  g_assert_null (_tally_plan_card_get_web_view (TALLY_PLAN_CARD (card)));
+
+  tally_plan_card_set_block (TALLY_PLAN_CARD (card), plan_block (transcript, PLAN_MARKDOWN, 1));
+  g_assert_true (_tally_plan_card_webkit_started ());
+  window = show_in_window (card, 720, 800);
+
+  /* Loaded and measured — or, where the web process cannot start (some
+   * CI sandboxes), shown natively instead. */
+  SPIN_UNTIL (_tally_plan_card_get_content_height (TALLY_PLAN_CARD (card)) > 0 ||
+              _tally_plan_card_get_native_view (TALLY_PLAN_CARD (card)) != NULL);
+  web_view = _tally_plan_card_get_web_view (TALLY_PLAN_CARD (card));
+  if (web_view == NULL)
+    {
+      g_test_message ("WebKit could not render here; checking the native fallback");
+      g_assert_cmpstr (tally_markdown_view_get_markdown (TALLY_MARKDOWN_VIEW (_tally_plan_card_get_native_view (TALLY_PLAN_CARD (card)))),
+                       ==, PLAN_MARKDOWN);
+      gtk_window_destroy (window);
+      return;
+    }
+
+  height = _tally_plan_card_get_content_height (TALLY_PLAN_CARD (card));
+  g_assert_cmpint (height, >, 100);
+  wait_frames (card, 3);
+  g_assert_cmpint (gtk_widget_get_height (web_view), ==, height);
+  g_assert_true (has_accessible_label (card, "Plan, version 1"));
+  g_assert_nonnull (find_named (card, GTK_TYPE_BUTTON, "Implement"));
+  g_assert_nonnull (find_named (card, GTK_TYPE_BUTTON, "Refine"));
+  g_assert_true (label_shows (card, "Version 1"));
+
+  /* The script in the plan never ran: it is text, and no title was set. */
+  title = evaluate (web_view, "document.title");
+  g_assert_cmpstr (title, ==, "");
+  g_assert_true (webkit_web_view_get_title (WEBKIT_WEB_VIEW (web_view)) == NULL ||
+                 *webkit_web_view_get_title (WEBKIT_WEB_VIEW (web_view)) == '\0');
+  scripts = evaluate (web_view, "document.scripts.length + ':' + document.body.textContent.includes(\"document.title='pwned'\")");
+  g_assert_cmpstr (scripts, ==, "0:true");
+  g_assert_nonnull (strstr (_tally_plan_card_get_page (TALLY_PLAN_CARD (card)), "&lt;script&gt;"));
+
+  wait_for_ink (web_view);
+  save_png (card, "plan-card-unit.png");
+
+  /* A clicked link goes to the browser, not into the card. */
+  _tally_plan_card_set_uri_launcher (capture_uri);
+  g_free (evaluate (web_view, "document.querySelector('a').click(); 'clicked'"));
+  SPIN_UNTIL (launched_uri != NULL);
+  g_assert_cmpstr (launched_uri, ==, "https://example.com/beanline");
+  g_clear_pointer (&launched_uri, g_free);
+
+  /* Any other navigation is refused. */
+  g_free (evaluate (web_view, "window.location.href = 'https://example.com/elsewhere'; 'moved'"));
+  location = evaluate (web_view, "window.location.href");
+  g_assert_cmpstr (location, ==, "about:blank");
+  g_assert_cmpstr (webkit_web_view_get_uri (WEBKIT_WEB_VIEW (web_view)), ==, "about:blank");
+  g_assert_null (launched_uri);
+  _tally_plan_card_set_uri_launcher (NULL);
+
+  /* Dark: the page is built again with dark colours and measured again. */
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
+  SPIN_UNTIL (strstr (_tally_plan_card_get_page (TALLY_PLAN_CARD (card)), "color-scheme: dark") != NULL);
+  SPIN_UNTIL (!webkit_web_view_is_loading (WEBKIT_WEB_VIEW (web_view)) &&
+              _tally_plan_card_get_content_height (TALLY_PLAN_CARD (card)) > 0);
+  wait_frames (card, 3);
+  wait_for_ink (web_view);
+  save_png (card, "plan-card-unit-dark.png");
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+
+  /* A narrower card reflows the page and grows taller. */
+  gtk_widget_set_size_request (card, -1, -1);
+  gtk_window_set_default_size (window, 360, 800);
+  SPIN_UNTIL (_tally_plan_card_get_content_height (TALLY_PLAN_CARD (card)) > height);
+
+  gtk_window_destroy (window);
+#else
+  g_test_skip ("Built without WebKitGTK");
+#endif
+}
+
+static void
+test_plan_native (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *card;
+  GtkWindow *window;
+  GtkWidget *native;
+
+  g_setenv ("TALLY_NO_WEBKIT", "1", TRUE);
+  card = tally_plan_card_new ();
+  tally_plan_card_set_block (TALLY_PLAN_CARD (card), plan_block (transcript, PLAN_MARKDOWN, 1));
+  window = show_in_window (card, 720, 800);
+
+  g_assert_null (_tally_plan_card_get_web_view (TALLY_PLAN_CARD (card)));
+  native = _tally_plan_card_get_native_view (TALLY_PLAN_CARD (card));
+  g_assert_true (TALLY_IS_MARKDOWN_VIEW (native));
+  g_assert_true (gtk_widget_is_drawable (native));
+  g_assert_cmpstr (tally_markdown_view_get_markdown (TALLY_MARKDOWN_VIEW (native)), ==, PLAN_MARKDOWN);
+  g_assert_cmpint (gtk_widget_get_height (native), >, 60);
+  wait_for_ink (native);
+  g_assert_true (is_usable (find_named (card, GTK_TYPE_BUTTON, "Implement")));
+  wait_frames (card, 2);
+  save_png (card, "plan-card-native.png");
+
+  gtk_window_destroy (window);
+  g_unsetenv ("TALLY_NO_WEBKIT");
+}
+
+typedef struct {
+  guint       implement;
+  guint       refine;
+  TallyBlock *block;
+} PlanSignals;
+
+static void
+view_implement_cb (TallyTranscriptView *view,
+                   TallyBlock          *block,
+                   PlanSignals         *out)
+{
+  out->implement++;
+  out->block = block;
+}
+
+static void
+view_refine_cb (TallyTranscriptView *view,
+                TallyBlock          *block,
+                PlanSignals         *out)
+{
+  out->refine++;
+  out->block = block;
+}
+
+static TallyPlanCard *
+card_for (GtkWidget  *view,
+          TallyBlock *block)
+{
+  g_autoptr(GPtrArray) cards = find_all (view, TALLY_TYPE_PLAN_CARD);
+
+  for (guint i = 0; i < cards->len; i++)
+    if (tally_plan_card_get_block (g_ptr_array_index (cards, i)) == block)
+      return g_ptr_array_index (cards, i);
+  return NULL;
+}
+
+static void
+test_plan_versions (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  PlanSignals out = { 0 };
+  TallyBlock *first, *second;
+  TallyPlanCard *card1, *card2;
+  GtkWindow *window;
+  g_autofree char *changes = NULL;
+
+  g_setenv ("TALLY_NO_WEBKIT", "1", TRUE);
+
+  apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t1\",\"mode\":\"plan\",\"text\":\"Plan a report\"}");
+  first = plan_block (transcript, "# Plan\n\n1. Query revenue by month\n2. Write report.md\n", 1);
+  apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t2\",\"mode\":\"plan\",\"text\":\"Change the plan: add a chart\"}");
+  second = plan_block (transcript, "# Plan\n\n1. Query revenue by month\n2. Draw a bar chart\n3. Write report.md\n", 2);
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  gtk_widget_set_vexpand (view, TRUE);
+  window = GTK_WINDOW (gtk_window_new ());
+  gtk_window_set_child (window, view);
+  gtk_window_set_default_size (window, 720, 900);
+  gtk_window_present (window);
+  g_signal_connect (view, "plan-implement", G_CALLBACK (view_implement_cb), &out);
+  g_signal_connect (view, "plan-refine", G_CALLBACK (view_refine_cb), &out);
+
+  SPIN_UNTIL (card_for (view, first) != NULL && card_for (view, second) != NULL);
+  wait_frames (view, 3);
+  card1 = card_for (view, first);
+  card2 = card_for (view, second);
+
+  /* The older version cannot be acted on; the newer one says what
+   * changed. */
+  g_assert_false (tally_plan_card_get_active (card1));
+  g_assert_cmpuint (count_usable_buttons (GTK_WIDGET (card1)), ==, 0);
+  g_assert_true (tally_plan_card_get_active (card2));
+  g_assert_true (label_shows (GTK_WIDGET (card2), "Version 2"));
+  g_assert_true (gtk_widget_is_drawable (_tally_plan_card_get_changes (card2)));
+  g_assert_false (gtk_widget_is_drawable (_tally_plan_card_get_changes (card1)));
+  g_assert_cmpstr (gtk_expander_get_label (GTK_EXPANDER (_tally_plan_card_get_changes (card2))), ==,
+                   "Changes since version 1");
+  gtk_expander_set_expanded (GTK_EXPANDER (_tally_plan_card_get_changes (card2)), TRUE);
+  changes = text_view_text (GTK_TEXT_VIEW (gtk_scrolled_window_get_child (
+    GTK_SCROLLED_WINDOW (gtk_expander_get_child (GTK_EXPANDER (_tally_plan_card_get_changes (card2)))))));
+  g_assert_cmpstr (changes, ==, " # Plan\n \n 1. Query revenue by month\n-2. Write report.md\n+2. Draw a bar chart\n+3. Write report.md");
+
+  /* Refine leaves the plan open; Implement closes it. */
+  press (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Refine");
+  g_assert_cmpuint (out.refine, ==, 1);
+  g_assert_true (out.block == second);
+  g_assert_true (tally_plan_card_get_active (card2));
+  press (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Implement");
+  g_assert_cmpuint (out.implement, ==, 1);
+  g_assert_true (out.block == second);
+  g_assert_false (tally_plan_card_get_active (card2));
+
+  /* The next user message keeps it closed when the card is shown again. */
+  apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t3\",\"mode\":\"ask\",\"text\":\"Implement the plan.\"}");
+  tally_plan_card_set_block (card2, NULL);
+  tally_plan_card_set_block (card2, second);
+  g_assert_false (tally_plan_card_get_active (card2));
+
+  gtk_window_destroy (window);
+  g_unsetenv ("TALLY_NO_WEBKIT");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  /* The test AT context, so accessible names can be checked. */
+  g_setenv ("GTK_A11Y", "test", TRUE);
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  /* Screenshots show settled states, not transitions. */
+  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
+
+  g_test_add_func ("/tally/cards/question/chips", test_question_chips);
+  g_test_add_func ("/tally/cards/question/free-text-only", test_question_free_text_only);
+  g_test_add_func ("/tally/cards/question/number-keys", test_question_number_keys);
+  g_test_add_func ("/tally/cards/question/dismiss", test_question_dismiss);
+  g_test_add_func ("/tally/cards/question/settled", test_question_settled);
+  g_test_add_func ("/tally/cards/approval/allow-once", test_approval_allow_once);
+  g_test_add_func ("/tally/cards/approval/allow-edited", test_approval_allow_edited);
+  g_test_add_func ("/tally/cards/approval/always", test_approval_always);
+  g_test_add_func ("/tally/cards/approval/deny", test_approval_deny);
+  g_test_add_func ("/tally/cards/approval/bash-outside", test_approval_bash_outside);
+  g_test_add_func ("/tally/cards/approval/settled", test_approval_settled);
+  g_test_add_func ("/tally/cards/plan/navigation-rule", test_plan_navigation_rule);
+  g_test_add_func ("/tally/cards/plan/page", test_plan_page);
+  g_test_add_func ("/tally/cards/plan/webkit", test_plan_webkit);
+  g_test_add_func ("/tally/cards/plan/native", test_plan_native);
+  g_test_add_func ("/tally/cards/plan/versions", test_plan_versions);
+
+  return g_test_run ();
+}
