@@ -24,13 +24,16 @@
 #endif
 
 #include "tally-agent.h"
+#include "tally-application.h"
 #include "tally-approval-card.h"
 #include "tally-block-row.h"
 #include "tally-markdown-view.h"
 #include "tally-plan-card-private.h"
 #include "tally-question-card.h"
+#include "tally-test-mock.h"
 #include "tally-transcript-view.h"
 #include "tally-transcript.h"
+#include "tally-window-private.h"
 
 #define WAIT_SECONDS 60
 
@@ -1402,13 +1405,430 @@ test_plan_versions (void)
   g_unsetenv ("TALLY_NO_WEBKIT");
 }
 
+
+/* End to end: DESIGN's walkthrough in the window */
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+#define REPORT_PROMPT "Write a short report comparing two of our stores."
+
+typedef void (*AppBody) (TallyApplication *app,
+                         TallyWindow      *window,
+                         gpointer          data);
+
+typedef struct {
+  AppBody      body;
+  gpointer     data;
+  TallyWindow *window;
+  gboolean     ran;
+} RunCtx;
+
+static gboolean
+run_body_idle (gpointer user_data)
+{
+  RunCtx *ctx = user_data;
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
+  g_autoptr(GList) windows = NULL;
+
+  gtk_window_present (GTK_WINDOW (ctx->window));
+  spin_idle ();
+  ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
+  ctx->ran = TRUE;
+
+  /* Closing every window ends g_application_run(). */
+  windows = g_list_copy (gtk_application_get_windows (app));
+  for (GList *l = windows; l != NULL; l = l->next)
+    gtk_window_close (GTK_WINDOW (l->data));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+window_added_cb (GtkApplication *app,
+                 GtkWindow      *window,
+                 RunCtx         *ctx)
+{
+  if (ctx->window != NULL || !TALLY_IS_WINDOW (window))
+    return;
+  ctx->window = TALLY_WINDOW (window);
+  g_idle_add (run_body_idle, ctx);
+}
+
+/* Runs the application in this process with `tally ARGS…`, and @body once
+ * its window is up. */
+static int
+run_app (const char * const *args,
+         AppBody             body,
+         gpointer            data)
+{
+  g_autoptr(TallyApplication) app = tally_application_new ();
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  RunCtx ctx = { body, data, NULL, FALSE };
+  int status;
+
+  g_application_set_flags (G_APPLICATION (app),
+                           G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
+  g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), &ctx);
+
+  g_ptr_array_add (argv, (gpointer) "tally");
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **) argv->pdata);
+  g_assert_true (ctx.ran);
+  g_clear_object (&app);
+  spin_idle ();
+  return status;
+}
+
+/* The card of @type showing a block of @kind that is still pending (for a
+ * plan: one that can be acted on), or NULL. */
+static GtkWidget *
+find_open_card (GtkWidget *root,
+                GType      type)
+{
+  g_autoptr(GPtrArray) cards = find_all (root, type);
+
+  for (guint i = 0; i < cards->len; i++)
+    {
+      GtkWidget *card = g_ptr_array_index (cards, i);
+      TallyBlock *block = NULL;
+
+      if (!gtk_widget_get_mapped (card))
+        continue;
+      if (TALLY_IS_PLAN_CARD (card))
+        {
+          if (tally_plan_card_get_active (TALLY_PLAN_CARD (card)))
+            return card;
+          continue;
+        }
+      g_object_get (card, "block", &block, NULL);
+      if (block != NULL && !tally_block_get_finished (block))
+        {
+          g_object_unref (block);
+          return card;
+        }
+      g_clear_object (&block);
+    }
+  return NULL;
+}
+
+static void
+save_window_png (GtkWidget  *window,
+                 const char *name)
+{
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (window);
+  g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *dir = g_build_filename (g_getenv ("G_TEST_BUILDDIR") != NULL ? g_getenv ("G_TEST_BUILDDIR") : ".",
+                                           "artifacts", NULL);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  int width = gtk_widget_get_width (window);
+  int height = gtk_widget_get_height (window);
+
+  wait_frames (window, 2);
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  g_assert_nonnull (node);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
+                                         &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("Screenshot: %s", path);
+}
+
+/* Brings @card fully into view, for the screenshot. */
+static void
+show_card (GtkWidget *card)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (card, GTK_TYPE_SCROLLED_WINDOW);
+  GtkAdjustment *adjustment;
+  graphene_rect_t bounds;
+
+  g_assert_nonnull (scroller);
+  wait_frames (card, 2);
+  adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  g_assert_true (gtk_widget_compute_bounds (card, scroller, &bounds));
+  if (bounds.origin.y < 0 || bounds.origin.y + bounds.size.height > gtk_widget_get_height (scroller))
+    gtk_adjustment_set_value (adjustment, gtk_adjustment_get_value (adjustment) + bounds.origin.y - 24);
+  wait_frames (card, 2);
+}
+
+static guint
+count_kind (GListModel     *blocks,
+            TallyBlockKind  kind)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
+
+      if (tally_block_get_kind (block) == kind)
+        n++;
+    }
+  return n;
+}
+
+typedef struct {
+  TallyTestMock *mock;
+  char          *workspace;
+} ReportData;
+
+static void
+store_report_body (TallyApplication *app,
+                   TallyWindow      *window,
+                   gpointer          user_data)
+{
+  ReportData *data = user_data;
+  GtkWidget *root = GTK_WIDGET (window);
+  GtkDropDown *mode = _tally_window_get_mode_dropdown (window);
+  TallySession *session;
+  GListModel *blocks;
+  GtkWidget *question, *plan, *approval;
+  g_autofree char *report = NULL;
+  g_autofree char *report_path = NULL;
+  g_autoptr(GError) error = NULL;
+  GtkWidget *web_view;
+  TallyBlock *user = NULL;
+  guint turns = 0, receipts = 0;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1120, 900);
+  SPIN_UNTIL (tally_application_has_api_key (app));
+  wait_frames (root, 2);
+
+  /* Turn 1: plan mode, with thinking. */
+  gtk_drop_down_set_selected (mode, TALLY_MODE_PLAN);
+  gtk_toggle_button_set_active (_tally_window_get_thinking_button (window), TRUE);
+  tally_window_send (window, REPORT_PROMPT);
+  g_assert_true (tally_window_is_busy (window));
+
+  /* The question card: the real store names as chips. */
+  SPIN_UNTIL ((question = find_open_card (root, TALLY_TYPE_QUESTION_CARD)) != NULL);
+  g_assert_nonnull (find_named (question, GTK_TYPE_TOGGLE_BUTTON, "Park Square"));
+  g_assert_nonnull (find_named (question, GTK_TYPE_TOGGLE_BUTTON, "The Shambles"));
+  click (GTK_WIDGET (chip (question, "Minster Yard")));
+  click (GTK_WIDGET (chip (question, "Leeds Station")));
+  g_assert_false (gtk_widget_get_sensitive (send_button (question)));
+  click (GTK_WIDGET (chip (question, "January to June 2025")));
+  g_assert_true (gtk_widget_get_sensitive (send_button (question)));
+  show_card (question);
+  save_png (question, "e2e-question-card.png");
+  save_window_png (root, "e2e-question-window.png");
+  press (question, GTK_TYPE_BUTTON, "Send answers");
+
+  /* The plan card, once the turn is over. */
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  session = tally_window_get_session (window);
+  g_assert_nonnull (session);
+  blocks = G_LIST_MODEL (tally_session_get_transcript (session));
+  g_assert_cmpuint (count_kind (blocks, TALLY_BLOCK_THINKING), >=, 1);
+  {
+    g_autoptr(TallyBlock) first = g_list_model_get_item (blocks, 0);
+
+    /* The first message of a new session went in the mode picked. */
+    g_assert_cmpint (tally_block_get_kind (first), ==, TALLY_BLOCK_USER);
+    g_assert_cmpstr (tally_block_get_state (first), ==, "plan");
+  }
+  g_assert_cmpuint (count_kind (blocks, TALLY_BLOCK_PLAN), ==, 1);
+  SPIN_UNTIL ((plan = find_open_card (root, TALLY_TYPE_PLAN_CARD)) != NULL);
+  SPIN_UNTIL (_tally_plan_card_get_content_height (TALLY_PLAN_CARD (plan)) > 0 ||
+              _tally_plan_card_get_native_view (TALLY_PLAN_CARD (plan)) != NULL);
+  web_view = _tally_plan_card_get_web_view (TALLY_PLAN_CARD (plan));
+  if (web_view == NULL)
+    web_view = _tally_plan_card_get_native_view (TALLY_PLAN_CARD (plan));
+  show_card (plan);
+  wait_for_ink (web_view);
+  save_png (plan, "e2e-plan-card.png");
+  save_window_png (root, "e2e-plan-window.png");
+
+  /* Implement: a follow-up in ask mode. */
+  press (plan, GTK_TYPE_BUTTON, "Implement");
+  g_assert_cmpuint (gtk_drop_down_get_selected (mode), ==, TALLY_MODE_ASK);
+  g_assert_true (tally_window_is_busy (window));
+  g_assert_false (tally_plan_card_get_active (TALLY_PLAN_CARD (plan)));
+
+  /* The Write waits on an approval card with its diff. */
+  SPIN_UNTIL ((approval = find_open_card (root, TALLY_TYPE_APPROVAL_CARD)) != NULL);
+  SPIN_UNTIL (gtk_widget_is_drawable (GTK_WIDGET (diff_view (approval))));
+  {
+    g_autofree char *diff = text_view_text (diff_view (approval));
+
+    g_assert_true (g_str_has_prefix (diff, "--- a/report.md\n+++ b/report.md\n"));
+    g_assert_nonnull (strstr (diff, "\n+| **Total** | **371,428.70** | **237,010.40** |"));
+  }
+  show_card (approval);
+  save_png (approval, "e2e-approval-card.png");
+  save_window_png (root, "e2e-approval-window.png");
+  press (approval, GTK_TYPE_BUTTON, "Allow once");
+  SPIN_UNTIL (!tally_window_is_busy (window));
+
+  {
+    g_autoptr(TallyBlock) second = NULL;
+
+    for (guint i = g_list_model_get_n_items (blocks); i > 0 && second == NULL; i--)
+      {
+        g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i - 1);
+
+        if (tally_block_get_kind (block) == TALLY_BLOCK_USER)
+          second = g_steal_pointer (&block);
+      }
+    g_assert_cmpstr (tally_block_get_text (second), ==, "Implement the plan.");
+    g_assert_cmpstr (tally_block_get_state (second), ==, "ask");
+  }
+
+  /* The report is in the workspace. */
+  data->workspace = g_strdup (tally_agent_get_workspace (tally_session_get_agent (session)));
+  report_path = g_build_filename (data->workspace, "report.md", NULL);
+  g_assert_true (g_file_get_contents (report_path, &report, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_prefix (report, "# Minster Yard and Leeds Station, January to June 2025\n"));
+  g_assert_nonnull (strstr (report, "| June | 74,934.10 | 44,909.90 |"));
+
+  /* Every turn ended with a receipt: after each user message, a receipt
+   * before the next one. */
+  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
+
+      if (tally_block_get_kind (block) == TALLY_BLOCK_USER)
+        {
+          g_assert_null (user);
+          user = block;
+          turns++;
+        }
+      else if (tally_block_get_kind (block) == TALLY_BLOCK_RECEIPT)
+        {
+          g_assert_nonnull (user);
+          g_assert_cmpstr (tally_block_get_state (block), ==, "done");
+          user = NULL;
+          receipts++;
+        }
+    }
+  g_assert_null (user);
+  g_assert_cmpuint (turns, ==, 2);
+  g_assert_cmpuint (receipts, ==, 2);
+
+  /* The cards are settled: what was answered, decided and planned. */
+  wait_frames (root, 2);
+  g_assert_null (find_open_card (root, TALLY_TYPE_APPROVAL_CARD));
+  g_assert_null (find_open_card (root, TALLY_TYPE_PLAN_CARD));
+  g_assert_true (label_shows (approval, "Allowed once"));
+  g_assert_cmpuint (count_usable_buttons (approval), ==, 0);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (data->mock), >=, 7);
+  save_window_png (root, "e2e-done-window.png");
+}
+
+static void
+test_store_report (void)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *scenario = g_test_build_filename (G_TEST_DIST, "scenarios", "store-report.json", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("tally-cards-e2e-XXXXXX", &error);
+  g_autofree char *store = NULL;
+  g_autoptr(JsonArray) requests = NULL;
+  ReportData data = { 0 };
+  gboolean asked_in_plan = FALSE;
+
+  g_assert_no_error (error);
+  store = g_build_filename (dir, "tally.db", NULL);
+  mock = tally_test_mock_start_file (scenario, &error);
+  g_assert_no_error (error);
+  data.mock = mock;
+
+  {
+    const char *args[] = { "--store", store, "--base-url", tally_test_mock_get_base_url (mock), NULL };
+
+    g_assert_cmpint (run_app (args, store_report_body, &data), ==, 0);
+  }
+
+  /* Every scripted answer was used, the question's answers went back as
+   * the model must read them, and turn 1 asked for thinking. */
+  requests = tally_test_mock_dup_requests (mock);
+  for (guint i = 0; i < json_array_get_length (requests); i++)
+    {
+      JsonObject *request = json_array_get_object_element (requests, i);
+      g_autofree char *body = NULL;
+
+      if (!g_str_has_prefix (json_object_get_string_member_with_default (request, "path", ""), "/v1/messages"))
+        continue;
+      g_assert_cmpint (json_object_get_int_member (request, "status"), ==, 200);
+      body = json_to_string (json_object_get_member (request, "body"), FALSE);
+      if (strstr (body, "toolu_02Ask") != NULL && strstr (body, "Minster Yard, Leeds Station") != NULL &&
+          strstr (body, "January to June 2025") != NULL && strstr (body, "\"thinking\"") != NULL)
+        asked_in_plan = TRUE;
+    }
+  g_assert_true (asked_in_plan);
+
+  if (data.workspace != NULL)
+    {
+      g_autofree char *report = g_build_filename (data.workspace, "report.md", NULL);
+
+      g_unlink (report);
+      g_rmdir (data.workspace);
+    }
+  g_free (data.workspace);
+  remove_tree (dir);
+}
+
+static gboolean
+log_fatal_cb (const char     *log_domain,
+              GLogLevelFlags  log_level,
+              const char     *message,
+              gpointer        user_data)
+{
+  /* No session bus in the test environment, on purpose. */
+  if (g_strcmp0 (log_domain, "Gtk") == 0 && g_str_has_prefix (message, "Unable to acquire session bus"))
+    return FALSE;
+  return TRUE;
+}
+
 int
 main (int   argc,
       char *argv[])
 {
+  static const char *xdg[] = { "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME" };
+  g_autofree char *home = g_dir_make_tmp ("tally-test-cards-home-XXXXXX", NULL);
+  int status;
+
+  /* The application keeps workspaces and caches under a home of its own,
+   * and finds no keyring or session bus (none at all: WebKit's sandbox
+   * cannot start with a bus address that leads nowhere). */
+  g_assert_nonnull (home);
+  for (guint i = 0; i < G_N_ELEMENTS (xdg); i++)
+    {
+      g_autofree char *dir = g_build_filename (home, xdg[i], NULL);
+
+      g_mkdir_with_parents (dir, 0700);
+      g_setenv (xdg[i], dir, TRUE);
+    }
+  g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  if (g_getenv ("ANTHROPIC_API_KEY") == NULL)
+    g_setenv ("ANTHROPIC_API_KEY", "sk-test-key", TRUE);
+
   /* The test AT context, so accessible names can be checked. */
   g_setenv ("GTK_A11Y", "test", TRUE);
   gtk_test_init (&argc, &argv, NULL);
+  g_test_log_set_fatal_handler (log_fatal_cb, NULL);
   adw_init ();
   /* Screenshots show settled states, not transitions. */
   g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
@@ -1429,6 +1849,9 @@ main (int   argc,
   g_test_add_func ("/tally/cards/plan/webkit", test_plan_webkit);
   g_test_add_func ("/tally/cards/plan/native", test_plan_native);
   g_test_add_func ("/tally/cards/plan/versions", test_plan_versions);
+  g_test_add_func ("/tally/cards/e2e/store-report", test_store_report);
 
-  return g_test_run ();
+  status = g_test_run ();
+  remove_tree (home);
+  return status;
 }

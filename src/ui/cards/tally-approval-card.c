@@ -7,11 +7,13 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <gtksourceview/gtksource.h>
+#include <string.h>
 
 #include "tally-approval-card.h"
 #include "tally-agent.h"
 #include "tally-card-diff.h"
 #include "tally-cards-common.h"
+#include "tally-chip-layout.h"
 #include "tally-tool-edit.h"
 #include "tally-tool-write.h"
 
@@ -72,6 +74,7 @@ struct _TallyApprovalCard
 
   /* State */
   TallyBlock        *block;
+  JsonObject        *shown;           /* the details the request was read from */
   char              *workspace;
   JsonArray         *suggestions;     /* the request's suggestions, or NULL */
   GCancellable      *diff_cancellable;
@@ -80,6 +83,8 @@ struct _TallyApprovalCard
 };
 
 G_DEFINE_FINAL_TYPE (TallyApprovalCard, tally_approval_card, GTK_TYPE_WIDGET)
+
+#define MAX_DIFF_LINES 60
 
 enum {
   PROP_0,
@@ -200,7 +205,35 @@ show_diff (TallyApprovalCard *self,
   gboolean has_diff = diff != NULL && *diff != '\0';
 
   if (has_diff)
-    tally_card_diff_show (self->diff_view, diff);
+    {
+      g_autoptr(GString) shown = g_string_new (NULL);
+      const char *p = diff;
+      guint lines = 0;
+
+      /* The card does not scroll inside the transcript: a long diff shows
+       * its beginning and says how much more there is. */
+      while (*p != '\0' && lines < MAX_DIFF_LINES)
+        {
+          const char *end = strchr (p, '\n');
+
+          end = end != NULL ? end + 1 : p + strlen (p);
+          g_string_append_len (shown, p, end - p);
+          p = end;
+          lines++;
+        }
+      if (*p != '\0')
+        {
+          guint more = 0;
+
+          for (; *p != '\0'; p++)
+            if (*p == '\n' || p[1] == '\0')
+              more++;
+          if (shown->len > 0 && shown->str[shown->len - 1] != '\n')
+            g_string_append_c (shown, '\n');
+          g_string_append_printf (shown, ngettext ("⋯ %u more line", "⋯ %u more lines", more), more);
+        }
+      tally_card_diff_show (self->diff_view, shown->str);
+    }
   gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), has_diff);
   gtk_label_set_text (self->diff_note, note != NULL ? note : "");
   gtk_widget_set_visible (GTK_WIDGET (self->diff_note), note != NULL);
@@ -500,7 +533,7 @@ sync_request (TallyApprovalCard *self)
   if (g_str_equal (tool_name, "Bash"))
     title = g_strdup_printf (_("Allow <b>%s</b> to run this command?"), escaped);
   else if (g_str_equal (tool_name, "Write"))
-    title = g_strdup_printf (_("Allow <b>%s</b> to write this file?"), escaped);
+    title = g_strdup_printf (_("Allow <b>%s</b> to create or replace this file?"), escaped);
   else if (g_str_equal (tool_name, "Edit"))
     title = g_strdup_printf (_("Allow <b>%s</b> to change this file?"), escaped);
   else
@@ -646,10 +679,10 @@ sync_card (TallyApprovalCard *self)
       show_panel (self, NULL);
       gtk_widget_set_visible (self->actions, FALSE);
       sync_resolution (self);
-      /* A diff read now would compare with the file as it is after the
-       * call, so a card settled before it was shown has none. */
-      if (self->diff_block != self->block)
-        clear_diff (self);
+      /* Settled, the card looks the same live and replayed: a diff read
+       * later would compare with the file as it is after the call, so a
+       * settled card shows none. */
+      clear_diff (self);
     }
   else
     {
@@ -673,6 +706,17 @@ sync_card (TallyApprovalCard *self)
 static void
 block_changed_cb (TallyApprovalCard *self)
 {
+  JsonObject *details = tally_block_get_details (self->block);
+
+  /* The reducer may hand the block over before it fills in its details,
+   * and replaces them when the card settles. */
+  if (details != self->shown)
+    {
+      g_clear_pointer (&self->shown, json_object_unref);
+      if (details != NULL)
+        self->shown = json_object_ref (details);
+      sync_request (self);
+    }
   sync_card (self);
 }
 
@@ -721,6 +765,7 @@ tally_approval_card_finalize (GObject *object)
 
   g_free (self->workspace);
   g_clear_pointer (&self->suggestions, json_array_unref);
+  g_clear_pointer (&self->shown, json_object_unref);
 
   G_OBJECT_CLASS (tally_approval_card_parent_class)->finalize (object);
 }
@@ -880,6 +925,9 @@ tally_approval_card_init (TallyApprovalCard *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
 
+  /* The buttons wrap onto a second line in a narrow window. */
+  gtk_widget_set_layout_manager (self->actions, tally_chip_layout_new (6));
+
   buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
   if (json != NULL)
     gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), json);
@@ -941,6 +989,7 @@ tally_approval_card_set_block (TallyApprovalCard *self,
   if (self->block != NULL)
     g_signal_handlers_disconnect_by_data (self->block, self);
   g_set_object (&self->block, block);
+  g_clear_pointer (&self->shown, json_object_unref);
 
   self->sent = FALSE;
   show_panel (self, NULL);
@@ -952,8 +1001,8 @@ tally_approval_card_set_block (TallyApprovalCard *self,
     {
       g_signal_connect_swapped (block, "notify::state", G_CALLBACK (block_changed_cb), self);
       g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_changed_cb), self);
-      sync_request (self);
-      sync_card (self);
+      g_signal_connect_swapped (block, "notify::tool-name", G_CALLBACK (block_changed_cb), self);
+      block_changed_cb (self);
     }
 
   if (!gtk_widget_in_destruction (GTK_WIDGET (self)))

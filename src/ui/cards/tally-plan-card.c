@@ -77,6 +77,8 @@ struct _TallyPlanCard
   GtkWidget    *web_view;          /* a WebKitWebView, or NULL */
   GtkWidget    *native_view;       /* a TallyMarkdownView, or NULL */
   char         *page;              /* the HTML last loaded */
+  char         *rendered;          /* the markdown last rendered */
+  gboolean      rendered_dark;
   gboolean      expecting_load;
   int           content_height;    /* measured; 0 until then */
   int           measured_width;
@@ -321,14 +323,61 @@ static GPtrArray *live_views;       /* WebKitWebView, weak */
 #endif
 static gboolean webkit_broken;      /* the web process died; stay native */
 
+#if TALLY_HAVE_WEBKIT
+/* WebKit's sandbox starts a D-Bus proxy for the session bus named in the
+ * environment and aborts the whole application when that fails. A bus
+ * address that points at a socket file that is not there cannot work, so
+ * plans are then shown natively instead. */
+static gboolean
+session_bus_is_missing (void)
+{
+  const char *address = g_getenv ("DBUS_SESSION_BUS_ADDRESS");
+  g_auto(GStrv) entries = NULL;
+
+  if (address == NULL || *address == '\0')
+    return FALSE;
+
+  entries = g_strsplit (address, ";", -1);
+  for (guint i = 0; entries[i] != NULL; i++)
+    {
+      const char *path;
+
+      if (!g_str_has_prefix (entries[i], "unix:"))
+        return FALSE;
+      path = strstr (entries[i], "path=");
+      if (path == NULL)
+        return FALSE;     /* abstract sockets cannot be checked */
+      path += strlen ("path=");
+      {
+        g_autofree char *file = g_strndup (path, strcspn (path, ","));
+
+        if (g_file_test (file, G_FILE_TEST_EXISTS))
+          return FALSE;
+      }
+    }
+  return TRUE;
+}
+#endif
+
 static gboolean
 webkit_allowed (void)
 {
 #if TALLY_HAVE_WEBKIT
+  static gboolean bus_checked;
   const char *no_webkit = g_getenv ("TALLY_NO_WEBKIT");
 
   if (no_webkit != NULL && *no_webkit != '\0' && !g_str_equal (no_webkit, "0"))
     return FALSE;
+
+  if (!bus_checked)
+    {
+      bus_checked = TRUE;
+      if (session_bus_is_missing ())
+        {
+          g_message ("The session bus in DBUS_SESSION_BUS_ADDRESS does not exist; plans are shown without WebKit");
+          webkit_broken = TRUE;
+        }
+    }
   return !webkit_broken;
 #else
   return FALSE;
@@ -648,6 +697,9 @@ drop_web_view (TallyPlanCard *self)
 static void
 render_native (TallyPlanCard *self)
 {
+  g_free (self->rendered);
+  self->rendered = g_strdup (block_markdown (self));
+
   if (self->native_view == NULL)
     {
       self->native_view = tally_markdown_view_new ();
@@ -673,8 +725,19 @@ use_native (TallyPlanCard *self)
 static void
 render (TallyPlanCard *self)
 {
+  const char *markdown;
+
   if (self->block == NULL)
     return;
+
+  /* Only when something shown changed: a web page load is not free. */
+  markdown = block_markdown (self);
+  if (self->rendered != NULL && g_str_equal (self->rendered, markdown) &&
+      self->rendered_dark == tally_cards_is_dark ())
+    return;
+  g_free (self->rendered);
+  self->rendered = g_strdup (markdown);
+  self->rendered_dark = tally_cards_is_dark ();
 
 #if TALLY_HAVE_WEBKIT
   if (self->native_view == NULL && webkit_allowed ())
@@ -924,6 +987,7 @@ tally_plan_card_finalize (GObject *object)
 
   g_clear_object (&self->cancellable);
   g_free (self->page);
+  g_free (self->rendered);
 
   G_OBJECT_CLASS (tally_plan_card_parent_class)->finalize (object);
 }
@@ -1106,10 +1170,14 @@ tally_plan_card_set_block (TallyPlanCard *self,
     g_signal_handlers_disconnect_by_data (self->block, self);
   g_set_object (&self->block, block);
   self->implemented = FALSE;
+  g_clear_pointer (&self->rendered, g_free);
 
   if (block != NULL)
     {
+      /* The reducer fills the block in after adding it (text, then the
+       * event with the version). */
       g_signal_connect_swapped (block, "notify::text", G_CALLBACK (sync_card), self);
+      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (sync_card), self);
       sync_card (self);
     }
 

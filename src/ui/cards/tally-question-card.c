@@ -76,6 +76,7 @@ struct _TallyQuestionCard
 
   /* State */
   TallyBlock *block;
+  JsonObject *shown;          /* the details the questions were built from */
   GPtrArray  *questions;      /* Question * */
   gboolean    sent;
   gboolean    restoring;
@@ -662,7 +663,9 @@ sync_card (TallyQuestionCard *self)
   gtk_widget_set_visible (GTK_WIDGET (self->state_label), settled);
   gtk_widget_set_visible (self->actions, !settled);
   gtk_widget_set_sensitive (self->actions, !settled && !self->sent);
-  gtk_widget_set_sensitive (self->questions_box, !settled && !self->sent);
+  /* Only a card waiting for its resolution greys out; a settled one
+   * stays readable (its chips are gone by then). */
+  gtk_widget_set_sensitive (self->questions_box, settled || !self->sent);
 
   for (guint i = 0; i < n; i++)
     {
@@ -700,9 +703,29 @@ sync_card (TallyQuestionCard *self)
   update_send (self);
 }
 
+/* The reducer may hand the block over before it fills in its details,
+ * and replaces them when the card settles: build the questions again
+ * whenever they are not the ones shown. */
+static void
+ensure_questions (TallyQuestionCard *self)
+{
+  JsonObject *details = tally_block_get_details (self->block);
+
+  if (details == self->shown)
+    return;
+
+  g_clear_pointer (&self->shown, json_object_unref);
+  if (details != NULL)
+    self->shown = json_object_ref (details);
+  build_questions (self);
+  if (!tally_block_get_finished (self->block))
+    restore_draft (self);
+}
+
 static void
 block_changed_cb (TallyQuestionCard *self)
 {
+  ensure_questions (self);
   sync_card (self);
 }
 
@@ -725,6 +748,7 @@ tally_question_card_finalize (GObject *object)
   TallyQuestionCard *self = (TallyQuestionCard *)object;
 
   g_ptr_array_unref (self->questions);
+  g_clear_pointer (&self->shown, json_object_unref);
 
   G_OBJECT_CLASS (tally_question_card_parent_class)->finalize (object);
 }
@@ -893,13 +917,13 @@ tally_question_card_set_block (TallyQuestionCard *self,
   if (self->block != NULL)
     g_signal_handlers_disconnect_by_data (self->block, self);
   g_set_object (&self->block, block);
+  g_clear_pointer (&self->shown, json_object_unref);
   self->sent = FALSE;
+  clear_questions (self);
 
   if (block != NULL)
     {
-      build_questions (self);
-      if (!tally_block_get_finished (block))
-        restore_draft (self);
+      ensure_questions (self);
       g_signal_connect_swapped (block, "notify::state", G_CALLBACK (block_changed_cb), self);
       g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_changed_cb), self);
       sync_card (self);

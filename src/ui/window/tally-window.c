@@ -468,6 +468,7 @@ show_session (TallyWindow  *self,
         self->database = g_strdup (tally_application_get_default_database ());
 
       tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (transcript));
+      tally_transcript_view_set_workspace (self->transcript_view, self->workspace);
       g_signal_connect_object (transcript, "items-changed",
                                G_CALLBACK (transcript_items_changed_cb), self, G_CONNECT_SWAPPED);
 
@@ -484,6 +485,7 @@ show_session (TallyWindow  *self,
       g_clear_pointer (&self->workspace, g_free);
 
       tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (self->empty_transcript));
+      tally_transcript_view_set_workspace (self->transcript_view, NULL);
       select_model (self, model);
       gtk_drop_down_set_selected (self->mode_dropdown, g_settings_get_enum (self->settings, "default-mode"));
       gtk_toggle_button_set_active (self->thinking_button,
@@ -735,7 +737,11 @@ start_turn (TallyWindow *self,
       tally_agent_set_model (agent, self->model);
 
       g_hash_table_remove (self->drafts, "");
+      /* Showing the new session resets the mode selector to the session's
+       * default; the first message goes in the mode the analyst picked. */
+      mode = (TallyMode)gtk_drop_down_get_selected (self->mode_dropdown);
       show_session (self, session);
+      gtk_drop_down_set_selected (self->mode_dropdown, mode);
       is_new = TRUE;
     }
   else if (self->workspace != NULL && !ensure_folder (self, self->workspace))
@@ -814,6 +820,92 @@ retry_requested_cb (TallyWindow         *self,
 
   if (prompt != NULL)
     start_turn (self, prompt);
+}
+
+/* The cards: their decisions go to the agent of the session shown (a card
+ * is only pending while its turn runs there). */
+
+static const char *
+card_id (TallyBlock *block,
+         const char *member)
+{
+  JsonObject *details = tally_block_get_details (block);
+  JsonNode *node = details != NULL ? json_object_get_member (details, member) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static void
+card_failed (TallyWindow *self,
+             GError      *error)
+{
+  if (error == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+    tally_window_add_toast (self, _("This card is no longer waiting for an answer"));
+  else
+    tally_window_add_toast (self, error->message);
+}
+
+static void
+approval_decided_cb (TallyWindow         *self,
+                     TallyBlock          *block,
+                     int                  decision,
+                     JsonObject          *updated_input,
+                     const char          *rule,
+                     const char          *scope,
+                     const char          *message,
+                     TallyTranscriptView *view)
+{
+  const char *id = card_id (block, "approval_id");
+  g_autoptr(GError) error = NULL;
+
+  if (self->session == NULL || id == NULL ||
+      !tally_agent_resolve_approval (tally_session_get_agent (self->session), id, (TallyDecision) decision,
+                                     updated_input, rule, scope, message, &error))
+    card_failed (self, error);
+}
+
+static void
+question_answered_cb (TallyWindow         *self,
+                      TallyBlock          *block,
+                      JsonObject          *answers,
+                      TallyTranscriptView *view)
+{
+  const char *id = card_id (block, "question_id");
+  g_autoptr(GError) error = NULL;
+
+  if (self->session == NULL || id == NULL ||
+      !tally_agent_answer_question (tally_session_get_agent (self->session), id, answers, &error))
+    card_failed (self, error);
+}
+
+static void
+plan_implement_cb (TallyWindow         *self,
+                   TallyBlock          *block,
+                   TallyTranscriptView *view)
+{
+  if (self->busy_session != NULL)
+    {
+      tally_window_add_toast (self, _("Wait for the current reply to finish, then implement the plan"));
+      return;
+    }
+
+  /* Implement is the explicit choice that ends plan mode: the follow-up
+   * runs in ask mode, so every change still asks (DESIGN "Plans"). */
+  gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_ASK);
+  start_turn (self, _("Implement the plan."));
+}
+
+static void
+plan_refine_cb (TallyWindow         *self,
+                TallyBlock          *block,
+                TallyTranscriptView *view)
+{
+  /* The analyst says what to change; the answer is a revised plan. */
+  gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_PLAN);
+  tally_composer_set_text (self->composer, _("Change the plan: "));
+  gtk_widget_grab_focus (GTK_WIDGET (self->composer));
 }
 
 
@@ -1487,6 +1579,14 @@ tally_window_init (TallyWindow *self)
   g_signal_connect_object (self->composer, "send", G_CALLBACK (composer_send_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->composer, "stop", G_CALLBACK (composer_stop_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->transcript_view, "retry-requested", G_CALLBACK (retry_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->transcript_view, "approval-decided", G_CALLBACK (approval_decided_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->transcript_view, "question-answered", G_CALLBACK (question_answered_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->transcript_view, "plan-implement", G_CALLBACK (plan_implement_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->transcript_view, "plan-refine", G_CALLBACK (plan_refine_cb),
                            self, G_CONNECT_SWAPPED);
 
   adw_status_page_set_icon_name (self->welcome_page, APPLICATION_ID);
