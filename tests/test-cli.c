@@ -257,7 +257,20 @@ test_usage_exit (void)
   const char *bad_budget[] = { "--thinking=12", "Hello", NULL };
   const char *bad_db[] = { "--db", "/nonexistent/tally.db", "Hello", NULL };
   const char *bad_option[] = { "--frobnicate", "Hello", NULL };
-  const char *const *cases[] = { bad_mode, no_prompt, bad_budget, bad_db, bad_option };
+  const char *empty_model[] = { "--model", "", "Hello", NULL };
+  const char *negative_timeout[] = { "--idle-timeout", "-1", "Hello", NULL };
+  const char *store_folder[] = { "--store", "/tmp", "Hello", NULL };
+  const char *store_nowhere[] = { "--store", "/nonexistent/tally/s.db", "Hello", NULL };
+  g_autofree char *corrupt_db = g_build_filename (g_get_tmp_dir (), "tally-cli-corrupt.db", NULL);
+  const char *corrupt[] = { "--db", corrupt_db, "Hello", NULL };
+  const char *const *cases[] = { bad_mode, no_prompt, bad_budget, bad_db, bad_option, empty_model,
+                                 negative_timeout, store_folder, store_nowhere, corrupt };
+  g_autofree char *garbage = g_strnfill (8192, 'x');
+
+  /* Not a database: random-looking bytes where a SQLite header should be. */
+  for (guint i = 0; i < 8192; i++)
+    garbage[i] = (char)(37 * i + 11);
+  g_assert_true (g_file_set_contents (corrupt_db, garbage, 8192, NULL));
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -269,6 +282,8 @@ test_usage_exit (void)
       g_assert_true (g_str_has_prefix (run.err, "tally-cli: "));
       cli_run_clear (&run);
     }
+  g_unlink (corrupt_db);
+  g_assert_false (g_file_test ("/nonexistent/tally", G_FILE_TEST_EXISTS));
 }
 
 typedef struct {
@@ -497,8 +512,13 @@ test_stdin_always_and_questions (void)
   JsonObject *answers;
 
   g_assert_no_error (error);
-  run_cli_with_input (&run, args, "a\n2\n1,2 + the new store\nweekends only, please\n");
+  run_cli_with_input (&run, args, "A\n2\n7\n1,2 + the new store\nweekends only, please\n");
   g_assert_cmpint (run.exit_status, ==, 0);
+  /* Every question is shown before its line is read; 7 is no option. */
+  g_assert_nonnull (strstr (run.err, "[Period] Which period?"));
+  g_assert_nonnull (strstr (run.err, "[Cities] Which cities?"));
+  g_assert_nonnull (strstr (run.err, "[Notes] Anything else?"));
+  g_assert_nonnull (strstr (run.err, "Pick option numbers from 1 to 2."));
 
   g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 0), "decision"), ==, "allow_always");
   g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 0), "rule"), ==, "Bash(echo always)");

@@ -14,6 +14,8 @@
 #include <glib/gi18n.h>
 #include <glib-unix.h>
 #include <locale.h>
+#include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -44,6 +46,7 @@ typedef struct {
   int           exit_status;
   guint         sigint_count;
   gint64        text_blocks;
+  gint64        attempts;          /* api_call events of the current turn */
 
   /* cards answered on stdin */
   GDataInputStream *stdin_lines;
@@ -76,7 +79,7 @@ static char *opt_export;
 static char *opt_format;
 static gboolean opt_list_models;
 static gboolean opt_version;
-static double opt_idle_timeout = -1;
+static double opt_idle_timeout = NAN;
 
 static gboolean
 parse_thinking_cb (const char  *option_name,
@@ -245,7 +248,9 @@ print_receipt (Cli        *cli,
   g_autofree char *cache_write = format_count (json_object_get_int_member (usage, "cache_creation_input_tokens"));
   const char *status = json_object_get_string_member (event, "status");
   double seconds = json_object_get_int_member (event, "duration_ms") / 1000.0;
-  gint64 calls = json_object_get_int_member (event, "api_calls");
+  /* Every HTTP attempt that got an answer, failed ones included, so a
+   * failed turn's cost is never next to "0 API calls". */
+  gint64 calls = MAX (cli->attempts, json_object_get_int_member (event, "api_calls"));
 
   if (cost == NULL || JSON_NODE_HOLDS_NULL (cost))
     cost_text = g_strdup (_("price unknown"));
@@ -470,6 +475,13 @@ handle_question_line (Cli        *cli,
   if (free_text == NULL && !parse_option_list (line, json_array_get_length (options), picked))
     {
       g_ptr_array_set_size (picked, 0);
+      /* Digits and commas only, but not valid option numbers: a typo, not
+       * an answer. */
+      if (line[strspn (line, "0123456789, ")] == '\0')
+        {
+          g_printerr (_("Pick option numbers from 1 to %u.\n"), json_array_get_length (options));
+          return FALSE;
+        }
       free_text = line;
     }
 
@@ -528,6 +540,11 @@ handle_card_line (Cli        *cli,
 {
   g_autofree char *line = g_strstrip (g_strdup (raw));
 
+  /* A terminal shows what was typed; from a pipe, echo it so the prompt
+   * ends its line and a log shows the answer. */
+  if (!cli->interactive)
+    g_printerr ("%s\n", raw);
+
   if (cli->card_is_question)
     {
       if (*line == '\0')
@@ -542,8 +559,7 @@ handle_card_line (Cli        *cli,
         }
       if (++cli->question_index < json_array_get_length (cli->questions))
         {
-          if (cli->interactive)
-            prompt_question (cli);
+          prompt_question (cli);
           read_card_line (cli);
           return;
         }
@@ -554,9 +570,9 @@ handle_card_line (Cli        *cli,
       return;
     }
 
-  if (g_str_equal (line, "y"))
+  if (g_ascii_strcasecmp (line, "y") == 0 || g_ascii_strcasecmp (line, "yes") == 0)
     finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
-  else if (g_str_equal (line, "a"))
+  else if (g_ascii_strcasecmp (line, "a") == 0 || g_ascii_strcasecmp (line, "always") == 0)
     {
       if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
         {
@@ -569,7 +585,7 @@ handle_card_line (Cli        *cli,
       else
         finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
     }
-  else if (g_str_equal (line, "n"))
+  else if (g_ascii_strcasecmp (line, "n") == 0 || g_ascii_strcasecmp (line, "no") == 0)
     finish_approval (cli, TALLY_DECISION_DENY, NULL, NULL, NULL, NULL);
   else if (g_str_has_prefix (line, "n:"))
     {
@@ -694,6 +710,11 @@ agent_event_cb (TallyAgent *agent,
                 JsonObject *event,
                 Cli        *cli)
 {
+  if (g_str_equal (tally_event_get_event_type (event), "turn_started"))
+    cli->attempts = 0;
+  else if (g_str_equal (tally_event_get_event_type (event), "api_call"))
+    cli->attempts++;
+
   if (cli->json)
     {
       g_autofree char *line = tally_event_to_json (event);
@@ -845,6 +866,25 @@ list_models_cb (GObject      *object,
 
   cli->exit_status = EXIT_DONE;
   g_main_loop_quit (cli->loop);
+}
+
+static gboolean
+check_database (const char  *path,
+                GError     **error)
+{
+  sqlite3 *db = NULL;
+  int rc;
+
+  rc = sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec (db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                 _("%s is not a readable SQLite database (%s)"), path,
+                 db != NULL ? sqlite3_errmsg (db) : sqlite3_errstr (rc));
+  sqlite3_close (db);
+
+  return rc == SQLITE_OK;
 }
 
 static TallyStore *
@@ -1051,11 +1091,30 @@ main (int    argc,
       return EXIT_DONE;
     }
 
+  if (opt_store != NULL)
+    {
+      g_autofree char *parent = g_path_get_dirname (opt_store);
+
+      if (!g_file_test (parent, G_FILE_TEST_IS_DIR))
+        {
+          g_autofree char *message = g_strdup_printf (_("the folder of --store, %s, does not exist"), parent);
+          return usage_error (message);
+        }
+      if (g_file_test (opt_store, G_FILE_TEST_IS_DIR))
+        {
+          g_autofree char *message = g_strdup_printf (_("--store %s is a folder, not a file"), opt_store);
+          return usage_error (message);
+        }
+    }
+
   if (opt_mode != NULL && !tally_mode_from_string (opt_mode, &mode))
     return usage_error (_("--mode must be ask, plan or auto"));
 
-  if (opt_idle_timeout != -1 && opt_idle_timeout < 0)
-    return usage_error (_("--idle-timeout must not be negative"));
+  if (!isnan (opt_idle_timeout) && !(opt_idle_timeout >= 0 && opt_idle_timeout <= 86400))
+    return usage_error (_("--idle-timeout takes a number of seconds from 0 to 86400"));
+
+  if (opt_model != NULL && *g_strstrip (opt_model) == '\0')
+    return usage_error (_("--model needs a model id or alias"));
 
   if ((opt_list ? 1 : 0) + (opt_replay != NULL) + (opt_search != NULL) + (opt_export != NULL) +
       (opt_list_models ? 1 : 0) > 1)
@@ -1095,7 +1154,7 @@ main (int    argc,
     return usage_error (_("--base-url must start with http:// or https://"));
 
   client = tally_client_new (base_url, api_key);
-  if (opt_idle_timeout >= 0)
+  if (!isnan (opt_idle_timeout))
     tally_client_set_idle_timeout_ms (client, (guint)(opt_idle_timeout * 1000));
 
   loop = g_main_loop_new (NULL, FALSE);
@@ -1121,6 +1180,13 @@ main (int    argc,
       g_autofree char *message = g_strdup_printf (_("no database at %s"), opt_db);
       return usage_error (message);
     }
+  if (opt_db != NULL)
+    {
+      g_autoptr(GError) db_error = NULL;
+
+      if (!check_database (opt_db, &db_error))
+        return usage_error (db_error->message);
+    }
   if (opt_workspace == NULL && opt_resume == NULL)
     opt_workspace = g_get_current_dir ();
   if (opt_workspace != NULL && !g_file_test (opt_workspace, G_FILE_TEST_IS_DIR))
@@ -1130,11 +1196,12 @@ main (int    argc,
     }
 
   tools = tally_tool_registry_new_default ();
-  store = open_store (opt_resume != NULL);
+  /* Nothing is spent on a turn that could not be kept. */
+  store = open_store (TRUE);
+  if (store == NULL)
+    return EXIT_FAILED;
   if (opt_resume != NULL)
     {
-      if (store == NULL)
-        return EXIT_FAILED;
       session = tally_session_open (store, opt_resume, client, tools, &error);
       if (session == NULL)
         {
@@ -1145,9 +1212,13 @@ main (int    argc,
       if (opt_mode == NULL)
         mode = tally_session_get_mode (session);
     }
+  else if (tally_store_is_read_only (store))
+    {
+      g_printerr (_("tally-cli: the session store is read-only, so a new session could not be kept\n"));
+      return EXIT_FAILED;
+    }
   else
-    session = tally_session_new (store != NULL && !tally_store_is_read_only (store) ? store : NULL,
-                                 client, tools);
+    session = tally_session_new (store, client, tools);
 
   agent = g_object_ref (tally_session_get_agent (session));
   cli.agent = agent;
