@@ -260,10 +260,10 @@ print_receipt (Cli        *cli,
   close_open_text (cli);
   /* TRANSLATORS: the receipt line that ends every turn: status, cost,
    * tokens in and out, prompt cache reads and writes, API calls, seconds */
-  g_print (ngettext ("— %s · %s · %s in · %s out · cache %s read, %s written · %" G_GINT64_FORMAT " API call · %.1f s\n",
-                     "— %s · %s · %s in · %s out · cache %s read, %s written · %" G_GINT64_FORMAT " API calls · %.1f s\n",
-                     calls),
-           status, cost_text, in, out, cache_read, cache_write, calls, seconds);
+  g_print (ngettext ("— %s · %s · %s in · %s out · cache %s read, %s written · %d API call · %.1f s\n",
+                     "— %s · %s · %s in · %s out · cache %s read, %s written · %d API calls · %.1f s\n",
+                     (gulong)calls),
+           status, cost_text, in, out, cache_read, cache_write, (int)calls, seconds);
   out_flush ();
 }
 
@@ -331,9 +331,9 @@ print_event_readably (Cli        *cli,
   else if (g_str_equal (type, "retry"))
     {
       close_open_text (cli);
-      g_printerr (_("Retrying in %.1f s (HTTP %" G_GINT64_FORMAT ", %s)…\n"),
+      g_printerr (_("Retrying in %.1f s (HTTP %d, %s)…\n"),
                   json_object_get_int_member (event, "delay_ms") / 1000.0,
-                  json_object_get_int_member (event, "status"),
+                  (int)json_object_get_int_member (event, "status"),
                   json_object_get_string_member_with_default (event, "error_type", "?"));
     }
   else if (g_str_equal (type, "error"))
@@ -353,8 +353,8 @@ print_event_readably (Cli        *cli,
   else if (g_str_equal (type, "plan_proposed"))
     {
       close_open_text (cli);
-      g_print (_("\n── Plan, version %" G_GINT64_FORMAT " ──\n%s\n────\n"),
-               json_object_get_int_member (event, "version"),
+      g_print (_("\n── Plan, version %d ──\n%s\n────\n"),
+               (int)json_object_get_int_member (event, "version"),
                json_object_get_string_member (event, "markdown"));
       out_flush ();
     }
