@@ -613,6 +613,49 @@ tally_window_is_busy (TallyWindow *self)
 
 /* Sending */
 
+/* A long turn that ends while the analyst is in another window gets a
+ * desktop notification, so they need not keep watching. */
+#define NOTIFY_AFTER_MS 10000
+
+static void
+notify_turn_finished (TallyWindow  *self,
+                      TallySession *session)
+{
+  GListModel *blocks = G_LIST_MODEL (tally_session_get_transcript (session));
+  guint n = g_list_model_get_n_items (blocks);
+  g_autoptr(TallyBlock) last = n > 0 ? g_list_model_get_item (blocks, n - 1) : NULL;
+  g_autoptr(GNotification) notification = NULL;
+  g_autofree char *body = NULL;
+  const char *title = tally_transcript_get_title (tally_session_get_transcript (session));
+  const char *status;
+  JsonObject *details;
+  GApplication *app;
+
+  if (gtk_window_is_active (GTK_WINDOW (self)) || last == NULL ||
+      tally_block_get_kind (last) != TALLY_BLOCK_RECEIPT)
+    return;
+
+  details = tally_block_get_details (last);
+  if (details == NULL || json_object_get_int_member_with_default (details, "duration_ms", 0) < NOTIFY_AFTER_MS)
+    return;
+
+  app = G_APPLICATION (gtk_window_get_application (GTK_WINDOW (self)));
+  if (app == NULL)
+    return;
+
+  status = tally_block_get_state (last);
+  if (g_strcmp0 (status, "done") == 0)
+    notification = g_notification_new (_("Tally finished a reply"));
+  else if (g_strcmp0 (status, "cancelled") == 0)
+    notification = g_notification_new (_("Tally stopped a reply"));
+  else
+    notification = g_notification_new (_("Tally could not finish a reply"));
+
+  body = g_strdup_printf (_("In “%s”"), title != NULL ? title : _("Untitled session"));
+  g_notification_set_body (notification, body);
+  g_application_send_notification (app, "turn-finished", notification);
+}
+
 static void
 send_cb (GObject      *object,
          GAsyncResult *result,
@@ -630,6 +673,8 @@ send_cb (GObject      *object,
 
   if (session == self->busy_session)
     set_busy (self, NULL, NULL);
+
+  notify_turn_finished (self, session);
 
   if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
       session == self->session)
