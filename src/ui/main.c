@@ -7,15 +7,52 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <gtk/gtk.h>
 #include <locale.h>
+#include <stdio.h>
 
 #include "tally-application.h"
+
+/* Benchmark hook (tests/bench/bench-app-open.c): with TALLY_BENCH_FIRST_FRAME
+ * set, print the time from process start to the first frame painted by the
+ * first window, then quit. Nothing else changes. */
+
+static gint64 process_start_us;
+
+static void
+first_frame_cb (GdkFrameClock *clock,
+                GApplication  *app)
+{
+  g_signal_handlers_disconnect_by_func (clock, first_frame_cb, app);
+  printf ("first-frame-ms %.1f\n", (g_get_monotonic_time () - process_start_us) / 1000.0);
+  fflush (stdout);
+  g_application_quit (app);
+}
+
+static void
+window_mapped_cb (GtkWidget    *window,
+                  GApplication *app)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (window);
+
+  if (clock != NULL)
+    g_signal_connect (clock, "after-paint", G_CALLBACK (first_frame_cb), app);
+}
+
+static void
+window_added_cb (GtkApplication *app,
+                 GtkWindow      *window)
+{
+  g_signal_connect_after (window, "map", G_CALLBACK (window_mapped_cb), app);
+}
 
 int
 main (int    argc,
       char **argv)
 {
   g_autoptr(TallyApplication) app = NULL;
+
+  process_start_us = g_get_monotonic_time ();
 
   setlocale (LC_ALL, "");
   bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
@@ -25,5 +62,8 @@ main (int    argc,
   g_set_application_name (_("Tally"));
 
   app = tally_application_new ();
+  if (g_getenv ("TALLY_BENCH_FIRST_FRAME") != NULL)
+    g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), NULL);
+
   return g_application_run (G_APPLICATION (app), argc, argv);
 }

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/* Benchmark: open a stored 10,000-event session in the `tally` window.
+ * Builds a store holding one session of 10,000 events (500 turns with
+ * streamed text, a tool call and a receipt each), then starts the app with
+ * --session several times and prints the time from process start to the
+ * first painted frame (reported by the app's TALLY_BENCH_FIRST_FRAME hook)
+ * and the app's peak RSS. Prints figures only; asserts nothing about speed.
+ * Run under Xvfb: xvfb-run -a meson test -C build --benchmark bench-app-open */
+
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "tally-event.h"
+#include "tally-store.h"
+
+#define TURNS 530
+#define RUNS 5
+
+static gint64 seq;
+
+static void
+append (TallyStore *store,
+        const char *session_id,
+        const char *turn_id,
+        JsonObject *fields)
+{
+  g_autoptr(JsonObject) event = tally_event_stamp (fields, ++seq, g_get_real_time (), session_id, turn_id);
+  g_autoptr(GError) error = NULL;
+
+  json_object_unref (fields);
+  if (!tally_store_append_event (store, event, &error))
+    g_error ("append: %s", error->message);
+}
+
+static void
+build_session (TallyStore *store,
+               const char *session_id)
+{
+  JsonObject *f = tally_event_new ("session_created");
+
+  json_object_set_string_member (f, "title", "Ten thousand events");
+  json_object_set_string_member (f, "model", "claude-sonnet-5");
+  json_object_set_null_member (f, "workspace");
+  json_object_set_null_member (f, "database");
+  append (store, session_id, NULL, f);
+
+  for (guint t = 0; t < TURNS && seq < 10000; t++)
+    {
+      g_autofree char *turn_id = g_strdup_printf ("turn-%u", t);
+      g_autofree char *tool_id = g_strdup_printf ("toolu_%u", t);
+
+      f = tally_event_new ("turn_started");
+      json_object_set_string_member (f, "mode", "ask");
+      json_object_set_boolean_member (f, "thinking", FALSE);
+      json_object_set_int_member (f, "budget_tokens", 0);
+      json_object_set_string_member (f, "model", "claude-sonnet-5");
+      json_object_set_string_member (f, "text", "How did the York stores do last week compared with Leeds?");
+      append (store, session_id, turn_id, f);
+
+      f = tally_event_new ("tool_use_start");
+      json_object_set_string_member (f, "tool_id", tool_id);
+      json_object_set_string_member (f, "tool_name", "query_database");
+      json_object_set_object_member (f, "tool_input", json_object_new ());
+      append (store, session_id, turn_id, f);
+
+      f = tally_event_new ("tool_result");
+      json_object_set_string_member (f, "tool_id", tool_id);
+      json_object_set_string_member (f, "content", "city | revenue_gbp\nLeeds | 10234.5\nYork | 11873.25\n(2 rows)");
+      json_object_set_boolean_member (f, "is_error", FALSE);
+      json_object_set_int_member (f, "duration_ms", 4);
+      append (store, session_id, turn_id, f);
+
+      for (guint d = 0; d < 15; d++)
+        {
+          f = tally_event_new ("text_delta");
+          json_object_set_int_member (f, "call", 1);
+          json_object_set_int_member (f, "block", 0);
+          json_object_set_string_member (f, "text", d == 0 ? "## Week summary\n\n" : "York sold a little more **coffee** than Leeds. ");
+          append (store, session_id, turn_id, f);
+        }
+
+      f = tally_event_new ("turn_finished");
+      json_object_set_string_member (f, "status", "done");
+      json_object_set_double_member (f, "cost_usd", 0.0123);
+      json_object_set_int_member (f, "duration_ms", 4200);
+      json_object_set_int_member (f, "api_calls", 2);
+      tally_event_set_usage (f, "usage", 3000, 200, 0, 0);
+      append (store, session_id, turn_id, f);
+    }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tally-bench-open-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "tally.db", NULL);
+  const char *session_id = "b3c1d2e4-0000-4000-8000-000000010000";
+  double first_frame[RUNS];
+  long max_rss_kb = 0;
+
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(TallyStore) store = tally_store_open (path, &error);
+
+    if (store == NULL)
+      g_error ("%s", error->message);
+    build_session (store, session_id);
+    if (!tally_store_flush (store, &error))
+      g_error ("%s", error->message);
+  }
+
+  for (guint i = 0; i < RUNS; i++)
+    {
+      int pipefd[2];
+      struct rusage usage;
+      char buf[256] = { 0 };
+      ssize_t len;
+      int status;
+      pid_t pid;
+
+      g_assert_cmpint (pipe (pipefd), ==, 0);
+      pid = fork ();
+      if (pid == 0)
+        {
+          int devnull = open ("/dev/null", O_WRONLY);
+
+          dup2 (pipefd[1], STDOUT_FILENO);
+          dup2 (devnull, STDERR_FILENO);
+          close (pipefd[0]);
+          g_setenv ("TALLY_BENCH_FIRST_FRAME", "1", TRUE);
+          execl (TALLY_TEST_APP, TALLY_TEST_APP, "--store", path, "--session", session_id, (char *)NULL);
+          _exit (127);
+        }
+      close (pipefd[1]);
+      len = read (pipefd[0], buf, sizeof buf - 1);
+      close (pipefd[0]);
+      g_assert_cmpint (wait4 (pid, &status, 0, &usage), ==, pid);
+      if (len <= 0 || sscanf (buf, "first-frame-ms %lf", &first_frame[i]) != 1)
+        g_error ("the app reported no first frame (exit status %d); is a display available?", status);
+      max_rss_kb = MAX (max_rss_kb, usage.ru_maxrss);
+    }
+
+  g_print ("Open a stored session of %" G_GINT64_FORMAT " events in tally (%d runs):\n", seq, RUNS);
+  for (guint i = 0; i < RUNS; i++)
+    g_print ("  run %u: first frame %.1f ms after process start\n", i + 1, first_frame[i]);
+  g_print ("  peak RSS of the app process: %.1f MiB\n", max_rss_kb / 1024.0);
+
+  g_unlink (path);
+  {
+    g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+    g_autofree char *shm = g_strconcat (path, "-shm", NULL);
+    g_unlink (wal);
+    g_unlink (shm);
+  }
+  g_rmdir (dir);
+  return 0;
+}
