@@ -25,6 +25,14 @@
  * instance.
  */
 
+/**
+ * TallyApplication:
+ *
+ * The `tally` application (an #AdwApplication, id %APPLICATION_ID): it
+ * parses `--base-url`, `--store` and `--session`, and holds what its
+ * windows share — settings, session store, tools, model list, API client
+ * and key, network state.
+ */
 struct _TallyApplication
 {
   AdwApplication     parent_instance;

@@ -25,6 +25,13 @@
  * display names are looked up with tally_model_cache_get_display_name().
  */
 
+/**
+ * TallyModelCache:
+ *
+ * The model picker's list of model ids (a #GtkStringList) with their
+ * display names, from `GET /v1/models` (cached on disk) or the bundled
+ * model table.
+ */
 struct _TallyModelCache
 {
   GObject        parent_instance;

@@ -18,6 +18,12 @@
  * defaults of new sessions and the timeouts, all bound to GSettings.
  */
 
+/**
+ * TallyPreferencesWindow:
+ *
+ * The preferences: API key, API address, defaults for new sessions and
+ * timeouts.
+ */
 struct _TallyPreferencesWindow
 {
   AdwPreferencesWindow  parent_instance;
@@ -323,8 +329,6 @@ tally_preferences_window_class_init (TallyPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, key_apply_cb);
   gtk_widget_class_bind_template_callback (widget_class, forget_key_cb);
   gtk_widget_class_bind_template_callback (widget_class, base_url_apply_cb);
-
-  gtk_widget_class_set_css_name (widget_class, "tallypreferences");
 }
 
 static void
@@ -332,6 +336,7 @@ tally_preferences_window_init (TallyPreferencesWindow *self)
 {
   self->cancellable = g_cancellable_new ();
   gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_widget_add_css_class (GTK_WIDGET (self), "tally-preferences");
 }
 
 /**

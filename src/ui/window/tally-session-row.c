@@ -16,6 +16,11 @@
  * through its signals, and the window does the work and the undo.
  */
 
+/**
+ * TallySessionRow:
+ *
+ * A #GtkListBoxRow for one saved session in the window's sidebar.
+ */
 struct _TallySessionRow
 {
   GtkListBoxRow     parent_instance;

@@ -49,6 +49,7 @@ _tally_window_add_provisional_row (TallyWindow *self,
   GtkWidget *row;
   glong length = g_utf8_strlen (text, -1);
 
+  g_free (info->title);
   if (length > 80)
     {
       g_autofree char *start = g_utf8_substring (text, 0, 79);

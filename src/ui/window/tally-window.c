@@ -31,6 +31,12 @@
  */
 
 
+/**
+ * TallyWindow:
+ *
+ * The main window: saved sessions in a sidebar, the session shown
+ * (transcript and composer) and its header bar pickers.
+ */
 G_DEFINE_FINAL_TYPE (TallyWindow, tally_window, ADW_TYPE_APPLICATION_WINDOW)
 
 static const char *const beanline_suggestions[] = {
@@ -1589,14 +1595,14 @@ tally_window_class_init (TallyWindowClass *klass)
   /* Escape stops a running turn; a focused widget that uses Escape itself
    * (the search entry, a popover) gets it first. */
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.stop", NULL);
-
-  gtk_widget_class_set_css_name (widget_class, "tallywindow");
 }
 
 static void
 tally_window_init (TallyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* A style class, not a CSS name: Adwaita styles toplevels as "window". */
+  gtk_widget_add_css_class (GTK_WIDGET (self), "tally-window");
 
   self->cancellable = g_cancellable_new ();
   self->empty_transcript = g_list_store_new (TALLY_TYPE_BLOCK);
