@@ -24,6 +24,7 @@
 #include "tally-event.h"
 #include "tally-markdown-view.h"
 #include "tally-model-cache.h"
+#include "tally-model-table.h"
 #include "tally-preferences-window.h"
 #include "tally-receipt-row.h"
 #include "tally-result-table.h"
@@ -1170,6 +1171,125 @@ test_narrow (Fixture       *fixture,
   g_assert_cmpint (run_app (args, 0, narrow_body, NULL), ==, 0);
 }
 
+/* /tally/app/sidebar-format */
+
+static void
+test_sidebar_format (void)
+{
+  g_autoptr(GDateTime) now = g_date_time_new_local (2026, 3, 10, 15, 0, 0);
+  g_autoptr(GDateTime) morning = g_date_time_new_local (2026, 3, 10, 9, 5, 0);
+  g_autoptr(GDateTime) yesterday = g_date_time_new_local (2026, 3, 9, 23, 59, 0);
+  g_autoptr(GDateTime) days_ago = g_date_time_new_local (2026, 3, 6, 12, 0, 0);
+  g_autoptr(GDateTime) january = g_date_time_new_local (2026, 1, 2, 12, 0, 0);
+  g_autoptr(GDateTime) last_year = g_date_time_new_local (2025, 12, 24, 12, 0, 0);
+  g_autoptr(TallySessionInfo) info = tally_session_info_new ("s1");
+  gint64 now_us = g_date_time_to_unix (now) * G_USEC_PER_SEC;
+  g_autofree char *text = NULL;
+  g_autofree char *weekday = g_date_time_format (days_ago, "%A");
+  g_autofree char *jan = g_date_time_format (january, "%-d %B");
+  g_autofree char *dec = g_date_time_format (last_year, "%-d %B %Y");
+
+#define CHECK_DATE(when_us, expected) G_STMT_START {             \
+    g_free (text);                                               \
+    text = tally_session_row_format_date ((when_us), now_us);    \
+    g_assert_cmpstr (text, ==, (expected));                      \
+  } G_STMT_END
+
+  CHECK_DATE (now_us - 30 * G_USEC_PER_SEC, "Just now");
+  CHECK_DATE (g_date_time_to_unix (morning) * G_USEC_PER_SEC, "09:05");
+  CHECK_DATE (g_date_time_to_unix (yesterday) * G_USEC_PER_SEC, "Yesterday");
+  CHECK_DATE (g_date_time_to_unix (days_ago) * G_USEC_PER_SEC, weekday);
+  CHECK_DATE (g_date_time_to_unix (january) * G_USEC_PER_SEC, jan);
+  CHECK_DATE (g_date_time_to_unix (last_year) * G_USEC_PER_SEC, dec);
+#undef CHECK_DATE
+
+  /* No turn yet: no cost. An unknown price is said, never guessed. */
+  g_free (text);
+  text = tally_session_row_format_cost (info);
+  g_assert_cmpstr (text, ==, "");
+  info->turns = 2;
+  g_free (text);
+  text = tally_session_row_format_cost (info);
+  g_assert_cmpstr (text, ==, "Price unknown");
+  info->cost_usd = 0.0123;
+  g_free (text);
+  text = tally_session_row_format_cost (info);
+  g_assert_cmpstr (text, ==, "$0.0123");
+  info->cost_usd = 2.5;
+  g_free (text);
+  text = tally_session_row_format_cost (info);
+  g_assert_cmpstr (text, ==, "$2.50");
+}
+
+/* /tally/app/model-cache */
+
+static void
+write_cache (const char *path,
+             const char *base_url,
+             gint64      fetched_us)
+{
+  g_autofree char *text = g_strdup_printf (
+    "{\"base_url\": \"%s\", \"fetched_us\": %" G_GINT64_FORMAT ", \"models\": ["
+    "{\"type\": \"model\", \"id\": \"claude-cached-1\", \"display_name\": \"Claude Cached\"},"
+    "{\"type\": \"model\", \"id\": \"claude-sonnet-5\"},"
+    "{\"type\": \"model\"}, 42]}", base_url, fetched_us);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_model_cache (Fixture       *fixture,
+                  gconstpointer  unused)
+{
+  g_autofree char *path = g_build_filename (fixture->dir, "models.json", NULL);
+  g_autoptr(TallyModelCache) missing = NULL;
+  g_autoptr(TallyModelCache) damaged = NULL;
+  g_autoptr(TallyModelCache) cached = NULL;
+  g_autoptr(TallyModelCache) stale = NULL;
+  guint n;
+
+  /* No file, or a damaged one: the bundled table. */
+  missing = tally_model_cache_new (path);
+  g_assert_false (tally_model_cache_is_from_api (missing));
+  g_assert_cmpuint (g_list_model_get_n_items (tally_model_cache_get_models (missing)), ==,
+                    tally_model_table_get_n_models ());
+  g_assert_cmpuint (tally_model_cache_find (missing, tally_model_table_get_default ()), !=,
+                    GTK_INVALID_LIST_POSITION);
+
+  g_assert_true (g_file_set_contents (path, "{\"models\": not json", -1, NULL));
+  damaged = tally_model_cache_new (path);
+  g_assert_false (tally_model_cache_is_from_api (damaged));
+  g_assert_false (tally_model_cache_is_fresh (damaged, "http://127.0.0.1:1"));
+
+  /* A fresh answer for one base URL: its models, in its order; entries
+   * without an id are skipped; names fall back to the table or the id. */
+  write_cache (path, "http://127.0.0.1:1", g_get_real_time ());
+  cached = tally_model_cache_new (path);
+  g_assert_true (tally_model_cache_is_from_api (cached));
+  g_assert_true (tally_model_cache_is_fresh (cached, "http://127.0.0.1:1"));
+  g_assert_false (tally_model_cache_is_fresh (cached, "http://127.0.0.1:2"));
+  g_assert_cmpuint (g_list_model_get_n_items (tally_model_cache_get_models (cached)), ==, 2);
+  g_assert_cmpstr (tally_model_cache_get_id (cached, 0), ==, "claude-cached-1");
+  g_assert_cmpstr (tally_model_cache_get_display_name (cached, "claude-cached-1"), ==, "Claude Cached");
+  g_assert_cmpstr (tally_model_cache_get_display_name (cached, "claude-sonnet-5"), !=, "");
+  g_assert_cmpstr (tally_model_cache_get_display_name (cached, "no-such-model"), ==, "no-such-model");
+
+  /* A saved session's model that the API no longer lists is added. */
+  n = tally_model_cache_ensure (cached, "claude-retired-0");
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpuint (tally_model_cache_ensure (cached, "claude-retired-0"), ==, 2);
+  g_assert_cmpuint (tally_model_cache_find (cached, "claude-retired-0"), ==, 2);
+  g_assert_null (tally_model_cache_get_id (cached, 3));
+
+  /* Two days old: used, but asked again. */
+  write_cache (path, "http://127.0.0.1:1", g_get_real_time () - 2 * TALLY_MODEL_CACHE_MAX_AGE_US);
+  stale = tally_model_cache_new (path);
+  g_assert_true (tally_model_cache_is_from_api (stale));
+  g_assert_false (tally_model_cache_is_fresh (stale, "http://127.0.0.1:1"));
+}
+
 /* /tally/app/bad-options */
 
 static void
@@ -1253,6 +1373,8 @@ main (int   argc,
   g_test_add ("/tally/app/preferences", Fixture, NULL, fixture_set_up, test_preferences, fixture_tear_down);
   g_test_add ("/tally/app/narrow-and-sidebar", Fixture, NULL, fixture_set_up, test_narrow, fixture_tear_down);
   g_test_add_func ("/tally/app/bad-base-url", test_bad_base_url);
+  g_test_add_func ("/tally/app/sidebar-format", test_sidebar_format);
+  g_test_add ("/tally/app/model-cache", Fixture, NULL, fixture_set_up, test_model_cache, fixture_tear_down);
 
   status = g_test_run ();
   remove_tree (home);

@@ -431,7 +431,9 @@ tally_application_command_line (GApplication            *application,
   if (g_variant_dict_lookup (options, "session", "&s", &session_id))
     {
       window = new_window (self);
-      tally_window_open_session (window, session_id);
+      if (!tally_window_open_session (window, session_id))
+        g_application_command_line_printerr (command_line, _("tally: no saved session “%s” could be opened\n"),
+                                             session_id);
       gtk_window_present (GTK_WINDOW (window));
       return 0;
     }

@@ -76,6 +76,7 @@ struct _TallyWindow
   GCancellable         *list_cancellable;
   GCancellable         *search_cancellable;
   guint                 refreshing;
+  guint                 dates_timeout;  /* keeps "Just now" honest */
 
   /* Misc */
   gboolean              closed;         /* async answers after this are dropped */

@@ -495,6 +495,22 @@ _tally_window_undo_delete (TallyWindow *self,
   g_clear_pointer (&self->deleted_current, g_free);
 }
 
+/* The relative dates ("Just now", "14:03", "Yesterday") age; redraw them
+ * once a minute. */
+static gboolean
+refresh_dates_cb (gpointer user_data)
+{
+  TallyWindow *self = user_data;
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    tally_session_row_set_info (value, tally_session_row_get_info (value));
+
+  return G_SOURCE_CONTINUE;
+}
+
 /**
  * _tally_window_sidebar_class_init:
  * @widget_class: the window's class
@@ -520,4 +536,5 @@ void
 _tally_window_sidebar_init (TallyWindow *self)
 {
   gtk_list_box_set_filter_func (self->session_list, session_filter_func, self, NULL);
+  self->dates_timeout = g_timeout_add_seconds (60, refresh_dates_cb, self);
 }

@@ -157,6 +157,8 @@ _tally_window_update_title (TallyWindow *self)
     title = self->session != NULL ? _("Untitled Session") : _("New Session");
 
   adw_window_title_set_title (self->window_title, title);
+  /* What window lists and screen readers announce. */
+  gtk_window_set_title (GTK_WINDOW (self), title);
   adw_window_title_set_subtitle (self->window_title, database);
 }
 
@@ -575,7 +577,7 @@ tally_window_open_session (TallyWindow *self,
       else
         message = g_strdup_printf (_("Could not open the session: %s"), error->message);
       tally_window_add_toast (self, message);
-      g_warning ("%s", message);
+      g_debug ("%s", message);
       return FALSE;
     }
 
@@ -1400,6 +1402,7 @@ shut_down (TallyWindow *self)
 
   self->closed = TRUE;
   g_clear_handle_id (&self->compact_idle, g_source_remove);
+  g_clear_handle_id (&self->dates_timeout, g_source_remove);
   g_cancellable_cancel (self->cancellable);
   g_cancellable_cancel (self->list_cancellable);
   g_cancellable_cancel (self->search_cancellable);
