@@ -34,47 +34,6 @@
 #include "tally-tool-chip.h"
 #include "tally-window-private.h"
 
-#ifdef __SANITIZE_ADDRESS__
-/* GLib keeps its quarks in an array that it replaces by a bigger one every
- * 2048 quarks, leaking the old one on purpose so that lookups need no lock
- * (gquark.c). The whole application in one process makes more than 2048
- * quarks, so LeakSanitizer would report GLib's first array (16 KiB,
- * allocated before main), and its truncated stack cannot be told apart by
- * a suppression. The allocator hook notes the 16 KiB blocks allocated
- * before main; main() tells LeakSanitizer to ignore the one that is the
- * quark table. */
-#define QUARK_TABLE_BYTES (2048 * sizeof (char *))
-static const volatile void *early_blocks[16];
-static volatile int n_early_blocks = -1;   /* -1: still before main () */
-
-void __sanitizer_malloc_hook (const volatile void *ptr, size_t size);
-
-void
-__sanitizer_malloc_hook (const volatile void *ptr,
-                         size_t               size)
-{
-  if (n_early_blocks < 0 && size == QUARK_TABLE_BYTES)
-    {
-      static int n;
-
-      if (n < (int)G_N_ELEMENTS (early_blocks))
-        early_blocks[n++] = ptr;
-    }
-}
-
-static void
-ignore_quark_table (void)
-{
-  n_early_blocks = 0;
-  for (guint i = 0; i < G_N_ELEMENTS (early_blocks) && early_blocks[i] != NULL; i++)
-    {
-      const char *const *table = (const char *const *)early_blocks[i];
-
-      if (table[1] == g_quark_to_string (1) && table[2] == g_quark_to_string (2))
-        __lsan_ignore_object ((const void *)early_blocks[i]);
-    }
-}
-#endif
 
 #define QUESTION "Which store sold the most in March?"
 #define MARCH_SQL "SELECT st.name AS store, ROUND(SUM(s.quantity * s.unit_price_gbp), 2) AS revenue_gbp " \
@@ -1336,9 +1295,6 @@ main (int   argc,
   g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/tally-test-bus", TRUE);
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
 
-#ifdef __SANITIZE_ADDRESS__
-  ignore_quark_table ();
-#endif
 
   /* Keep the model cache, workspaces and anything else under a temporary
    * home. (G_TEST_OPTION_ISOLATE_DIRS would also hide the system MIME
