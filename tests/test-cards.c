@@ -16,7 +16,10 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tally-cards-config.h"
 #if TALLY_HAVE_WEBKIT
@@ -107,7 +110,9 @@ show_in_window (GtkWidget *child,
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   gtk_window_set_child (window, scroller);
   gtk_window_set_default_size (window, width, height);
-  gtk_window_present (window);
+  /* Shown, not presented: presenting takes the X keyboard focus, which
+   * other UI tests on the same display may be using. */
+  gtk_widget_set_visible (GTK_WIDGET (window), TRUE);
   SPIN_UNTIL (gtk_widget_get_mapped (child));
   wait_frames (child, 2);
   return window;
@@ -1170,6 +1175,57 @@ evaluate (GtkWidget  *web_view,
 
 static char *launched_uri;
 
+/* How many WebKit web processes run below this one (through the sandbox's
+ * helpers): read from /proc. */
+static guint
+count_web_processes (void)
+{
+  g_autoptr(GHashTable) parents = g_hash_table_new (NULL, NULL);
+  g_autoptr(GPtrArray) web = g_ptr_array_new ();
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  g_assert_nonnull (proc);
+  while ((name = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      g_autofree char *stat = NULL;
+      const char *close_paren;
+      int pid = atoi (name);
+      int ppid = 0;
+
+      if (pid <= 0)
+        continue;
+      path = g_strdup_printf ("/proc/%d/stat", pid);
+      if (!g_file_get_contents (path, &stat, NULL, NULL))
+        continue;
+      /* "PID (COMM) STATE PPID …"; COMM may hold spaces. */
+      close_paren = strrchr (stat, ')');
+      if (close_paren == NULL || sscanf (close_paren + 2, "%*c %d", &ppid) != 1)
+        continue;
+      g_hash_table_insert (parents, GINT_TO_POINTER (pid), GINT_TO_POINTER (ppid));
+      if (strstr (stat, "(WebKitWebProces") != NULL)
+        g_ptr_array_add (web, GINT_TO_POINTER (pid));
+    }
+
+  for (guint i = 0; i < web->len; i++)
+    {
+      int pid = GPOINTER_TO_INT (g_ptr_array_index (web, i));
+
+      for (guint depth = 0; pid > 1 && depth < 16; depth++)
+        {
+          pid = GPOINTER_TO_INT (g_hash_table_lookup (parents, GINT_TO_POINTER (pid)));
+          if (pid == getpid ())
+            {
+              n++;
+              break;
+            }
+        }
+    }
+  return n;
+}
+
 static void
 capture_uri (GtkWidget  *card,
              const char *uri)
@@ -1262,6 +1318,21 @@ test_plan_webkit (void)
   wait_for_ink (web_view);
   save_png (card, "plan-card-unit-dark.png");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+
+  /* A second plan card shares the first one's web process. */
+  {
+    GtkWidget *other = tally_plan_card_new ();
+    GtkWindow *other_window;
+
+    tally_plan_card_set_block (TALLY_PLAN_CARD (other), plan_block (transcript, "# Another plan\n\nOne step.\n", 2));
+    other_window = show_in_window (other, 600, 400);
+    SPIN_UNTIL (_tally_plan_card_get_content_height (TALLY_PLAN_CARD (other)) > 0);
+    g_assert_nonnull (_tally_plan_card_get_web_view (TALLY_PLAN_CARD (other)));
+    /* WebKit may start a process for a new view and hand it over; once
+     * that settles, one web process serves both cards. */
+    SPIN_UNTIL (count_web_processes () == 1);
+    gtk_window_destroy (other_window);
+  }
 
   /* A narrower card reflows the page and grows taller. */
   gtk_widget_set_size_request (card, -1, -1);
@@ -1361,7 +1432,7 @@ test_plan_versions (void)
   window = GTK_WINDOW (gtk_window_new ());
   gtk_window_set_child (window, view);
   gtk_window_set_default_size (window, 720, 900);
-  gtk_window_present (window);
+  gtk_widget_set_visible (GTK_WIDGET (window), TRUE);
   g_signal_connect (view, "plan-implement", G_CALLBACK (view_implement_cb), &out);
   g_signal_connect (view, "plan-refine", G_CALLBACK (view_refine_cb), &out);
 
@@ -1446,7 +1517,6 @@ run_body_idle (gpointer user_data)
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
   g_autoptr(GList) windows = NULL;
 
-  gtk_window_present (GTK_WINDOW (ctx->window));
   spin_idle ();
   ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
   ctx->ran = TRUE;
@@ -1853,5 +1923,10 @@ main (int   argc,
 
   status = g_test_run ();
   remove_tree (home);
+
+  /* Let idle worker threads (the diffs run in GTask's pool) end before
+   * the leak check, so what they keep per thread is freed. */
+  g_thread_pool_set_max_unused_threads (0);
+  g_thread_pool_stop_unused_threads ();
   return status;
 }

@@ -160,10 +160,12 @@ scope_text (const char *scope)
 
 /* The diff of a Write or Edit */
 
+/* What the worker thread needs, its own copy: the input travels as text,
+ * so no JSON object is shared between threads. */
 typedef struct {
-  char       *tool_name;
-  char       *workspace;
-  JsonObject *input;
+  char *tool_name;
+  char *workspace;
+  char *input;
 } DiffJob;
 
 static void
@@ -171,7 +173,7 @@ diff_job_free (DiffJob *job)
 {
   g_free (job->tool_name);
   g_free (job->workspace);
-  g_clear_pointer (&job->input, json_object_unref);
+  g_free (job->input);
   g_free (job);
 }
 
@@ -183,13 +185,20 @@ diff_thread (GTask        *task,
 {
   DiffJob *job = task_data;
   TallyToolContext context = { NULL, job->workspace, FALSE };
+  g_autoptr(JsonNode) input = json_from_string (job->input, NULL);
   GError *error = NULL;
   char *diff;
 
+  if (input == NULL || !JSON_NODE_HOLDS_OBJECT (input))
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "the input is not a JSON object");
+      return;
+    }
+
   if (g_str_equal (job->tool_name, "Write"))
-    diff = tally_tool_write_dup_diff (&context, job->input, &error);
+    diff = tally_tool_write_dup_diff (&context, json_node_get_object (input), &error);
   else
-    diff = tally_tool_edit_dup_diff (&context, job->input, &error);
+    diff = tally_tool_edit_dup_diff (&context, json_node_get_object (input), &error);
 
   if (diff == NULL)
     g_task_return_error (task, error);
@@ -292,7 +301,7 @@ start_diff (TallyApprovalCard *self)
   job = g_new0 (DiffJob, 1);
   job->tool_name = g_strdup (tool_name);
   job->workspace = g_strdup (workspace);
-  job->input = json_object_ref (request_input (self));
+  job->input = object_to_json (request_input (self), FALSE);
 
   task = g_task_new (NULL, self->diff_cancellable, diff_done_cb, g_object_ref (self));
   g_task_set_source_tag (task, start_diff);
@@ -386,11 +395,37 @@ allow_clicked_cb (TallyApprovalCard *self)
   decide (self, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
 }
 
+static void style_dark_cb (TallyApprovalCard *self);
+
+/* The editor's highlighting is set up the first time it opens: most cards
+ * never need it, and loading a language is not free. */
+static void
+ensure_editor (TallyApprovalCard *self)
+{
+  GtkSourceLanguageManager *languages;
+  GtkSourceLanguage *json;
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+
+  if (gtk_source_buffer_get_language (GTK_SOURCE_BUFFER (buffer)) != NULL)
+    return;
+
+  languages = gtk_source_language_manager_get_default ();
+  json = gtk_source_language_manager_get_language (languages, "json");
+  if (json == NULL)
+    return;
+  gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), json);
+  style_dark_cb (self);
+  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
+                           G_CALLBACK (style_dark_cb), self, G_CONNECT_SWAPPED);
+}
+
 static void
 edit_clicked_cb (TallyApprovalCard *self)
 {
   g_autofree char *pretty = object_to_json (request_input (self), TRUE);
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+
+  ensure_editor (self);
 
   gtk_text_buffer_set_text (buffer, pretty, -1);
   gtk_widget_set_visible (GTK_WIDGET (self->edit_error), FALSE);
@@ -919,21 +954,11 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
 static void
 tally_approval_card_init (TallyApprovalCard *self)
 {
-  GtkSourceLanguageManager *languages = gtk_source_language_manager_get_default ();
-  GtkSourceLanguage *json = gtk_source_language_manager_get_language (languages, "json");
-  GtkTextBuffer *buffer;
-
   gtk_widget_init_template (GTK_WIDGET (self));
 
   /* The buttons wrap onto a second line in a narrow window. */
   gtk_widget_set_layout_manager (self->actions, tally_chip_layout_new (6));
 
-  buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
-  if (json != NULL)
-    gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), json);
-  style_dark_cb (self);
-  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
-                           G_CALLBACK (style_dark_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->rule_dropdown, "notify::selected",
                            G_CALLBACK (sync_rule), self, G_CONNECT_SWAPPED);
 }

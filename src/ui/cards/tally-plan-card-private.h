@@ -11,18 +11,43 @@ G_BEGIN_DECLS
  * application's own code.
  */
 
+/**
+ * TallyPlanNavigation:
+ * @TALLY_PLAN_NAVIGATION_ALLOW: the card's own page load
+ * @TALLY_PLAN_NAVIGATION_IGNORE: anything else: refused
+ * @TALLY_PLAN_NAVIGATION_OPEN: a clicked link: refused in the card and
+ *   opened in the desktop's browser
+ *
+ * What a plan card's web view does with a navigation.
+ */
 typedef enum {
-  TALLY_PLAN_NAVIGATION_ALLOW,    /* the card's own page load */
-  TALLY_PLAN_NAVIGATION_IGNORE,   /* anything else */
-  TALLY_PLAN_NAVIGATION_OPEN,     /* a link clicked: opened outside, never in the card */
+  TALLY_PLAN_NAVIGATION_ALLOW,
+  TALLY_PLAN_NAVIGATION_IGNORE,
+  TALLY_PLAN_NAVIGATION_OPEN,
 } TallyPlanNavigation;
 
+/**
+ * TallyPlanPageStyle:
+ * @dark: libadwaita's dark style (the page's colours follow it)
+ * @font_family: (nullable): the font family; %NULL for the system's
+ *   sans-serif
+ * @font_size_pt: the font size in points; 0 for 11
+ *
+ * How a plan's page looks.
+ */
 typedef struct {
   gboolean    dark;
-  const char *font_family;     /* NULL: the system's sans-serif */
-  double      font_size_pt;    /* 0: 11 pt */
+  const char *font_family;
+  double      font_size_pt;
 } TallyPlanPageStyle;
 
+/**
+ * TallyPlanUriLauncher:
+ * @card: the plan card
+ * @uri: the link clicked (http, https or mailto)
+ *
+ * Opens a link of a plan outside the card.
+ */
 typedef void (*TallyPlanUriLauncher) (GtkWidget  *card,
                                       const char *uri);
 
