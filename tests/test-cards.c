@@ -966,8 +966,16 @@ test_approval_always (void)
   dropdown = GTK_DROP_DOWN (find_named (f.card, GTK_TYPE_DROP_DOWN, "Rule to keep"));
   g_assert_true (gtk_widget_is_drawable (GTK_WIDGET (dropdown)));
 
-  /* Cancel (Escape) goes back to the buttons. */
+  /* Cancel (Escape) goes back to the buttons; then Escape is not the
+   * card's any more. */
   g_assert_true (gtk_widget_activate_action (f.card, "card.cancel", NULL));
+  {
+    g_autoptr(GPtrArray) buttons = find_all (f.card, GTK_TYPE_BUTTON);
+
+    for (guint i = 0; i < buttons->len; i++)
+      if (g_strcmp0 (gtk_actionable_get_action_name (g_ptr_array_index (buttons, i)), "card.cancel") == 0)
+        g_assert_false (gtk_widget_get_sensitive (g_ptr_array_index (buttons, i)));
+  }
   g_assert_false (label_shows (f.card, "Write(report.md)"));
   g_assert_true (is_usable (find_named (f.card, GTK_TYPE_BUTTON, "Allow once")));
 
@@ -1013,6 +1021,8 @@ test_approval_deny (void)
   g_assert_cmpuint (f.out.calls, ==, 1);
   g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_DENY_STOP);
   g_assert_null (f.out.message);
+  gtk_widget_activate_action (f.card, "card.deny-stop", NULL);
+  g_assert_cmpuint (f.out.calls, ==, 1);
   approval_teardown (&f);
 }
 

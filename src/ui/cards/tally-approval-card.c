@@ -328,6 +328,9 @@ show_panel (TallyApprovalCard *self,
   gtk_widget_set_visible (self->always_panel, panel == self->always_panel);
   gtk_widget_set_visible (self->deny_panel, panel == self->deny_panel);
   gtk_widget_set_visible (self->actions, panel == NULL);
+
+  /* Escape closes a panel; without one it is left to the window. */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "card.cancel", panel != NULL);
 }
 
 static void
@@ -385,6 +388,7 @@ decide (TallyApprovalCard *self,
   self->sent = TRUE;
   show_panel (self, NULL);
   gtk_widget_set_sensitive (self->actions, FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "card.deny-stop", FALSE);
 
   g_signal_emit (self, signals[DECIDED], 0, (int) decision, updated_input, rule, scope, message);
 }
@@ -705,6 +709,7 @@ sync_card (TallyApprovalCard *self)
     return;
 
   settled = tally_block_get_finished (self->block);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "card.deny-stop", !settled && !self->sent);
   gtk_widget_set_visible (GTK_WIDGET (self->state_label), settled);
   gtk_widget_set_visible (self->actions, !settled);
   gtk_widget_set_sensitive (self->actions, !settled && !self->sent);
