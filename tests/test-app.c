@@ -31,6 +31,7 @@
 #include "tally-session-row.h"
 #include "tally-store.h"
 #include "tally-test-mock.h"
+#include "tally-test-ui.h"
 #include "tally-tool-chip.h"
 #include "tally-window-private.h"
 
@@ -41,7 +42,6 @@
                   "WHERE s.sold_on BETWEEN '2025-03-01' AND '2025-03-31' " \
                   "GROUP BY st.store_id ORDER BY revenue_gbp DESC"
 #define OFFLINE_MESSAGE "You’re offline — saved sessions still open; sending needs a connection"
-#define WAIT_SECONDS 60
 
 /* The March question: the schema first, then one query, then an answer in
  * markdown (heading, list, and the real query result in a code block). */
@@ -91,56 +91,7 @@ typedef struct {
   gboolean     ran;
 } RunCtx;
 
-static gboolean
-heartbeat_cb (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
 
-/* Spins the main loop until @cond holds; fails the test after a generous
- * guard (a hang, not a slow machine, is what it catches). */
-#define SPIN_UNTIL(cond)                                                       \
-  G_STMT_START {                                                               \
-    gint64 _deadline = g_get_monotonic_time () + WAIT_SECONDS * G_USEC_PER_SEC; \
-    guint _beat = g_timeout_add (20, heartbeat_cb, NULL);                      \
-    while (!(cond))                                                            \
-      {                                                                        \
-        if (g_get_monotonic_time () > _deadline)                               \
-          g_error ("Timed out waiting for %s", #cond);                         \
-        g_main_context_iteration (NULL, TRUE);                                 \
-      }                                                                        \
-    g_source_remove (_beat);                                                   \
-  } G_STMT_END
-
-static void
-spin_idle (void)
-{
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-}
-
-static gboolean
-tick_cb (GtkWidget     *widget,
-         GdkFrameClock *clock,
-         gpointer       data)
-{
-  (*(guint *)data)++;
-  return G_SOURCE_CONTINUE;
-}
-
-/* Waits for @n frames of @widget, so styles and layout are up to date. */
-static void
-wait_frames (GtkWidget *widget,
-             guint      n)
-{
-  guint frames = 0;
-  guint id = gtk_widget_add_tick_callback (widget, tick_cb, &frames, NULL);
-
-  gtk_widget_queue_draw (widget);
-  SPIN_UNTIL (frames >= n);
-  gtk_widget_remove_tick_callback (widget, id);
-  spin_idle ();
-}
 
 static gboolean
 run_body_idle (gpointer user_data)
@@ -150,7 +101,7 @@ run_body_idle (gpointer user_data)
   g_autoptr(GList) windows = NULL;
 
   gtk_window_present (GTK_WINDOW (ctx->window));
-  spin_idle ();
+  tally_test_spin_idle ();
 
   ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
   ctx->ran = TRUE;
@@ -213,7 +164,7 @@ run_app (const char * const *args,
   /* Let what the closed windows cancelled finish (their callbacks are
    * already queued), so nothing of this run is left for the next. */
   g_clear_object (&app);
-  spin_idle ();
+  tally_test_spin_idle ();
   return status;
 }
 
@@ -314,7 +265,7 @@ save_screenshot (GtkWidget  *widget,
   g_assert_cmpint (height, >, 0);
 
   /* The paintable takes its picture when the widget next draws. */
-  wait_frames (widget, 2);
+  tally_test_wait_frames (widget, 2);
 
   gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
   node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
@@ -541,7 +492,7 @@ turn_body (TallyApplication *app,
   g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_ERROR), ==, 0);
 
   /* What the window shows. */
-  wait_frames (GTK_WIDGET (window), 3);
+  tally_test_wait_frames (GTK_WIDGET (window), 3);
 
   chips = find_all (view, TALLY_TYPE_TOOL_CHIP);
   for (guint i = 0; i < chips->len; i++)
@@ -551,7 +502,7 @@ turn_body (TallyApplication *app,
 
   /* Open the chip, as the analyst would, to see the rows. */
   gtk_expander_set_expanded (tally_tool_chip_get_expander (query_chip), TRUE);
-  wait_frames (GTK_WIDGET (window), 2);
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
   {
     TallyResultTable *table = tally_tool_chip_get_table (query_chip);
     gboolean has_briggate = FALSE;
@@ -601,11 +552,11 @@ turn_body (TallyApplication *app,
 
   /* Light and dark screenshots of the finished turn. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_LIGHT);
-  wait_frames (GTK_WIDGET (window), 3);
+  tally_test_wait_frames (GTK_WIDGET (window), 3);
   save_screenshot (GTK_WIDGET (window), "app-light.png");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
   g_assert_true (adw_style_manager_get_dark (adw_style_manager_get_default ()));
-  wait_frames (GTK_WIDGET (window), 3);
+  tally_test_wait_frames (GTK_WIDGET (window), 3);
   save_screenshot (GTK_WIDGET (window), "app-dark.png");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
 
@@ -632,7 +583,7 @@ reopen_body (TallyApplication *app,
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   g_assert_cmpuint (count_visible_rows (_tally_window_get_session_list (window)), ==, 1);
   g_assert_true (gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (find_session_row (window, data->session_id))));
-  wait_frames (GTK_WIDGET (window), 2);
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
 }
 
 static void
@@ -795,7 +746,7 @@ delete_body (TallyApplication *app,
   g_assert_nonnull (tally_window_get_session (window));
   g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, data->first);
   adw_toast_dismiss (toast);
-  spin_idle ();
+  tally_test_spin_idle ();
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   g_assert_cmpuint (count_stored_sessions (data->store_path), ==, 2);
   g_assert_cmpuint (count_visible_rows (list), ==, 2);
@@ -807,7 +758,7 @@ delete_body (TallyApplication *app,
   g_assert_nonnull (toast);
   g_assert_nonnull (strstr (_tally_window_get_last_toast_title (window), "Croissant waste"));
   adw_toast_dismiss (toast);
-  spin_idle ();
+  tally_test_spin_idle ();
   g_assert_cmpuint (count_stored_sessions (data->store_path), ==, 1);
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   g_assert_null (find_session_row (window, data->second));
@@ -927,7 +878,7 @@ offline_body (TallyApplication *app,
   left = tally_composer_dup_text (composer);
   g_assert_cmpstr (left, ==, QUESTION);
 
-  spin_idle ();
+  tally_test_spin_idle ();
   g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 0);
 
   /* Back online, the same question goes out. */
@@ -1044,7 +995,7 @@ preferences_body (TallyApplication *app,
   g_assert_true (found_budget);
   g_settings_reset (settings, "thinking-budget");
 
-  wait_frames (GTK_WIDGET (prefs), 3);
+  tally_test_wait_frames (GTK_WIDGET (prefs), 3);
   save_screenshot (GTK_WIDGET (prefs), "preferences.png");
   gtk_window_destroy (GTK_WINDOW (prefs));
 }
@@ -1108,7 +1059,7 @@ narrow_body (TallyApplication *app,
   g_assert_false (adw_flap_get_reveal_flap (flap));
   g_assert_true (g_settings_get_boolean (settings, "sidebar-visible"));
   g_assert_cmpint (g_settings_get_int (settings, "window-width"), ==, 420);
-  wait_frames (GTK_WIDGET (window), 3);
+  tally_test_wait_frames (GTK_WIDGET (window), 3);
   save_screenshot (GTK_WIDGET (window), "app-narrow.png");
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.search", NULL));

@@ -34,63 +34,15 @@
 #include "tally-plan-card-private.h"
 #include "tally-question-card.h"
 #include "tally-test-mock.h"
+#include "tally-test-ui.h"
 #include "tally-transcript-view.h"
 #include "tally-transcript.h"
 #include "tally-window-private.h"
 
-#define WAIT_SECONDS 60
 
 /* Harness */
 
-static gboolean
-heartbeat_cb (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
 
-/* Spins the main loop until @cond holds; a generous guard turns a hang
- * into a failure (it catches a hang, not a slow machine). */
-#define SPIN_UNTIL(cond)                                                       \
-  G_STMT_START {                                                               \
-    gint64 _deadline = g_get_monotonic_time () + WAIT_SECONDS * G_USEC_PER_SEC; \
-    guint _beat = g_timeout_add (20, heartbeat_cb, NULL);                      \
-    while (!(cond))                                                            \
-      {                                                                        \
-        if (g_get_monotonic_time () > _deadline)                               \
-          g_error ("Timed out waiting for %s", #cond);                         \
-        g_main_context_iteration (NULL, TRUE);                                 \
-      }                                                                        \
-    g_source_remove (_beat);                                                   \
-  } G_STMT_END
-
-static void
-spin_idle (void)
-{
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-}
-
-static gboolean
-tick_cb (GtkWidget     *widget,
-         GdkFrameClock *clock,
-         gpointer       data)
-{
-  (*(guint *)data)++;
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-wait_frames (GtkWidget *widget,
-             guint      n)
-{
-  guint frames = 0;
-  guint id = gtk_widget_add_tick_callback (widget, tick_cb, &frames, NULL);
-
-  gtk_widget_queue_draw (widget);
-  SPIN_UNTIL (frames >= n);
-  gtk_widget_remove_tick_callback (widget, id);
-  spin_idle ();
-}
 
 static GtkWindow *
 show_in_window (GtkWidget *child,
@@ -114,7 +66,7 @@ show_in_window (GtkWidget *child,
    * other UI tests on the same display may be using. */
   gtk_widget_set_visible (GTK_WIDGET (window), TRUE);
   SPIN_UNTIL (gtk_widget_get_mapped (child));
-  wait_frames (child, 2);
+  tally_test_wait_frames (child, 2);
   return window;
 }
 
@@ -233,7 +185,7 @@ click (GtkWidget *button)
   g_assert_true (gtk_widget_activate (button));
   SPIN_UNTIL (clicks > 0);
   g_signal_handler_disconnect (button, id);
-  spin_idle ();
+  tally_test_spin_idle ();
 }
 
 static void
@@ -532,7 +484,7 @@ test_question_chips (void)
   /* Free text joins the chips, as typed. */
   gtk_editable_set_text (other_entry (card, STORES_Q), "the new store");
   g_assert_true (gtk_widget_get_sensitive (send_button (card)));
-  wait_frames (card, 2);
+  tally_test_wait_frames (card, 2);
   save_png (card, "question-card-unit.png");
 
   press (card, GTK_TYPE_BUTTON, "Send answers");
@@ -612,7 +564,7 @@ press_key (GtkWidget *focus,
   g_assert_true (gtk_root_get_focus (gtk_widget_get_root (focus)) == focus ||
                  gtk_widget_is_ancestor (gtk_root_get_focus (gtk_widget_get_root (focus)), focus));
   g_signal_emit_by_name (controller, "key-pressed", keyval, 0, 0, &handled);
-  spin_idle ();
+  tally_test_spin_idle ();
   return handled;
 }
 
@@ -709,7 +661,7 @@ test_question_settled (void)
   /* The resolution arrives (live, or replayed from the store). */
   apply (transcript, "{\"type\":\"question_resolved\",\"turn_id\":\"t1\",\"question_id\":\"q1\",\"reason\":\"user\","
                      "\"answers\":{\"" STORES_Q "\":\"Leeds, York, the new store\",\"" PERIOD_Q "\":\"Q1 2025\"}}");
-  wait_frames (card, 2);
+  tally_test_wait_frames (card, 2);
   g_assert_true (label_shows (card, "Answer: Leeds, York, the new store"));
   g_assert_true (label_shows (card, "Answer: Q1 2025"));
   g_assert_true (label_shows (card, "Answered"));
@@ -733,7 +685,7 @@ test_question_settled (void)
         apply (other_transcript, question_request);
         apply (other_transcript, resolved);
         tally_question_card_set_block (TALLY_QUESTION_CARD (card), last_block (other_transcript));
-        wait_frames (card, 1);
+        tally_test_wait_frames (card, 1);
         g_assert_true (label_shows (card, reasons[i][1]));
         g_assert_false (label_shows (card, "Answer: Q1 2025"));
         g_assert_cmpuint (count_usable_buttons (card), ==, 0);
@@ -871,7 +823,7 @@ test_approval_allow_once (void)
   g_assert_nonnull (find_named (f.card, GTK_TYPE_BUTTON, "Always allow"));
   g_assert_nonnull (find_named (f.card, GTK_TYPE_BUTTON, "Deny"));
   g_assert_nonnull (find_named (f.card, GTK_TYPE_MENU_BUTTON, "More ways to deny"));
-  wait_frames (f.card, 2);
+  tally_test_wait_frames (f.card, 2);
   save_png (f.card, "approval-card-unit.png");
 
   /* Keyboard: the buttons take the focus; Enter activates the focused one. */
@@ -1056,7 +1008,7 @@ test_approval_settled (void)
   /* A denial with a message, as the store replays it. */
   apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
                        "\"decision\":\"deny\",\"reason\":\"user\",\"message\":\"Write it under reports/ instead\"}");
-  wait_frames (f.card, 2);
+  tally_test_wait_frames (f.card, 2);
   g_assert_true (label_shows (f.card, "Denied"));
   g_assert_true (label_shows (f.card, "Told the model: “Write it under reports/ instead”"));
   g_assert_cmpuint (count_usable_buttons (f.card), ==, 0);
@@ -1070,7 +1022,7 @@ test_approval_settled (void)
   apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
                        "\"decision\":\"allow_always\",\"rule\":\"Write(report.md)\",\"scope\":\"workspace\",\"reason\":\"user\"}");
   tally_approval_card_set_block (TALLY_APPROVAL_CARD (f.card), last_block (f.transcript));
-  wait_frames (f.card, 2);
+  tally_test_wait_frames (f.card, 2);
   g_assert_true (label_shows (f.card, "Always allowed"));
   g_assert_true (label_shows (f.card, "Rule kept in this workspace: Write(report.md)"));
   g_assert_false (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
@@ -1081,7 +1033,7 @@ test_approval_settled (void)
   approval_setup (&f, WRITE_REQUEST);
   apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
                        "\"decision\":\"deny\",\"reason\":\"timeout\",\"message\":\"No answer came in time.\"}");
-  wait_frames (f.card, 1);
+  tally_test_wait_frames (f.card, 1);
   g_assert_true (label_shows (f.card, "Denied: no answer in time"));
   g_assert_false (label_shows (f.card, "Told the model: “No answer came in time.”"));
   g_assert_cmpuint (count_usable_buttons (f.card), ==, 0);
@@ -1285,7 +1237,7 @@ test_plan_webkit (void)
 
   height = _tally_plan_card_get_content_height (TALLY_PLAN_CARD (card));
   g_assert_cmpint (height, >, 100);
-  wait_frames (card, 3);
+  tally_test_wait_frames (card, 3);
   g_assert_cmpint (gtk_widget_get_height (web_view), ==, height);
   g_assert_true (has_accessible_label (card, "Plan, version 1"));
   g_assert_nonnull (find_named (card, GTK_TYPE_BUTTON, "Implement"));
@@ -1324,7 +1276,7 @@ test_plan_webkit (void)
   SPIN_UNTIL (strstr (_tally_plan_card_get_page (TALLY_PLAN_CARD (card)), "color-scheme: dark") != NULL);
   SPIN_UNTIL (!webkit_web_view_is_loading (WEBKIT_WEB_VIEW (web_view)) &&
               _tally_plan_card_get_content_height (TALLY_PLAN_CARD (card)) > 0);
-  wait_frames (card, 3);
+  tally_test_wait_frames (card, 3);
   wait_for_ink (web_view);
   save_png (card, "plan-card-unit-dark.png");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
@@ -1376,7 +1328,7 @@ test_plan_native (void)
   g_assert_cmpint (gtk_widget_get_height (native), >, 60);
   wait_for_ink (native);
   g_assert_true (is_usable (find_named (card, GTK_TYPE_BUTTON, "Implement")));
-  wait_frames (card, 2);
+  tally_test_wait_frames (card, 2);
   save_png (card, "plan-card-native.png");
 
   gtk_window_destroy (window);
@@ -1447,7 +1399,7 @@ test_plan_versions (void)
   g_signal_connect (view, "plan-refine", G_CALLBACK (view_refine_cb), &out);
 
   SPIN_UNTIL (card_for (view, first) != NULL && card_for (view, second) != NULL);
-  wait_frames (view, 3);
+  tally_test_wait_frames (view, 3);
   card1 = card_for (view, first);
   card2 = card_for (view, second);
 
@@ -1527,7 +1479,7 @@ run_body_idle (gpointer user_data)
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
   g_autoptr(GList) windows = NULL;
 
-  spin_idle ();
+  tally_test_spin_idle ();
   ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
   ctx->ran = TRUE;
 
@@ -1573,7 +1525,7 @@ run_app (const char * const *args,
   status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **) argv->pdata);
   g_assert_true (ctx.ran);
   g_clear_object (&app);
-  spin_idle ();
+  tally_test_spin_idle ();
   return status;
 }
 
@@ -1623,7 +1575,7 @@ save_window_png (GtkWidget  *window,
   int width = gtk_widget_get_width (window);
   int height = gtk_widget_get_height (window);
 
-  wait_frames (window, 2);
+  tally_test_wait_frames (window, 2);
   gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
   node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
   g_assert_nonnull (node);
@@ -1643,12 +1595,12 @@ show_card (GtkWidget *card)
   graphene_rect_t bounds;
 
   g_assert_nonnull (scroller);
-  wait_frames (card, 2);
+  tally_test_wait_frames (card, 2);
   adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
   g_assert_true (gtk_widget_compute_bounds (card, scroller, &bounds));
   if (bounds.origin.y < 0 || bounds.origin.y + bounds.size.height > gtk_widget_get_height (scroller))
     gtk_adjustment_set_value (adjustment, gtk_adjustment_get_value (adjustment) + bounds.origin.y - 24);
-  wait_frames (card, 2);
+  tally_test_wait_frames (card, 2);
 }
 
 static guint
@@ -1692,7 +1644,7 @@ store_report_body (TallyApplication *app,
 
   gtk_window_set_default_size (GTK_WINDOW (window), 1120, 900);
   SPIN_UNTIL (tally_application_has_api_key (app));
-  wait_frames (root, 2);
+  tally_test_wait_frames (root, 2);
 
   /* Turn 1: plan mode, with thinking. */
   gtk_drop_down_set_selected (mode, TALLY_MODE_PLAN);
@@ -1807,7 +1759,7 @@ store_report_body (TallyApplication *app,
   g_assert_cmpuint (receipts, ==, 2);
 
   /* The cards are settled: what was answered, decided and planned. */
-  wait_frames (root, 2);
+  tally_test_wait_frames (root, 2);
   g_assert_null (find_open_card (root, TALLY_TYPE_APPROVAL_CARD));
   g_assert_null (find_open_card (root, TALLY_TYPE_PLAN_CARD));
   g_assert_true (label_shows (approval, "Allowed once"));

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+/* Helpers shared by the UI tests (linked into each of them). */
+
+/* How long a UI test waits for a condition before it fails: a guard
+ * against hangs, not a speed limit. */
+#define TALLY_TEST_WAIT_SECONDS 60
+
+void     tally_test_heartbeat_start (guint     *id);
+gboolean tally_test_deadline_passed (gint64     deadline);
+void     tally_test_spin_idle       (void);
+void     tally_test_wait_frames     (GtkWidget *widget,
+                                     guint      n);
+
+/* Spins the main loop until @cond holds; fails the test after
+ * TALLY_TEST_WAIT_SECONDS (it catches a hang, not a slow machine). */
+#define SPIN_UNTIL(cond)                                                       \
+  G_STMT_START {                                                               \
+    gint64 _deadline = g_get_monotonic_time () + TALLY_TEST_WAIT_SECONDS * G_USEC_PER_SEC; \
+    guint _beat;                                                               \
+    tally_test_heartbeat_start (&_beat);                                       \
+    while (!(cond))                                                            \
+      {                                                                        \
+        if (tally_test_deadline_passed (_deadline))                            \
+          g_error ("Timed out waiting for %s", #cond);                         \
+        g_main_context_iteration (NULL, TRUE);                                 \
+      }                                                                        \
+    g_source_remove (_beat);                                                   \
+  } G_STMT_END
+
+G_END_DECLS
