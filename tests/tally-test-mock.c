@@ -268,7 +268,7 @@ fail:
  * tally_test_mock_start:
  * @scenario_json: the scenario as JSON text (format in
  *   tests/mock-api/README.md); relative `sse_file` paths are taken from the
- *   temporary folder, so use `${SHARED}/…` or absolute paths
+ *   temporary folder, so use `${TESTDATA}/…` or absolute paths
  * @error: return location for a #GError
  *
  * Writes @scenario_json to `scenario.json` in a new temporary folder and
@@ -487,32 +487,33 @@ tally_test_mock_free (TallyTestMock *self)
 }
 
 /**
- * tally_test_shared_dir:
+ * tally_test_data_dir:
  *
- * Returns the project's shared folder (fixtures, reference, data) from the
- * `TALLY_SHARED_DIR` environment variable, which `meson test` sets. Aborts
- * the test with a clear message when it is not set.
+ * Returns the folder holding the tests' data, the repository's `tests/`
+ * folder (with `fixtures/sse/` and `data/chinook.sqlite`), from the
+ * `TALLY_TEST_DATA_DIR` environment variable, which `meson test` sets.
+ * Aborts the test with a clear message when it is not set.
  *
  * Returns: (transfer none): the folder path
  */
 const char *
-tally_test_shared_dir (void)
+tally_test_data_dir (void)
 {
-  const char *dir = g_getenv ("TALLY_SHARED_DIR");
+  const char *dir = g_getenv ("TALLY_TEST_DATA_DIR");
 
   if (dir == NULL || *dir == '\0')
-    g_error ("TALLY_SHARED_DIR is not set; run the tests with `meson test` "
-             "or point it at the shared folder (the one holding fixtures/)");
+    g_error ("TALLY_TEST_DATA_DIR is not set; run the tests with `meson test` "
+             "or point it at the repository's tests/ folder");
 
   return dir;
 }
 
 /**
  * tally_test_fixture_path:
- * @name: a file name under `fixtures/sse` of the shared folder, e.g.
- *   "docs_basic_text.sse"
+ * @name: a file name under `tests/fixtures/sse`, e.g. "docs_basic_text.sse"
  *
- * Builds the full path of an SSE fixture. The file is not checked.
+ * Builds the full path of an SSE fixture under tally_test_data_dir(). The
+ * file is not checked.
  *
  * Returns: (transfer full): the path; free with g_free()
  */
@@ -521,5 +522,5 @@ tally_test_fixture_path (const char *name)
 {
   g_return_val_if_fail (name != NULL, NULL);
 
-  return g_build_filename (tally_test_shared_dir (), "fixtures", "sse", name, NULL);
+  return g_build_filename (tally_test_data_dir (), "fixtures", "sse", name, NULL);
 }

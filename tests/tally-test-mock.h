@@ -21,7 +21,7 @@ JsonArray     *tally_test_mock_dup_requests   (TallyTestMock  *self);
 guint          tally_test_mock_get_n_requests (TallyTestMock  *self);
 void           tally_test_mock_free           (TallyTestMock  *self);
 
-const char    *tally_test_shared_dir          (void);
+const char    *tally_test_data_dir            (void);
 char          *tally_test_fixture_path        (const char     *name);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyTestMock, tally_test_mock_free)

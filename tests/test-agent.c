@@ -45,7 +45,7 @@ fixture_start (Fixture    *f,
                const char *scenario)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *chinook = g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+  g_autofree char *chinook = g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
 
   f->mock = tally_test_mock_start (scenario, &error);
   g_assert_no_error (error);

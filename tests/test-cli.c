@@ -126,7 +126,7 @@ start_scenario_file (const char *name)
 static char *
 chinook_path (void)
 {
-  return g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+  return g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
 }
 
 /* The "done" example: a real answer built from real tool calls. */

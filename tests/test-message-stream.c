@@ -150,9 +150,9 @@ finish_ok (TallyMessageStream *stream)
 /* Fixtures and golden results */
 
 static const char *
-shared_dir (void)
+data_dir (void)
 {
-  const char *dir = g_getenv ("TALLY_SHARED_DIR");
+  const char *dir = g_getenv ("TALLY_TEST_DATA_DIR");
 
   g_assert_nonnull (dir);
   return dir;
@@ -168,7 +168,7 @@ compare_names (gconstpointer a,
 static GPtrArray *
 list_fixtures (void)
 {
-  g_autofree char *dir_path = g_build_filename (shared_dir (), "fixtures", "sse", NULL);
+  g_autofree char *dir_path = g_build_filename (data_dir (), "fixtures", "sse", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GDir) dir = g_dir_open (dir_path, 0, &error);
   GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
@@ -190,7 +190,7 @@ static GBytes *
 load_fixture (const char *name)
 {
   g_autofree char *file = g_strconcat (name, ".sse", NULL);
-  g_autofree char *path = g_build_filename (shared_dir (), "fixtures", "sse", file, NULL);
+  g_autofree char *path = g_build_filename (data_dir (), "fixtures", "sse", file, NULL);
   g_autoptr(GError) error = NULL;
   char *contents;
   gsize len;
@@ -312,8 +312,8 @@ test_fixture_golden (void)
     }
 }
 
-/* The values the fixtures' notes state, checked through the API rather than
- * through the golden text. */
+/* The values tests/fixtures/sse/README.md states for the fixtures, checked
+ * through the API rather than through the golden text. */
 static void
 test_fixture_docs_basic_text (void)
 {

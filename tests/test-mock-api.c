@@ -427,7 +427,7 @@ static void
 check_sse_file_identical (const char *fixture)
 {
   g_autofree char *scenario =
-    g_strdup_printf ("{\"responses\": [{\"sse_file\": \"${SHARED}/fixtures/sse/%s\"}]}", fixture);
+    g_strdup_printf ("{\"responses\": [{\"sse_file\": \"${TESTDATA}/fixtures/sse/%s\"}]}", fixture);
   g_autoptr(TallyTestMock) mock = start_mock (scenario);
   g_autofree char *path = tally_test_fixture_path (fixture);
   g_autofree char *expected = NULL;
@@ -602,7 +602,7 @@ test_error_event (void)
     "                            {\"type\": \"text\", \"text\": \"Second block.\"}]},"
     "  \"error_event\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"},"
     "  \"error_after_blocks\": 1},"
-    " {\"sse_file\": \"${SHARED}/fixtures/sse/docs_basic_text.sse\","
+    " {\"sse_file\": \"${TESTDATA}/fixtures/sse/docs_basic_text.sse\","
     "  \"error_event\": {\"type\": \"api_error\", \"message\": \"Internal\"}}]}");
   g_auto(Response) first = { 0 };
   g_auto(Response) second = { 0 };
@@ -633,7 +633,7 @@ test_drip (void)
 {
   g_autoptr(TallyTestMock) mock = start_mock (
     "{\"responses\": ["
-    " {\"sse_file\": \"${SHARED}/fixtures/sse/docs_basic_text.sse\", \"drip_bytes\": 64, \"drip_ms\": 2}]}");
+    " {\"sse_file\": \"${TESTDATA}/fixtures/sse/docs_basic_text.sse\", \"drip_bytes\": 64, \"drip_ms\": 2}]}");
   g_autofree char *path = tally_test_fixture_path ("docs_basic_text.sse");
   g_autofree char *expected = NULL;
   g_auto(Response) response = { 0 };
@@ -1107,7 +1107,7 @@ static void
 test_fixture_path (void)
 {
   g_autofree char *path = tally_test_fixture_path ("docs_basic_text.sse");
-  g_autofree char *expected = g_build_filename (tally_test_shared_dir (), "fixtures", "sse",
+  g_autofree char *expected = g_build_filename (tally_test_data_dir (), "fixtures", "sse",
                                                 "docs_basic_text.sse", NULL);
 
   g_assert_cmpstr (path, ==, expected);

@@ -60,7 +60,7 @@ fixture_start (Fixture    *f,
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *store_path = NULL;
-  g_autofree char *chinook = g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+  g_autofree char *chinook = g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
 
   memset (f, 0, sizeof *f);
   f->dir = g_dir_make_tmp ("tally-negotiation-XXXXXX", &error);

@@ -394,7 +394,7 @@ check_tool_interruption (int         sig,
                          const char *expected_words)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *chinook = g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+  g_autofree char *chinook = g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
   g_autoptr(TallyTestMock) mock = tally_test_mock_start (
     "{\"responses\":["
     "{\"message\":{\"content\":["

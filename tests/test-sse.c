@@ -466,9 +466,9 @@ test_empty_feed (void)
 /* Fixtures */
 
 static const char *
-shared_dir (void)
+data_dir (void)
 {
-  const char *dir = g_getenv ("TALLY_SHARED_DIR");
+  const char *dir = g_getenv ("TALLY_TEST_DATA_DIR");
 
   g_assert_nonnull (dir);
   return dir;
@@ -484,7 +484,7 @@ compare_names (gconstpointer a,
 static GPtrArray *
 list_fixtures (void)
 {
-  g_autofree char *dir_path = g_build_filename (shared_dir (), "fixtures", "sse", NULL);
+  g_autofree char *dir_path = g_build_filename (data_dir (), "fixtures", "sse", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GDir) dir = g_dir_open (dir_path, 0, &error);
   GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
@@ -506,7 +506,7 @@ static GBytes *
 load_fixture (const char *name)
 {
   g_autofree char *file = g_strconcat (name, ".sse", NULL);
-  g_autofree char *path = g_build_filename (shared_dir (), "fixtures", "sse", file, NULL);
+  g_autofree char *path = g_build_filename (data_dir (), "fixtures", "sse", file, NULL);
   g_autoptr(GError) error = NULL;
   char *contents;
   gsize len;

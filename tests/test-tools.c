@@ -114,10 +114,10 @@ chinook_path (void)
 
   if (path == NULL)
     {
-      const char *shared = g_getenv ("TALLY_SHARED_DIR");
+      const char *data_dir = g_getenv ("TALLY_TEST_DATA_DIR");
 
-      g_assert_nonnull (shared);
-      path = g_build_filename (shared, "data", "chinook.sqlite", NULL);
+      g_assert_nonnull (data_dir);
+      path = g_build_filename (data_dir, "data", "chinook.sqlite", NULL);
     }
 
   return path;

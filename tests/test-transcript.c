@@ -135,7 +135,7 @@ test_replay_equals_live (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("tally-transcript-XXXXXX", NULL);
   g_autofree char *store_path = g_build_filename (dir, "tally.db", NULL);
-  g_autofree char *chinook = g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+  g_autofree char *chinook = g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
   g_autofree char *golden_path = g_test_build_filename (G_TEST_DIST, "golden", "transcript", "replay.trace", NULL);
   g_autofree char *golden = NULL;
   g_autofree char *live_trace = NULL;

@@ -33,7 +33,7 @@ main (int    argc,
 {
   g_autofree char *scenario = g_build_filename (g_getenv ("G_TEST_SRCDIR") ? g_getenv ("G_TEST_SRCDIR") : "tests",
                                                 "scenarios", "genre-revenue.json", NULL);
-  g_autofree char *db = g_build_filename (tally_test_shared_dir (), "data", "chinook.sqlite", NULL);
+  g_autofree char *db = g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
   double wall_ms[RUNS];
   long max_rss_kb = 0;
 

@@ -7,9 +7,9 @@
  * stalls, slow drips), validates the conversation the client sends the way
  * the real API does, and records every request as one JSON line so a test
  * can assert on what the client sent. The scenario format is documented in
- * tests/mock-api/README.md; the protocol facts it imitates are in
- * shared/reference/messages-api.md (§2 stream grammar, §4.2/§4.3 pairing
- * rules and messages, §5 errors and headers).
+ * tests/mock-api/README.md; the protocol facts it imitates (stream grammar,
+ * tool_result pairing rules and their messages, errors and headers) are
+ * described in docs/protocol.md.
  *
  * Nothing here blocks the main loop: delays, drips and stalls are GLib
  * timeouts around soup_server_message_pause()/unpause(), so one stalled
@@ -528,24 +528,24 @@ load_events (JsonArray   *events,
   return TRUE;
 }
 
-/* "${SHARED}/x" → $TALLY_SHARED_DIR/x; a relative path is taken from the
- * scenario file's folder. */
+/* "${TESTDATA}/x" → $TALLY_TEST_DATA_DIR/x (the repository's tests/
+ * folder); a relative path is taken from the scenario file's folder. */
 static char *
 resolve_path (MockServer  *mock,
               const char  *path,
               GError     **error)
 {
-  if (g_str_has_prefix (path, "${SHARED}"))
+  if (g_str_has_prefix (path, "${TESTDATA}"))
     {
-      const char *shared = g_getenv ("TALLY_SHARED_DIR");
+      const char *data_dir = g_getenv ("TALLY_TEST_DATA_DIR");
 
-      if (shared == NULL || *shared == '\0')
+      if (data_dir == NULL || *data_dir == '\0')
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                       "\"%s\" uses ${SHARED} but TALLY_SHARED_DIR is not set", path);
+                       "\"%s\" uses ${TESTDATA} but TALLY_TEST_DATA_DIR is not set", path);
           return NULL;
         }
-      return g_strconcat (shared, path + strlen ("${SHARED}"), NULL);
+      return g_strconcat (data_dir, path + strlen ("${TESTDATA}"), NULL);
     }
 
   if (g_path_is_absolute (path))
