@@ -33,4 +33,5 @@ apt-get install -y -q --no-install-recommends \
   pkg-config \
   python3 \
   xauth \
+  x11-utils \
   xvfb

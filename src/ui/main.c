@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 
-/* tally: the GTK face of Tally (DESIGN "Faces and their contracts"). */
+/* tally: the GTK face of Tally (docs/architecture.md §11.1). */
 
 #define G_LOG_DOMAIN "tally"
 
@@ -60,6 +60,19 @@ main (int    argc,
   textdomain (GETTEXT_PACKAGE);
 
   g_set_application_name (_("Tally"));
+
+  /* Without its settings schema GSettings would abort; say why instead. */
+  {
+    g_autoptr(GSettingsSchema) schema = NULL;
+    g_autoptr(GError) error = NULL;
+
+    schema = tally_application_lookup_settings_schema (&error);
+    if (schema == NULL)
+      {
+        g_printerr ("tally: %s\n", error->message);
+        return 1;
+      }
+  }
 
   app = tally_application_new ();
   if (g_getenv ("TALLY_BENCH_FIRST_FRAME") != NULL)

@@ -18,11 +18,11 @@
  * and whether the network is there. Windows follow it through property
  * notifications (`client`, `api-key-source`, `online`).
  *
- * Command line (DESIGN "Faces"): `--base-url URL`, `--store PATH`,
- * `--session ID`. `--version` is answered locally; everything else goes to
- * the primary instance's `command-line` handler, so `tally --session ID`
- * while Tally runs opens that session in a new window of the running
- * instance.
+ * Command line (docs/architecture.md §11.1): `--base-url URL`,
+ * `--store PATH`, `--session ID`. `--version` is answered locally;
+ * everything else goes to the primary instance's `command-line` handler,
+ * so `tally --session ID` while Tally runs opens that session in a new
+ * window of the running instance.
  */
 
 /**
@@ -482,7 +482,16 @@ tally_application_startup (GApplication *application)
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.rename-session", rename_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "window.close", close_accels);
 
-  self->settings = g_settings_new (TALLY_SETTINGS_SCHEMA_ID);
+  {
+    g_autoptr(GSettingsSchema) schema = NULL;
+    g_autoptr(GError) error = NULL;
+
+    /* main() checked this already; a schema that vanished since is fatal. */
+    schema = tally_application_lookup_settings_schema (&error);
+    if (schema == NULL)
+      g_error ("%s", error->message);
+    self->settings = g_settings_new_full (schema, NULL, NULL);
+  }
   g_signal_connect_object (self->settings, "changed", G_CALLBACK (settings_changed_cb),
                            self, G_CONNECT_SWAPPED);
 
@@ -678,6 +687,71 @@ tally_application_new (void)
                        /* style.css, gtk/help-overlay.ui and icons/ live here */
                        "resource-base-path", "/io/github/tallyapp/Tally/window",
                        NULL);
+}
+
+static gboolean
+running_from_build_tree (void)
+{
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *root = g_strconcat (TALLY_BUILD_ROOT, G_DIR_SEPARATOR_S, NULL);
+
+  return exe != NULL && g_str_has_prefix (exe, root);
+}
+
+/**
+ * tally_application_lookup_settings_schema:
+ * @error: return location for a #GError, or %NULL
+ *
+ * Finds the application's GSettings schema (%TALLY_SETTINGS_SCHEMA_ID) the
+ * way an uninstalled development build needs it: when the running
+ * executable lies inside the build tree it was configured for, the schema
+ * compiled into that tree's `data/` folder is preferred (so the README's
+ * `build/src/ui/tally` works without `GSETTINGS_SCHEMA_DIR` and without an
+ * older schema installed system-wide getting in the way); otherwise, and as
+ * a fallback, the default schema source is used (`XDG_DATA_DIRS`,
+ * `GSETTINGS_SCHEMA_DIR`), which is where an installed Tally finds the
+ * schema that `meson install` put under `$prefix/share/glib-2.0/schemas`.
+ *
+ * Returns: (transfer full) (nullable): the schema, or %NULL with @error set
+ *   to %G_IO_ERROR_NOT_FOUND (naming the places looked in) or to the error
+ *   of reading the build tree's compiled schemas
+ */
+GSettingsSchema *
+tally_application_lookup_settings_schema (GError **error)
+{
+  GSettingsSchemaSource *system = g_settings_schema_source_get_default ();
+  g_autoptr(GSettingsSchemaSource) build = NULL;
+  g_autofree char *compiled = g_build_filename (TALLY_BUILD_SCHEMA_DIR, "gschemas.compiled", NULL);
+  GSettingsSchema *schema = NULL;
+
+  if (g_file_test (compiled, G_FILE_TEST_IS_REGULAR))
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      build = g_settings_schema_source_new_from_directory (TALLY_BUILD_SCHEMA_DIR, system,
+                                                           FALSE, &local_error);
+      if (build == NULL && running_from_build_tree ())
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+    }
+
+  if (build != NULL && running_from_build_tree ())
+    schema = g_settings_schema_source_lookup (build, TALLY_SETTINGS_SCHEMA_ID, FALSE);
+  if (schema == NULL && system != NULL)
+    schema = g_settings_schema_source_lookup (system, TALLY_SETTINGS_SCHEMA_ID, TRUE);
+  if (schema == NULL && build != NULL)
+    schema = g_settings_schema_source_lookup (build, TALLY_SETTINGS_SCHEMA_ID, FALSE);
+
+  if (schema == NULL)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                 _("The settings schema “%s” is not installed (looked in the data folders "
+                   "of XDG_DATA_DIRS and in %s). Install Tally with “meson install” or run "
+                   "it from its build folder."),
+                 TALLY_SETTINGS_SCHEMA_ID, TALLY_BUILD_SCHEMA_DIR);
+
+  return schema;
 }
 
 /**

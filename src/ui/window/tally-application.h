@@ -21,7 +21,7 @@ G_BEGIN_DECLS
  * @TALLY_API_KEY_SOURCE_MEMORY: no keyring could be reached; the key is
  *   kept in memory for this run only and never written anywhere
  *
- * Where the application's API key comes from (DESIGN "Storage").
+ * Where the application's API key comes from (docs/architecture.md §10.6).
  */
 typedef enum {
   TALLY_API_KEY_SOURCE_NONE,
@@ -47,6 +47,7 @@ GType tally_api_key_source_get_type (void);
 G_DECLARE_FINAL_TYPE (TallyApplication, tally_application, TALLY, APPLICATION, AdwApplication)
 
 TallyApplication  *tally_application_new                  (void);
+GSettingsSchema   *tally_application_lookup_settings_schema (GError            **error);
 GSettings         *tally_application_get_settings         (TallyApplication    *self);
 TallyStore        *tally_application_get_store            (TallyApplication    *self);
 const char        *tally_application_get_store_problem    (TallyApplication    *self);
