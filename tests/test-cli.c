@@ -248,6 +248,99 @@ test_failed_exit (void)
   }
 }
 
+static JsonObject *
+request_body (JsonArray *requests,
+              guint      index)
+{
+  return json_object_get_object_member (json_array_get_object_element (requests, index), "body");
+}
+
+static const char *
+first_user_text (JsonObject *body)
+{
+  JsonArray *messages = json_object_get_array_member (body, "messages");
+  JsonNode *content = json_object_get_member (json_array_get_object_element (messages, 0), "content");
+
+  if (JSON_NODE_HOLDS_VALUE (content))
+    return json_node_get_string (content);
+  return json_object_get_string_member (json_array_get_object_element (json_node_get_array (content), 0),
+                                        "text");
+}
+
+/* `--thinking[=BUDGET]` follows the GNU rule: the budget only after `=`, so
+ * a bare `--thinking` turns thinking on and the next word is the prompt. */
+static void
+test_thinking_optional_budget (void)
+{
+  const char *reply =
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Album 141.\"}]}}]}";
+  g_autoptr(GError) error = NULL;
+
+  {
+    g_autoptr(TallyTestMock) mock = tally_test_mock_start (reply, &error);
+    g_autoptr(JsonArray) requests = NULL;
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--model", "claude-sonnet-4-5",
+                           "--thinking", "Which album has the most tracks?", NULL };
+    CliRun run = { 0 };
+    JsonObject *thinking;
+
+    g_assert_no_error (error);
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    g_assert_nonnull (strstr (run.out, "Album 141."));
+    requests = tally_test_mock_dup_requests (mock);
+    g_assert_cmpuint (json_array_get_length (requests), ==, 1);
+    g_assert_cmpstr (first_user_text (request_body (requests, 0)), ==, "Which album has the most tracks?");
+    thinking = json_object_get_object_member (request_body (requests, 0), "thinking");
+    g_assert_nonnull (thinking);
+    g_assert_cmpstr (json_object_get_string_member (thinking, "type"), ==, "enabled");
+    g_assert_cmpint (json_object_get_int_member (thinking, "budget_tokens"), ==, 8000);
+    cli_run_clear (&run);
+  }
+
+  /* The budget after `=`; the prompt may come first, and a word after `--`
+   * that reads `--thinking` is prompt text. */
+  {
+    g_autoptr(TallyTestMock) mock = tally_test_mock_start (reply, &error);
+    g_autoptr(JsonArray) requests = NULL;
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--model", "claude-sonnet-4-5",
+                           "--thinking=2048", "--", "Explain", "--thinking", NULL };
+    CliRun run = { 0 };
+    JsonObject *thinking;
+
+    g_assert_no_error (error);
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    requests = tally_test_mock_dup_requests (mock);
+    g_assert_cmpuint (json_array_get_length (requests), ==, 1);
+    g_assert_cmpstr (first_user_text (request_body (requests, 0)), ==, "Explain --thinking");
+    thinking = json_object_get_object_member (request_body (requests, 0), "thinking");
+    g_assert_cmpint (json_object_get_int_member (thinking, "budget_tokens"), ==, 2048);
+    cli_run_clear (&run);
+  }
+
+  /* Without the flag: no thinking for a manual-budget model that needs
+   * nothing sent to keep it off, or an explicit `disabled`. */
+  {
+    g_autoptr(TallyTestMock) mock = tally_test_mock_start (reply, &error);
+    g_autoptr(JsonArray) requests = NULL;
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--model", "claude-sonnet-4-5",
+                           "Which album has the most tracks?", NULL };
+    CliRun run = { 0 };
+    JsonObject *body;
+
+    g_assert_no_error (error);
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    requests = tally_test_mock_dup_requests (mock);
+    body = request_body (requests, 0);
+    g_assert_true (!json_object_has_member (body, "thinking") ||
+                   g_str_equal (json_object_get_string_member (json_object_get_object_member (body, "thinking"), "type"),
+                                "disabled"));
+    cli_run_clear (&run);
+  }
+}
+
 /* Usage errors exit 2 and talk to no server. */
 static void
 test_usage_exit (void)
@@ -410,7 +503,7 @@ test_list_models (void)
   cli_run_clear (&run);
 }
 
-/* Cards answered on stdin, as DESIGN's CLI contract says. */
+/* Cards answered on stdin, as docs/architecture.md §11.2 says. */
 static void
 run_cli_with_input (CliRun             *run,
                     const char * const *args,
@@ -561,6 +654,7 @@ main (int    argc,
   g_test_add_func ("/tally/cli/readable-output", test_readable_output);
   g_test_add_func ("/tally/cli/failed-exit", test_failed_exit);
   g_test_add_func ("/tally/cli/usage-exit", test_usage_exit);
+  g_test_add_func ("/tally/cli/thinking-optional-budget", test_thinking_optional_budget);
   g_test_add_func ("/tally/cli/sigint-exit", test_sigint_exit);
   g_test_add_func ("/tally/cli/idle-timeout", test_idle_timeout);
   g_test_add_func ("/tally/cli/list-models", test_list_models);

@@ -421,43 +421,92 @@ test_fixture_unparsable (void)
 }
 
 /* Cutting a stream anywhere gives a clean error (or success once
- * message_stop is in), never a crash. */
+ * message_stop is in), never a crash. A cut is a cut connection, error kind
+ * "network" (TALLY_API_ERROR_INCOMPLETE), wherever it falls, even in the
+ * middle of an event's JSON; only an `error` event already received keeps
+ * its own error (kind "stream"). Every fixture, every byte offset. */
 static void
-test_fixture_truncated_everywhere (void)
+check_truncated_everywhere (const char *name)
 {
-  g_autoptr(GBytes) bytes = load_fixture ("recorded_go_tool_use_stream");
+  g_autoptr(GBytes) bytes = load_fixture (name);
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   gsize len;
   const guint8 *data = g_bytes_get_data (bytes, &len);
-  const char *stop = g_strstr_len ((const char *) data, len, "data: {\"type\":\"message_stop\"");
-  gsize complete_from;
+  const char *stop = g_strstr_len ((const char *) data, len, "message_stop");
+  const char *error_event = g_strstr_len ((const char *) data, len, "event: error");
+  gsize complete_from = G_MAXSIZE;
+  gsize error_from = G_MAXSIZE;
 
-  g_assert_nonnull (stop);
   /* With the JSON's closing brace present, finish() can deliver it. */
-  complete_from = strchr (stop, '}') + 1 - (const char *) data;
+  if (stop != NULL)
+    complete_from = strchr (stop, '}') + 1 - (const char *) data;
+  if (error_event != NULL)
+    error_from = strchr (strstr (error_event, "data:"), '\n') - (const char *) data;
 
   for (gsize cut = 0; cut <= len; cut++)
     {
       g_autoptr(GError) error = NULL;
+      g_autoptr(GError) before_end = NULL;
       gboolean ok;
 
       tally_message_stream_begin_attempt (stream, 1);
       tally_message_stream_feed (stream, data, cut);
+      if (tally_message_stream_get_error (stream) != NULL)
+        before_end = g_error_copy (tally_message_stream_get_error (stream));
       ok = tally_message_stream_end_of_input (stream, &error);
 
-      if (cut >= complete_from)
+      if (before_end != NULL)
         {
-          g_assert_no_error (error);
-          g_assert_true (ok);
-        }
-      else
-        {
+          /* A complete event already failed (an `error` event, or a
+           * fixture's own invalid event): that error stands. */
           g_assert_false (ok);
-          g_assert_nonnull (error);
-          g_assert_true (error->code == TALLY_API_ERROR_INCOMPLETE ||
-                         error->code == TALLY_API_ERROR_PROTOCOL);
+          g_assert_error (error, before_end->domain, before_end->code);
+          continue;
         }
+
+      if (ok)
+        {
+          if (cut < complete_from)
+            g_error ("%s cut at byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " was accepted as complete",
+                     name, cut, len);
+          continue;
+        }
+
+      g_assert_nonnull (error);
+      if (cut >= error_from && g_error_matches (error, TALLY_API_ERROR, TALLY_API_ERROR_STREAM))
+        {
+          /* The `error` event, complete but for its blank line. */
+          g_assert_cmpstr (tally_api_error_get_kind (error), ==, "stream");
+          continue;
+        }
+      if (!g_error_matches (error, TALLY_API_ERROR, TALLY_API_ERROR_INCOMPLETE))
+        g_error ("%s cut at byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT ": %s",
+                 name, cut, len, error->message);
+      g_assert_cmpstr (tally_api_error_get_kind (error), ==, "network");
     }
+}
+
+static void
+test_fixture_truncated_everywhere (void)
+{
+  g_autoptr(GDir) dir = NULL;
+  g_autofree char *folder = g_build_filename (data_dir (), "fixtures", "sse", NULL);
+  const char *entry;
+  guint n = 0;
+
+  dir = g_dir_open (folder, 0, NULL);
+  g_assert_nonnull (dir);
+  while ((entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *name = NULL;
+
+      if (!g_str_has_suffix (entry, ".sse"))
+        continue;
+      name = g_strndup (entry, strlen (entry) - strlen (".sse"));
+      check_truncated_everywhere (name);
+      n++;
+    }
+  g_assert_cmpuint (n, >=, 15);
 }
 
 /* Random byte damage must never crash. */

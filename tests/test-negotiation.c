@@ -593,6 +593,74 @@ test_auto_mode_and_outside_paths (void)
   fixture_stop (&f);
 }
 
+/* Read, Glob and Grep on a path outside the workspace always ask; an
+ * explicit Allow runs them there, a Deny keeps them out. */
+static void
+run_outside_read (TallyDecision decision,
+                  gboolean      expect_ran)
+{
+  Fixture f;
+  g_autofree char *outside_dir = g_dir_make_tmp ("tally-outside-XXXXXX", NULL);
+  g_autofree char *outside_file = g_build_filename (outside_dir, "q3.csv", NULL);
+  g_autofree char *uses = NULL;
+  g_autofree char *scenario = NULL;
+  Answer answer = { decision };
+  const char *tools[] = { "Read", "Glob", "Grep" };
+
+  g_assert_true (g_file_set_contents (outside_file, "store,revenue\nLeeds,4200\n", -1, NULL));
+  uses = g_strdup_printf (
+    "{\"type\":\"tool_use\",\"id\":\"toolu_O1\",\"name\":\"Read\",\"input\":{\"file_path\":\"%s\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_O2\",\"name\":\"Glob\",\"input\":{\"pattern\":\"*.csv\",\"path\":\"%s\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_O3\",\"name\":\"Grep\",\"input\":{\"pattern\":\"Leeds\",\"path\":\"%s\"}}",
+    outside_file, outside_dir, outside_dir);
+  scenario = scenario_calls (uses, 1);
+
+  fixture_start (&f, scenario);
+  f.on_card = resolve_cb;
+  f.card_data = &answer;
+  /* Auto mode would run them without a card inside the workspace. */
+  run_turn (&f, "Compare with my Q3 export", TALLY_MODE_AUTO);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+
+  g_assert_cmpuint (count_events (&f, "approval_request"), ==, 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      JsonObject *request = find_event (&f, "approval_request", i);
+      JsonObject *result = find_event (&f, "tool_result", i);
+      const char *content = json_object_get_string_member (result, "content");
+
+      g_assert_cmpstr (json_object_get_string_member (request, "tool_name"), ==, tools[i]);
+      g_assert_true (json_object_get_boolean_member (request, "outside_workspace"));
+      g_assert_cmpint (json_object_get_boolean_member (result, "is_error"), ==, !expect_ran);
+      if (!expect_ran)
+        {
+          g_assert_null (strstr (content, "Leeds,4200"));
+          continue;
+        }
+      g_assert_null (strstr (content, "outside the workspace"));
+      if (i == 0)
+        g_assert_nonnull (strstr (content, "2\tLeeds,4200"));
+      else if (i == 1)
+        {
+          g_autofree char *line = g_strconcat (outside_file, "\n", NULL);
+          g_assert_cmpstr (content, ==, line);
+        }
+      else
+        g_assert_nonnull (strstr (content, ":2:Leeds,4200"));
+    }
+
+  g_unlink (outside_file);
+  g_rmdir (outside_dir);
+  fixture_stop (&f);
+}
+
+static void
+test_outside_read_tools (void)
+{
+  run_outside_read (TALLY_DECISION_ALLOW, TRUE);
+  run_outside_read (TALLY_DECISION_DENY, FALSE);
+}
+
 /* Deny rules win over the mode; allow rules never open the outside. */
 static void
 test_rules_order (void)
@@ -784,6 +852,7 @@ main (int    argc,
   g_test_add_func ("/tally/negotiation/timeout-and-cancel", test_timeout_and_cancel_resolve_closed);
   g_test_add_func ("/tally/negotiation/plan-mode", test_plan_mode);
   g_test_add_func ("/tally/negotiation/auto-mode-outside", test_auto_mode_and_outside_paths);
+  g_test_add_func ("/tally/negotiation/outside-read-tools", test_outside_read_tools);
   g_test_add_func ("/tally/negotiation/rules-order", test_rules_order);
   g_test_add_func ("/tally/negotiation/questions", test_questions);
   g_test_add_func ("/tally/negotiation/invalid-questions", test_invalid_questions);

@@ -2,8 +2,8 @@
 
 /* tally-cli: the Tally core in a terminal, for scripting and tests.
  *
- * The contract (flags, event lines, exit status) is DESIGN.md's "Faces and
- * their contracts"; tools outside the project rely on it, so it changes only
+ * The contract (flags, event lines, exit status) is docs/architecture.md
+ * §11.2 (events: §4); tools outside the project rely on it, so it changes only
  * by extension. */
 
 #define G_LOG_DOMAIN "tally-cli"
@@ -106,6 +106,42 @@ parse_thinking_cb (const char  *option_name,
   return TRUE;
 }
 
+static gboolean
+thinking_default_cb (const char  *option_name,
+                     const char  *value,
+                     gpointer     data,
+                     GError     **error)
+{
+  opt_thinking = TRUE;
+  return TRUE;
+}
+
+/* `--thinking[=BUDGET]` follows the GNU rule for optional arguments: the
+ * budget is taken only after `=`. GOption would take the next word as the
+ * value of a bare `--thinking` (so `--thinking "Which album…"` ate the
+ * prompt); a bare `--thinking` before the `--` terminator is therefore
+ * renamed to the hidden `--thinking-default` first. Returns a new argument
+ * vector (transfer full). */
+static char **
+rename_bare_thinking (int    argc,
+                      char **argv)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  gboolean options_ended = FALSE;
+
+  for (int i = 0; i < argc; i++)
+    {
+      if (!options_ended && g_str_equal (argv[i], "--"))
+        options_ended = TRUE;
+      if (!options_ended && i > 0 && g_str_equal (argv[i], "--thinking"))
+        g_strv_builder_add (builder, "--thinking-default");
+      else
+        g_strv_builder_add (builder, argv[i]);
+    }
+
+  return g_strv_builder_end (builder);
+}
+
 static const GOptionEntry entries[] = {
   { "base-url", 0, 0, G_OPTION_ARG_STRING, &opt_base_url,
     N_("Messages API origin without /v1 (default: $ANTHROPIC_BASE_URL, else the public API)"), N_("URL") },
@@ -115,6 +151,8 @@ static const GOptionEntry entries[] = {
     N_("Permission mode: ask, plan or auto (default: ask)"), N_("MODE") },
   { "thinking", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, parse_thinking_cb,
     N_("Let the model think, with an optional budget in tokens (default 8000)"), N_("BUDGET") },
+  { "thinking-default", 0, G_OPTION_FLAG_HIDDEN | G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK,
+    thinking_default_cb, NULL, NULL },
   { "db", 0, 0, G_OPTION_ARG_FILENAME, &opt_db,
     N_("SQLite database to analyse (default: the Beanline sample)"), N_("PATH") },
   { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &opt_workspace,
@@ -367,7 +405,7 @@ print_event_readably (Cli        *cli,
     print_receipt (cli, event);
 }
 
-/* Cards on stdin (DESIGN "Faces and their contracts"): each pending card
+/* Cards on stdin (docs/architecture.md §11.2): each pending card
  * reads lines from stdin. Approvals: `y`, `a` (always, first suggestion),
  * `n`, `n: MESSAGE`, `e: JSON`. Questions: one line per question, option
  * numbers (`1` or `1,3`), optionally `+ free text`, or any other text as the
@@ -1058,6 +1096,7 @@ main (int    argc,
       char **argv)
 {
   g_autoptr(GOptionContext) context = NULL;
+  g_auto(GStrv) args = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(TallyClient) client = NULL;
   g_autoptr(TallyToolRegistry) tools = NULL;
@@ -1082,8 +1121,18 @@ main (int    argc,
   g_option_context_set_description (context,
     _("Exit status: 0 done, 1 failed, 2 usage error, 130 cancelled (Ctrl+C).\n"
       "The API key comes from ANTHROPIC_API_KEY."));
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  args = rename_bare_thinking (argc, argv);
+  if (!g_option_context_parse_strv (context, &args, &error))
     return usage_error (error->message);
+  /* GOption leaves the `--` that ended the options in place. */
+  if (args[0] != NULL && args[1] != NULL && g_str_equal (args[1], "--"))
+    {
+      g_free (args[1]);
+      for (guint i = 1; args[i] != NULL; i++)
+        args[i] = args[i + 1];
+    }
+  argc = (int) g_strv_length (args);
+  argv = args;
 
   if (opt_version)
     {

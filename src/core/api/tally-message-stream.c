@@ -14,9 +14,9 @@
 /**
  * TallyMessageStream:
  *
- * Accumulates one streamed Messages API response (reference §2: the event
- * grammar, payload shapes, block and delta types, usage merging and the
- * accumulator checklist of §2.7).
+ * Accumulates one streamed Messages API response (docs/protocol.md §9: the
+ * event grammar, block and delta types and their handling; usage merging
+ * in §10.1).
  *
  * One object stands for one logical API call across its HTTP attempts:
  * tally_message_stream_begin_attempt() starts afresh for each attempt,
@@ -29,7 +29,7 @@
  * Content blocks are addressed by their `index`, so several may be open at
  * once and their deltas may interleave. The result is available through
  * tally_message_stream_dup_content(), which gives the blocks exactly as they
- * must be echoed to the API in the next request (reference §4.1).
+ * must be echoed to the API in the next request (docs/protocol.md §4).
  *
  * Signals report progress synchronously while events are applied.
  */
@@ -1056,7 +1056,8 @@ store_error (TallyMessageStream *self,
  * @data: the event's data, one JSON object (trailing white space allowed)
  * @error: return location for a #GError
  *
- * Applies one server-sent event of a Messages API stream (reference §2).
+ * Applies one server-sent event of a Messages API stream (docs/protocol.md
+ * §9).
  * `ping` is ignored; unknown event types are kept (see
  * tally_message_stream_dup_unknown_events()); unknown block and delta types
  * are tolerated.
@@ -1367,7 +1368,9 @@ tally_message_stream_feed (TallyMessageStream *self,
  * @error: return location for a #GError
  *
  * Tells the accumulator that the body has ended. A last event that lacks
- * its terminating blank line is still applied (see tally_sse_decoder_finish()).
+ * its terminating blank line is still applied (see tally_sse_decoder_finish());
+ * when it cannot be applied, the body was cut inside that event and the
+ * error is %TALLY_API_ERROR_INCOMPLETE, never %TALLY_API_ERROR_PROTOCOL.
  *
  * Returns: %TRUE when a complete message arrived (`message_stop` was
  *   applied) without error. Otherwise %FALSE with the stored error, or with
@@ -1382,7 +1385,22 @@ tally_message_stream_end_of_input (TallyMessageStream  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (self->error == NULL)
-    tally_sse_decoder_finish (self->decoder);
+    {
+      tally_sse_decoder_finish (self->decoder);
+
+      /* The last event had no terminating blank line. When it could not be
+       * applied (typically JSON cut off in the middle), the connection was
+       * cut inside an event: that is a cut stream, not a protocol
+       * violation by the server (docs/protocol.md, error kinds). */
+      if (g_error_matches (self->error, TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL))
+        {
+          g_autoptr(GError) cut = g_steal_pointer (&self->error);
+
+          self->error = g_error_new (TALLY_API_ERROR, TALLY_API_ERROR_INCOMPLETE,
+                                     "the stream ended in the middle of an event (%s)",
+                                     cut->message);
+        }
+    }
 
   if (self->error == NULL && !self->complete)
     self->error = g_error_new_literal (TALLY_API_ERROR, TALLY_API_ERROR_INCOMPLETE,
@@ -1508,7 +1526,8 @@ tally_message_stream_get_model (TallyMessageStream *self)
  * @self: a #TallyMessageStream
  *
  * Returns: (nullable) (transfer none): the `stop_reason` of `message_delta`
- *   (e.g. "end_turn", "tool_use", "max_tokens", "refusal"; reference §6),
+ *   (e.g. "end_turn", "tool_use", "max_tokens", "refusal"; docs/protocol.md
+ *   §9.3),
  *   or %NULL while none arrived
  */
 const char *
@@ -1539,7 +1558,8 @@ tally_message_stream_get_stop_sequence (TallyMessageStream *self)
  * @self: a #TallyMessageStream
  *
  * Returns the token usage of this attempt: the `message_start` usage with
- * every field that `message_delta` carried overwritten (reference §2.5).
+ * every field that `message_delta` carried overwritten (docs/protocol.md
+ * §10.1).
  * Fields never reported are 0 (the cache_creation breakdown -1); @reported
  * says whether any usage object arrived.
  *
@@ -1647,8 +1667,8 @@ tally_message_stream_dup_block_json (TallyMessageStream *self,
  * @self: a #TallyMessageStream
  *
  * Returns the message content exactly as it must be echoed to the API as
- * the assistant turn of the next request (reference §4.1): one JSON object
- * text per stopped block, in index order. Blocks that never got their
+ * the assistant turn of the next request (docs/protocol.md §4): one JSON
+ * object text per stopped block, in index order. Blocks that never got their
  * `content_block_stop` (a cut stream, a `max_tokens` tool call) are left
  * out, and so are empty text blocks, which the API rejects.
  *

@@ -17,9 +17,9 @@ G_BEGIN_DECLS
  * @cache_creation_1h: likewise for the 1 hour TTL, or -1
  * @reported: %TRUE when the response carried any `usage` object
  *
- * Token counts of one Messages API response, merged as the streaming
- * reference says: `message_delta` usage is cumulative and overwrites the
- * fields it carries, never adds (reference §2.5).
+ * Token counts of one Messages API response, merged as docs/protocol.md
+ * §10.1 says: `message_delta` usage is cumulative and overwrites the
+ * fields it carries, never adds.
  */
 typedef struct {
   gint64   input_tokens;

@@ -19,7 +19,7 @@
  * The `Glob` tool: finds files in the workspace whose path matches a glob
  * pattern (see tally_tool_glob_to_regex() for the syntax).
  *
- * Input (DESIGN.md, "Tool inputs"): `{pattern, path?}`. The pattern is
+ * Input (docs/architecture.md §8.1): `{pattern, path?}`. The pattern is
  * matched against each file's path relative to the search folder (`path`,
  * or the workspace). The result lists paths relative to the workspace, one
  * per line, newest modification time first (ties by path), at most 500.
@@ -102,6 +102,7 @@ glob_run (TallyTool               *tool,
   g_autoptr(GPtrArray) matches = g_ptr_array_new_with_free_func (match_free);
   g_autoptr(GString) out = g_string_new (NULL);
   g_autofree char *workspace = NULL;
+  const char *bound;
   g_autofree char *root = NULL;
   g_autofree char *prefix = NULL;
   const char *pattern;
@@ -159,7 +160,10 @@ glob_run (TallyTool               *tool,
   search.prefix = strcmp (prefix, ".") == 0 ? NULL : prefix;
   search.matches = matches;
 
-  if (!tally_tool_walk_files (workspace, root, cancellable, glob_file_cb, &search, error))
+  /* An approved folder outside the workspace (its paths are listed
+   * absolute) bounds its own walk: links lead nowhere beyond it. */
+  bound = g_path_is_absolute (prefix) ? root : workspace;
+  if (!tally_tool_walk_files (bound, root, cancellable, glob_file_cb, &search, error))
     return NULL;
 
   if (matches->len == 0)

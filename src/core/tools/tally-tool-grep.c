@@ -24,7 +24,7 @@
  * expression (#GRegex, PCRE syntax) and returns `path:line:text` lines,
  * paths relative to the workspace, in path order.
  *
- * Input (DESIGN.md, "Tool inputs"): `{pattern, path?, glob?}`. `path` is a
+ * Input (docs/architecture.md §8.1): `{pattern, path?, glob?}`. `path` is a
  * folder or a file inside the workspace; `glob` keeps only matching files:
  * a pattern without `/` is matched against the file name, one with `/`
  * against the path relative to the search folder. Binary files (a NUL
@@ -170,6 +170,7 @@ grep_run (TallyTool               *tool,
   g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(GError) regex_error = NULL;
   g_autofree char *workspace = NULL;
+  const char *bound;
   g_autofree char *root = NULL;
   g_autofree char *prefix = NULL;
   const char *pattern;
@@ -233,7 +234,10 @@ grep_run (TallyTool               *tool,
   else
     search.single_file = prefix;
 
-  ok = tally_tool_walk_files (workspace, root, cancellable, grep_file_cb, &search, error);
+  /* An approved folder outside the workspace (its paths are listed
+   * absolute) bounds its own walk: links lead nowhere beyond it. */
+  bound = g_path_is_absolute (prefix) ? root : workspace;
+  ok = tally_tool_walk_files (bound, root, cancellable, grep_file_cb, &search, error);
   g_clear_pointer (&search.raw_regex, g_regex_unref);
   if (!ok)
     return NULL;

@@ -28,11 +28,13 @@
  * lines, like `cat -n` (the number right-aligned in six columns, a tab,
  * the line).
  *
- * Input (DESIGN.md, "Tool inputs"): `{file_path, offset?, limit?}`.
+ * Input (docs/architecture.md §8.1): `{file_path, offset?, limit?}`.
  * `offset` is the 1-based number of the first line to return (0 is taken
  * as 1), `limit` the number of lines (default 2000; 0 means the default).
- * Lines longer than 2000 characters are cut. Folders, binary files
- * (those holding a NUL byte) and paths outside the workspace are refused.
+ * Lines longer than 2000 characters are cut. Folders and binary files
+ * (those holding a NUL byte) are refused, and so are paths outside the
+ * workspace unless the analyst approved this call on its card
+ * (#TallyToolContext.allow_outside_workspace).
  */
 struct _TallyToolRead
 {
@@ -280,8 +282,9 @@ tally_tool_read_class_init (TallyToolReadClass *klass)
     "returned from the start of the file; for longer files pass `offset` (the "
     "1-based number of the first line you want) and `limit` (how many lines). "
     "Lines longer than 2000 characters are cut. `file_path` may be absolute or "
-    "relative to the workspace. Files outside the workspace, folders and binary "
-    "files cannot be read. Use Glob to find files by name and Grep to find "
+    "relative to the workspace. A file outside the workspace is read only "
+    "after the analyst approves it; folders and binary files cannot be read. "
+    "Use Glob to find files by name and Grep to find "
     "lines by content; use query_database, not Read, for the database.";
   tool_class->input_schema =
     "{\"type\":\"object\","

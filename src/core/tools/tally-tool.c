@@ -612,7 +612,9 @@ tally_tool_resolve_path (const TallyToolContext  *context,
  * @error: return location for a #GError
  *
  * Like tally_tool_resolve_path(), but a path outside the workspace is an
- * error (%TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE) with a message for the model.
+ * error (%TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE) with a message for the model,
+ * unless #TallyToolContext.allow_outside_workspace is set: then the analyst
+ * approved this very call on its card, and the outside path is returned.
  *
  * Returns: (transfer full): the canonical absolute path, or %NULL
  */
@@ -644,7 +646,7 @@ tally_tool_resolve_inside (const TallyToolContext  *context,
   if (resolved == NULL)
     return NULL;
 
-  if (outside)
+  if (outside && !context->allow_outside_workspace)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE,
                    "`%s` %s resolves to %s, which is outside the workspace %s; "
@@ -1104,7 +1106,8 @@ walk_dir (Walk        *walk,
 /**
  * tally_tool_walk_files:
  * @workspace: the canonical workspace folder
- * @root: a canonical folder (or regular file) inside @workspace
+ * @root: a canonical folder (or regular file) inside @workspace, or an
+ *   approved folder outside it (then pass @root as @workspace too)
  * @cancellable: (nullable): checked once per folder
  * @func: called for every regular file, in name order, folder by folder
  * @user_data: closure for @func

@@ -44,9 +44,11 @@ GQuark tally_tool_error_quark (void);
  * @allow_outside_workspace: %TRUE when the analyst explicitly approved this
  *   very call although a path it names (see tally_tool_dup_paths()) resolves
  *   outside the workspace; the permission gate sets it for that one run.
- *   When %FALSE (the default), the mutating tools (`Write`, `Edit`) refuse
- *   such a path with %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE. The read-only
- *   tools ignore it and always stay inside the workspace.
+ *   When %FALSE (the default), every tool that takes a path (`Read`,
+ *   `Glob`, `Grep`, `Write`, `Edit`) refuses such a path with
+ *   %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE; when %TRUE, the approved path is
+ *   used (symbolic links met while walking an approved folder are followed
+ *   only to files inside that folder).
  *
  * What a tool may touch. Owned by the caller and left unchanged while a tool
  * runs, so tools read it from worker threads without locking.
