@@ -649,8 +649,17 @@ test_mode_reminders (void)
   messages = json_object_get_array_member (third, "messages");
   content = json_object_get_array_member (json_array_get_object_element (messages, 4), "content");
   g_assert_cmpuint (json_array_get_length (content), ==, 2);
-  g_assert_nonnull (strstr (json_object_get_string_member (json_array_get_object_element (content, 1), "text"),
-                            "Ask mode is on"));
+  {
+    const char *text = json_object_get_string_member (json_array_get_object_element (content, 1), "text");
+
+    /* Leaving plan mode says so, and that the analyst approved going on. */
+    g_assert_nonnull (strstr (text, "Plan mode has ended"));
+    g_assert_nonnull (strstr (text, "approved going ahead"));
+    g_assert_nonnull (strstr (text, "Ask mode is on"));
+    g_assert_null (strstr (text, "Plan mode is on"));
+    g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "text"), ==,
+                     "Go ahead");
+  }
 
   /* system and tools never change with the mode. */
   tools1 = node_to_string (json_object_get_member (first, "tools"));

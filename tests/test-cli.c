@@ -341,6 +341,65 @@ test_thinking_optional_budget (void)
   }
 }
 
+/* `--mode ask` after a plan turn, in a new process: the reminder says that
+ * plan mode ended and the analyst approved going ahead, as its own text
+ * block after the prompt; no stale "Plan mode is on". */
+static void
+test_leave_plan_mode_on_resume (void)
+{
+  const char *reply = "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}";
+  g_autofree char *scenario = g_strdup_printf ("{\"responses\":[%s,%s]}", reply, reply);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (scenario, &error);
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-plan-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
+  g_autofree char *session_id = NULL;
+  g_autoptr(JsonArray) requests = NULL;
+  CliRun run = { 0 };
+  JsonArray *messages;
+  JsonArray *content;
+  const char *reminder;
+
+  g_assert_no_error (error);
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                           "--mode", "plan", "--json", "Plan a report on March", NULL };
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    session_id = g_strdup (json_object_get_string_member (find_event (&run, "session_created"), "session_id"));
+    cli_run_clear (&run);
+  }
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                           "--resume", session_id, "--mode", "ask", "--json", "Go ahead", NULL };
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    cli_run_clear (&run);
+  }
+
+  requests = tally_test_mock_dup_requests (mock);
+  g_assert_cmpuint (json_array_get_length (requests), ==, 2);
+  messages = json_object_get_array_member (request_body (requests, 1), "messages");
+  g_assert_cmpuint (json_array_get_length (messages), ==, 3);
+  content = json_object_get_array_member (json_array_get_object_element (messages, 2), "content");
+  g_assert_cmpuint (json_array_get_length (content), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "text"), ==,
+                   "Go ahead");
+  reminder = json_object_get_string_member (json_array_get_object_element (content, 1), "text");
+  g_assert_nonnull (strstr (reminder, "Plan mode has ended"));
+  g_assert_nonnull (strstr (reminder, "approved going ahead"));
+  g_assert_nonnull (strstr (reminder, "Ask mode is on"));
+
+  g_unlink (store);
+  {
+    g_autofree char *wal = g_strconcat (store, "-wal", NULL);
+    g_autofree char *shm = g_strconcat (store, "-shm", NULL);
+    g_unlink (wal);
+    g_unlink (shm);
+  }
+  g_rmdir (dir);
+}
+
 /* Usage errors exit 2 and talk to no server. */
 static void
 test_usage_exit (void)
@@ -655,6 +714,7 @@ main (int    argc,
   g_test_add_func ("/tally/cli/failed-exit", test_failed_exit);
   g_test_add_func ("/tally/cli/usage-exit", test_usage_exit);
   g_test_add_func ("/tally/cli/thinking-optional-budget", test_thinking_optional_budget);
+  g_test_add_func ("/tally/cli/leave-plan-mode-on-resume", test_leave_plan_mode_on_resume);
   g_test_add_func ("/tally/cli/sigint-exit", test_sigint_exit);
   g_test_add_func ("/tally/cli/idle-timeout", test_idle_timeout);
   g_test_add_func ("/tally/cli/list-models", test_list_models);

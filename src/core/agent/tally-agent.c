@@ -16,7 +16,7 @@
 #include "tally-pricing.h"
 
 /*
- * The agent loop (DESIGN "The agent loop"): one turn is a chain of API calls.
+ * The agent loop (docs/architecture.md §5): one turn is a chain of API calls.
  * Each call streams a message; when it stops for `tool_use`, every tool_use
  * block is put through the gate, the allowed tools run one after another in
  * worker threads, every tool_use gets a tool_result (denials and failures
@@ -247,8 +247,8 @@ tally_agent_class_init (TallyAgentClass *klass)
    * @event: (transfer none): the event, a #JsonObject with `type`, `seq`,
    *   `ts`, `session_id`, `turn_id` and its type's fields
    *
-   * Emitted for every event of the session, in order (DESIGN "Event
-   * vocabulary"). Handlers must not keep @event without taking a reference.
+   * Emitted for every event of the session, in order (docs/architecture.md
+   * §4). Handlers must not keep @event without taking a reference.
    */
   signals[EVENT] =
     g_signal_new ("event",
@@ -579,10 +579,10 @@ tally_agent_is_busy (TallyAgent *self)
  * tally_agent_dup_system_prompt:
  * @self: a #TallyAgent
  *
- * Builds Tally's instructions for the model (DESIGN "The analyst's
- * instructions"). The text depends only on the database and the workspace,
- * never on the mode or the turn, so it stays byte-identical across turns and
- * the prompt cache keeps hitting.
+ * Builds Tally's instructions for the model (docs/protocol.md §2.1). The
+ * text depends only on the database and the workspace, never on the mode or
+ * the turn, so it stays byte-identical across turns and the prompt cache
+ * keeps hitting.
  *
  * Returns: (transfer full): the system prompt
  */
@@ -1343,7 +1343,8 @@ deliver_redirect (GTask *task)
   if (turn->redirect == NULL || turn->redirect->len == 0)
     return;
 
-  /* After the tool results, in the same user message (reference §4.2). */
+  /* After the tool results, in the same user message (docs/protocol.md
+   * §5.1). */
   tally_conversation_add_user_text (self->conversation, turn->redirect->str);
 
   event = tally_event_new ("redirect");
@@ -1923,25 +1924,37 @@ make_title (const char *text)
   }
 }
 
-static const char *
+/* The mode reminder for a turn (docs/protocol.md, reminders): plan mode is
+ * restated every plan turn; ask and auto are said when the mode changes,
+ * and leaving plan mode says plainly that it ended and that the analyst
+ * approved going ahead. Returns (transfer full) (nullable). */
+static char *
 mode_reminder (TallyMode mode,
                TallyMode last_mode)
 {
+  const char *now;
+
   if (mode == TALLY_MODE_PLAN)
-    return "<system-reminder>Plan mode is on. Explore with read-only tools only and change "
-           "nothing. When you know what you would do, hand the plan to the analyst and stop; "
-           "tools that change files are refused while plan mode is on.</system-reminder>";
+    return g_strdup ("<system-reminder>Plan mode is on. Explore with read-only tools only and change "
+                     "nothing. When you know what you would do, hand the plan to the analyst and stop; "
+                     "tools that change files are refused while plan mode is on.</system-reminder>");
 
   if (mode == last_mode)
     return NULL;
 
   if (mode == TALLY_MODE_AUTO)
-    return "<system-reminder>Auto-accept mode is on: read-only tools and edits inside the "
-           "workspace run without asking; anything else still needs the analyst's "
-           "approval.</system-reminder>";
+    now = "Auto-accept mode is on: read-only tools and edits inside the workspace run without "
+          "asking; anything else still needs the analyst's approval.";
+  else
+    now = "Ask mode is on: read-only tools run without asking; anything that changes files or "
+          "runs commands needs the analyst's approval first.";
 
-  return "<system-reminder>Ask mode is on: read-only tools run without asking; anything that "
-         "changes files or runs commands needs the analyst's approval first.</system-reminder>";
+  if (last_mode == TALLY_MODE_PLAN)
+    return g_strconcat ("<system-reminder>Plan mode has ended. The analyst approved going ahead: "
+                        "carry out the plan now; tools that change files are no longer refused. ",
+                        now, "</system-reminder>", NULL);
+
+  return g_strconcat ("<system-reminder>", now, "</system-reminder>", NULL);
 }
 
 /**
@@ -1969,7 +1982,7 @@ tally_agent_send_async (TallyAgent          *self,
                         gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
-  const char *reminder;
+  g_autofree char *reminder = NULL;
   JsonObject *event;
   Turn *turn;
 
