@@ -4,9 +4,10 @@
  * keys; the approval card's decisions and panels; the plan card in WebKit
  * (sized to its page, script off, navigation blocked) and natively; settled
  * cards from stored resolutions. The last test drives the whole window
- * through DESIGN's walkthrough on the Beanline sample against the mock API
- * (question, plan, Implement, approval of a Write) and saves screenshots
- * of the three cards under $G_TEST_BUILDDIR/artifacts/. */
+ * through the walkthrough of docs/architecture.md §7.3 on the Beanline
+ * sample against the mock API (question, plan, Implement, approval of a
+ * Write) and saves screenshots of the three cards under
+ * $G_TEST_BUILDDIR/artifacts/. */
 
 #define G_LOG_DOMAIN "test-cards"
 
@@ -1439,7 +1440,7 @@ test_plan_versions (void)
 }
 
 
-/* End to end: DESIGN's walkthrough in the window */
+/* End to end: the walkthrough (docs/architecture.md §7.3) in the window */
 
 static void
 remove_tree (const char *path)

@@ -178,9 +178,12 @@ assert_split_invariant (const guint8 *data,
   assert_same_lines (bytes, whole);
 }
 
-/* Reference §3.2, one test per case, adapted to the HTML standard where the
- * reference notes that it differs. Chunks are separated by "|" in the case
- * descriptions; here each case lists its chunks explicitly. */
+/* The edge cases of docs/protocol.md §8.2, one test per case (the number
+ * is part of the path), with the results of the HTML standard's event-stream
+ * interpretation
+ * (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
+ * and the one deviation of docs/protocol.md §8.1. Each case lists its
+ * chunks explicitly. */
 
 typedef struct {
   const char         *path;
@@ -267,7 +270,7 @@ static const SpecCase spec_cases[] = {
   { "/tally/sse/spec/31-id-persists-no-empty-events",
     { "id: 7\ndata: a\n\n\n\ndata: b\n\n" }, { "\ta\t7", "\tb\t7" }, { NULL }, -1 },
 
-  /* Further cases beyond the reference list. */
+  /* Further cases beyond the list of docs/protocol.md §8.2. */
   { "/tally/sse/crlf-split-across-reads",
     { "data: 1\r", "\ndata: 2\r", "\n\r", "\n" }, { "\t1\\n2" }, { NULL }, -1 },
   { "/tally/sse/cr-then-data-across-reads",
@@ -359,7 +362,8 @@ test_nul_in_data (void)
   collector_clear (&collector);
 }
 
-/* Reference §3.2 case 28: a 5 MB line is one event, whole or in chunks. */
+/* docs/protocol.md §8.2 case 28: a 5 MB line is one event, whole or in
+ * chunks. */
 static void
 test_huge_line (void)
 {

@@ -1124,8 +1124,8 @@ pick_response (MockServer *mock,
 /* History validation (check_history)                                       */
 /* ------------------------------------------------------------------------ */
 
-/* The error messages follow the API's wording where it is known (reference
- * §4.3); the rest use the same "path: problem" style. */
+/* The error messages follow the API's wording where it is known
+ * (docs/protocol.md §5.3); the rest use the same "path: problem" style. */
 
 static char *
 validate_thinking (JsonObject *body,
@@ -1692,7 +1692,7 @@ usage_value (JsonObject *usage,
 }
 
 /* Generates a complete, well-formed stream for a "message" response, the
- * way the API sends one (reference §2.1, §2.2). */
+ * way the API sends one (docs/protocol.md §9.1). */
 static GString *
 build_message_stream (MockResponse *resp,
                       guint         n_request,
@@ -2369,7 +2369,7 @@ status_for_error_type (const char *type)
   return 500;
 }
 
-/* The API's JSON error body (reference §5.1). */
+/* The API's JSON error body (docs/protocol.md §12.1). */
 static GBytes *
 error_body (const char *type,
             const char *message,

@@ -16,7 +16,7 @@ G_BEGIN_DECLS
  * @TALLY_MODE_PLAN: explore read-only, then propose a plan; nothing mutates
  * @TALLY_MODE_AUTO: like ask, and edits inside the workspace run too
  *
- * The permission mode of a turn (DESIGN "The gate").
+ * The permission mode of a turn (docs/architecture.md §6).
  */
 typedef enum {
   TALLY_MODE_ASK,

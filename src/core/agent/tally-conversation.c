@@ -432,7 +432,7 @@ tally_conversation_add_user_text (TallyConversation *self,
  *
  * Adds a `tool_result` block to the user message that follows the assistant
  * message holding the `tool_use`. Tool results are kept in front of any other
- * block of that message, as the API requires (reference §4.2).
+ * block of that message, as the API requires (docs/protocol.md §5.1).
  */
 void
 tally_conversation_add_tool_result (TallyConversation *self,
@@ -589,7 +589,7 @@ tally_conversation_orphan_message (TallyOrphanReason reason)
  *
  * Answers every `tool_use` of the latest assistant message that has no
  * result with an `is_error` result saying what happened, so the next request
- * satisfies the API's pairing rule (reference §4.4, situation A).
+ * satisfies the API's pairing rule (docs/protocol.md §5.2).
  *
  * Returns: the number of results added
  */
@@ -649,7 +649,7 @@ with_cache_control (const char *block_json)
  *
  * Builds the body of a streaming `POST /v1/messages`. Cache breakpoints go on
  * the system prompt block and on the last block of the newest message, as
- * DESIGN's "Protocol decisions" say (two of the API's four). Stored blocks
+ * docs/protocol.md §7 says (two of the API's four). Stored blocks
  * are copied byte for byte; only the newest block is re-serialised to carry
  * its `cache_control`, and that block is always one Tally made itself (user
  * text or a tool result).

@@ -8,7 +8,7 @@ G_BEGIN_DECLS
 /*
  * A TallyEvent is a JSON object (a #JsonObject) with the members `type`,
  * `seq`, `ts` (µs since the Unix epoch), `session_id`, `turn_id` and the
- * members of its type, as listed in DESIGN.md ("Event vocabulary"). It is
+ * members of its type, as listed in docs/architecture.md §4. It is
  * the one vocabulary between the core and its faces: the store persists it
  * verbatim, the transcript applies it and `tally-cli --json` prints it.
  */

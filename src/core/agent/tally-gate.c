@@ -11,7 +11,7 @@
 #include "tally-tool-private.h"
 
 /*
- * The permission gate (DESIGN "The gate"): decides, for one tool call,
+ * The permission gate (docs/architecture.md §6): decides, for one tool call,
  * whether it goes to a card, runs, or is refused. It is evaluated in a fixed
  * order and the first step that decides wins:
  *
@@ -311,7 +311,8 @@ first_matching_rule (GPtrArray              *rules,
  * @verdict: (out caller-allocates): the decision; clear it with
  *   tally_gate_verdict_clear()
  *
- * Decides one tool call in DESIGN's order (see the top of this file).
+ * Decides one tool call in the order of docs/architecture.md §6.1 (see the
+ * top of this file).
  * Messages for refusals are written for the model to read.
  */
 void
@@ -442,7 +443,7 @@ command_prefix (const char *command)
  * of the file and "edits in this workspace for this session"; for a path
  * outside the workspace its folder; otherwise the whole tool. Each item is
  * `{rule, scope, label}` with scope `session`, `workspace` or `global`
- * (DESIGN "More event details").
+ * (docs/architecture.md §6.3).
  *
  * Returns: (transfer full): the suggestions, possibly empty
  */

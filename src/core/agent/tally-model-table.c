@@ -164,12 +164,12 @@ tally_model_table_get_model (guint position)
  * @max_tokens: the request's `max_tokens`
  * @budget_used: (out) (optional): the budget actually sent, 0 when none
  *
- * Builds the request's `thinking` field the way DESIGN's "Protocol
- * decisions" say, from the bundled model table (unknown models are treated
- * like current ones: adaptive, with an explicit `disabled`):
+ * Builds the request's `thinking` field as docs/protocol.md §3 describes,
+ * from the bundled model table (unknown models are treated like current
+ * ones: adaptive, with an explicit `disabled`):
  *
  * - manual models: `{"type":"enabled","budget_tokens":N}` with N clamped to
- *   1024 ≤ N < @max_tokens (reference §1.3);
+ *   1024 ≤ N < @max_tokens (docs/protocol.md §3);
  * - adaptive models: `{"type":"adaptive","display":"summarized"}` so the
  *   thinking text streams instead of only a signature;
  * - off: `{"type":"disabled"}`, or %NULL (leave the field out) where the

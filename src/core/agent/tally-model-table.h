@@ -11,7 +11,7 @@ G_BEGIN_DECLS
  * @TALLY_THINKING_ADAPTIVE: the model rejects manual budgets; Tally sends
  *   `{"type":"adaptive","display":"summarized"}` so the thinking text streams
  *
- * How a model is asked to think (reference §1.3, per-model matrix).
+ * How a model is asked to think (docs/protocol.md §3).
  */
 typedef enum {
   TALLY_THINKING_MANUAL,

@@ -47,11 +47,11 @@ pricing_table_get (void)
  * @cost_usd: (out): the cost in US dollars
  *
  * Prices @usage with the bundled price table (USD per million tokens;
- * `resources/pricing.json`, figures from the public price list as quoted in
- * reference §7.3) using the formula of reference §7.2: input at the input
- * price, cache writes at the 5 minute or 1 hour write price (all writes at
- * the 5 minute price when the API gave no breakdown, since Tally asks for the
- * default TTL), cache reads at the read price, output at the output price.
+ * `resources/pricing.json`, a snapshot of the public price list) using the
+ * formula of docs/protocol.md §10.2: input at the input price, cache writes
+ * at the 5 minute or 1 hour write price (all writes at the 5 minute price
+ * when the API gave no breakdown, since Tally asks for the default TTL),
+ * cache reads at the read price, output at the output price.
  *
  * Returns: %TRUE when the model's price is known; %FALSE (and @cost_usd
  *   set to 0) otherwise — never a made-up figure

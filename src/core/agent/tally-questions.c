@@ -8,7 +8,7 @@
 #include "tally-tool.h"
 
 /*
- * Structured questions (DESIGN "Questions"): the model calls
+ * Structured questions (docs/architecture.md §7.1): the model calls
  * AskUserQuestion with 1–4 questions, each with a short header and 2–4
  * options; the analyst answers on a card (or on stdin in tally-cli); the
  * answers go back as that call's tool_result, in Tally's own words. Input
@@ -169,7 +169,7 @@ tally_questions_validate (JsonObject  *input,
  * @labels: (nullable) (array zero-terminated=1): the chosen option labels
  * @free_text: (nullable): what the analyst typed
  *
- * Builds one question's answer the way DESIGN's "Answers" says: the chosen
+ * Builds one question's answer as docs/architecture.md §7.1 says: the chosen
  * labels joined by ", ", then the free text as typed (also after ", ").
  *
  * Returns: (transfer full): the answer; empty when nothing was given

@@ -23,8 +23,8 @@ typedef struct {
   TallyApiError  code;
 } TypeMapping;
 
-/* The `error.type` strings of the API's JSON error body (reference §5.1,
- * §5.2). The set may grow; anything not listed here falls back to the HTTP
+/* The `error.type` strings of the API's JSON error body (docs/protocol.md
+ * §12.1). The set may grow; anything not listed here falls back to the HTTP
  * status. */
 static const TypeMapping type_mappings[] = {
   { "invalid_request_error", TALLY_API_ERROR_INVALID_REQUEST },
@@ -76,7 +76,7 @@ error_from_status (guint http_status)
  *   (an `error` event inside a 200 stream may pass 200 or 0)
  *
  * Maps an API error to a #TallyApiError code, following the status/type
- * table of the Messages API "Errors" page (reference §5.1, §5.2).
+ * table of the Messages API "Errors" page (docs/protocol.md §12.1).
  *
  * A known @error_type wins. When @error_type is %NULL or unknown (the list
  * may grow over time), the code comes from @http_status: 400 and unlisted
@@ -108,7 +108,7 @@ tally_api_error_from_type (const char *error_type,
  * @error: (nullable): an error, of any domain
  *
  * Whether the request that failed with @error may be sent again unchanged,
- * following the SDK retry policy (reference §5.3) and DESIGN's retry rule:
+ * following Tally's retry rule (docs/protocol.md §11.1, §12.3):
  * %TRUE for %TALLY_API_ERROR_REQUEST_TIMEOUT, %TALLY_API_ERROR_CONFLICT,
  * %TALLY_API_ERROR_RATE_LIMIT, %TALLY_API_ERROR_API,
  * %TALLY_API_ERROR_TIMEOUT, %TALLY_API_ERROR_OVERLOADED,
@@ -156,7 +156,8 @@ tally_api_error_is_retryable (const GError *error)
  * tally_api_error_get_kind:
  * @error: an error, of any domain
  *
- * Returns the `error.kind` string of DESIGN's event log for @error:
+ * Returns the `error.kind` string of the event log for @error
+ * (docs/protocol.md §12.2):
  * "http" for the HTTP status codes (%TALLY_API_ERROR_INVALID_REQUEST …
  * %TALLY_API_ERROR_OVERLOADED), "stream" for %TALLY_API_ERROR_STREAM and
  * %TALLY_API_ERROR_PROTOCOL, "network" for %TALLY_API_ERROR_NETWORK and

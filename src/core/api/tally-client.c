@@ -19,19 +19,19 @@
  * A client of the Anthropic Messages API over libsoup 3.
  *
  * One #TallyClient owns one #SoupSession, so consecutive requests reuse
- * their connection. It sends `POST /v1/messages` with the headers of the
- * reference (§1.1: `x-api-key`, `anthropic-version`, `content-type` and
+ * their connection. It sends `POST /v1/messages` with the headers of
+ * docs/protocol.md §1 (`x-api-key`, `anthropic-version`, `content-type` and
  * `accept: application/json`) and feeds the event stream of the answer into
  * a #TallyMessageStream, which decodes and accumulates it.
  *
- * The client is the only retry layer of Tally (DESIGN "Protocol
- * decisions"): it retries HTTP 408, 409, 429, 5xx and 529, connection
- * failures and stalls before any content arrived, and `error` events of
- * the retryable types before any content arrived; it honours
- * `x-should-retry`, `retry-after-ms` and `retry-after` (reference §5.3) and
- * otherwise backs off exponentially with jitter. An idle watchdog aborts an
- * attempt that receives no byte for #TallyClient:idle-timeout seconds; the
- * total time of a stream is not capped.
+ * The client is the only retry layer of Tally (docs/protocol.md §11): it
+ * retries HTTP 408, 409, 429, 5xx and 529, connection failures and stalls
+ * before any content arrived, and `error` events of the retryable types
+ * before any content arrived; it honours `x-should-retry`, `retry-after-ms`
+ * and `retry-after` and otherwise backs off exponentially with jitter. An
+ * idle watchdog aborts an attempt that receives no byte for
+ * #TallyClient:idle-timeout seconds; the total time of a stream is not
+ * capped.
  *
  * The API key is sent in the `x-api-key` header only; it is never logged.
  */
@@ -170,8 +170,8 @@ status_is_retryable (guint status)
   return status == 408 || status == 409 || status == 429 || status >= 500;
 }
 
-/* The `error` event types worth sending the request again for (reference
- * §5.5). */
+/* The `error` event types worth sending the request again for
+ * (docs/protocol.md §11.1). */
 static gboolean
 stream_error_type_is_retryable (const char *error_type)
 {
@@ -226,7 +226,7 @@ parse_number (const char *text,
 
 /* The delay the server asks for, in milliseconds, or -1 when it asks for
  * none: `retry-after-ms` first, then `retry-after` as (fractional) seconds
- * or as an HTTP-date (reference §5.3). */
+ * or as an HTTP-date (docs/protocol.md §11.2). */
 static gint64
 server_delay_ms (SoupMessageHeaders *headers)
 {
@@ -260,7 +260,7 @@ server_delay_ms (SoupMessageHeaders *headers)
 }
 
 /* min(0.5 · 2^n, 8) s × (1 − 0.25 · random), n = retries done so far
- * (reference §5.3). */
+ * (docs/protocol.md §11.2). */
 static guint
 backoff_ms (guint retries_done)
 {
@@ -274,7 +274,7 @@ backoff_ms (guint retries_done)
 }
 
 /* Builds the error of a non-2xx answer from its (possibly truncated)
- * body: the API's JSON error body when it is one (reference §5.1),
+ * body: the API's JSON error body when it is one (docs/protocol.md §12.1),
  * otherwise an error naming the status. Sets @error_type to the API's
  * `error.type`, or to the canonical type of the mapped code, and
  * @request_id to the body's `request_id` when it has one. */
@@ -1487,7 +1487,7 @@ tally_client_get_max_retries (TallyClient *self)
 /**
  * tally_client_stream_async:
  * @self: a #TallyClient
- * @body: the JSON request body (`MessageCreateParams`, reference §1.2),
+ * @body: the JSON request body (`MessageCreateParams`, docs/protocol.md §2),
  *   sent unchanged; the caller puts `"stream": true` in it
  * @stream: the #TallyMessageStream that decodes and accumulates the answer
  * @cancellable: (nullable): a #GCancellable
@@ -1497,7 +1497,7 @@ tally_client_get_max_retries (TallyClient *self)
  *
  * Sends `POST {base-url}/v1/messages` with `x-api-key`,
  * `anthropic-version`, `content-type: application/json` and
- * `accept: application/json` (reference §1.1), and feeds the event stream
+ * `accept: application/json` (docs/protocol.md §1), and feeds the event stream
  * of a 2xx answer into @stream as it arrives.
  *
  * Each attempt calls tally_message_stream_begin_attempt() (1 for the
@@ -1584,7 +1584,7 @@ tally_client_stream_finish (TallyClient   *self,
  * @callback: called once when the list has arrived or the request failed
  * @user_data: data for @callback
  *
- * Sends `GET {base-url}/v1/models?limit=1000` (reference §8.2) with the
+ * Sends `GET {base-url}/v1/models?limit=1000` (docs/protocol.md §1) with the
  * same headers as tally_client_stream_async(), with the same retry policy
  * and idle watchdog.
  */

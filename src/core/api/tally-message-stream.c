@@ -1391,7 +1391,7 @@ tally_message_stream_end_of_input (TallyMessageStream  *self,
       /* The last event had no terminating blank line. When it could not be
        * applied (typically JSON cut off in the middle), the connection was
        * cut inside an event: that is a cut stream, not a protocol
-       * violation by the server (docs/protocol.md, error kinds). */
+       * violation by the server (docs/protocol.md §9.2, §12.2). */
       if (g_error_matches (self->error, TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL))
         {
           g_autoptr(GError) cut = g_steal_pointer (&self->error);

@@ -1380,7 +1380,7 @@ writer_thread_func (gpointer data)
 /**
  * TallyStore:
  *
- * The session store (DESIGN "Storage"): one SQLite file holding every
+ * The session store (docs/architecture.md §10): one SQLite file holding every
  * session's event log (append-only, one JSON line per event, `seq`
  * increasing), its API conversation block by block, permission rules and
  * plans, with a full-text index over titles, prompts and assistant text.

@@ -73,7 +73,7 @@ GQuark tally_store_error_quark (void);
  * @workspace: (nullable): the workspace folder of a `workspace` rule
  * @created_us: when the rule was added, µs since the Unix epoch
  *
- * A persisted permission rule (DESIGN "The gate"). A boxed record.
+ * A persisted permission rule (docs/architecture.md §6.2). A boxed record.
  */
 typedef struct {
   gint64  id;
@@ -100,7 +100,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyRule, tally_rule_free)
  * @markdown: the plan text as the model wrote it (markdown)
  * @created_us: when this version was saved, µs since the Unix epoch
  *
- * One stored version of a plan (DESIGN "Plans"). A boxed record.
+ * One stored version of a plan (docs/architecture.md §7.2). A boxed record.
  */
 typedef struct {
   char   *plan_id;

@@ -10,7 +10,7 @@
  * `AskUserQuestion`: a card-backed tool. The agent's gate sends its calls to
  * the question broker (a card in the window, stdin in tally-cli), so this
  * class only tells the model what the tool is for and what its input looks
- * like (DESIGN "Protocol decisions" → Tool schemas); it never runs.
+ * like (docs/architecture.md §7.1, §8.1); it never runs.
  */
 
 struct _TallyToolAskUserQuestion

@@ -17,7 +17,7 @@
  * The `Edit` tool: replaces exact text in an existing file inside the
  * workspace.
  *
- * Input (DESIGN.md, "Tool inputs"): `{file_path, old_string, new_string,
+ * Input (docs/architecture.md §8.1): `{file_path, old_string, new_string,
  * replace_all?}`. `old_string` is matched byte for byte (no patterns, no
  * line-ending or whitespace folding); it must not be empty and must differ
  * from `new_string`. Without `replace_all` it must occur exactly once;

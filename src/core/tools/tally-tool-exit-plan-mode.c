@@ -9,7 +9,7 @@
 /*
  * `ExitPlanMode`: a card-backed tool. The agent captures the plan, shows it
  * on a plan card and answers the call itself; this class only describes the
- * tool to the model (DESIGN "Plans").
+ * tool to the model (docs/architecture.md §7.2).
  */
 
 struct _TallyToolExitPlanMode

@@ -16,7 +16,7 @@
  * and view with its columns (name, declared type, primary key, NOT NULL),
  * foreign keys, indexes and, for tables, the number of rows.
  *
- * Input (DESIGN.md, "Tool inputs"): `{table?}`. The database is opened
+ * Input (docs/architecture.md §8.1): `{table?}`. The database is opened
  * read-only exactly as for `query_database`.
  *
  * Output, one block per table:

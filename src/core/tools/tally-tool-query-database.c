@@ -25,7 +25,7 @@
  * The `query_database` tool: runs one read-only SQL statement against the
  * analyst's SQLite database and returns the rows as a compact text table.
  *
- * Input (DESIGN.md, "Tool inputs"): `{sql, max_rows?}`.
+ * Input (docs/architecture.md §8.1): `{sql, max_rows?}`.
  *
  * Reading only is enforced in three layers: the file is opened with
  * %SQLITE_OPEN_READONLY, `PRAGMA query_only` is on, and an authorizer

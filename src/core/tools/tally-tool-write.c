@@ -33,7 +33,7 @@
  * The `Write` tool: writes a whole text file inside the workspace, creating
  * it (and any missing parent folders, mode 0755) or replacing it.
  *
- * Input (DESIGN.md, "Tool inputs"): `{file_path, content}`. The file is
+ * Input (docs/architecture.md §8.1): `{file_path, content}`. The file is
  * written atomically (a temporary file renamed over the old one, see
  * g_file_set_contents_full()), so a reader never sees half a file; a
  * replaced file keeps its permission bits. A symbolic link is written

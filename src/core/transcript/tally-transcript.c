@@ -387,7 +387,7 @@ apply_question_resolved (TallyTranscript *self,
 /**
  * tally_transcript_apply:
  * @self: a #TallyTranscript
- * @event: (transfer none): one event (DESIGN "Event vocabulary")
+ * @event: (transfer none): one event (docs/architecture.md §4)
  *
  * Applies one event. Unknown event types are ignored (the vocabulary may
  * grow); events are expected in `seq` order.

@@ -21,7 +21,7 @@
  * TallyApprovalCard:
  *
  * The card of a tool call that waits for the analyst (a %TALLY_BLOCK_APPROVAL
- * block; DESIGN "The gate"). It names the tool and shows what the call
+ * block; docs/architecture.md §6). It names the tool and shows what the call
  * would do: the command of a `Bash` call, the path and a coloured diff of a
  * `Write` or `Edit` (read from the workspace off the main thread), the
  * compact input of anything else, and a warning when a path lies outside

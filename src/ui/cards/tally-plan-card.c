@@ -23,9 +23,9 @@
  * TallyPlanCard:
  *
  * The card of a plan the model proposed with `ExitPlanMode` (a
- * %TALLY_BLOCK_PLAN block; DESIGN "Plans"): the plan's markdown, its
- * version, and the buttons that write the next message, "Implement" and
- * "Refine" (#TallyPlanCard::implement, #TallyPlanCard::refine). From the
+ * %TALLY_BLOCK_PLAN block; docs/architecture.md §7.2): the plan's markdown,
+ * its version, and the buttons that write the next message, "Implement"
+ * and "Refine" (#TallyPlanCard::implement, #TallyPlanCard::refine). From the
  * second version on, an expander shows the lines that changed since the
  * version before (found in the transcript the card is shown in).
  *

@@ -15,11 +15,11 @@
  * TallyQuestionCard:
  *
  * The card of an `AskUserQuestion` call (a %TALLY_BLOCK_QUESTION block;
- * DESIGN "Questions"). Each question shows its short header as a chip-like
- * label, the question, its options as toggle-button chips and an "Other…"
- * entry for free text. A chip is named by its option label for assistive
- * technology and described (tooltip and accessible description) by the
- * option's description; the description of the chip last chosen or
+ * docs/architecture.md §7.1). Each question shows its short header as a
+ * chip-like label, the question, its options as toggle-button chips and an
+ * "Other…" entry for free text. A chip is named by its option label for
+ * assistive technology and described (tooltip and accessible description)
+ * by the option's description; the description of the chip last chosen or
  * focused, and its `preview` when it has one (in monospace), show under
  * the chips.
  *

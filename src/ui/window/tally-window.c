@@ -27,7 +27,7 @@
  * A window shows one session at a time. A new session is only an idea
  * until its first message is sent: then tally_session_new() gives it an id,
  * a workspace folder, and a place in the store. Switching sessions, like
- * closing the window, cancels a running turn (DESIGN "The agent loop").
+ * closing the window, cancels a running turn (docs/architecture.md §5.2).
  */
 
 
@@ -945,7 +945,8 @@ plan_implement_cb (TallyWindow         *self,
     }
 
   /* Implement is the explicit choice that ends plan mode: the follow-up
-   * runs in ask mode, so every change still asks (DESIGN "Plans"). */
+   * runs in ask mode, so every change still asks (docs/architecture.md
+   * §7.2). */
   gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_ASK);
   start_turn (self, _("Implement the plan."));
 }
