@@ -1924,7 +1924,7 @@ make_title (const char *text)
   }
 }
 
-/* The mode reminder for a turn (docs/protocol.md, reminders): plan mode is
+/* The mode reminder for a turn (docs/protocol.md §6): plan mode is
  * restated every plan turn; ask and auto are said when the mode changes,
  * and leaving plan mode says plainly that it ended and that the analyst
  * approved going ahead. Returns (transfer full) (nullable). */
