@@ -5,8 +5,10 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -703,6 +705,427 @@ test_stdin_always_and_questions (void)
   g_rmdir (workspace);
 }
 
+/* The child may not grow any file past 32 KiB (RLIMIT_FSIZE binds root
+ * too): the store's `-shm` (32 KiB) still fits, the turn's WAL frames do
+ * not, so a commit fails in the middle of the turn with a real write error
+ * from SQLite. SIGXFSZ is ignored so that write() fails instead. */
+static void
+limit_file_size_cb (gpointer user_data)
+{
+  struct rlimit limit = { 32768, 32768 };
+
+  signal (SIGXFSZ, SIG_IGN);
+  setrlimit (RLIMIT_FSIZE, &limit);
+}
+
+static void
+run_cli_limited (CliRun             *run,
+                 const char * const *args)
+{
+  g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                           G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_ptr_array_add (argv, (gpointer)TALLY_TEST_CLI);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer)args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  g_subprocess_launcher_set_child_setup (launcher, limit_file_size_cb, NULL, NULL);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *)argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &run->out, &run->err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  run->exit_status = g_subprocess_get_exit_status (process);
+  parse_events (run);
+}
+
+/* Item 9 of issue 10: a turn whose events the store cannot write ends
+ * failed with an `error` of kind `store` naming the file, the CLI exits 1,
+ * and what was committed before is intact. */
+static void
+test_store_write_failure (void)
+{
+  g_autoptr(TallyTestMock) mock = start_scenario_file ("genre-revenue.json");
+  g_autoptr(TallyTestMock) mock2 = start_scenario_file ("genre-revenue.json");
+  g_autofree char *db = chinook_path ();
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-full-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (dir, "tally.db", NULL);
+  g_autofree char *first_id = NULL;
+  g_autofree char *replay_before = NULL;
+  const char *first[] = { "--base-url", tally_test_mock_get_base_url (mock), "--db", db, "--store", store,
+                          "--json", "Which genre earned the most revenue?", NULL };
+  const char *second[] = { "--base-url", tally_test_mock_get_base_url (mock2), "--db", db, "--store", store,
+                           "--json", "Which genre earned the most revenue?", NULL };
+  CliRun run = { 0 };
+  JsonObject *error_event = NULL;
+  JsonObject *last;
+  g_autoptr(GDir) listing = NULL;
+  const char *name;
+
+  /* A session committed before the disk fills */
+  run_cli (&run, first);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  first_id = g_strdup (json_object_get_string_member (g_ptr_array_index (run.events, 0), "session_id"));
+  cli_run_clear (&run);
+  {
+    const char *replay[] = { "--store", store, "--replay", first_id, "--json", NULL };
+
+    run_cli (&run, replay);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    replay_before = g_steal_pointer (&run.out);
+    g_assert_cmpuint (strlen (replay_before), >, 1000);
+    cli_run_clear (&run);
+  }
+
+  run_cli_limited (&run, second);
+  g_assert_cmpint (run.exit_status, ==, 1);
+  for (guint i = 0; i < run.events->len; i++)
+    if (g_str_equal (event_type (g_ptr_array_index (run.events, i)), "error"))
+      error_event = g_ptr_array_index (run.events, i);
+  g_assert_nonnull (error_event);
+  g_assert_cmpstr (json_object_get_string_member (error_event, "kind"), ==, "store");
+  g_assert_nonnull (strstr (json_object_get_string_member (error_event, "message"), store));
+  g_assert_false (json_object_get_boolean_member (error_event, "retryable"));
+  last = g_ptr_array_index (run.events, run.events->len - 1);
+  g_assert_cmpstr (event_type (last), ==, "turn_finished");
+  g_assert_cmpstr (json_object_get_string_member (last, "status"), ==, "failed");
+  cli_run_clear (&run);
+
+  /* Nothing committed before was damaged */
+  {
+    const char *replay[] = { "--store", store, "--replay", first_id, "--json", NULL };
+
+    run_cli (&run, replay);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    g_assert_cmpstr (run.out, ==, replay_before);
+    cli_run_clear (&run);
+  }
+
+  listing = g_dir_open (dir, 0, NULL);
+  while ((name = g_dir_read_name (listing)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
+/* Removes the files (not folders) directly in @dir. */
+static void
+rm_files_in (const char *dir)
+{
+  g_autoptr(GDir) handle = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (handle != NULL && (name = g_dir_read_name (handle)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      g_unlink (path);
+    }
+}
+
+/* Processes and secrets (docs/security.md) ------------------------------ */
+
+#define BASH_CARD_SCENARIO \
+  "{\"responses\":[{\"message\":{\"content\":["
+  "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\",\"input\":{\"command\":%s}}"
+  "],\"stop_reason\":\"tool_use\"}},"
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}"
+
+static TallyTestMock *
+start_bash_mock (const char *command)
+{
+  g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), command);
+  g_autofree char *quoted = json_to_string (node, FALSE);
+  g_autofree char *scenario = g_strdup_printf (BASH_CARD_SCENARIO, quoted);
+  g_autoptr(GError) error = NULL;
+  TallyTestMock *mock = tally_test_mock_start (scenario, &error);
+
+  g_assert_no_error (error);
+  return mock;
+}
+
+/* An approved command reads tally-cli's own /proc/PID/environ and its own
+ * environment: no key, no connection string; a --pass-env name does pass;
+ * the requests still carry the key. */
+static void
+test_key_out_of_reach (void)
+{
+  g_autoptr(TallyTestMock) mock = start_bash_mock ("tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; env");
+  g_autofree char *workspace = g_dir_make_tmp ("tally-cli-env-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (workspace, "store.db", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                           G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                           G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(JsonArray) requests = NULL;
+  g_autoptr(GError) error = NULL;
+  CliRun run = { 0 };
+  const char *content;
+  const char *separator;
+
+  g_subprocess_launcher_setenv (launcher, "DATABASE_URL", "postgres://a:hunter2@db/sales", TRUE);
+  g_subprocess_launcher_setenv (launcher, "TALLY_SHARED", "shared-value", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
+                                         "--base-url", tally_test_mock_get_base_url (mock),
+                                         "--workspace", workspace, "--store", store,
+                                         "--pass-env", "TALLY_SHARED", "--json", "Look around", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, "y\n", NULL, &run.out, &run.err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  parse_events (&run);
+
+  content = json_object_get_string_member (nth_event (&run, "tool_result", 0), "content");
+  separator = strstr (content, "---\n");
+  g_assert_nonnull (separator);
+  /* /proc/PID/environ still lists the other variables, so it was read. */
+  g_assert_nonnull (strstr (content, "DATABASE_URL=postgres://a:hunter2@db/sales\n"));
+  g_assert_null (strstr (content, "sk-test-key"));
+  g_assert_null (strstr (content, "ANTHROPIC_API_KEY=s"));
+  /* The command's own environment: the allow-list and the passed name. */
+  g_assert_null (strstr (separator, "DATABASE_URL"));
+  g_assert_null (strstr (separator, "ANTHROPIC_API_KEY"));
+  g_assert_nonnull (strstr (separator, "TALLY_SHARED=shared-value\n"));
+
+  requests = tally_test_mock_dup_requests (mock);
+  g_assert_cmpuint (json_array_get_length (requests), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      JsonObject *headers = json_object_get_object_member (json_array_get_object_element (requests, i),
+                                                           "headers");
+
+      g_assert_cmpstr (json_object_get_string_member (headers, "x-api-key"), ==, "sk-test-key");
+    }
+
+  cli_run_clear (&run);
+  g_unlink (store);
+  rm_files_in (workspace);
+  g_rmdir (workspace);
+}
+
+typedef struct {
+  GMainLoop        *loop;
+  GSubprocess      *process;
+  GDataInputStream *lines;
+  GString          *out;
+  const char       *workspace;
+  const int        *signals;     /* 0-terminated, sent back to back */
+  gboolean          sent;
+} SignalRun;
+
+static void signal_line_cb (GObject *object, GAsyncResult *result, gpointer user_data);
+
+static gboolean
+send_signals_when_running_cb (gpointer user_data)
+{
+  SignalRun *r = user_data;
+  g_autofree char *path = g_build_filename (r->workspace, "child.pid", NULL);
+  g_autofree char *text = NULL;
+
+  /* The command runs once it wrote its child's pid. */
+  if (!g_file_get_contents (path, &text, NULL, NULL) || strchr (text, '\n') == NULL)
+    return G_SOURCE_CONTINUE;
+
+  for (guint i = 0; r->signals[i] != 0; i++)
+    g_subprocess_send_signal (r->process, r->signals[i]);
+  r->sent = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+signal_line_cb (GObject      *object,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  SignalRun *r = user_data;
+  g_autofree char *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object),
+                                                                     result, NULL, NULL);
+
+  if (line == NULL)
+    {
+      g_main_loop_quit (r->loop);
+      return;
+    }
+  g_string_append_printf (r->out, "%s\n", line);
+  if (strstr (line, "\"type\":\"approval_resolved\"") != NULL)
+    g_timeout_add (20, send_signals_when_running_cb, r);
+  g_data_input_stream_read_line_async (r->lines, G_PRIORITY_DEFAULT, NULL, signal_line_cb, r);
+}
+
+/* Runs an approved `sleep` and stops tally-cli with @signals while it
+ * runs; returns the exit status and the events. */
+static int
+run_and_signal (const int *signals,
+                CliRun    *run,
+                pid_t     *child)
+{
+  g_autoptr(TallyTestMock) mock = start_bash_mock ("sleep 300 & echo $! > child.pid; wait");
+  g_autofree char *workspace = g_dir_make_tmp ("tally-cli-sig-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (workspace, "store.db", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                           G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *pid_text = NULL;
+  g_autofree char *pid_path = NULL;
+  SignalRun r = { 0 };
+  int status;
+
+  r.loop = loop;
+  r.out = g_string_new (NULL);
+  r.workspace = workspace;
+  r.signals = signals;
+  r.process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
+                                           "--base-url", tally_test_mock_get_base_url (mock),
+                                           "--workspace", workspace, "--store", store,
+                                           "--json", "Wait a while", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_output_stream_write_all (g_subprocess_get_stdin_pipe (r.process), "y\n", 2,
+                                            NULL, NULL, &error));
+  g_assert_no_error (error);
+  r.lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (r.process));
+  g_data_input_stream_read_line_async (r.lines, G_PRIORITY_DEFAULT, NULL, signal_line_cb, &r);
+  g_main_loop_run (loop);
+
+  g_subprocess_wait (r.process, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (r.sent);
+  g_assert_true (g_subprocess_get_if_exited (r.process));
+  status = g_subprocess_get_exit_status (r.process);
+
+  pid_path = g_build_filename (workspace, "child.pid", NULL);
+  g_assert_true (g_file_get_contents (pid_path, &pid_text, NULL, NULL));
+  *child = (pid_t) g_ascii_strtoll (pid_text, NULL, 10);
+  g_assert_cmpint (*child, >, 1);
+
+  run->out = g_string_free (r.out, FALSE);
+  parse_events (run);
+
+  g_object_unref (r.lines);
+  g_object_unref (r.process);
+  g_unlink (store);
+  rm_files_in (workspace);
+  g_rmdir (workspace);
+  return status;
+}
+
+static void
+check_cancelled_run (CliRun *run,
+                     pid_t   child)
+{
+  JsonObject *result = nth_event (run, "tool_result", 0);
+  JsonObject *last = g_ptr_array_index (run->events, run->events->len - 1);
+
+  /* The running command was stopped and its result recorded… */
+  g_assert_nonnull (result);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_1");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  /* …with everything it started, before tally-cli exited… */
+  g_assert_cmpint (kill (child, 0), ==, -1);
+  g_assert_cmpint (errno, ==, ESRCH);
+  /* …and the turn ended cancelled, with its receipt. */
+  g_assert_cmpstr (event_type (last), ==, "turn_finished");
+  g_assert_cmpstr (json_object_get_string_member (last, "status"), ==, "cancelled");
+}
+
+/* SIGTERM and SIGHUP end the turn as Ctrl+C does, with 128 + the signal. */
+static void
+test_sigterm_sighup (void)
+{
+  static const int term[] = { SIGTERM, 0 };
+  static const int hup[] = { SIGHUP, 0 };
+  CliRun run = { 0 };
+  pid_t child;
+
+  g_assert_cmpint (run_and_signal (term, &run, &child), ==, 143);
+  check_cancelled_run (&run, child);
+  cli_run_clear (&run);
+
+  g_assert_cmpint (run_and_signal (hup, &run, &child), ==, 129);
+  check_cancelled_run (&run, child);
+  cli_run_clear (&run);
+}
+
+/* A second Ctrl+C while the first is handled does not skip the tool
+ * result and the turn's end. */
+static void
+test_double_sigint (void)
+{
+  static const int twice[] = { SIGINT, SIGINT, 0 };
+  CliRun run = { 0 };
+  pid_t child;
+
+  g_assert_cmpint (run_and_signal (twice, &run, &child), ==, 130);
+  check_cancelled_run (&run, child);
+  cli_run_clear (&run);
+}
+
+/* The card reader's stdin stream is freed (valgrind found it lost). Runs
+ * only where valgrind is installed and the build is not instrumented. */
+static void
+test_stdin_reader_no_leak (void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+  g_test_skip ("valgrind cannot run an AddressSanitizer build");
+#else
+  g_autofree char *valgrind = g_find_program_in_path ("valgrind");
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autofree char *workspace = NULL;
+  g_autofree char *store = NULL;
+  g_autofree char *base_url = NULL;
+  CliRun run = { 0 };
+
+  if (valgrind == NULL)
+    {
+      g_test_skip ("valgrind is not installed");
+      return;
+    }
+
+  mock = start_bash_mock ("echo hello");
+  workspace = g_dir_make_tmp ("tally-cli-leak-XXXXXX", NULL);
+  store = g_build_filename (workspace, "store.db", NULL);
+  base_url = g_strdup (tally_test_mock_get_base_url (mock));
+  {
+    const char *args[] = { "--leak-check=full", "--errors-for-leak-kinds=definite",
+                           "--error-exitcode=99", "--quiet", TALLY_TEST_CLI,
+                           "--base-url", base_url, "--workspace", workspace, "--store", store,
+                           "--json", "Say hello", NULL };
+    g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                             G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                             G_SUBPROCESS_FLAGS_STDERR_PIPE);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+    g_autoptr(GSubprocess) process = NULL;
+    g_autoptr(GError) error = NULL;
+
+    g_ptr_array_add (argv, valgrind);
+    for (guint i = 0; args[i] != NULL; i++)
+      g_ptr_array_add (argv, (gpointer) args[i]);
+    g_ptr_array_add (argv, NULL);
+    process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+    g_assert_no_error (error);
+    g_subprocess_communicate_utf8 (process, "y\n", NULL, &run.out, &run.err, &error);
+    g_assert_no_error (error);
+    g_assert_null (strstr (run.err, "definitely lost"));
+    g_assert_true (g_subprocess_get_if_exited (process));
+    g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  }
+  parse_events (&run);
+  g_assert_nonnull (strstr (json_object_get_string_member (nth_event (&run, "tool_result", 0), "content"),
+                            "hello"));
+  cli_run_clear (&run);
+  g_unlink (store);
+  rm_files_in (workspace);
+  g_rmdir (workspace);
+#endif
+}
+
 int
 main (int    argc,
       char **argv)
@@ -720,6 +1143,11 @@ main (int    argc,
   g_test_add_func ("/tally/cli/list-models", test_list_models);
   g_test_add_func ("/tally/cli/stdin-approvals", test_stdin_approvals);
   g_test_add_func ("/tally/cli/stdin-always-and-questions", test_stdin_always_and_questions);
+  g_test_add_func ("/tally/cli/key-out-of-reach", test_key_out_of_reach);
+  g_test_add_func ("/tally/cli/sigterm-sighup", test_sigterm_sighup);
+  g_test_add_func ("/tally/cli/double-sigint", test_double_sigint);
+  g_test_add_func ("/tally/cli/stdin-reader-no-leak", test_stdin_reader_no_leak);
+  g_test_add_func ("/tally/cli/store-write-failure", test_store_write_failure);
 
   return g_test_run ();
 }

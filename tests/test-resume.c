@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-store.h"
 #include "tally-test-mock.h"
 
 typedef struct {
@@ -520,6 +521,213 @@ test_resume_echoes_byte_exact (void)
   env_clear (&env);
 }
 
+static GPtrArray *
+blocks_of (const char *first,
+           ...)
+{
+  GPtrArray *blocks = g_ptr_array_new_with_free_func (g_free);
+  va_list args;
+
+  va_start (args, first);
+  for (const char *b = first; b != NULL; b = va_arg (args, const char *))
+    g_ptr_array_add (blocks, g_strdup (b));
+  va_end (args);
+  return blocks;
+}
+
+/* A session stored by a Tally that ran calls with a repeated tool_use id
+ * (twice in one message, once more in a later one): every request with that
+ * history is refused. --resume repairs it, keeps the repair, and the
+ * session goes on. */
+static void
+test_resume_repairs_duplicate_ids (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Hello.\"}],\"stop_reason\":\"end_turn\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Repaired.\"}],\"stop_reason\":\"end_turn\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Still fine.\"}],\"stop_reason\":\"end_turn\"}}"
+    "]}", &error);
+  Env env;
+  g_autofree char *first = NULL;
+  g_autofree char *id = NULL;
+  g_autoptr(JsonObject) body = NULL;
+  g_autoptr(JsonObject) body2 = NULL;
+  JsonArray *messages;
+  JsonArray *content;
+  const char *tool_use = "{\"type\":\"tool_use\",\"id\":\"toolu_R\",\"name\":\"get_schema\",\"input\":{}}";
+  const char *result = "{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_R\",\"content\":\"Genre(GenreId, Name)\"}";
+
+  g_assert_no_error (error);
+  env_init (&env);
+
+  g_assert_cmpint (cli (&first, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--json", "Hi", NULL), ==, 0);
+  id = session_id_of (first);
+
+  /* Write the broken history the old code left behind. */
+  {
+    g_autoptr(TallyStore) store = tally_store_open (env.store, &error);
+    g_autoptr(GPtrArray) m1 = blocks_of (tool_use, tool_use, NULL);
+    g_autoptr(GPtrArray) m2 = blocks_of (result, result, NULL);
+    g_autoptr(GPtrArray) m3 = blocks_of (tool_use, NULL);
+    g_autoptr(GPtrArray) m4 = blocks_of (result, "{\"type\":\"text\",\"text\":\"Go on\"}", NULL);
+
+    g_assert_no_error (error);
+    g_assert_true (tally_store_save_message (store, id, 1, "assistant", m1, &error));
+    g_assert_true (tally_store_save_message (store, id, 2, "user", m2, &error));
+    g_assert_true (tally_store_save_message (store, id, 3, "assistant", m3, &error));
+    g_assert_true (tally_store_save_message (store, id, 4, "user", m4, &error));
+    g_assert_true (tally_store_flush (store, &error));
+    g_assert_no_error (error);
+  }
+
+  g_assert_cmpint (cli (NULL, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--resume", id, "--json", "Once more", NULL), ==, 0);
+  body = request_body (mock, 1);
+  messages = json_object_get_array_member (body, "messages");
+  g_assert_cmpuint (json_array_get_length (messages), ==, 5);
+  content = json_object_get_array_member (json_array_get_object_element (messages, 1), "content");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "id"), ==, "toolu_R");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 1), "id"), ==, "toolu_R_dup1");
+  content = json_object_get_array_member (json_array_get_object_element (messages, 2), "content");
+  g_assert_cmpuint (json_array_get_length (content), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "tool_use_id"), ==, "toolu_R");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 1), "tool_use_id"), ==, "toolu_R_dup1");
+  content = json_object_get_array_member (json_array_get_object_element (messages, 3), "content");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "id"), ==, "toolu_R_dup2");
+  content = json_object_get_array_member (json_array_get_object_element (messages, 4), "content");
+  g_assert_cmpuint (json_array_get_length (content), ==, 3);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "tool_use_id"), ==, "toolu_R_dup2");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 2), "text"), ==, "Once more");
+
+  /* The repair was kept: the next resume sends the same history. */
+  g_assert_cmpint (cli (NULL, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--resume", id, "--json", "And again", NULL), ==, 0);
+  body2 = request_body (mock, 2);
+  content = json_object_get_array_member (json_array_get_object_element (json_object_get_array_member (body2, "messages"), 3),
+                                          "content");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "id"), ==, "toolu_R_dup2");
+
+  env_clear (&env);
+}
+
+/* Item 10 of issue 10: one writer per session. A tally-cli that resumed a
+ * session and waits on an approval card holds the session; a second
+ * --resume of it is refused (exit 1, nothing sent), while --replay and
+ * --list still work; once the first ends, resuming works again and the
+ * log has one turn after the other, no "repair" of a live turn. */
+static void
+test_one_writer_per_session (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) first = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Six cafés.\"}],"
+    "\"stop_reason\":\"end_turn\"}}]}", &error);
+  g_autoptr(TallyTestMock) holder_mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\","
+    "\"input\":{\"command\":\"echo held\"}}],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Not run.\"}],\"stop_reason\":\"end_turn\"}}]}",
+    &error);
+  g_autoptr(TallyTestMock) second_mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Again.\"}],"
+    "\"stop_reason\":\"end_turn\"}}]}", &error);
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) refused = NULL;
+  g_autoptr(GDataInputStream) holder_out = NULL;
+  g_autofree char *live = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *refused_out = NULL;
+  g_autofree char *refused_err = NULL;
+  g_autofree char *replay = NULL;
+  g_autofree char *list = NULL;
+  g_autofree char *holder_rest = NULL;
+  g_autofree char *workspace = NULL;
+  g_auto(GStrv) lines = NULL;
+  gboolean card = FALSE;
+  gint64 seq = 0;
+  Env env;
+
+  g_assert_no_error (error);
+  env_init (&env);
+  workspace = g_strdup (env.dir);
+
+  g_assert_cmpint (cli (&live, "--base-url", tally_test_mock_get_base_url (first), "--store", env.store,
+                        "--workspace", workspace, "--json", "How many cafés?", NULL), ==, 0);
+  id = session_id_of (live);
+
+  /* The holder: resumed, waiting on its card (stdin stays open) */
+  launcher = launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  holder = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
+                                        "--base-url", tally_test_mock_get_base_url (holder_mock),
+                                        "--store", env.store, "--resume", id, "--json",
+                                        "Run something", NULL);
+  g_assert_no_error (error);
+  holder_out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (holder));
+  while (!card)
+    {
+      g_autofree char *line = g_data_input_stream_read_line_utf8 (holder_out, NULL, NULL, &error);
+
+      g_assert_no_error (error);
+      g_assert_nonnull (line);
+      card = strstr (line, "\"type\":\"approval_request\"") != NULL;
+    }
+
+  /* A second writer is refused before anything is sent or repaired */
+  g_clear_object (&launcher);
+  launcher = launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  refused = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
+                                         "--base-url", tally_test_mock_get_base_url (second_mock),
+                                         "--store", env.store, "--resume", id, "--json", "Me too", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (refused, NULL, NULL, &refused_out, &refused_err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (refused));
+  g_assert_cmpint (g_subprocess_get_exit_status (refused), ==, 1);
+  g_assert_nonnull (strstr (refused_err, "This session is open in another Tally window or process"));
+  g_assert_cmpstr (refused_out, ==, "");
+  g_assert_cmpuint (tally_test_mock_get_n_requests (second_mock), ==, 0);
+
+  /* Reading needs no lock */
+  g_assert_cmpint (cli (&replay, "--store", env.store, "--replay", id, "--json", NULL), ==, 0);
+  g_assert_true (g_str_has_prefix (replay, live));
+  g_assert_cmpint (cli (&list, "--store", env.store, "--list", NULL), ==, 0);
+  g_assert_true (g_str_has_prefix (list, id));
+
+  /* End of input denies the card; the holder ends and lets go */
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error);
+  g_assert_no_error (error);
+  holder_rest = g_data_input_stream_read_upto (holder_out, "", 0, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_subprocess_wait (holder, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (holder), ==, 0);
+
+  g_clear_pointer (&refused_out, g_free);
+  g_assert_cmpint (cli (&refused_out, "--base-url", tally_test_mock_get_base_url (second_mock),
+                        "--store", env.store, "--resume", id, "--json", "Now me", NULL), ==, 0);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (second_mock), ==, 1);
+
+  /* Three turns, one after the other, none closed as interrupted */
+  g_clear_pointer (&replay, g_free);
+  g_assert_cmpint (cli (&replay, "--store", env.store, "--replay", id, "--json", NULL), ==, 0);
+  g_assert_null (strstr (replay, "Tally stopped before this turn finished"));
+  lines = g_strsplit (g_strchomp (replay), "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonObject) event = parse_object (lines[i]);
+
+      g_assert_cmpint (json_object_get_int_member (event, "seq"), ==, ++seq);
+      if (g_str_equal (json_object_get_string_member (event, "type"), "turn_finished"))
+        g_assert_cmpstr (json_object_get_string_member (event, "status"), ==, "done");
+    }
+  g_assert_cmpuint (g_strv_length (lines), >, 10);
+
+  env_clear (&env);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -531,6 +739,8 @@ main (int    argc,
   g_test_add_func ("/tally/resume/cancel-tool", test_cancel_tool_then_resume);
   g_test_add_func ("/tally/resume/kill-tool", test_kill_tool_then_resume);
   g_test_add_func ("/tally/resume/byte-exact-echo", test_resume_echoes_byte_exact);
+  g_test_add_func ("/tally/resume/repairs-duplicate-ids", test_resume_repairs_duplicate_ids);
+  g_test_add_func ("/tally/resume/one-writer-per-session", test_one_writer_per_session);
 
   return g_test_run ();
 }

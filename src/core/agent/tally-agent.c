@@ -42,6 +42,11 @@ struct _TallyAgent
   char               *workspace;
   gint64              max_tokens;
   gint64              thinking_budget;
+
+  /* the spend cap (docs/protocol.md §12.4): USD, 0 = off */
+  double              max_cost_usd;
+  double              raised_cost_usd;    /* raised for this session, 0 = not */
+  double              spent_usd;          /* finished turns, resumed ones included */
   gint64              next_seq;
   TallyMode           last_mode;
   gboolean            session_announced;
@@ -58,6 +63,10 @@ struct _TallyAgent
   /* a redirect that arrived too late to go with tool results */
   char               *pending_redirect;
 
+  /* tally_agent_fail_turn(): ends the running turn failed at its next step */
+  char               *failure_kind;
+  GError             *failure;
+
   GTask              *turn_task;
 };
 
@@ -66,6 +75,7 @@ G_DEFINE_FINAL_TYPE (TallyAgent, tally_agent, G_TYPE_OBJECT)
 enum {
   EVENT,
   MESSAGE_CHANGED,
+  TURN_ENDING,
   N_SIGNALS
 };
 
@@ -98,7 +108,10 @@ typedef struct {
   gint64              tool_started_us;
   GHashTable         *answered;     /* tool_use ids with a tool_result event */
   GHashTable         *orphans;      /* tool_use id → TallyOrphanReason */
+  GHashTable         *refusals;     /* tool_use id → why it must not run (a repeated id, a bad input) */
+  GHashTable         *duplicates;   /* fresh tool_use id → the id the model repeated */
   char               *last_request_id;
+  guint               last_status;  /* HTTP status of the last attempt, 0 = none */
 
   /* a parked card */
   PendingKind         pending_kind;
@@ -135,6 +148,8 @@ turn_free (gpointer data)
   g_clear_pointer (&turn->tool_uses, g_ptr_array_unref);
   g_clear_pointer (&turn->answered, g_hash_table_unref);
   g_clear_pointer (&turn->orphans, g_hash_table_unref);
+  g_clear_pointer (&turn->refusals, g_hash_table_unref);
+  g_clear_pointer (&turn->duplicates, g_hash_table_unref);
   g_free (turn);
 }
 
@@ -229,6 +244,8 @@ tally_agent_finalize (GObject *object)
   g_clear_pointer (&self->rules, g_ptr_array_unref);
   g_free (self->plan_id);
   g_free (self->pending_redirect);
+  g_free (self->failure_kind);
+  g_clear_error (&self->failure);
 
   G_OBJECT_CLASS (tally_agent_parent_class)->finalize (object);
 }
@@ -274,6 +291,23 @@ tally_agent_class_init (TallyAgentClass *klass)
                   G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, G_TYPE_UINT);
+
+  /**
+   * TallyAgent::turn-ending:
+   * @self: the agent
+   *
+   * Emitted when a turn is about to end, after the results of its last tool
+   * calls and before its `error` (if any) and `turn_finished` events. A
+   * handler that must make sure of something first (the session makes the
+   * store commit the turn) can still end the turn failed by calling
+   * tally_agent_fail_turn().
+   */
+  signals[TURN_ENDING] =
+    g_signal_new ("turn-ending",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 0);
 }
 
 static void
@@ -517,6 +551,107 @@ tally_agent_set_thinking_budget (TallyAgent *self,
 }
 
 /**
+ * tally_agent_set_max_cost:
+ * @self: a #TallyAgent
+ * @max_cost_usd: the session's spend cap in US dollars; 0 (or less) turns
+ *   it off
+ *
+ * Sets the spend cap. Before each API call the agent compares
+ * tally_agent_get_spent() with the cap; once it is reached the turn ends
+ * `failed` with an `error` event of kind `budget` and nothing is sent
+ * (docs/protocol.md §12.4). A cap raised with tally_agent_raise_max_cost()
+ * stays in force while it is higher.
+ */
+void
+tally_agent_set_max_cost (TallyAgent *self,
+                          double      max_cost_usd)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  self->max_cost_usd = MAX (max_cost_usd, 0);
+}
+
+/**
+ * tally_agent_raise_max_cost:
+ * @self: a #TallyAgent
+ * @max_cost_usd: the new cap for this session, in US dollars
+ *
+ * Raises the spend cap for the rest of this agent's session only (the
+ * window's "raise the cap" button); the setting set with
+ * tally_agent_set_max_cost() is unchanged, and a cap that is off stays off.
+ */
+void
+tally_agent_raise_max_cost (TallyAgent *self,
+                            double      max_cost_usd)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  self->raised_cost_usd = MAX (self->raised_cost_usd, max_cost_usd);
+}
+
+/**
+ * tally_agent_get_max_cost:
+ * @self: a #TallyAgent
+ *
+ * Returns: the spend cap in force in US dollars (the higher of the set and
+ *   the raised cap), or 0 when there is none
+ */
+double
+tally_agent_get_max_cost (TallyAgent *self)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), 0);
+
+  if (self->max_cost_usd <= 0)
+    return 0;
+  return MAX (self->max_cost_usd, self->raised_cost_usd);
+}
+
+/**
+ * tally_agent_set_spent:
+ * @self: a #TallyAgent
+ * @spent_usd: what the session's finished turns cost, in US dollars
+ *
+ * Tells a resumed agent what its session has cost so far (the sum of the
+ * stored `turn_finished.cost_usd`); each turn that finishes adds its own.
+ */
+void
+tally_agent_set_spent (TallyAgent *self,
+                       double      spent_usd)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+
+  self->spent_usd = MAX (spent_usd, 0);
+}
+
+/**
+ * tally_agent_get_spent:
+ * @self: a #TallyAgent
+ *
+ * What the session has cost so far: every finished turn plus, during a
+ * turn, the responses of this turn that reported usage. Usage of a model
+ * without a price counts as nothing (Tally never invents a figure).
+ *
+ * Returns: the cost in US dollars
+ */
+double
+tally_agent_get_spent (TallyAgent *self)
+{
+  double turn_cost = 0;
+
+  g_return_val_if_fail (TALLY_IS_AGENT (self), 0);
+
+  if (self->turn_task != NULL)
+    {
+      Turn *turn = g_task_get_task_data (self->turn_task);
+
+      if (!tally_pricing_compute_cost (self->model, &turn->usage, &turn_cost))
+        turn_cost = 0;
+    }
+
+  return self->spent_usd + turn_cost;
+}
+
+/**
  * tally_agent_set_next_seq:
  * @self: a #TallyAgent
  * @seq: the sequence number of the next event
@@ -756,6 +891,28 @@ finish_turn (GTask           *task,
       self->pending_redirect = g_string_free (g_steal_pointer (&turn->redirect), FALSE);
     }
 
+  /* A failure reported from outside the loop (the store could not keep
+   * the turn) ends it failed, with its own error event. */
+  g_signal_emit (self, signals[TURN_ENDING], 0);
+  if (self->failure != NULL)
+    {
+      event = tally_event_new ("error");
+      json_object_set_string_member (event, "kind", self->failure_kind);
+      json_object_set_string_member (event, "message", self->failure->message);
+      json_object_set_boolean_member (event, "retryable", FALSE);
+      json_object_set_null_member (event, "request_id");
+      turn_emit (task, event);
+
+      if (status != TALLY_TURN_FAILED || owned_error == NULL)
+        {
+          g_clear_error (&owned_error);
+          owned_error = g_error_copy (self->failure);
+        }
+      status = TALLY_TURN_FAILED;
+      g_clear_error (&self->failure);
+      g_clear_pointer (&self->failure_kind, g_free);
+    }
+
   priced = tally_pricing_compute_cost (self->model, &turn->usage, &cost);
 
   event = tally_event_new ("turn_finished");
@@ -770,6 +927,8 @@ finish_turn (GTask           *task,
   set_usage_member (event, &turn->usage);
   turn_emit (task, event);
 
+  if (priced)
+    self->spent_usd += cost;
   self->last_mode = turn->mode;
   self->turn_task = NULL;
 
@@ -790,15 +949,28 @@ fail_turn (GTask        *task,
            gboolean      retryable,
            const char   *request_id)
 {
+  Turn *turn = g_task_get_task_data (task);
   JsonObject *event = tally_event_new ("error");
+  g_autofree char *message = NULL;
+
+  /* A refused key says so plainly (docs/protocol.md §12.2); the faces add
+   * how to change it. */
+  if (g_error_matches (error, TALLY_API_ERROR, TALLY_API_ERROR_AUTHENTICATION) ||
+      g_error_matches (error, TALLY_API_ERROR, TALLY_API_ERROR_PERMISSION))
+    message = g_strdup_printf ("The Messages API refused the API key (HTTP %u): %s",
+                               turn->last_status != 0 ? turn->last_status
+                               : error->code == TALLY_API_ERROR_AUTHENTICATION ? 401 : 403,
+                               error->message);
 
   json_object_set_string_member (event, "kind", kind);
-  json_object_set_string_member (event, "message", error->message);
+  json_object_set_string_member (event, "message", message != NULL ? message : error->message);
   json_object_set_boolean_member (event, "retryable", retryable);
   if (request_id != NULL)
     json_object_set_string_member (event, "request_id", request_id);
   else
     json_object_set_null_member (event, "request_id");
+  if (g_str_equal (kind, "http") && turn->last_status != 0)
+    json_object_set_int_member (event, "status", turn->last_status);
   turn_emit (task, event);
 
   finish_turn (task, TALLY_TURN_FAILED, g_error_copy (error));
@@ -1184,9 +1356,9 @@ run_next_tool (GTask *task)
   JsonObject *input;
   TallyTool *tool;
 
-  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)) || self->failure != NULL)
     {
-      finish_turn (task, TALLY_TURN_CANCELLED, NULL);
+      finish_turn (task, self->failure != NULL ? TALLY_TURN_FAILED : TALLY_TURN_CANCELLED, NULL);
       return;
     }
 
@@ -1203,6 +1375,18 @@ run_next_tool (GTask *task)
   name = json_object_get_string_member_with_default (tool_use, "name", "");
   input_node = json_object_get_member (tool_use, "input");
   tool = tally_tool_registry_lookup (self->tools, name);
+
+  if (g_hash_table_contains (turn->refusals, id))
+    {
+      /* A repeated id or an input that was not an object: answered, never
+       * run (docs/protocol.md §5.4). */
+      g_autofree char *message = g_strdup (g_hash_table_lookup (turn->refusals, id));
+
+      if (!g_str_equal (name, "AskUserQuestion") && !g_str_equal (name, "ExitPlanMode"))
+        emit_approval_resolved (task, NULL, id, "deny", "rule", message, NULL);
+      refuse_current (task, message);
+      return;
+    }
 
   if (tool == NULL)
     {
@@ -1321,6 +1505,11 @@ start_tools (GTask     *task,
                                      json_object_get_string_member_with_default (block, "id", ""));
       json_object_set_string_member (event, "tool_name",
                                      json_object_get_string_member_with_default (block, "name", ""));
+      if (turn->duplicates != NULL &&
+          g_hash_table_contains (turn->duplicates, json_object_get_string_member_with_default (block, "id", "")))
+        json_object_set_string_member (event, "duplicate_of",
+                                       g_hash_table_lookup (turn->duplicates,
+                                                            json_object_get_string_member_with_default (block, "id", "")));
       if (json_object_has_member (block, "input"))
         json_object_set_member (event, "tool_input",
                                 json_node_copy (json_object_get_member (block, "input")));
@@ -1536,6 +1725,43 @@ tally_agent_cancel_pending (TallyAgent *self)
                      "cancel");
   else if (turn->pending_kind == PENDING_QUESTION)
     question_settle (self->turn_task, NULL, "cancel");
+}
+
+/**
+ * tally_agent_fail_turn:
+ * @self: a #TallyAgent
+ * @kind: the `kind` of the `error` event, such as `store`
+ * @error: what went wrong; its message becomes the event's `message`
+ *
+ * Ends the running turn as failed, at its next step: before the next tool
+ * call or API request, or in place of ending it `done` or `cancelled`. A
+ * stream is never cut and every `tool_use` still gets its result; the turn
+ * then emits an `error` event of @kind and `turn_finished` with the status
+ * `failed`, and tally_agent_send_finish() returns a copy of @error. Used by
+ * the session when the store cannot keep the turn (docs/architecture.md
+ * §10.7). The first failure reported for a turn is the one kept.
+ *
+ * Returns: %TRUE when a turn was running; %FALSE (and nothing recorded)
+ *   otherwise
+ */
+gboolean
+tally_agent_fail_turn (TallyAgent   *self,
+                       const char   *kind,
+                       const GError *error)
+{
+  g_return_val_if_fail (TALLY_IS_AGENT (self), FALSE);
+  g_return_val_if_fail (kind != NULL, FALSE);
+  g_return_val_if_fail (error != NULL, FALSE);
+
+  if (self->turn_task == NULL)
+    return FALSE;
+
+  if (self->failure == NULL)
+    {
+      self->failure = g_error_copy (error);
+      self->failure_kind = g_strdup (kind);
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -1798,6 +2024,7 @@ stream_attempt_finished_cb (TallyMessageStream *stream,
     tally_usage_add (&turn->usage, usage);
   g_free (turn->last_request_id);
   turn->last_request_id = g_strdup (request_id);
+  turn->last_status = status;
 
   json_object_set_int_member (event, "call", turn->call);
   json_object_set_int_member (event, "attempt", attempt);
@@ -1815,6 +2042,107 @@ stream_attempt_finished_cb (TallyMessageStream *stream,
     json_object_set_null_member (event, "stop_reason");
   json_object_set_int_member (event, "duration_ms", duration_ms);
   turn_emit (task, event);
+}
+
+/* Words for the model about a tool input that was JSON but not an object. */
+static char *
+invalid_input_message (const char *name,
+                       const char *raw)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *excerpt = NULL;
+  g_autofree char *head = NULL;
+  const char *what = "not an object";
+
+  if (json_parser_load_from_data (parser, raw, -1, NULL) && json_parser_get_root (parser) != NULL)
+    {
+      JsonNode *root = json_parser_get_root (parser);
+
+      if (JSON_NODE_HOLDS_ARRAY (root))
+        what = "an array";
+      else if (JSON_NODE_HOLDS_NULL (root))
+        what = "null";
+      else if (json_node_get_value_type (root) == G_TYPE_STRING)
+        what = "a string";
+      else if (json_node_get_value_type (root) == G_TYPE_BOOLEAN)
+        what = "a boolean";
+      else
+        what = "a number";
+    }
+
+  if (g_utf8_strlen (raw, -1) > 200)
+    {
+      head = g_utf8_substring (raw, 0, 200);
+      excerpt = g_strconcat (head, "…", NULL);
+    }
+  else
+    excerpt = g_strdup (raw);
+  g_strstrip (excerpt);
+
+  return g_strdup_printf ("The input of %s must be a JSON object with named arguments, but it was %s: %s. "
+                          "The call did not run; call the tool again with an object as its input.",
+                          name, what, excerpt);
+}
+
+/* Looks at the tool_use blocks of a completed message before it enters the
+ * conversation (docs/protocol.md §5.4): a call whose id the conversation
+ * already has gets a fresh id, and such calls and calls whose input was not
+ * a JSON object are noted in turn->refusals, to be answered with an error
+ * instead of run. @content is changed in place. */
+static void
+check_tool_uses (GTask     *task,
+                 GPtrArray *content)
+{
+  TallyAgent *self = turn_agent (task);
+  Turn *turn = g_task_get_task_data (task);
+  g_autoptr(GArray) stream_blocks = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint nth = 0;
+
+  g_hash_table_remove_all (turn->refusals);
+  g_clear_pointer (&turn->duplicates, g_hash_table_unref);
+
+  /* dup_content keeps stopped blocks in order, so the Nth tool_use in
+   * @content is the Nth stopped tool_use block of the stream. */
+  for (guint i = 0; i < tally_message_stream_get_n_blocks (turn->stream); i++)
+    if (g_strcmp0 (tally_message_stream_get_block_type (turn->stream, i), "tool_use") == 0 &&
+        tally_message_stream_block_is_stopped (turn->stream, i))
+      g_array_append_val (stream_blocks, i);
+
+  turn->duplicates = tally_conversation_dedup_new_tool_uses (self->conversation, content);
+
+  for (guint i = 0; i < content->len; i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      const char *invalid = NULL;
+      const char *original;
+      const char *id;
+      const char *name;
+      JsonObject *block;
+
+      if (!json_parser_load_from_data (parser, g_ptr_array_index (content, i), -1, NULL) ||
+          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+      block = json_node_get_object (json_parser_get_root (parser));
+      if (g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") != 0)
+        continue;
+
+      if (nth < stream_blocks->len)
+        invalid = tally_message_stream_get_block_invalid_input (turn->stream,
+                                                                g_array_index (stream_blocks, guint, nth));
+      nth++;
+
+      id = json_object_get_string_member_with_default (block, "id", "");
+      name = json_object_get_string_member_with_default (block, "name", "");
+      original = g_hash_table_lookup (turn->duplicates, id);
+      if (original != NULL)
+        g_hash_table_insert (turn->refusals, g_strdup (id),
+                             g_strdup_printf ("This call reused the id “%s” of an earlier tool call. Tool "
+                                              "call ids must be unique, so Tally renamed this one “%s” and "
+                                              "did not run it. Make the call again if you still need its "
+                                              "result.", original, id));
+      else if (invalid != NULL)
+        g_hash_table_insert (turn->refusals, g_strdup (id), invalid_input_message (name, invalid));
+    }
 }
 
 static void
@@ -1846,6 +2174,7 @@ stream_done_cb (GObject      *object,
 
   turn->api_calls++;
   content = tally_message_stream_dup_content (turn->stream);
+  check_tool_uses (task, content);
   tally_conversation_append_assistant (self->conversation, content);
   if (content->len > 0)
     emit_last_message_changed (self);
@@ -1869,6 +2198,32 @@ stream_done_cb (GObject      *object,
   finish_turn (task, TALLY_TURN_DONE, NULL);
 }
 
+/* Ends the turn before a call because the session reached its spend cap. */
+static void
+stop_for_budget (GTask *task)
+{
+  TallyAgent *self = turn_agent (task);
+  double spent = tally_agent_get_spent (self);
+  double cap = tally_agent_get_max_cost (self);
+  g_autoptr(GError) error = NULL;
+  JsonObject *event;
+
+  error = g_error_new (TALLY_API_ERROR, TALLY_API_ERROR_BUDGET,
+                       "This session has cost $%.4f, which reached its spend cap of $%.4f, so Tally "
+                       "stopped before the next API call. Nothing more was sent.", spent, cap);
+
+  event = tally_event_new ("error");
+  json_object_set_string_member (event, "kind", "budget");
+  json_object_set_string_member (event, "message", error->message);
+  json_object_set_boolean_member (event, "retryable", FALSE);
+  json_object_set_null_member (event, "request_id");
+  json_object_set_double_member (event, "spent_usd", spent);
+  json_object_set_double_member (event, "max_cost_usd", cap);
+  turn_emit (task, event);
+
+  finish_turn (task, TALLY_TURN_FAILED, g_steal_pointer (&error));
+}
+
 static void
 start_call (GTask *task)
 {
@@ -1888,6 +2243,14 @@ start_call (GTask *task)
   g_signal_connect (turn->stream, "attempt-finished", G_CALLBACK (stream_attempt_finished_cb), task);
 
   emit_last_message_changed (self);
+
+  /* The spend cap is checked before each call, never during one: a stream
+   * is never cut for it, and every tool_use is answered by now. */
+  if (tally_agent_get_max_cost (self) > 0 && tally_agent_get_spent (self) >= tally_agent_get_max_cost (self))
+    {
+      stop_for_budget (task);
+      return;
+    }
 
   body = tally_conversation_build_request (self->conversation, self->model, self->max_tokens,
                                            turn->system_prompt, turn->tools_json,
@@ -2026,6 +2389,7 @@ tally_agent_send_async (TallyAgent          *self,
   turn->usage.cache_creation_1h = -1;
   turn->answered = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   turn->orphans = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  turn->refusals = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_task_set_task_data (task, turn, turn_free);
 
   self->turn_task = task;

@@ -87,6 +87,14 @@ void               tally_agent_set_max_tokens     (TallyAgent         *self,
                                                    gint64              max_tokens);
 void               tally_agent_set_thinking_budget (TallyAgent        *self,
                                                    gint64              budget_tokens);
+void               tally_agent_set_max_cost       (TallyAgent         *self,
+                                                   double              max_cost_usd);
+void               tally_agent_raise_max_cost     (TallyAgent         *self,
+                                                   double              max_cost_usd);
+double             tally_agent_get_max_cost       (TallyAgent         *self);
+void               tally_agent_set_spent          (TallyAgent         *self,
+                                                   double              spent_usd);
+double             tally_agent_get_spent          (TallyAgent         *self);
 void               tally_agent_set_next_seq       (TallyAgent         *self,
                                                    gint64              seq);
 gint64             tally_agent_get_next_seq       (TallyAgent         *self);
@@ -122,6 +130,9 @@ gboolean           tally_agent_answer_question    (TallyAgent         *self,
                                                    JsonObject         *answers,
                                                    GError            **error);
 void               tally_agent_cancel_pending     (TallyAgent         *self);
+gboolean           tally_agent_fail_turn          (TallyAgent         *self,
+                                                   const char         *kind,
+                                                   const GError       *error);
 gboolean           tally_agent_redirect           (TallyAgent         *self,
                                                    const char         *text);
 char              *tally_agent_take_redirect      (TallyAgent         *self);

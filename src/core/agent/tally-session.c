@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
 #include <math.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ struct _TallySession
   TallyTranscript *transcript;
   TallyMode        mode;
   GPtrArray       *session_rules;   /* patterns allowed for this session only */
+  char            *locked_id;       /* the session whose writer lock this holds */
 };
 
 G_DEFINE_FINAL_TYPE (TallySession, tally_session, G_TYPE_OBJECT)
@@ -52,6 +54,9 @@ tally_session_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->agent, self);
   g_clear_object (&self->agent);
   g_clear_object (&self->transcript);
+  if (self->locked_id != NULL)
+    tally_store_unlock_session (self->store, self->locked_id);
+  g_clear_pointer (&self->locked_id, g_free);
   g_clear_object (&self->store);
   g_clear_pointer (&self->session_rules, g_ptr_array_unref);
 
@@ -205,6 +210,56 @@ agent_message_changed_cb (TallyAgent   *agent,
     g_warning ("Could not queue message %u for the store: %s", index, error->message);
 }
 
+/* Says what could not be saved and where: the store's messages name the
+ * file already; anything else gets its path added. */
+static GError *
+store_failure (TallySession *self,
+               const GError *error)
+{
+  const char *path = tally_store_get_path (self->store);
+  int code = error->domain == TALLY_STORE_ERROR ? error->code : TALLY_STORE_ERROR_IO;
+
+  if (strstr (error->message, path) != NULL)
+    return g_error_new (TALLY_STORE_ERROR, code, _("This turn could not be saved. %s"), error->message);
+  return g_error_new (TALLY_STORE_ERROR, code, _("This turn could not be saved in the session store “%s”: %s"),
+                      path, error->message);
+}
+
+/* The store could not keep what the turn wrote: the turn ends failed,
+ * saying what was not saved and where (docs/architecture.md §10.7). */
+static void
+fail_turn_for_store (TallySession *self,
+                     const GError *error)
+{
+  g_autoptr(GError) failure = store_failure (self, error);
+
+  tally_agent_fail_turn (self->agent, "store", failure);
+}
+
+static void
+store_write_failed_cb (TallyStore   *store,
+                       const GError *error,
+                       TallySession *self)
+{
+  if (tally_agent_is_busy (self->agent))
+    fail_turn_for_store (self, error);
+}
+
+/* Before the turn's last events, everything it wrote so far must be in
+ * the file: a turn the store could not keep does not end `done`. */
+static void
+agent_turn_ending_cb (TallyAgent   *agent,
+                      TallySession *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (self->store == NULL || tally_store_is_read_only (self->store))
+    return;
+
+  if (!tally_store_flush (self->store, &error))
+    fail_turn_for_store (self, error);
+}
+
 static TallySession *
 session_new_with_agent (TallyStore        *store,
                         TallyClient       *client,
@@ -220,6 +275,9 @@ session_new_with_agent (TallyStore        *store,
   self->agent = tally_agent_new (client, tools);
   g_signal_connect (self->agent, "event", G_CALLBACK (agent_event_cb), self);
   g_signal_connect (self->agent, "message-changed", G_CALLBACK (agent_message_changed_cb), self);
+  g_signal_connect (self->agent, "turn-ending", G_CALLBACK (agent_turn_ending_cb), self);
+  if (store != NULL)
+    g_signal_connect_object (store, "write-failed", G_CALLBACK (store_write_failed_cb), self, 0);
 
   return self;
 }
@@ -230,7 +288,8 @@ session_new_with_agent (TallyStore        *store,
  * @client: the Messages API client
  * @tools: the tools the model may call
  *
- * Starts a new session. Nothing is written until the first turn.
+ * Starts a new session. Nothing is written until the first turn; the
+ * session's writer lock (tally_store_lock_session()) is held from now on.
  *
  * Returns: (transfer full): a new #TallySession
  */
@@ -239,11 +298,28 @@ tally_session_new (TallyStore        *store,
                    TallyClient       *client,
                    TallyToolRegistry *tools)
 {
+  g_autoptr(GError) error = NULL;
+  TallySession *self;
+
   g_return_val_if_fail (store == NULL || TALLY_IS_STORE (store), NULL);
   g_return_val_if_fail (TALLY_IS_CLIENT (client), NULL);
   g_return_val_if_fail (TALLY_IS_TOOL_REGISTRY (tools), NULL);
 
-  return session_new_with_agent (store, client, tools);
+  self = session_new_with_agent (store, client, tools);
+
+  /* A new id: nobody else can hold it, but whoever resumes it while this
+   * session lives must find it taken (docs/architecture.md §10.8). */
+  if (store != NULL && !tally_store_is_read_only (store))
+    {
+      const char *id = tally_agent_get_session_id (self->agent);
+
+      if (tally_store_lock_session (store, id, &error))
+        self->locked_id = g_strdup (id);
+      else
+        g_warning ("Could not lock the new session: %s", error->message);
+    }
+
+  return self;
 }
 
 static const char *
@@ -406,7 +482,10 @@ close_interrupted_turn (TallySession *self,
   fields = tally_event_new ("turn_finished");
   json_object_set_string_member (fields, "status", "failed");
   if (tally_pricing_compute_cost (tally_agent_get_model (self->agent), &last->usage, &cost))
-    json_object_set_double_member (fields, "cost_usd", cost);
+    {
+      json_object_set_double_member (fields, "cost_usd", cost);
+      tally_agent_set_spent (self->agent, tally_agent_get_spent (self->agent) + cost);
+    }
   else
     json_object_set_null_member (fields, "cost_usd");
   json_object_set_int_member (fields, "duration_ms", MAX (0, (last->last_ts - last->started_ts) / 1000));
@@ -431,9 +510,14 @@ close_interrupted_turn (TallySession *self,
  * workspace. An interrupted last turn is closed as described above. Needs no
  * network.
  *
+ * The session's writer lock is taken first and held while the session
+ * lives (one writer per session, docs/architecture.md §10.8): a session
+ * open in another Tally window or process is refused, before anything is
+ * read or repaired.
+ *
  * Returns: (transfer full) (nullable): the session, or %NULL with @error set
- *   (%TALLY_STORE_ERROR_NOT_FOUND, %TALLY_STORE_ERROR_AMBIGUOUS, or the
- *   store's read errors)
+ *   (%TALLY_STORE_ERROR_NOT_FOUND, %TALLY_STORE_ERROR_AMBIGUOUS,
+ *   %TALLY_STORE_ERROR_LOCKED, or the store's read errors)
  */
 TallySession *
 tally_session_open (TallyStore         *store,
@@ -448,6 +532,7 @@ tally_session_open (TallyStore         *store,
   g_autoptr(GPtrArray) warnings = NULL;
   LastTurn last;
   gint64 max_seq = 0;
+  double spent = 0;
 
   g_return_val_if_fail (TALLY_IS_STORE (store), NULL);
   g_return_val_if_fail (session_id != NULL, NULL);
@@ -457,11 +542,16 @@ tally_session_open (TallyStore         *store,
   if (info == NULL)
     return NULL;
 
+  if (!tally_store_lock_session (store, info->id, error))
+    return NULL;
+  self = session_new_with_agent (store, client, tools);
+  if (!tally_store_is_read_only (store))
+    self->locked_id = g_strdup (info->id);
+
   events = tally_store_load_events (store, info->id, &warnings, error);
   if (events == NULL)
     return NULL;
 
-  self = session_new_with_agent (store, client, tools);
   tally_agent_set_session_id (self->agent, info->id);
   if (info->model != NULL)
     tally_agent_set_model (self->agent, info->model);
@@ -481,6 +571,9 @@ tally_session_open (TallyStore         *store,
           if (string_member (event, "model") != NULL)
             tally_agent_set_model (self->agent, string_member (event, "model"));
         }
+      else if (g_str_equal (type, "turn_finished") && json_object_has_member (event, "cost_usd") &&
+               JSON_NODE_HOLDS_VALUE (json_object_get_member (event, "cost_usd")))
+        spent += json_object_get_double_member (event, "cost_usd");
       else if (g_str_equal (type, "plan_proposed") && string_member (event, "plan_id") != NULL)
         tally_agent_set_plan (self->agent, string_member (event, "plan_id"),
                               json_object_get_int_member_with_default (event, "version", 1));
@@ -492,9 +585,21 @@ tally_session_open (TallyStore         *store,
 
   tally_agent_set_next_seq (self->agent, max_seq + 1);
   tally_agent_set_last_mode (self->agent, self->mode);
+  /* What the session has cost so far counts against a spend cap. */
+  tally_agent_set_spent (self->agent, spent);
 
   if (!tally_store_load_conversation (store, info->id, tally_agent_get_conversation (self->agent), error))
     return NULL;
+
+  /* A history with repeated tool_use ids (docs/protocol.md §5.4) is refused
+   * by the API; repair it once and keep the repaired messages. */
+  {
+    g_autoptr(GArray) changed = g_array_new (FALSE, FALSE, sizeof (guint));
+
+    tally_conversation_repair_duplicate_ids (tally_agent_get_conversation (self->agent), changed);
+    for (guint i = 0; i < changed->len; i++)
+      agent_message_changed_cb (self->agent, g_array_index (changed, guint, i), self);
+  }
 
   scan_last_turn (events, &last);
   if (!last.finished && last.turn_id != NULL)
@@ -585,13 +690,18 @@ send_cb (GObject      *object,
   status = tally_agent_send_finish (TALLY_AGENT (object), result, &error);
 
   /* The turn's last events are queued; make them durable before telling
-   * the caller the turn is over (a CLI exits right after). */
+   * the caller the turn is over (a CLI exits right after). If they cannot
+   * be written the turn did not end as it says: it failed. */
   if (self->store != NULL && !tally_store_is_read_only (self->store))
     {
       g_autoptr(GError) flush_error = NULL;
 
       if (!tally_store_flush (self->store, &flush_error))
-        g_warning ("The session store could not write the turn: %s", flush_error->message);
+        {
+          g_message ("The session store could not write the end of the turn: %s", flush_error->message);
+          if (error == NULL)
+            error = store_failure (self, flush_error);
+        }
     }
 
   if (error != NULL)
