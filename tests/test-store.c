@@ -1426,6 +1426,189 @@ test_write_failure (void)
   tmp_store_clear (&tmp);
 }
 
+/* Item 10 of issue 10: a session's writer lock is held by one store object
+ * at a time (other processes open their own), shared within one, and gone
+ * with its holder. */
+static void
+test_session_lock (void)
+{
+  g_autoptr(TallyStore) one = NULL;
+  g_autoptr(TallyStore) two = NULL;
+  g_autoptr(GError) error = NULL;
+  TmpStore tmp;
+
+  tmp_store_init (&tmp);
+  one = open_store (tmp.path);
+  two = open_store (tmp.path);
+
+  g_assert_true (tally_store_lock_session (one, "session-a", &error));
+  g_assert_no_error (error);
+  g_assert_true (tally_store_lock_session (one, "session-a", &error));   /* a second holder here */
+  g_assert_no_error (error);
+
+  g_assert_false (tally_store_lock_session (two, "session-a", &error));
+  g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED);
+  g_assert_nonnull (strstr (error->message, "This session is open in another Tally window or process"));
+  g_clear_error (&error);
+
+  /* Another session is free */
+  g_assert_true (tally_store_lock_session (two, "session-b", &error));
+  g_assert_no_error (error);
+
+  /* The last of the two holds lets go */
+  tally_store_unlock_session (one, "session-a");
+  g_assert_false (tally_store_lock_session (two, "session-a", &error));
+  g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED);
+  g_clear_error (&error);
+  tally_store_unlock_session (one, "session-a");
+  g_assert_true (tally_store_lock_session (two, "session-a", &error));
+  g_assert_no_error (error);
+
+  /* A holder that goes away (here: finalized; a crash closes it too) */
+  g_assert_false (tally_store_lock_session (one, "session-b", &error));
+  g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED);
+  g_clear_error (&error);
+  g_clear_object (&two);
+  g_assert_true (tally_store_lock_session (one, "session-b", &error));
+  g_assert_no_error (error);
+
+  g_clear_object (&one);
+  tmp_store_clear (&tmp);
+}
+
+/* Overwrites page @page (1-based, 4096 bytes) of @path with noise */
+static void
+damage_page (const char *path,
+             gint64      page,
+             guint32     seed)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  guint8 noise[4096];
+  FILE *file;
+
+  for (guint i = 0; i < sizeof noise; i++)
+    noise[i] = g_rand_int_range (rand, 0, 256);
+  file = fopen (path, "r+b");
+  g_assert_nonnull (file);
+  g_assert_cmpint (fseek (file, (page - 1) * 4096, SEEK_SET), ==, 0);
+  g_assert_cmpuint (fwrite (noise, 1, sizeof noise, file), ==, sizeof noise);
+  fclose (file);
+}
+
+/* Item 11 of issue 10: a store damaged in the middle is refused, and
+ * salvage copies every readable session into a new store, says what was
+ * lost, and never writes to the damaged file. */
+static void
+test_salvage (void)
+{
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  GPtrArray *lines[3] = { NULL };
+  g_autoptr(GBytes) before = NULL;
+  g_autoptr(GBytes) after = NULL;
+  g_autoptr(GPtrArray) sessions = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *wal = NULL;
+  g_autofree char *leaf_sql = NULL;
+  g_autofree char *filler = g_strnfill (300, 'q');
+  const char *ids[3] = { "salvage-a", "salvage-b", "salvage-c" };
+  TallySalvageReport report = { 0 };
+  gint64 sessions_root, leaves, first_b, last_b, damaged_leaf;
+  guint64 total = 0;
+  TmpStore tmp;
+
+  tmp_store_init (&tmp);
+  out = g_build_filename (tmp.dir, "salvaged.db", NULL);
+  wal = g_strconcat (tmp.path, "-wal", NULL);
+
+  /* Three sessions of 200 events each, one after the other in the file */
+  store = open_store (tmp.path);
+  for (guint s = 0; s < 3; s++)
+    {
+      lines[s] = g_ptr_array_new_with_free_func (g_free);
+      append (store, ev_session_created (ids[s], 1, ids[s], "claude-sonnet-5"), lines[s]);
+      append (store, ev_turn_started (ids[s], 2, "t1", "How much?", "ask"), lines[s]);
+      for (gint64 seq = 3; seq <= 200; seq++)
+        {
+          g_autofree char *text = g_strdup_printf ("%s %" G_GINT64_FORMAT " %s", ids[s], seq, filler);
+
+          append (store, ev_text_delta (ids[s], seq, "t1", text), lines[s]);
+        }
+      flush_ok (store);
+    }
+  g_clear_object (&store);
+  sql_exec (tmp.path, "PRAGMA wal_checkpoint (TRUNCATE)");
+  g_unlink (wal);
+
+  /* Damage the sessions table and an events page in the middle of b's run */
+  sessions_root = sql_int (tmp.path, "SELECT rootpage FROM sqlite_schema WHERE name = 'sessions'");
+  leaves = sql_int (tmp.path, "SELECT count (*) FROM dbstat WHERE name = 'events' AND pagetype = 'leaf'");
+  g_assert_cmpint (leaves, >, 20);
+  first_b = sql_int (tmp.path, "SELECT min (rowid) FROM events WHERE session_id = 'salvage-b'");
+  last_b = sql_int (tmp.path, "SELECT max (rowid) FROM events WHERE session_id = 'salvage-b'");
+  leaf_sql = g_strdup_printf ("SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' "
+                              "ORDER BY path LIMIT 1 OFFSET %" G_GINT64_FORMAT, leaves / 2);
+  damaged_leaf = sql_int (tmp.path, leaf_sql);
+  g_assert_cmpint (first_b, <, last_b);
+  damage_page (tmp.path, sessions_root, 7);
+  damage_page (tmp.path, damaged_leaf, 8);
+  before = read_bytes (tmp.path);
+
+  g_assert_null (tally_store_open (tmp.path, &error));
+  g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_CORRUPT);
+  g_clear_error (&error);
+
+  g_assert_true (tally_store_salvage (tmp.path, out, &report, &error));
+  g_assert_no_error (error);
+
+  /* The damaged file was only read */
+  after = read_bytes (tmp.path);
+  g_assert_true (g_bytes_equal (before, after));
+  g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
+
+  g_assert_cmpuint (report.sessions_salvaged, ==, 3);
+  g_assert_cmpuint (report.sessions_rebuilt, ==, 3);   /* their rows were on the damaged page */
+  g_assert_cmpuint (report.sessions_lost, ==, 0);
+  g_assert_cmpuint (report.damaged_regions, >=, 2);
+  g_assert_cmpuint (report.events_lost, >, 0);
+  g_assert_cmpuint (report.events_salvaged + report.events_lost, ==, 600);
+
+  /* A store that opens; a and c whole, b with a gap, its title rebuilt */
+  store = open_store (out);
+  sessions = tally_store_list_sessions (store, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (sessions->len, ==, 3);
+  for (guint s = 0; s < 3; s++)
+    {
+      g_autoptr(GPtrArray) stored = tally_store_load_event_lines (store, ids[s], &error);
+      g_autoptr(TallySessionInfo) info = tally_store_find_session (store, ids[s], &error);
+      guint j = 0;
+
+      g_assert_no_error (error);
+      g_assert_cmpstr (info->title, ==, ids[s]);
+      g_assert_cmpint (info->turns, ==, 1);
+      for (guint i = 0; i < stored->len; i++)
+        {
+          while (j < lines[s]->len && g_strcmp0 (lines[s]->pdata[j], stored->pdata[i]) != 0)
+            j++;
+          g_assert_cmpuint (j, <, lines[s]->len);   /* every salvaged line is an original, in order */
+        }
+      if (s != 1)
+        g_assert_cmpuint (stored->len, ==, 200);
+      total += stored->len;
+    }
+  g_assert_cmpuint (total, ==, report.events_salvaged);
+
+  /* Salvage never replaces a file */
+  g_assert_false (tally_store_salvage (tmp.path, out, &report, &error));
+  g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_IO);
+
+  for (guint s = 0; s < 3; s++)
+    g_ptr_array_unref (lines[s]);
+  g_clear_object (&store);
+  tmp_store_clear (&tmp);
+}
+
 /* }}} */
 /* {{{ Sessions, rules, plans, async */
 
@@ -1676,6 +1859,8 @@ main (int   argc,
   g_test_add_func ("/tally/store/search", test_search);
   g_test_add_func ("/tally/store/export", test_export);
   g_test_add_func ("/tally/store/write-failure", test_write_failure);
+  g_test_add_func ("/tally/store/session-lock", test_session_lock);
+  g_test_add_func ("/tally/store/salvage", test_salvage);
   g_test_add_func ("/tally/store/sessions", test_sessions_manage);
   g_test_add_func ("/tally/store/rules-plans", test_rules_plans);
   g_test_add_func ("/tally/store/async", test_async);

@@ -26,14 +26,20 @@
 #include "tally-model-table.h"
 #include "tally-pricing.h"
 #include "tally-questions.h"
+#include "tally-secret-env.h"
 #include "tally-session.h"
 #include "tally-store.h"
+#include "tally-tool-bash.h"
+#include "tally-tool-query-database.h"
 #include "tally-tool-registry.h"
 
 #define EXIT_DONE      0
 #define EXIT_FAILED    1
 #define EXIT_USAGE     2
 #define EXIT_CANCELLED 130
+/* Cancelled by SIGHUP or SIGTERM: 128 + the signal, as a shell reports. */
+#define EXIT_HANGUP    129
+#define EXIT_TERMINATED 143
 
 typedef struct {
   GMainLoop    *loop;
@@ -45,11 +51,14 @@ typedef struct {
   gboolean      text_open;
   int           exit_status;
   guint         sigint_count;
+  int           stop_signal;      /* the first of SIGINT, SIGTERM, SIGHUP */
   gint64        text_blocks;
   gint64        attempts;          /* api_call events of the current turn */
 
   /* cards answered on stdin */
-  GDataInputStream *stdin_lines;
+  GDataInputStream *stdin_lines;  /* made once, freed by stop_reading_stdin() */
+  GCancellable *stdin_cancellable;
+  gboolean      stdin_reading;    /* a line read is pending */
   gboolean      stdin_eof;
   gboolean      interactive;
   char         *card_id;          /* approval or question id being read */
@@ -77,9 +86,13 @@ static gboolean opt_list;
 static char *opt_search;
 static char *opt_export;
 static char *opt_format;
+static char *opt_salvage;
 static gboolean opt_list_models;
 static gboolean opt_version;
 static double opt_idle_timeout = NAN;
+static char **opt_pass_env;
+static double opt_query_timeout = NAN;
+static double opt_max_cost = NAN;
 
 static gboolean
 parse_thinking_cb (const char  *option_name,
@@ -171,12 +184,20 @@ static const GOptionEntry entries[] = {
     N_("Write a saved session to stdout (see --format)"), N_("SESSION_ID") },
   { "format", 0, 0, G_OPTION_ARG_STRING, &opt_format,
     N_("Export format: md (the conversation) or jsonl (its event log)"), N_("md|jsonl") },
+  { "salvage", 0, 0, G_OPTION_ARG_FILENAME, &opt_salvage,
+    N_("Copy every readable session of a damaged --store into a new store"), N_("OUT") },
   { "list-models", 0, 0, G_OPTION_ARG_NONE, &opt_list_models,
     N_("List the models the API offers"), NULL },
   { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json,
     N_("Print one JSON event per line on stdout and nothing else"), NULL },
   { "idle-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_idle_timeout,
     N_("Abort a stream after this many seconds without data (default 90)"), N_("SECONDS") },
+  { "max-cost", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_cost,
+    N_("Stop before an API call once the session has cost this many US dollars (0: no cap)"), N_("USD") },
+  { "pass-env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_pass_env,
+    N_("Pass this environment variable to Bash commands too (repeatable)"), N_("NAME") },
+  { "query-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_query_timeout,
+    N_("Stop a database query after this many seconds (default 30)"), N_("SECONDS") },
   { "version", 0, 0, G_OPTION_ARG_NONE, &opt_version,
     N_("Print the version and exit"), NULL },
   { NULL }
@@ -387,6 +408,14 @@ print_event_readably (Cli        *cli,
         g_printerr (_("Error (%s): %s\n"),
                     json_object_get_string_member (event, "kind"),
                     json_object_get_string_member (event, "message"));
+
+      /* How to go on (docs/protocol.md §12.2). */
+      if (g_strcmp0 (json_object_get_string_member (event, "kind"), "budget") == 0)
+        g_printerr ("%s\n", _("Raise the cap with --max-cost USD (0 turns it off) to continue this session."));
+      else if (json_object_get_int_member_with_default (event, "status", 0) == 401 ||
+               json_object_get_int_member_with_default (event, "status", 0) == 403)
+        g_printerr ("%s\n", _("The API key was refused. Set ANTHROPIC_API_KEY to a valid key from the "
+                               "Anthropic Console and run tally-cli again."));
     }
   else if (g_str_equal (type, "plan_proposed"))
     {
@@ -681,8 +710,9 @@ card_line_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   g_autofree char *line = NULL;
 
+  cli->stdin_reading = FALSE;
   line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, NULL, &error);
-  if (cli->card_id == NULL)
+  if (cli->card_id == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
 
   if (line == NULL)
@@ -710,9 +740,27 @@ read_card_line (Cli *cli)
     {
       g_autoptr(GInputStream) in = g_unix_input_stream_new (STDIN_FILENO, FALSE);
       cli->stdin_lines = g_data_input_stream_new (in);
+      cli->stdin_cancellable = g_cancellable_new ();
     }
 
-  g_data_input_stream_read_line_async (cli->stdin_lines, G_PRIORITY_DEFAULT, NULL, card_line_cb, cli);
+  cli->stdin_reading = TRUE;
+  g_data_input_stream_read_line_async (cli->stdin_lines, G_PRIORITY_DEFAULT, cli->stdin_cancellable,
+                                       card_line_cb, cli);
+}
+
+/* Ends a pending read of stdin and frees the stream: the read holds a
+ * reference to it until its callback has run. */
+static void
+stop_reading_stdin (Cli *cli)
+{
+  if (cli->stdin_reading)
+    g_cancellable_cancel (cli->stdin_cancellable);
+  while (cli->stdin_reading)
+    g_main_context_iteration (NULL, TRUE);
+
+  card_done (cli);
+  g_clear_object (&cli->stdin_lines);
+  g_clear_object (&cli->stdin_cancellable);
 }
 
 static void
@@ -789,7 +837,9 @@ send_done_cb (GObject      *object,
       cli->exit_status = EXIT_DONE;
       break;
     case TALLY_TURN_CANCELLED:
-      cli->exit_status = EXIT_CANCELLED;
+      cli->exit_status = cli->stop_signal == SIGTERM ? EXIT_TERMINATED
+                       : cli->stop_signal == SIGHUP ? EXIT_HANGUP
+                       : EXIT_CANCELLED;
       break;
     case TALLY_TURN_FAILED:
     default:
@@ -800,17 +850,43 @@ send_done_cb (GObject      *object,
   g_main_loop_quit (cli->loop);
 }
 
+/* SIGINT, SIGTERM and SIGHUP all end the turn the same way: the
+ * cancellable stops the stream and kills running commands, and the turn
+ * still records its tool results and ends `cancelled` with its receipt.
+ * Further signals while that happens change nothing: leaving at once would
+ * skip writing what the turn did. */
+static void
+stop_on_signal (Cli *cli,
+                int  signum)
+{
+  if (++cli->sigint_count > 1)
+    {
+      g_printerr ("%s\n", _("tally-cli: still stopping; the turn is being recorded…"));
+      return;
+    }
+
+  cli->stop_signal = signum;
+  g_cancellable_cancel (cli->cancellable);
+}
+
 static gboolean
 sigint_cb (gpointer user_data)
 {
-  Cli *cli = user_data;
+  stop_on_signal (user_data, SIGINT);
+  return G_SOURCE_CONTINUE;
+}
 
-  /* The first Ctrl+C cancels the turn, which still ends with its receipt;
-   * a second one leaves at once. */
-  if (++cli->sigint_count > 1)
-    _exit (EXIT_CANCELLED);
+static gboolean
+sigterm_cb (gpointer user_data)
+{
+  stop_on_signal (user_data, SIGTERM);
+  return G_SOURCE_CONTINUE;
+}
 
-  g_cancellable_cancel (cli->cancellable);
+static gboolean
+sighup_cb (gpointer user_data)
+{
+  stop_on_signal (user_data, SIGHUP);
   return G_SOURCE_CONTINUE;
 }
 
@@ -1091,6 +1167,60 @@ run_export (void)
   return EXIT_DONE;
 }
 
+/* --salvage OUT: the damaged store is only read (docs/architecture.md §10.9) */
+static int
+run_salvage (void)
+{
+  g_autofree char *path = opt_store != NULL ? g_strdup (opt_store) : tally_store_get_default_path ();
+  g_autoptr(GError) error = NULL;
+  TallySalvageReport report = { 0 };
+
+  if (!tally_store_salvage (path, opt_salvage, &report, &error))
+    {
+      g_printerr (_("tally-cli: cannot salvage %s: %s\n"), path, error->message);
+      return EXIT_FAILED;
+    }
+
+  if (opt_json)
+    {
+      g_autoptr(JsonObject) object = json_object_new ();
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+      g_autofree char *line = NULL;
+
+      json_object_set_string_member (object, "out", opt_salvage);
+      json_object_set_int_member (object, "sessions_salvaged", report.sessions_salvaged);
+      json_object_set_int_member (object, "sessions_rebuilt", report.sessions_rebuilt);
+      json_object_set_int_member (object, "sessions_lost", report.sessions_lost);
+      json_object_set_int_member (object, "events_salvaged", (gint64)report.events_salvaged);
+      json_object_set_int_member (object, "events_lost", (gint64)report.events_lost);
+      json_object_set_int_member (object, "messages_dropped", (gint64)report.messages_dropped);
+      json_object_set_int_member (object, "rules_salvaged", report.rules_salvaged);
+      json_object_set_int_member (object, "plans_salvaged", report.plans_salvaged);
+      json_object_set_int_member (object, "damaged_regions", report.damaged_regions);
+      json_node_set_object (node, object);
+      line = json_to_string (node, FALSE);
+      g_print ("%s\n", line);
+    }
+  else
+    {
+      g_autofree char *events = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_salvaged);
+      g_autofree char *events_lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_lost);
+      g_autofree char *dropped = g_strdup_printf ("%" G_GUINT64_FORMAT, report.messages_dropped);
+
+      /* TRANSLATORS: the report of --salvage; the first %s is the new store */
+      g_print (_("Salvaged into %s: %u sessions (%u rebuilt from their events), %s events, "
+                 "%u rules, %u plans.\n"),
+               opt_salvage, report.sessions_salvaged, report.sessions_rebuilt, events,
+               report.rules_salvaged, report.plans_salvaged);
+      g_print (_("Lost: %u sessions, %s events; %s conversation blocks left out; "
+                 "%u damaged places skipped.\n"),
+               report.sessions_lost, events_lost, dropped, report.damaged_regions);
+      g_print (_("%s was only read. Open the new store with --store.\n"), path);
+    }
+  out_flush ();
+  return EXIT_DONE;
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1107,9 +1237,13 @@ main (int    argc,
   g_autoptr(GCancellable) cancellable = NULL;
   g_autofree char *base_url = NULL;
   g_autofree char *prompt = NULL;
-  const char *api_key;
+  g_autoptr(TallySecret) api_key = NULL;
   TallyMode mode = TALLY_MODE_ASK;
   Cli cli = { 0 };
+
+  /* The key leaves the environment at once, before any thread or command
+   * could read it (docs/security.md, "Processes and secrets"). */
+  api_key = tally_secret_env_take ("ANTHROPIC_API_KEY");
 
   setlocale (LC_ALL, "");
   bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
@@ -1119,7 +1253,8 @@ main (int    argc,
   context = g_option_context_new (_("PROMPT — ask Tally a question about your data"));
   g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
   g_option_context_set_description (context,
-    _("Exit status: 0 done, 1 failed, 2 usage error, 130 cancelled (Ctrl+C).\n"
+    _("Exit status: 0 done, 1 failed, 2 usage error, 130 cancelled (Ctrl+C), "
+      "143 and 129 cancelled by SIGTERM and SIGHUP.\n"
       "The API key comes from ANTHROPIC_API_KEY."));
   args = rename_bare_thinking (argc, argv);
   if (!g_option_context_parse_strv (context, &args, &error))
@@ -1162,11 +1297,17 @@ main (int    argc,
   if (!isnan (opt_idle_timeout) && !(opt_idle_timeout >= 0 && opt_idle_timeout <= 86400))
     return usage_error (_("--idle-timeout takes a number of seconds from 0 to 86400"));
 
+  if (!isnan (opt_max_cost) && !(opt_max_cost >= 0 && opt_max_cost <= 1e6))
+    return usage_error (_("--max-cost takes an amount in US dollars from 0 to 1000000"));
+
+  if (!isnan (opt_query_timeout) && !(opt_query_timeout > 0 && opt_query_timeout <= 86400))
+    return usage_error (_("--query-timeout takes a number of seconds above 0, at most 86400"));
+
   if (opt_model != NULL && *g_strstrip (opt_model) == '\0')
     return usage_error (_("--model needs a model id or alias"));
 
   if ((opt_list ? 1 : 0) + (opt_replay != NULL) + (opt_search != NULL) + (opt_export != NULL) +
-      (opt_list_models ? 1 : 0) > 1)
+      (opt_list_models ? 1 : 0) + (opt_salvage != NULL) > 1)
     return usage_error (_("--list, --replay, --search, --export and --list-models go one at a time"));
 
   cli.json = opt_json;
@@ -1183,6 +1324,13 @@ main (int    argc,
       return run_export ();
     }
 
+  if (opt_salvage != NULL)
+    {
+      if (argc > 1)
+        return usage_error (_("these commands take no prompt"));
+      return run_salvage ();
+    }
+
   if (!opt_list_models)
     {
       if (argc < 2)
@@ -1194,8 +1342,7 @@ main (int    argc,
   else if (argc > 1)
     return usage_error (_("--list-models takes no prompt"));
 
-  api_key = g_getenv ("ANTHROPIC_API_KEY");
-  if (api_key == NULL || *api_key == '\0')
+  if (api_key == NULL)
     return usage_error (_("no API key: set ANTHROPIC_API_KEY"));
 
   base_url = resolve_base_url ();
@@ -1214,6 +1361,8 @@ main (int    argc,
   cli.interactive = isatty (STDIN_FILENO);
 
   g_unix_signal_add (SIGINT, sigint_cb, &cli);
+  g_unix_signal_add (SIGTERM, sigterm_cb, &cli);
+  g_unix_signal_add (SIGHUP, sighup_cb, &cli);
 
   if (opt_list_models)
     {
@@ -1245,6 +1394,12 @@ main (int    argc,
     }
 
   tools = tally_tool_registry_new_default ();
+  tally_tool_bash_set_extra_env (TALLY_TOOL_BASH (tally_tool_registry_lookup (tools, "Bash")),
+                                 (const char * const *) opt_pass_env);
+  if (!isnan (opt_query_timeout))
+    tally_tool_query_database_set_timeout_ms (
+      TALLY_TOOL_QUERY_DATABASE (tally_tool_registry_lookup (tools, "query_database")),
+      (guint) MAX (opt_query_timeout * 1000, 1));
   /* Nothing is spent on a turn that could not be kept. */
   store = open_store (TRUE);
   if (store == NULL)
@@ -1279,12 +1434,15 @@ main (int    argc,
     tally_agent_set_model (agent, opt_model);
   if (opt_thinking_budget > 0)
     tally_agent_set_thinking_budget (agent, opt_thinking_budget);
+  if (!isnan (opt_max_cost))
+    tally_agent_set_max_cost (agent, opt_max_cost);
 
   g_signal_connect (agent, "event", G_CALLBACK (agent_event_cb), &cli);
 
   tally_session_send_async (session, prompt, mode, opt_thinking, cancellable, send_done_cb, &cli);
   g_main_loop_run (loop);
 
+  stop_reading_stdin (&cli);
   close_open_text (&cli);
   return cli.exit_status;
 }

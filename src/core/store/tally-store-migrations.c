@@ -449,6 +449,26 @@ fill_transcript (sqlite3     *db,
   return ok;
 }
 
+/**
+ * tally_store_fill_transcript:
+ * @db: a read-write connection to a store with the current schema and an
+ *   empty `transcript` (its triggers keep `transcript_fts` in step)
+ * @path: the database file, for messages
+ * @error: return location for a #GError
+ *
+ * Fills the search text from `sessions` and `events`, as the v3 migration
+ * does (used by salvage, docs/architecture.md §10.9).
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+tally_store_fill_transcript (sqlite3     *db,
+                             const char  *path,
+                             GError     **error)
+{
+  return fill_transcript (db, path, error);
+}
+
 /* Version 3's objects must have the shape this build expects. A table of
  * another kind under one of their names is data this build does not know:
  * fail rather than drop it. */

@@ -29,6 +29,10 @@ gboolean  tally_store_migrate             (sqlite3     *db,
                                            int          from_version,
                                            GError     **error);
 
+gboolean  tally_store_fill_transcript     (sqlite3     *db,
+                                           const char  *path,
+                                           GError     **error);
+
 /* Test hooks (tests/test-store.c); not for the application */
 gboolean  tally_store_set_max_page_count_for_testing (TallyStore  *self,
                                                       gint64       max_pages,

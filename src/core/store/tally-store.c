@@ -2,11 +2,18 @@
 
 #define G_LOG_DOMAIN "tally-store"
 
+/* F_OFD_SETLK (open file description locks) */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -1366,8 +1373,9 @@ writer_thread_func (gpointer data)
         writer_after_failure (w, error);
     }
 
+  /* Already reported through "write-failed" and the failed flush */
   if (w->pending->len > 0)
-    g_warning ("%u queued writes to the session store “%s” could not be written and are lost: %s",
+    g_message ("%u queued writes to the session store “%s” could not be written and are lost: %s",
                w->pending->len, w->path, w->failure ? w->failure->message : "unknown error");
 
   writer_free (w);
@@ -1413,6 +1421,12 @@ struct _TallyStore
   /* The newest seq handed over per session, to refuse a step back at once */
   GMutex        seq_lock;
   GHashTable   *handed_seq;
+
+  /* Session locks (one writer per session): the `<path>-lock` file and how
+   * many holders each locked session has in this store object */
+  GMutex        session_lock;
+  int           lock_fd;
+  GHashTable   *locked;        /* session_id -> GUINT_TO_POINTER (holders) */
 };
 
 G_DEFINE_FINAL_TYPE (TallyStore, tally_store, G_TYPE_OBJECT)
@@ -1466,7 +1480,7 @@ tally_store_dispose (GObject *object)
       g_autoptr(GError) error = NULL;
 
       if (!run_operation (self, item_new (ITEM_QUIT), NULL, &error))
-        g_warning ("Closing the session store: %s", error->message);
+        g_message ("Closing the session store: %s", error->message);
       g_thread_join (g_steal_pointer (&self->writer));
     }
 
@@ -1483,8 +1497,12 @@ tally_store_finalize (GObject *object)
   g_clear_pointer (&self->queue, g_async_queue_unref);
   g_clear_pointer (&self->target, signal_target_unref);
   g_clear_pointer (&self->handed_seq, g_hash_table_unref);
+  g_clear_pointer (&self->locked, g_hash_table_unref);
+  if (self->lock_fd >= 0)
+    close (self->lock_fd);     /* releases every lock this store held */
   g_mutex_clear (&self->read_lock);
   g_mutex_clear (&self->seq_lock);
+  g_mutex_clear (&self->session_lock);
   g_free (self->path);
   g_free (self->read_only_reason);
 
@@ -1527,7 +1545,10 @@ tally_store_init (TallyStore *self)
 {
   g_mutex_init (&self->read_lock);
   g_mutex_init (&self->seq_lock);
+  g_mutex_init (&self->session_lock);
   self->handed_seq = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->locked = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->lock_fd = -1;
   self->queue = g_async_queue_new_full ((GDestroyNotify)item_free);
 
   self->target = g_new0 (SignalTarget, 1);
@@ -2388,6 +2409,159 @@ tally_store_save_plan (TallyStore  *self,
   item->payload = g_strdup (markdown);
   return run_operation (self, item, NULL, error);
 }
+
+/* {{{ Session locks */
+
+/*
+ * One writer per session (docs/architecture.md §10.8). Each session has one
+ * byte in the file `<path>-lock`, at an offset taken from a hash of its id,
+ * and whoever writes to the session holds an open-file-description lock
+ * (F_OFD_SETLK) on that byte. The kernel drops the lock when its holder
+ * closes the file or dies, so a crash leaves nothing to clean up; the file
+ * itself is never removed (removing a lock file races with the next
+ * holder). Offsets are 62 bits of a SHA-256, so two sessions sharing a byte
+ * is not a practical concern.
+ */
+
+static off_t
+session_lock_offset (const char *session_id)
+{
+  g_autoptr(GChecksum) checksum = g_checksum_new (G_CHECKSUM_SHA256);
+  guint8 digest[32];
+  gsize length = sizeof digest;
+  guint64 offset = 0;
+
+  g_checksum_update (checksum, (const guchar *)session_id, -1);
+  g_checksum_get_digest (checksum, digest, &length);
+  for (guint i = 0; i < 8; i++)
+    offset = (offset << 8) | digest[i];
+  return (off_t)(offset & G_GUINT64_CONSTANT (0x3fffffffffffffff));
+}
+
+static int
+session_lock_set (int         fd,
+                  const char *session_id,
+                  short       type)
+{
+  struct flock lock = { 0 };
+
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = session_lock_offset (session_id);
+  lock.l_len = 1;
+  return fcntl (fd, F_OFD_SETLK, &lock);
+}
+
+/**
+ * tally_store_lock_session:
+ * @self: a #TallyStore
+ * @session_id: the session's full id
+ * @error: return location for a #GError
+ *
+ * Takes the session's writer lock, so that no other store object — in
+ * another Tally window's process, another tally-cli, or this process —
+ * appends to it meanwhile. Holders in the same store object share the
+ * lock: each successful call needs one tally_store_unlock_session(). The
+ * lock lives until then, or until the store is finalized or the process
+ * ends (also by a crash). A read-only store takes no lock and succeeds.
+ * Reading a session never needs its lock.
+ *
+ * Returns: %TRUE when the lock is held; %FALSE with
+ *   %TALLY_STORE_ERROR_LOCKED when another holder has it, or
+ *   %TALLY_STORE_ERROR_IO when the lock file cannot be opened or locked
+ */
+gboolean
+tally_store_lock_session (TallyStore  *self,
+                          const char  *session_id,
+                          GError     **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  guint holders;
+
+  g_return_val_if_fail (TALLY_IS_STORE (self), FALSE);
+  g_return_val_if_fail (session_id != NULL && *session_id != '\0', FALSE);
+
+  if (self->read_only)
+    return TRUE;
+
+  locker = g_mutex_locker_new (&self->session_lock);
+
+  holders = GPOINTER_TO_UINT (g_hash_table_lookup (self->locked, session_id));
+  if (holders > 0)
+    {
+      g_hash_table_insert (self->locked, g_strdup (session_id), GUINT_TO_POINTER (holders + 1));
+      return TRUE;
+    }
+
+  if (self->lock_fd < 0)
+    {
+      g_autofree char *lock_path = g_strconcat (self->path, "-lock", NULL);
+
+      self->lock_fd = g_open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (self->lock_fd < 0)
+        {
+          int saved_errno = errno;
+
+          g_set_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_IO,
+                       "Could not open the lock file “%s” of the session store: %s",
+                       lock_path, g_strerror (saved_errno));
+          return FALSE;
+        }
+    }
+
+  if (session_lock_set (self->lock_fd, session_id, F_WRLCK) != 0)
+    {
+      int saved_errno = errno;
+
+      if (saved_errno == EAGAIN || saved_errno == EACCES)
+        g_set_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED,
+                     "This session is open in another Tally window or process (session %s in “%s”)",
+                     session_id, self->path);
+      else
+        g_set_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_IO,
+                     "Could not lock session %s in the session store “%s”: %s",
+                     session_id, self->path, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  g_hash_table_insert (self->locked, g_strdup (session_id), GUINT_TO_POINTER (1));
+  return TRUE;
+}
+
+/**
+ * tally_store_unlock_session:
+ * @self: a #TallyStore
+ * @session_id: a session locked with tally_store_lock_session()
+ *
+ * Gives back one hold on the session's writer lock; the last one releases
+ * it. Unlocking a session that is not locked does nothing.
+ */
+void
+tally_store_unlock_session (TallyStore *self,
+                            const char *session_id)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  guint holders;
+
+  g_return_if_fail (TALLY_IS_STORE (self));
+  g_return_if_fail (session_id != NULL);
+
+  locker = g_mutex_locker_new (&self->session_lock);
+  holders = GPOINTER_TO_UINT (g_hash_table_lookup (self->locked, session_id));
+  if (holders == 0)
+    return;
+  if (holders > 1)
+    {
+      g_hash_table_insert (self->locked, g_strdup (session_id), GUINT_TO_POINTER (holders - 1));
+      return;
+    }
+
+  g_hash_table_remove (self->locked, session_id);
+  if (self->lock_fd >= 0 && session_lock_set (self->lock_fd, session_id, F_UNLCK) != 0)
+    g_message ("Could not unlock session %s in %s: %s", session_id, self->path, g_strerror (errno));
+}
+
+/* }}} */
 
 /**
  * tally_store_set_max_page_count_for_testing:

@@ -45,6 +45,8 @@ G_BEGIN_DECLS
  * @TALLY_STORE_ERROR_INVALID: the caller passed something the store refuses:
  *   an event without `session_id`/`seq`/`ts`/`type`, a `seq` that is not
  *   greater than the session's previous one, an unknown role or rule field
+ * @TALLY_STORE_ERROR_LOCKED: the session is open for writing in another
+ *   Tally window or process (tally_store_lock_session())
  *
  * Error codes of %TALLY_STORE_ERROR.
  */
@@ -58,6 +60,7 @@ typedef enum {
   TALLY_STORE_ERROR_FULL,
   TALLY_STORE_ERROR_IO,
   TALLY_STORE_ERROR_INVALID,
+  TALLY_STORE_ERROR_LOCKED,
 } TallyStoreError;
 
 GQuark tally_store_error_quark (void);
@@ -116,6 +119,50 @@ void              tally_plan_version_free     (TallyPlanVersion       *plan);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyPlanVersion, tally_plan_version_free)
 
+/**
+ * TallySalvageReport:
+ * @sessions_salvaged: sessions copied with at least one event
+ * @sessions_rebuilt: of those, sessions whose `sessions` row was lost and
+ *   was rebuilt from their events
+ * @sessions_lost: sessions named by a readable row (their `sessions` row,
+ *   messages or plans) none of whose events could be read; not copied
+ * @events_salvaged: events copied
+ * @events_lost: events known to be missing: gaps in a session's `seq`
+ *   (events are numbered 1, 2, 3, … without gaps) and unreadable rows
+ * @messages_dropped: stored conversation blocks left out because an
+ *   earlier part of their conversation was lost
+ * @rules_salvaged: permission rules copied
+ * @plans_salvaged: plan versions copied
+ * @damaged_regions: places where reading stopped at damage and went on
+ *   past it
+ *
+ * What tally_store_salvage() copied and what it could not.
+ */
+typedef struct {
+  guint   sessions_salvaged;
+  guint   sessions_rebuilt;
+  guint   sessions_lost;
+  guint64 events_salvaged;
+  guint64 events_lost;
+  guint64 messages_dropped;
+  guint   rules_salvaged;
+  guint   plans_salvaged;
+  guint   damaged_regions;
+} TallySalvageReport;
+
+gboolean tally_store_salvage        (const char          *damaged_path,
+                                     const char          *out_path,
+                                     TallySalvageReport  *report,
+                                     GError             **error);
+void     tally_store_salvage_async  (const char          *damaged_path,
+                                     const char          *out_path,
+                                     GCancellable        *cancellable,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data);
+gboolean tally_store_salvage_finish (GAsyncResult        *result,
+                                     TallySalvageReport  *report,
+                                     GError             **error);
+
 #define TALLY_TYPE_STORE (tally_store_get_type ())
 
 G_DECLARE_FINAL_TYPE (TallyStore, tally_store, TALLY, STORE, GObject)
@@ -128,6 +175,13 @@ const char   *tally_store_get_path            (TallyStore          *self);
 gboolean      tally_store_is_read_only        (TallyStore          *self);
 const char   *tally_store_get_read_only_reason (TallyStore         *self);
 GError       *tally_store_dup_write_error     (TallyStore          *self);
+
+/* One writer per session */
+gboolean      tally_store_lock_session        (TallyStore          *self,
+                                               const char          *session_id,
+                                               GError             **error);
+void          tally_store_unlock_session      (TallyStore          *self,
+                                               const char          *session_id);
 
 /* Writes: queued to the writer thread, in order */
 gboolean      tally_store_append_event        (TallyStore          *self,
