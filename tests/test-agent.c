@@ -714,6 +714,160 @@ test_cut_inside_tool_input (void)
   fixture_stop (&f);
 }
 
+/* The model repeats a tool_use id, within one message and in a later one:
+ * the repeated calls never run, they are answered under a fresh id, and
+ * every request (the mock checks the history like the API) is accepted,
+ * in this turn and the next. */
+static void
+test_duplicate_tool_ids (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(JsonObject) body = NULL;
+  g_autofree char *history = NULL;
+  JsonObject *start;
+  JsonObject *result;
+  JsonArray *messages;
+  guint ran = 0;
+
+  fixture_start (&f,
+    "{\"responses\":["
+    "{\"message\":{\"content\":["
+    "{\"type\":\"tool_use\",\"id\":\"toolu_D1\",\"name\":\"query_database\",\"input\":{\"sql\":\"SELECT COUNT(*) AS n FROM Genre\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_D1\",\"name\":\"query_database\",\"input\":{\"sql\":\"SELECT 'second' AS s\"}}"
+    "],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":["
+    "{\"type\":\"tool_use\",\"id\":\"toolu_D1\",\"name\":\"query_database\",\"input\":{\"sql\":\"SELECT 'third' AS s\"}}"
+    "],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"There are 25 genres.\"}],\"stop_reason\":\"end_turn\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Still here.\"}],\"stop_reason\":\"end_turn\"}}]}");
+
+  run_turn (&f, "How many genres?", TALLY_MODE_ASK, FALSE);
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (f.mock), ==, 3);
+  g_assert_cmpuint (count_events (&f, "error"), ==, 0);
+
+  /* Three calls announced, each with an id of its own. */
+  g_assert_cmpuint (count_events (&f, "tool_use_start"), ==, 3);
+  start = find_event (&f, "tool_use_start", 0);
+  g_assert_cmpstr (json_object_get_string_member (start, "tool_id"), ==, "toolu_D1");
+  g_assert_false (json_object_has_member (start, "duplicate_of"));
+  start = find_event (&f, "tool_use_start", 1);
+  g_assert_cmpstr (json_object_get_string_member (start, "tool_id"), ==, "toolu_D1_dup1");
+  g_assert_cmpstr (json_object_get_string_member (start, "duplicate_of"), ==, "toolu_D1");
+  start = find_event (&f, "tool_use_start", 2);
+  g_assert_cmpstr (json_object_get_string_member (start, "tool_id"), ==, "toolu_D1_dup2");
+  g_assert_cmpstr (json_object_get_string_member (start, "duplicate_of"), ==, "toolu_D1");
+
+  /* Only the first ran; the others were refused with a reason. */
+  g_assert_cmpuint (count_events (&f, "tool_result"), ==, 3);
+  for (guint i = 0; i < 3; i++)
+    if (!json_object_get_boolean_member (find_event (&f, "tool_result", i), "is_error"))
+      ran++;
+  g_assert_cmpuint (ran, ==, 1);
+  result = find_event (&f, "tool_result", 0);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_D1");
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "25"));
+  result = find_event (&f, "tool_result", 1);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_D1_dup1");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "reused the id “toolu_D1”"));
+  g_assert_null (strstr (json_object_get_string_member (result, "content"), "second"));
+  g_assert_cmpstr (json_object_get_string_member (find_event (&f, "approval_resolved", 1), "decision"), ==, "deny");
+  g_assert_cmpstr (json_object_get_string_member (find_event (&f, "approval_resolved", 1), "tool_id"), ==, "toolu_D1_dup1");
+  result = find_event (&f, "tool_result", 2);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_D1_dup2");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+
+  /* The history sent keeps the model's inputs and renames only the id. */
+  body = request_body (&f, 2);
+  messages = json_object_get_array_member (body, "messages");
+  g_assert_cmpuint (json_array_get_length (messages), ==, 5);
+  history = tally_conversation_dup_messages_json (tally_agent_get_conversation (f.agent));
+  g_assert_nonnull (strstr (history, "{\"type\":\"tool_use\",\"id\":\"toolu_D1_dup1\",\"name\":\"query_database\","
+                                     "\"input\":{\"sql\":\"SELECT 'second' AS s\"}}"));
+  g_assert_nonnull (strstr (history, "\"tool_use_id\":\"toolu_D1_dup2\""));
+
+  /* The session stays usable. */
+  run_turn (&f, "Thanks", TALLY_MODE_ASK, FALSE);
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (f.mock), ==, 4);
+
+  fixture_stop (&f);
+}
+
+/* Tool inputs that are JSON but not objects (an array, null, a string) are
+ * the model's mistake: each call gets an is_error result that says what
+ * arrived, the history echoes {} and the loop goes on. */
+static void
+test_non_object_tool_input (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(JsonObject) body = NULL;
+  JsonArray *messages;
+  JsonArray *content;
+  JsonObject *result;
+  JsonObject *block;
+
+#define TOOL_BLOCK(index, id, partial) \
+    "{\"event\":\"content_block_start\",\"data\":{\"type\":\"content_block_start\",\"index\":" index "," \
+    "\"content_block\":{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"query_database\",\"input\":{}}}}," \
+    "{\"event\":\"content_block_delta\",\"data\":{\"type\":\"content_block_delta\",\"index\":" index "," \
+    "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" partial "}}}," \
+    "{\"event\":\"content_block_stop\",\"data\":{\"type\":\"content_block_stop\",\"index\":" index "}},"
+
+  fixture_start (&f,
+    "{\"responses\":["
+    "{\"events\":["
+    "{\"event\":\"message_start\",\"data\":{\"type\":\"message_start\",\"message\":{\"id\":\"msg_bad\",\"type\":\"message\","
+    "\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-5\",\"stop_reason\":null,\"stop_sequence\":null,"
+    "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}},"
+    TOOL_BLOCK ("0", "toolu_Arr", "\"[\\\"SELECT 1\\\"]\"")
+    TOOL_BLOCK ("1", "toolu_Null", "\"null\"")
+    TOOL_BLOCK ("2", "toolu_Str", "\"\\\"SELECT 2\\\"\"")
+    "{\"event\":\"message_delta\",\"data\":{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\","
+    "\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}},"
+    "{\"event\":\"message_stop\",\"data\":{\"type\":\"message_stop\"}}]},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"I will pass an object next time.\"}],\"stop_reason\":\"end_turn\"}}]}");
+#undef TOOL_BLOCK
+
+  run_turn (&f, "Count something", TALLY_MODE_ASK, FALSE);
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  g_assert_cmpuint (count_events (&f, "error"), ==, 0);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (f.mock), ==, 2);
+  g_assert_cmpuint (count_events (&f, "tool_use_start"), ==, 3);
+  g_assert_cmpuint (count_events (&f, "tool_result"), ==, 3);
+
+  result = find_event (&f, "tool_result", 0);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_Arr");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_cmpstr (json_object_get_string_member (result, "content"), ==,
+                   "The input of query_database must be a JSON object with named arguments, but it was an "
+                   "array: [\"SELECT 1\"]. The call did not run; call the tool again with an object as its input.");
+  result = find_event (&f, "tool_result", 1);
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "but it was null: null."));
+  result = find_event (&f, "tool_result", 2);
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "but it was a string: \"SELECT 2\"."));
+  g_assert_cmpstr (json_object_get_string_member (find_event (&f, "approval_resolved", 0), "decision"), ==, "deny");
+
+  /* The echoed calls carry {} and are answered first in the next message. */
+  body = request_body (&f, 1);
+  messages = json_object_get_array_member (body, "messages");
+  content = json_object_get_array_member (json_array_get_object_element (messages, 1), "content");
+  g_assert_cmpuint (json_array_get_length (content), ==, 3);
+  block = json_array_get_object_element (content, 0);
+  g_assert_cmpstr (json_object_get_string_member (block, "id"), ==, "toolu_Arr");
+  g_assert_cmpuint (json_object_get_size (json_object_get_object_member (block, "input")), ==, 0);
+  content = json_object_get_array_member (json_array_get_object_element (messages, 2), "content");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 2), "tool_use_id"), ==, "toolu_Str");
+
+  fixture_stop (&f);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -731,6 +885,8 @@ main (int    argc,
   g_test_add_func ("/tally/agent/mode-reminders", test_mode_reminders);
   g_test_add_func ("/tally/agent/unknown-price", test_unknown_price);
   g_test_add_func ("/tally/agent/cut-inside-tool-input", test_cut_inside_tool_input);
+  g_test_add_func ("/tally/agent/duplicate-tool-ids", test_duplicate_tool_ids);
+  g_test_add_func ("/tally/agent/non-object-tool-input", test_non_object_tool_input);
 
   return g_test_run ();
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tally-conversation.h"
+#include "tally-json-raw.h"
 
 /*
  * The conversation is the `messages` array sent to the API. Each content
@@ -616,6 +617,310 @@ tally_conversation_repair (TallyConversation *self,
     }
 
   return pending->len;
+}
+
+/* Tool use ids (docs/protocol.md §5.3): the API refuses a conversation in
+ * which two tool_use blocks share an id, so Tally never lets one in. */
+
+static gboolean
+block_is_tool_use (JsonObject *block)
+{
+  return g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") == 0;
+}
+
+static const char *
+block_id (JsonObject *block,
+          const char *member)
+{
+  JsonNode *node = json_object_get_member (block, member);
+
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
+    return "";
+  return json_node_get_string (node);
+}
+
+/* A new id for a call that repeated @id: "<id>_dup<N>" with the smallest N
+ * not in @taken (ids keep to the API's letters, digits, _ and -). */
+static char *
+make_unique_id (GHashTable *taken,
+                const char *id)
+{
+  for (guint n = 1; ; n++)
+    {
+      char *candidate = *id != '\0' ? g_strdup_printf ("%s_dup%u", id, n)
+                                     : g_strdup_printf ("toolu_tally_dup%u", n);
+
+      if (!g_hash_table_contains (taken, candidate))
+        return candidate;
+      g_free (candidate);
+    }
+}
+
+/* Returns @block_json with member @member set to the string @value, every
+ * other byte kept. */
+static char *
+with_string_member (const char *block_json,
+                    const char *member,
+                    const char *value)
+{
+  g_autoptr(JsonNode) string = json_node_init_string (json_node_alloc (), value);
+  g_autofree char *quoted = json_to_string (string, FALSE);
+  char *replaced = tally_json_raw_replace_member (block_json, member, quoted);
+  g_autoptr(JsonObject) block = NULL;
+  g_autoptr(JsonNode) node = NULL;
+
+  if (replaced != NULL)
+    return replaced;
+
+  /* A member written with escapes: re-serialise (never assistant thinking,
+   * only tool_use and tool_result blocks come here). */
+  block = parse_block (block_json);
+  if (block == NULL)
+    return g_strdup (block_json);
+  json_object_set_string_member (block, member, value);
+  node = json_node_init_object (json_node_alloc (), block);
+  return json_to_string (node, FALSE);
+}
+
+/**
+ * tally_conversation_dup_tool_use_ids:
+ * @self: a #TallyConversation
+ *
+ * Returns: (transfer full) (element-type utf8 utf8): the set of the `id`s
+ *   of every `tool_use` block in the conversation
+ */
+GHashTable *
+tally_conversation_dup_tool_use_ids (TallyConversation *self)
+{
+  GHashTable *ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  g_return_val_if_fail (TALLY_IS_CONVERSATION (self), ids);
+
+  for (guint i = 0; i < self->messages->len; i++)
+    {
+      Message *message = g_ptr_array_index (self->messages, i);
+
+      if (!g_str_equal (message->role, "assistant"))
+        continue;
+
+      for (guint j = 0; j < message->blocks->len; j++)
+        {
+          g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (message->blocks, j));
+
+          if (block != NULL && block_is_tool_use (block))
+            g_hash_table_add (ids, g_strdup (block_id (block, "id")));
+        }
+    }
+
+  return ids;
+}
+
+/**
+ * tally_conversation_dedup_new_tool_uses:
+ * @self: a #TallyConversation
+ * @blocks: (element-type utf8): the content of a completed assistant message
+ *   that is about to be appended, as JSON texts; changed in place
+ *
+ * Gives every `tool_use` block of @blocks whose `id` is already used, in the
+ * conversation or earlier in @blocks (or is empty), a fresh id
+ * (`<id>_dup<N>`), changing only that member's bytes. The API refuses a
+ * history with repeated ids (docs/protocol.md §5.4); the agent answers the
+ * renamed calls with an error instead of running them.
+ *
+ * Returns: (transfer full) (element-type utf8 utf8): fresh id → the id the
+ *   model repeated, empty when nothing was renamed
+ */
+GHashTable *
+tally_conversation_dedup_new_tool_uses (TallyConversation *self,
+                                        GPtrArray         *blocks)
+{
+  GHashTable *renamed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GHashTable) taken = NULL;
+
+  g_return_val_if_fail (TALLY_IS_CONVERSATION (self), renamed);
+  g_return_val_if_fail (blocks != NULL, renamed);
+
+  taken = tally_conversation_dup_tool_use_ids (self);
+  for (guint i = 0; i < blocks->len; i++)
+    {
+      g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (blocks, i));
+      const char *id;
+      char *fresh;
+      char *old;
+
+      if (block == NULL || !block_is_tool_use (block))
+        continue;
+
+      id = block_id (block, "id");
+      if (*id != '\0' && !g_hash_table_contains (taken, id))
+        {
+          g_hash_table_add (taken, g_strdup (id));
+          continue;
+        }
+
+      fresh = make_unique_id (taken, id);
+      old = g_ptr_array_index (blocks, i);
+      g_ptr_array_index (blocks, i) = with_string_member (old, "id", fresh);
+      g_free (old);
+      g_hash_table_insert (renamed, g_strdup (fresh), g_strdup (id));
+      g_hash_table_add (taken, fresh);
+    }
+
+  return renamed;
+}
+
+/**
+ * tally_conversation_repair_duplicate_ids:
+ * @self: a #TallyConversation
+ * @changed: (element-type guint): receives the index of every message that
+ *   was changed, in increasing order
+ *
+ * Repairs a stored history in which `tool_use` ids repeat (written by a
+ * Tally that ran such calls; every request with it is refused). Walking the
+ * conversation in order, each `tool_use` whose id was already used gets a
+ * fresh id as in tally_conversation_dedup_new_tool_uses(), and in the user
+ * message right after it the tool results for that id are matched in
+ * order: the Nth result for an id answers the Nth call that had it and
+ * takes that call's id. A result with no call left to answer is dropped.
+ * Calls still without a result are left to tally_conversation_repair().
+ *
+ * Returns: the number of `tool_use` blocks renamed
+ */
+guint
+tally_conversation_repair_duplicate_ids (TallyConversation *self,
+                                         GArray            *changed)
+{
+  g_autoptr(GHashTable) taken = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint n_renamed = 0;
+
+  g_return_val_if_fail (TALLY_IS_CONVERSATION (self), 0);
+  g_return_val_if_fail (changed != NULL, 0);
+
+  /* Every id as written first, so a fresh id never takes one that a later
+   * message uses. */
+  {
+    g_autoptr(GHashTable) all = tally_conversation_dup_tool_use_ids (self);
+    GHashTableIter iter;
+    gpointer key;
+
+    g_hash_table_iter_init (&iter, all);
+    while (g_hash_table_iter_next (&iter, &key, NULL))
+      g_hash_table_add (taken, g_strdup (key));
+  }
+  {
+    g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+    for (guint i = 0; i < self->messages->len; i++)
+      {
+        Message *message = g_ptr_array_index (self->messages, i);
+        Message *next = i + 1 < self->messages->len ? g_ptr_array_index (self->messages, i + 1) : NULL;
+        /* original id → GPtrArray of the ids its calls now have, in order */
+        g_autoptr(GHashTable) calls = NULL;
+        gboolean message_changed = FALSE;
+        gboolean next_changed = FALSE;
+
+        if (!g_str_equal (message->role, "assistant"))
+          continue;
+
+        calls = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+        for (guint j = 0; j < message->blocks->len; j++)
+          {
+            g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (message->blocks, j));
+            g_autofree char *id = NULL;
+            GPtrArray *ids;
+
+            if (block == NULL || !block_is_tool_use (block))
+              continue;
+
+            id = g_strdup (block_id (block, "id"));
+            ids = g_hash_table_lookup (calls, id);
+            if (ids == NULL)
+              {
+                ids = g_ptr_array_new_with_free_func (g_free);
+                g_hash_table_insert (calls, g_strdup (id), ids);
+              }
+
+            if (*id != '\0' && !g_hash_table_contains (seen, id))
+              {
+                g_hash_table_add (seen, g_strdup (id));
+                g_ptr_array_add (ids, g_strdup (id));
+                continue;
+              }
+
+            {
+              char *fresh = make_unique_id (taken, id);
+              char *old = g_ptr_array_index (message->blocks, j);
+
+              g_hash_table_add (taken, g_strdup (fresh));
+              g_hash_table_add (seen, g_strdup (fresh));
+              g_ptr_array_index (message->blocks, j) = with_string_member (old, "id", fresh);
+              g_free (old);
+              g_ptr_array_add (ids, fresh);
+              message_changed = TRUE;
+              n_renamed++;
+            }
+          }
+
+        if (next != NULL && g_str_equal (next->role, "user"))
+          {
+            g_autoptr(GHashTable) used = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+            for (guint j = 0; j < next->blocks->len; )
+              {
+                g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (next->blocks, j));
+                const char *id;
+                GPtrArray *ids;
+                guint nth;
+
+                if (block == NULL ||
+                    g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_result") != 0)
+                  {
+                    j++;
+                    continue;
+                  }
+
+                id = block_id (block, "tool_use_id");
+                ids = g_hash_table_lookup (calls, id);
+                if (ids == NULL)
+                  {
+                    j++;
+                    continue;
+                  }
+
+                nth = GPOINTER_TO_UINT (g_hash_table_lookup (used, id));
+                g_hash_table_insert (used, g_strdup (id), GUINT_TO_POINTER (nth + 1));
+                if (nth >= ids->len)
+                  {
+                    /* A second result for one call: the API takes one. */
+                    g_ptr_array_remove_index (next->blocks, j);
+                    next_changed = TRUE;
+                    continue;
+                  }
+
+                if (!g_str_equal (g_ptr_array_index (ids, nth), id))
+                  {
+                    char *old = g_ptr_array_index (next->blocks, j);
+
+                    g_ptr_array_index (next->blocks, j) =
+                      with_string_member (old, "tool_use_id", g_ptr_array_index (ids, nth));
+                    g_free (old);
+                    next_changed = TRUE;
+                  }
+                j++;
+              }
+          }
+
+        if (message_changed)
+          g_array_append_val (changed, i);
+        if (next_changed)
+          {
+            guint index = i + 1;
+            g_array_append_val (changed, index);
+          }
+      }
+  }
+
+  return n_renamed;
 }
 
 static char *

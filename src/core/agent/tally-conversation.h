@@ -51,6 +51,12 @@ GPtrArray         *tally_conversation_dup_pending_tool_uses (TallyConversation *
 guint              tally_conversation_repair              (TallyConversation *self,
                                                            GHashTable        *reasons);
 
+GHashTable        *tally_conversation_dup_tool_use_ids    (TallyConversation *self);
+GHashTable        *tally_conversation_dedup_new_tool_uses (TallyConversation *self,
+                                                           GPtrArray         *blocks);
+guint              tally_conversation_repair_duplicate_ids (TallyConversation *self,
+                                                           GArray            *changed);
+
 GBytes            *tally_conversation_build_request       (TallyConversation *self,
                                                            const char        *model,
                                                            gint64             max_tokens,

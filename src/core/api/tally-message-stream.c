@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tally-api-error.h"
+#include "tally-json-raw.h"
 #include "tally-sse-decoder.h"
 
 /**
@@ -57,6 +58,9 @@ typedef struct {
   GPtrArray  *citations;
   /* tool blocks: the checked input JSON text, set at content_block_stop. */
   char       *input;
+  /* tool_use: the input as received when it was JSON but not an object
+   * (@input is then "{}"); the model's mistake, answered by the agent. */
+  char       *invalid_input;
   /* BLOCK_OTHER: @start was changed by a delta, @raw_start is stale. */
   gboolean    modified;
   gboolean    stopped;
@@ -220,123 +224,6 @@ get_index (JsonObject *object,
   return TRUE;
 }
 
-static const char *
-skip_json_space (const char *p)
-{
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-    p++;
-  return p;
-}
-
-/* @p points at '"'; returns the position after the closing quote. */
-static const char *
-skip_json_string (const char *p)
-{
-  p++;
-  while (*p != '\0' && *p != '"')
-    {
-      if (*p == '\\' && p[1] != '\0')
-        p++;
-      p++;
-    }
-
-  return *p == '"' ? p + 1 : NULL;
-}
-
-static const char *
-skip_json_value (const char *p)
-{
-  if (*p == '"')
-    return skip_json_string (p);
-
-  if (*p == '{' || *p == '[')
-    {
-      guint depth = 0;
-
-      while (*p != '\0')
-        {
-          if (*p == '"')
-            {
-              p = skip_json_string (p);
-              if (p == NULL)
-                return NULL;
-              continue;
-            }
-
-          if (*p == '{' || *p == '[')
-            depth++;
-          else if ((*p == '}' || *p == ']') && --depth == 0)
-            return p + 1;
-
-          p++;
-        }
-
-      return NULL;
-    }
-
-  while (*p != '\0' && strchr (",}] \t\r\n", *p) == NULL)
-    p++;
-
-  return p;
-}
-
-/* Finds the text of member @key of the JSON object that starts at @json,
- * byte for byte as it was written. The object must already be known to be
- * valid JSON (json-glib parsed it); a key written with escapes is not
- * found, and callers then fall back to re-serialising the parsed node. */
-static gboolean
-find_raw_member (const char  *json,
-                 const char  *key,
-                 const char **value,
-                 gsize       *value_len)
-{
-  gsize key_len = strlen (key);
-  const char *p = skip_json_space (json);
-
-  if (*p != '{')
-    return FALSE;
-  p++;
-
-  for (;;)
-    {
-      const char *key_start;
-      const char *key_end;
-      const char *value_start;
-
-      p = skip_json_space (p);
-      if (*p != '"')
-        return FALSE;
-
-      key_start = p + 1;
-      p = skip_json_string (p);
-      if (p == NULL)
-        return FALSE;
-      key_end = p - 1;
-
-      p = skip_json_space (p);
-      if (*p != ':')
-        return FALSE;
-      p = skip_json_space (p + 1);
-
-      value_start = p;
-      p = skip_json_value (p);
-      if (p == NULL || p == value_start)
-        return FALSE;
-
-      if ((gsize) (key_end - key_start) == key_len && memcmp (key_start, key, key_len) == 0)
-        {
-          *value = value_start;
-          *value_len = p - value_start;
-          return TRUE;
-        }
-
-      p = skip_json_space (p);
-      if (*p != ',')
-        return FALSE;
-      p++;
-    }
-}
-
 static char *
 dup_raw_member (const char *json,
                 const char *key,
@@ -345,7 +232,7 @@ dup_raw_member (const char *json,
   const char *value;
   gsize len;
 
-  if (find_raw_member (json, key, &value, &len))
+  if (tally_json_raw_find_member (json, key, &value, &len))
     return g_strndup (value, len);
 
   return json_to_string (fallback, FALSE);
@@ -406,6 +293,7 @@ block_free (gpointer data)
   g_free (block->signature);
   g_clear_pointer (&block->citations, g_ptr_array_unref);
   g_free (block->input);
+  g_free (block->invalid_input);
   g_free (block);
 }
 
@@ -454,7 +342,7 @@ append_tool_block_json (GString *out,
   if (json_object_has_member (block->start, "caller"))
     {
       g_string_append (out, ",\"caller\":");
-      if (find_raw_member (block->raw_start, "caller", &caller, &caller_len))
+      if (tally_json_raw_find_member (block->raw_start, "caller", &caller, &caller_len))
         {
           g_string_append_len (out, caller, caller_len);
         }
@@ -785,8 +673,8 @@ handle_block_delta (TallyMessageStream  *self,
           if (citation == NULL || !JSON_NODE_HOLDS_OBJECT (citation))
             return protocol_error (error, "citations_delta for block %u without a citation object", index);
 
-          if (find_raw_member (data, "delta", &raw_delta, &raw_delta_len) &&
-              find_raw_member (raw_delta, "citation", &raw, &raw_len))
+          if (tally_json_raw_find_member (data, "delta", &raw_delta, &raw_delta_len) &&
+              tally_json_raw_find_member (raw_delta, "citation", &raw, &raw_len))
             g_ptr_array_add (block->citations, g_strndup (raw, raw_len));
           else
             g_ptr_array_add (block->citations, json_to_string (citation, FALSE));
@@ -862,7 +750,7 @@ finish_tool_input (TallyMessageStream  *self,
 
       /* No input_json_delta carried anything: the input is the one of the
        * start event, which is {} in practice. */
-      if (find_raw_member (block->raw_start, "input", &raw, &raw_len) && raw[0] == '{')
+      if (tally_json_raw_find_member (block->raw_start, "input", &raw, &raw_len) && raw[0] == '{')
         block->input = g_strndup (raw, raw_len);
       else
         block->input = g_strdup ("{}");
@@ -874,6 +762,17 @@ finish_tool_input (TallyMessageStream  *self,
                            block->type, index, local_error->message);
 
   root = json_parser_get_root (self->input_parser);
+  if (root != NULL && !JSON_NODE_HOLDS_OBJECT (root) && g_str_equal (block->type, "tool_use"))
+    {
+      /* Valid JSON that is not an object (an array, a string, null): the
+       * model's mistake, not the server's. The message stays usable: the
+       * input is echoed as {} (the API accepts only objects) and the agent
+       * answers the call with an error saying what arrived
+       * (docs/protocol.md §9.2). */
+      block->invalid_input = g_strndup (block->text->str, block->text->len);
+      block->input = g_strdup ("{}");
+      return TRUE;
+    }
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return protocol_error (error, "%s block %u has invalid input JSON: not a JSON object",
                            block->type, index);
@@ -1071,8 +970,11 @@ store_error (TallyMessageStream *self,
  *   or %TALLY_API_ERROR_PROTOCOL for data that is not a JSON object, events
  *   before `message_start` or after `message_stop`, a second
  *   `message_start`, a `content_block_start` whose index is not the number
- *   of blocks so far, deltas or stops for unknown or stopped blocks, or a
- *   tool block whose input is not a JSON object.
+ *   of blocks so far, deltas or stops for unknown or stopped blocks, a
+ *   tool block whose input is not valid JSON, or a `server_tool_use` block
+ *   whose input is not an object. (A `tool_use` input that is valid JSON
+ *   but not an object is the model's mistake and does not fail the stream;
+ *   see tally_message_stream_get_block_invalid_input().)
  */
 gboolean
 tally_message_stream_apply_event (TallyMessageStream  *self,
@@ -1660,6 +1562,32 @@ tally_message_stream_dup_block_json (TallyMessageStream *self,
 
   block = get_block (self, index);
   return block ? block_to_json (block) : NULL;
+}
+
+/**
+ * tally_message_stream_get_block_invalid_input:
+ * @self: a #TallyMessageStream
+ * @index: a content block index
+ *
+ * A stopped `tool_use` block whose input was valid JSON but not an object
+ * (an array, a string, a number, `null`) does not fail the stream: its input
+ * is echoed as `{}` and the text that arrived is kept here, so the agent can
+ * answer the call with an error that says what was wrong.
+ *
+ * Returns: (transfer none) (nullable): the input JSON text as received, or
+ *   %NULL when the block's input was an object (or @index is not a stopped
+ *   `tool_use` block)
+ */
+const char *
+tally_message_stream_get_block_invalid_input (TallyMessageStream *self,
+                                              guint               index)
+{
+  Block *block;
+
+  g_return_val_if_fail (TALLY_IS_MESSAGE_STREAM (self), NULL);
+
+  block = get_block (self, index);
+  return block != NULL ? block->invalid_input : NULL;
 }
 
 /**

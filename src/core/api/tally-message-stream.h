@@ -70,6 +70,9 @@ gboolean            tally_message_stream_block_is_stopped  (TallyMessageStream  
                                                             guint                index);
 char               *tally_message_stream_dup_block_json    (TallyMessageStream  *self,
                                                             guint                index);
+const char         *tally_message_stream_get_block_invalid_input
+                                                           (TallyMessageStream  *self,
+                                                            guint                index);
 GPtrArray          *tally_message_stream_dup_content       (TallyMessageStream  *self);
 GPtrArray          *tally_message_stream_dup_unknown_events (TallyMessageStream *self);
 
