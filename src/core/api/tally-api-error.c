@@ -147,6 +147,7 @@ tally_api_error_is_retryable (const GError *error)
     case TALLY_API_ERROR_STREAM:
     case TALLY_API_ERROR_INCOMPLETE:
     case TALLY_API_ERROR_PROTOCOL:
+    case TALLY_API_ERROR_BUDGET:
     default:
       return FALSE;
     }
@@ -162,7 +163,8 @@ tally_api_error_is_retryable (const GError *error)
  * %TALLY_API_ERROR_OVERLOADED), "stream" for %TALLY_API_ERROR_STREAM and
  * %TALLY_API_ERROR_PROTOCOL, "network" for %TALLY_API_ERROR_NETWORK and
  * %TALLY_API_ERROR_INCOMPLETE (a cut connection), "stalled" for
- * %TALLY_API_ERROR_STALLED, "cancelled" for %G_IO_ERROR_CANCELLED, and
+ * %TALLY_API_ERROR_STALLED, "budget" for %TALLY_API_ERROR_BUDGET,
+ * "cancelled" for %G_IO_ERROR_CANCELLED, and
  * "network" for any other error of another domain.
  *
  * Returns: (transfer none): a static string
@@ -201,6 +203,9 @@ tally_api_error_get_kind (const GError *error)
 
     case TALLY_API_ERROR_STALLED:
       return "stalled";
+
+    case TALLY_API_ERROR_BUDGET:
+      return "budget";
 
     case TALLY_API_ERROR_NETWORK:
     case TALLY_API_ERROR_INCOMPLETE:

@@ -36,6 +36,8 @@ G_BEGIN_DECLS
  * @TALLY_API_ERROR_INCOMPLETE: the stream ended before `message_stop`
  * @TALLY_API_ERROR_PROTOCOL: the server sent something that is not a valid
  *   Messages API stream (bad JSON, events out of order)
+ * @TALLY_API_ERROR_BUDGET: nothing was sent: the session's cost had reached
+ *   its spend cap (docs/protocol.md §12.2)
  *
  * Error codes of %TALLY_API_ERROR.
  */
@@ -57,6 +59,7 @@ typedef enum {
   TALLY_API_ERROR_STALLED,
   TALLY_API_ERROR_INCOMPLETE,
   TALLY_API_ERROR_PROTOCOL,
+  TALLY_API_ERROR_BUDGET,
 } TallyApiError;
 
 GQuark        tally_api_error_quark            (void);
