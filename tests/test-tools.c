@@ -1163,6 +1163,81 @@ test_run_async (Fixture       *fixture,
   g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED);
 }
 
+/* Query limits (docs/security.md, "Query limits") ----------------------- */
+
+/* An endless recursive CTE is stopped at the deadline with a result that
+ * says so, not left running forever. */
+static void
+test_query_deadline (Fixture       *fixture,
+                     gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *input = sql_input ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                                      "SELECT count(*) FROM c", -1);
+  g_autofree char *message = NULL;
+  g_autofree char *text = NULL;
+
+  tally_tool_query_database_set_timeout_ms (TALLY_TOOL_QUERY_DATABASE (tool), 300);
+  message = run_fail (tool, &fixture->context, input, TALLY_TOOL_ERROR_FAILED);
+  g_assert_true (g_str_has_prefix (message, "The query was stopped after 0.3 s, the time limit "
+                                            "for one query."));
+
+  /* The deadline is per query: the next one runs normally. */
+  text = run_ok (tool, &fixture->context, "{\"sql\":\"SELECT count(*) AS n FROM Genre\"}");
+  g_assert_cmpstr (text, ==, "n\n25\n(1 row)");
+}
+
+/* No value longer than the length limit can be built. */
+static void
+test_query_length_limit (Fixture       *fixture,
+                         gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *input = sql_input ("SELECT length(zeroblob(40000000)) AS n", -1);
+  g_autofree char *message = run_fail (tool, &fixture->context, input, TALLY_TOOL_ERROR_FAILED);
+
+  g_assert_cmpstr (message, ==, "SQL error: string or blob too big");
+}
+
+/* Bytes this process has written so far (files and pipes alike). */
+static guint64
+written_bytes (void)
+{
+  g_autofree char *io = NULL;
+  const char *line;
+
+  g_assert_true (g_file_get_contents ("/proc/self/io", &io, NULL, NULL));
+  line = strstr (io, "wchar: ");
+  g_assert_nonnull (line);
+  return g_ascii_strtoull (line + 7, NULL, 10);
+}
+
+/* ORDER BY over a large CTE: the sort stays in memory, bounded by the
+ * memory budget, and writes no temporary files at all. */
+static void
+test_query_sort_bounded (Fixture       *fixture,
+                         gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *input = sql_input ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                                      "LIMIT 1000000) "
+                                      "SELECT x, printf('%.200c', 'y') AS pad FROM c ORDER BY x DESC",
+                                      1);
+  g_autofree char *message = NULL;
+  guint64 before, after;
+
+  tally_tool_query_database_set_max_memory (TALLY_TOOL_QUERY_DATABASE (tool), 32 * 1024 * 1024);
+
+  before = written_bytes ();
+  message = run_fail (tool, &fixture->context, input, TALLY_TOOL_ERROR_FAILED);
+  after = written_bytes ();
+
+  g_assert_true (g_str_has_prefix (message, "The query was stopped after using more than 32 MiB "
+                                            "of memory, the limit for one query."));
+  /* A spilled sort would have written about 200 MB. */
+  g_assert_cmpuint (after - before, <, 1024 * 1024);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1177,6 +1252,9 @@ main (int    argc,
   ADD ("/tally/tools/query/info-pragmas", test_query_allows_info_pragmas);
   ADD ("/tally/tools/query/row-caps", test_query_row_caps);
   ADD ("/tally/tools/query/byte-cap", test_query_byte_cap);
+  ADD ("/tally/tools/query/deadline", test_query_deadline);
+  ADD ("/tally/tools/query/length-limit", test_query_length_limit);
+  ADD ("/tally/tools/query/sort-bounded", test_query_sort_bounded);
   ADD ("/tally/tools/query/values", test_query_values);
   ADD ("/tally/tools/query/invalid-input", test_query_invalid_input);
   ADD ("/tally/tools/query/sql-error", test_query_sql_error);

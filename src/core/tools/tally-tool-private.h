@@ -100,6 +100,9 @@ sqlite3           *tally_tool_database_get_db   (TallyToolDatabase      *databas
 sqlite3_stmt      *tally_tool_database_prepare  (TallyToolDatabase      *database,
                                                  const char             *sql,
                                                  GError                **error);
+void               tally_tool_database_set_limits (TallyToolDatabase   *database,
+                                                   guint                timeout_ms,
+                                                   gint64               max_memory);
 gboolean           tally_tool_database_set_step_error (TallyToolDatabase *database,
                                                        int                rc,
                                                        GError           **error);

@@ -16,8 +16,16 @@
  * how much it did not see without an unbounded scan. */
 #define MAX_COUNTED_ROWS 100000
 
-/* SQLite VM instructions between two looks at the GCancellable. */
+/* SQLite VM instructions between two looks at the GCancellable, the
+ * clock and the memory in use. */
 #define PROGRESS_STEPS 4096
+
+/* Limits of one query connection (docs/security.md, "Query limits"). */
+#define QUERY_MAX_LENGTH      (32 * 1024 * 1024)   /* a string, BLOB or row */
+#define QUERY_MAX_SQL_LENGTH  (1024 * 1024)        /* the SQL text */
+#define QUERY_MAX_MEMORY      ((gint64) 256 * 1024 * 1024)
+/* Process-wide backstop for all of SQLite's memory, set once. */
+#define SQLITE_HARD_HEAP_LIMIT ((gint64) 1024 * 1024 * 1024)
 
 /**
  * TallyToolQueryDatabase:
@@ -36,6 +44,10 @@
 struct _TallyToolQueryDatabase
 {
   TallyTool parent_instance;
+
+  /* Read by runs in worker threads. */
+  gint      timeout_ms;
+  gint64    max_memory;
 };
 
 G_DEFINE_FINAL_TYPE (TallyToolQueryDatabase, tally_tool_query_database, TALLY_TYPE_TOOL)
@@ -54,6 +66,14 @@ struct _TallyToolDatabase
   /* What the authorizer refused first while preparing the last statement,
    * in words for the model ("INSERT"), or NULL. */
   char         *denied;
+
+  /* Limits of the statements run (tally_tool_database_set_limits()). */
+  gint64        deadline;        /* monotonic µs, 0 for none */
+  guint         timeout_ms;
+  gint64        memory_base;     /* sqlite3_memory_used() at the start */
+  gint64        max_memory;      /* 0 for none */
+  gboolean      timed_out;
+  gboolean      out_of_memory;
 };
 
 /* Pragmas that only describe the schema. Anything else (journal_mode,
@@ -198,7 +218,96 @@ progress_cb (void *user_data)
 {
   TallyToolDatabase *database = user_data;
 
-  return g_cancellable_is_cancelled (database->cancellable) ? 1 : 0;
+  if (g_cancellable_is_cancelled (database->cancellable))
+    return 1;
+
+  if (database->deadline != 0 && g_get_monotonic_time () >= database->deadline)
+    {
+      database->timed_out = TRUE;
+      return 1;
+    }
+
+  /* SQLite's memory is counted for the whole process; what grew since the
+   * statement started is this query's (docs/security.md). */
+  if (database->max_memory > 0 &&
+      sqlite3_memory_used () - database->memory_base > database->max_memory)
+    {
+      database->out_of_memory = TRUE;
+      return 1;
+    }
+
+  return 0;
+}
+
+/* "30 s", "0.25 s" */
+static char *
+format_seconds (guint ms)
+{
+  g_autofree char *fraction = NULL;
+
+  if (ms % 1000 == 0)
+    return g_strdup_printf ("%u s", ms / 1000);
+
+  fraction = g_strdup_printf ("%03u", ms % 1000);
+  while (fraction[strlen (fraction) - 1] == '0')
+    fraction[strlen (fraction) - 1] = '\0';
+
+  return g_strdup_printf ("%u.%s s", ms / 1000, fraction);
+}
+
+/**
+ * tally_tool_database_set_limits:
+ * @database: an open database
+ * @timeout_ms: wall-clock time the statements may take from now, or 0 for
+ *   no deadline
+ * @max_memory: bytes of SQLite memory the statements may add, or 0 for no
+ *   limit
+ *
+ * Starts the deadline and the memory budget that the progress handler
+ * enforces: a statement that passes either is stopped and fails with
+ * %TALLY_TOOL_ERROR_FAILED and a message that says which limit it hit.
+ */
+void
+tally_tool_database_set_limits (TallyToolDatabase *database,
+                                guint              timeout_ms,
+                                gint64             max_memory)
+{
+  database->timeout_ms = timeout_ms;
+  database->deadline = timeout_ms > 0 ? g_get_monotonic_time () + (gint64) timeout_ms * 1000 : 0;
+  database->max_memory = MAX (max_memory, 0);
+  database->memory_base = sqlite3_memory_used ();
+  database->timed_out = FALSE;
+  database->out_of_memory = FALSE;
+}
+
+/* Sets the error for a statement the progress handler stopped at a limit;
+ * FALSE when no limit was hit. */
+static gboolean
+set_limit_error (TallyToolDatabase  *database,
+                 GError            **error)
+{
+  if (database->timed_out)
+    {
+      g_autofree char *seconds = format_seconds (database->timeout_ms);
+
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "The query was stopped after %s, the time limit for one query. "
+                   "Make it cheaper: add a LIMIT, filter earlier, make sure a recursive "
+                   "CTE ends, or aggregate instead of listing rows", seconds);
+      return TRUE;
+    }
+
+  if (database->out_of_memory)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "The query was stopped after using more than %" G_GINT64_FORMAT " MiB of "
+                   "memory, the limit for one query. Sort or group fewer rows, add a LIMIT, "
+                   "or make sure a recursive CTE ends",
+                   database->max_memory / (1024 * 1024));
+      return TRUE;
+    }
+
+  return FALSE;
 }
 
 /**
@@ -246,6 +355,8 @@ is_unreadable_file_error (int rc)
  *
  * Returns: (transfer full): the database, or %NULL with @error set
  */
+static gsize heap_limit_set;
+
 TallyToolDatabase *
 tally_tool_database_open (const TallyToolContext  *context,
                           GCancellable            *cancellable,
@@ -277,6 +388,18 @@ tally_tool_database_open (const TallyToolContext  *context,
       return NULL;
     }
 
+  /* The per-query budget is checked between VM steps; this process-wide
+   * hard limit is the backstop for what happens inside one step, shared
+   * with the session store's connections (docs/security.md). */
+  if (g_once_init_enter (&heap_limit_set))
+    {
+      sqlite3_int64 current = sqlite3_hard_heap_limit64 (-1);
+
+      if (current == 0 || current > SQLITE_HARD_HEAP_LIMIT)
+        sqlite3_hard_heap_limit64 (SQLITE_HARD_HEAP_LIMIT);
+      g_once_init_leave (&heap_limit_set, 1);
+    }
+
   database = g_new0 (TallyToolDatabase, 1);
   database->path = g_strdup (path);
   database->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
@@ -294,14 +417,23 @@ tally_tool_database_open (const TallyToolContext  *context,
   sqlite3_extended_result_codes (database->db, 1);
   sqlite3_busy_timeout (database->db, 5000);
   sqlite3_limit (database->db, SQLITE_LIMIT_ATTACHED, 0);
+  /* A runaway statement must not build gigantic values, read a megabyte
+   * of SQL or sort in helper threads that the memory budget cannot see. */
+  sqlite3_limit (database->db, SQLITE_LIMIT_LENGTH, QUERY_MAX_LENGTH);
+  sqlite3_limit (database->db, SQLITE_LIMIT_SQL_LENGTH, QUERY_MAX_SQL_LENGTH);
+  sqlite3_limit (database->db, SQLITE_LIMIT_WORKER_THREADS, 0);
   sqlite3_db_config (database->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_db_config (database->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
   sqlite3_db_config (database->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 
   /* Reading sqlite_master loads the schema: a file that is not a
    * database, or is damaged, fails here rather than on the model's SQL. */
+  /* Temporary tables, sorts and recursive CTE queues stay in memory,
+   * where the memory budget (tally_tool_database_set_limits()) bounds
+   * them, instead of temporary files that nothing bounds. */
   rc = sqlite3_exec (database->db,
                      "PRAGMA query_only = 1;"
+                     "PRAGMA temp_store = MEMORY;"
                      "SELECT count(*) FROM sqlite_master;",
                      NULL, NULL, &errmsg);
   if (rc != SQLITE_OK)
@@ -404,6 +536,18 @@ tally_tool_database_set_step_error (TallyToolDatabase  *database,
   if ((rc & 0xff) == SQLITE_INTERRUPT &&
       g_cancellable_set_error_if_cancelled (database->cancellable, error))
     return FALSE;
+
+  if ((rc & 0xff) == SQLITE_INTERRUPT && set_limit_error (database, error))
+    return FALSE;
+
+  if ((rc & 0xff) == SQLITE_NOMEM && database->max_memory > 0)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "The query ran out of memory (SQLite: %s). Sort or group fewer rows, "
+                   "add a LIMIT, or make sure a recursive CTE ends",
+                   sqlite3_errmsg (database->db));
+      return FALSE;
+    }
 
   g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
                "SQL error: %s", sqlite3_errmsg (database->db));
@@ -614,6 +758,10 @@ query_run (TallyTool               *tool,
   if (database == NULL)
     return NULL;
 
+  tally_tool_database_set_limits (database,
+                                  (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
+                                  TALLY_TOOL_QUERY_DATABASE (tool)->max_memory);
+
   stmt = tally_tool_database_prepare (database, sql, error);
   if (stmt == NULL)
     return NULL;
@@ -743,6 +891,46 @@ tally_tool_query_database_class_init (TallyToolQueryDatabaseClass *klass)
 static void
 tally_tool_query_database_init (TallyToolQueryDatabase *self)
 {
+  self->timeout_ms = TALLY_TOOL_QUERY_DATABASE_DEFAULT_TIMEOUT * 1000;
+  self->max_memory = QUERY_MAX_MEMORY;
+}
+
+/**
+ * tally_tool_query_database_set_timeout_ms:
+ * @self: the `query_database` tool
+ * @timeout_ms: how long one query may run, in milliseconds; 0 for no
+ *   limit
+ *
+ * Sets the wall-clock limit of a query (the `query-timeout` setting,
+ * `tally-cli --query-timeout`; default
+ * %TALLY_TOOL_QUERY_DATABASE_DEFAULT_TIMEOUT seconds). A query that runs
+ * longer is stopped and its result says so. Takes effect for the next
+ * query; safe to call while queries run.
+ */
+void
+tally_tool_query_database_set_timeout_ms (TallyToolQueryDatabase *self,
+                                          guint                   timeout_ms)
+{
+  g_return_if_fail (TALLY_IS_TOOL_QUERY_DATABASE (self));
+
+  g_atomic_int_set (&self->timeout_ms, (gint) MIN (timeout_ms, (guint) G_MAXINT));
+}
+
+/**
+ * tally_tool_query_database_set_max_memory:
+ * @self: the `query_database` tool
+ * @bytes: how much SQLite memory one query may add, in bytes
+ *
+ * Sets the memory budget of a query (default 256 MiB). For tests and
+ * embedders; call before the tool runs, not while it does.
+ */
+void
+tally_tool_query_database_set_max_memory (TallyToolQueryDatabase *self,
+                                          gint64                  bytes)
+{
+  g_return_if_fail (TALLY_IS_TOOL_QUERY_DATABASE (self));
+
+  self->max_memory = MAX (bytes, 0);
 }
 
 /**
