@@ -1126,6 +1126,153 @@ test_stdin_reader_no_leak (void)
 #endif
 }
 
+/* HTTP 401 and 403: the error says the key was refused, and tally-cli says
+ * how to change it (ANTHROPIC_API_KEY). */
+static void
+test_key_refused (void)
+{
+  static const char *const statuses[][3] = {
+    { "401", "authentication_error", "invalid x-api-key" },
+    { "403", "permission_error", "Your API key does not have permission to use the specified resource." },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (statuses); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *scenario = g_strdup_printf (
+        "{\"responses\":[{\"error\":{\"type\":\"%s\",\"message\":\"%s\"}},"
+        "{\"error\":{\"type\":\"%s\",\"message\":\"%s\"}}]}",
+        statuses[i][1], statuses[i][2], statuses[i][1], statuses[i][2]);
+      g_autoptr(TallyTestMock) mock = tally_test_mock_start (scenario, &error);
+      g_autofree char *expected = g_strdup_printf ("The Messages API refused the API key (HTTP %s): %s",
+                                                   statuses[i][0], statuses[i][2]);
+      const char *json_args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--json", "Hello", NULL };
+      const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "Hello", NULL };
+      CliRun run = { 0 };
+      JsonObject *error_event;
+
+      g_assert_no_error (error);
+      run_cli (&run, json_args);
+      g_assert_cmpint (run.exit_status, ==, 1);
+      error_event = find_event (&run, "error");
+      g_assert_nonnull (error_event);
+      g_assert_cmpstr (json_object_get_string_member (error_event, "kind"), ==, "http");
+      g_assert_cmpstr (json_object_get_string_member (error_event, "message"), ==, expected);
+      g_assert_cmpint (json_object_get_int_member (error_event, "status"), ==, atoi (statuses[i][0]));
+      cli_run_clear (&run);
+
+      run_cli (&run, args);
+      g_assert_cmpint (run.exit_status, ==, 1);
+      g_assert_nonnull (strstr (run.err, expected));
+      g_assert_nonnull (strstr (run.err, "The API key was refused. Set ANTHROPIC_API_KEY to a valid key"));
+      cli_run_clear (&run);
+    }
+}
+
+/* --max-cost: before each API call the session's cost so far is compared
+ * with the cap; once reached, the turn stops without sending (every
+ * tool_use already answered), with an error of kind budget, status failed
+ * and exit 1. The cost of earlier turns counts on --resume. */
+static void
+test_max_cost (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_B1\",\"name\":\"get_schema\",\"input\":{}}],"
+    "\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":10000,\"output_tokens\":100}}},"
+    "{\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_B2\",\"name\":\"get_schema\",\"input\":{\"table\":\"Genre\"}}],"
+    "\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":10000,\"output_tokens\":100}}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Within budget again.\"}],"
+    "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":100,\"output_tokens\":10}}}]}", &error);
+  g_autofree char *chinook = chinook_path ();
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-cost-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (dir, "tally.db", NULL);
+  g_autofree char *id = NULL;
+  CliRun run = { 0 };
+  JsonObject *error_event;
+  JsonObject *last;
+
+  g_assert_no_error (error);
+
+  /* Each call costs 10,000 × $3 + 100 × $15 per million = $0.0315: the
+   * second call is sent ($0.0315 < $0.05), the third is not ($0.063). */
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store, "--db", chinook,
+                           "--max-cost", "0.05", "--json", "Describe the schema", NULL };
+
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 1);
+    g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 2);
+    id = g_strdup (json_object_get_string_member (find_event (&run, "session_created"), "session_id"));
+    error_event = find_event (&run, "error");
+    g_assert_nonnull (error_event);
+    g_assert_cmpstr (json_object_get_string_member (error_event, "kind"), ==, "budget");
+    g_assert_cmpfloat_with_epsilon (json_object_get_double_member (error_event, "spent_usd"), 0.063, 1e-9);
+    g_assert_cmpfloat_with_epsilon (json_object_get_double_member (error_event, "max_cost_usd"), 0.05, 1e-9);
+    g_assert_cmpstr (json_object_get_string_member (error_event, "message"), ==,
+                     "This session has cost $0.0630, which reached its spend cap of $0.0500, so Tally stopped "
+                     "before the next API call. Nothing more was sent.");
+    g_assert_false (json_object_get_boolean_member (error_event, "retryable"));
+    last = g_ptr_array_index (run.events, run.events->len - 1);
+    g_assert_cmpstr (event_type (last), ==, "turn_finished");
+    g_assert_cmpstr (json_object_get_string_member (last, "status"), ==, "failed");
+    g_assert_cmpint (json_object_get_int_member (last, "api_calls"), ==, 2);
+    /* Both tool calls ran and were answered before the stop. */
+    {
+      guint results = 0;
+
+      for (guint i = 0; i < run.events->len; i++)
+        if (g_str_equal (event_type (g_ptr_array_index (run.events, i)), "tool_result"))
+          {
+            g_assert_false (json_object_get_boolean_member (g_ptr_array_index (run.events, i), "is_error"));
+            results++;
+          }
+      g_assert_cmpuint (results, ==, 2);
+    }
+    cli_run_clear (&run);
+  }
+
+  /* Resumed under the same cap: the earlier turn's cost counts, nothing is
+   * sent; the readable form says how to go on. */
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                           "--resume", id, "--max-cost", "0.05", "Go on", NULL };
+
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 1);
+    g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 2);
+    g_assert_nonnull (strstr (run.err, "Error (budget): This session has cost $0.0630"));
+    g_assert_nonnull (strstr (run.err, "--max-cost"));
+    cli_run_clear (&run);
+  }
+
+  /* A higher cap goes on, and the history it sends is valid. */
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                           "--resume", id, "--max-cost", "1", "--json", "Go on now", NULL };
+
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 3);
+    g_assert_cmpstr (json_object_get_string_member (g_ptr_array_index (run.events, run.events->len - 1), "status"),
+                     ==, "done");
+    cli_run_clear (&run);
+  }
+
+  {
+    g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+    const char *name;
+
+    while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+      {
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        g_unlink (path);
+      }
+    g_rmdir (dir);
+  }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1135,6 +1282,8 @@ main (int    argc,
   g_test_add_func ("/tally/cli/json-tool-loop", test_json_tool_loop);
   g_test_add_func ("/tally/cli/readable-output", test_readable_output);
   g_test_add_func ("/tally/cli/failed-exit", test_failed_exit);
+  g_test_add_func ("/tally/cli/key-refused", test_key_refused);
+  g_test_add_func ("/tally/cli/max-cost", test_max_cost);
   g_test_add_func ("/tally/cli/usage-exit", test_usage_exit);
   g_test_add_func ("/tally/cli/thinking-optional-budget", test_thinking_optional_budget);
   g_test_add_func ("/tally/cli/leave-plan-mode-on-resume", test_leave_plan_mode_on_resume);
