@@ -1278,29 +1278,64 @@ test_bash_environment (Fixture       *fixture,
   g_autoptr(GError) error = NULL;
   g_autofree char *result = NULL;
 
-  g_setenv ("ANTHROPIC_API_KEY", "sk-ant-test-should-not-leak", TRUE);
-  g_setenv ("ANTHROPIC_AUTH_TOKEN", "token-should-not-leak", TRUE);
-  g_setenv ("GITHUB_TOKEN", "gh-should-not-leak", TRUE);
-  g_setenv ("my_app_secret", "lower-should-not-leak", TRUE);
-  g_setenv ("TALLY_TEST_VISIBLE", "visible-value", TRUE);
+  /* Secrets under every kind of name: none is on the allow-list. */
+  static const char * const secrets[][2] = {
+    { "ANTHROPIC_API_KEY", "sk-ant-test-should-not-leak" },
+    { "ANTHROPIC_AUTH_TOKEN", "token-should-not-leak" },
+    { "DATABASE_URL", "postgres://analyst:hunter2-should-not-leak@db/sales" },
+    { "HTTPS_PROXY", "http://user:proxypass-should-not-leak@proxy:3128" },
+    { "GITHUB_TOKEN", "gh-should-not-leak" },
+    { "X_PAT", "pat-should-not-leak" },
+    { "PGPASSWORD", "pg-should-not-leak" },
+    { "AWS_SECRET_ACCESS_KEY", "aws-should-not-leak" },
+    { "SSH_AUTH_SOCK", "/tmp/ssh-should-not-leak/agent.1" },
+    { "my_app_secret", "lower-should-not-leak" },
+  };
+  g_autoptr(TallyTool) tool = tally_tool_bash_new ();
+  g_autoptr(JsonObject) input = string_input ("command", "env", NULL);
+  const char *extra[] = { "TALLY_TEST_SHARED", "ANTHROPIC_API_KEY", "not a name", NULL };
 
-  result = run_bash (fixture, "env", -1, &error);
+  for (guint i = 0; i < G_N_ELEMENTS (secrets); i++)
+    g_setenv (secrets[i][0], secrets[i][1], TRUE);
+  g_setenv ("TALLY_TEST_SHARED", "shared-value", TRUE);
+  g_setenv ("LC_TIME", "C", TRUE);
+
+  result = run_tool (tool, &fixture->context, input, &error);
   g_assert_no_error (error);
 
-  g_assert_null (strstr (result, "ANTHROPIC_API_KEY"));
-  g_assert_null (strstr (result, "sk-ant-test"));
-  g_assert_null (strstr (result, "ANTHROPIC_AUTH_TOKEN"));
-  g_assert_null (strstr (result, "should-not-leak"));
-  g_assert_nonnull (strstr (result, "TALLY_TEST_VISIBLE=visible-value\n"));
+  for (guint i = 0; i < G_N_ELEMENTS (secrets); i++)
+    {
+      g_autofree char *line = g_strdup_printf ("%s=", secrets[i][0]);
+
+      g_assert_null (strstr (result, line));
+      g_assert_null (strstr (result, secrets[i][1]));
+    }
+  g_assert_null (strstr (result, "TALLY_TEST_SHARED"));
+  /* The allow-list does pass. */
+  g_assert_nonnull (strstr (result, "LC_TIME=C\n"));
+  g_assert_nonnull (strstr (result, "PATH="));
+  {
+    g_autofree char *pwd = g_strdup_printf ("PWD=%s\n", fixture->ws);
+    g_assert_nonnull (strstr (result, pwd));
+  }
   g_assert_true (g_str_has_suffix (result, "\nExit status: 0"));
+  g_clear_pointer (&result, g_free);
+
+  /* A listed name passes; the key never does, listed or not. */
+  tally_tool_bash_set_extra_env (TALLY_TOOL_BASH (tool), extra);
+  result = run_tool (tool, &fixture->context, input, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (result, "TALLY_TEST_SHARED=shared-value\n"));
+  g_assert_null (strstr (result, "sk-ant-test"));
+  g_assert_null (strstr (result, "should-not-leak"));
 
   /* The tool's own process keeps its environment. */
   g_assert_cmpstr (g_getenv ("ANTHROPIC_API_KEY"), ==, "sk-ant-test-should-not-leak");
 
-  g_unsetenv ("ANTHROPIC_AUTH_TOKEN");
-  g_unsetenv ("GITHUB_TOKEN");
-  g_unsetenv ("my_app_secret");
-  g_unsetenv ("TALLY_TEST_VISIBLE");
+  for (guint i = 1; i < G_N_ELEMENTS (secrets); i++)
+    g_unsetenv (secrets[i][0]);
+  g_unsetenv ("TALLY_TEST_SHARED");
+  g_unsetenv ("LC_TIME");
 }
 
 static void
@@ -1356,6 +1391,21 @@ test_bash_output_cap (Fixture       *fixture,
   g_assert_cmpstr (result, ==, "caf\xef\xbf\xbd\nExit status: 0");
 }
 
+/* Connected after the tool's own cancellation hook, so it runs inside the
+ * same g_cancellable_cancel() and keeps it going until the tool has killed
+ * the shell, and a little longer. A tool that drops its hook while the
+ * emission still runs (GLib 2.74 then leaks a GCancellableSource) is caught
+ * by LeakSanitizer every time rather than once in a while. */
+static void
+hold_cancellation_cb (GCancellable *cancellable,
+                      gpointer      user_data)
+{
+  const char *ws = user_data;
+
+  g_assert_true (wait_process_gone (read_pid (ws, "shell.pid")));
+  g_usleep (200 * 1000);
+}
+
 static gboolean
 cancel_when_pid_file_cb (gpointer user_data)
 {
@@ -1367,6 +1417,7 @@ cancel_when_pid_file_cb (gpointer user_data)
 
   if (g_file_get_contents (path, &text, NULL, NULL) && strchr (text, '\n') != NULL)
     {
+      g_signal_connect (cancellable, "cancelled", G_CALLBACK (hold_cancellation_cb), args[0]);
       g_cancellable_cancel (cancellable);
       return G_SOURCE_REMOVE;
     }
@@ -1381,6 +1432,7 @@ test_bash_cancel (Fixture       *fixture,
   g_autoptr(TallyTool) tool = tally_tool_bash_new ();
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autoptr(JsonObject) input = string_input ("command",
+                                              "echo $$ > shell.pid; "
                                               "sleep 30 & echo $! > child.pid; wait", NULL);
   g_autoptr(GError) error = NULL;
   g_autofree char *result = NULL;
@@ -1418,10 +1470,65 @@ test_bash_background (Fixture       *fixture,
   g_assert_true (wait_process_gone (child));
   g_clear_pointer (&result, g_free);
 
-  /* One that lets go of the output is left alone. */
-  result = run_bash (fixture, "sleep 0.1 > /dev/null 2>&1 & echo quick", -1, &error);
+  /* One that lets go of the output is stopped too. */
+  result = run_bash (fixture, "sleep 30 > /dev/null 2>&1 & echo $! > quiet.pid; echo quick", -1, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (result, ==, "quick\nExit status: 0");
+  g_assert_cmpstr (result, ==, "quick\nExit status: 0\n"
+                   "(Background processes the command left running were stopped when it ended.)");
+  g_assert_true (process_gone (read_pid (fixture->ws, "quiet.pid")));
+  g_clear_pointer (&result, g_free);
+
+  /* Nothing left behind: no note. */
+  result = run_bash (fixture, "sleep 0 & wait; echo calm", -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (result, ==, "calm\nExit status: 0");
+}
+
+/* Work put in the background (`&`, `nohup`, `setsid`, a double fork)
+ * ends with the command, whether it ends on its own or times out; every
+ * process is gone (reaped, not a zombie) by the time the tool returns. */
+static void
+test_bash_no_orphans (Fixture       *fixture,
+                      gconstpointer  data)
+{
+  const char *background =
+    "sleep 300 > /dev/null 2>&1 & echo $! > amp.pid; "
+    "nohup sleep 301 > /dev/null 2>&1 & echo $! > nohup.pid; "
+    "setsid sh -c 'echo $$ > setsid.pid; exec sleep 302' > /dev/null 2>&1 & "
+    "(sh -c 'echo $$ > double.pid; exec sleep 303' > /dev/null 2>&1 &) ; "
+    "while [ ! -s setsid.pid ] || [ ! -s double.pid ]; do sleep 0.05; done";
+  static const char * const pid_files[] = { "amp.pid", "nohup.pid", "setsid.pid", "double.pid" };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *result = NULL;
+  g_autofree char *timing_out = NULL;
+
+  result = run_bash (fixture, background, -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (result, ==, "(no output)\nExit status: 0\n"
+                   "(Background processes the command left running were stopped when it ended.)");
+  for (guint i = 0; i < G_N_ELEMENTS (pid_files); i++)
+    {
+      g_autofree char *path = g_build_filename (fixture->ws, pid_files[i], NULL);
+      pid_t pid = read_pid (fixture->ws, pid_files[i]);
+
+      g_assert_cmpint (kill (pid, 0), ==, -1);
+      g_assert_cmpint (errno, ==, ESRCH);
+      g_unlink (path);
+    }
+  g_clear_pointer (&result, g_free);
+
+  /* The same, ended by the timeout while the shell still waits. */
+  timing_out = g_strconcat (background, "; sleep 300", NULL);
+  result = run_bash (fixture, timing_out, 2000, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_prefix (result, "(no output)\nThe command timed out after 2 s"));
+  for (guint i = 0; i < G_N_ELEMENTS (pid_files); i++)
+    {
+      pid_t pid = read_pid (fixture->ws, pid_files[i]);
+
+      g_assert_cmpint (kill (pid, 0), ==, -1);
+      g_assert_cmpint (errno, ==, ESRCH);
+    }
 }
 
 static void
@@ -1670,6 +1777,7 @@ main (int    argc,
   ADD ("/tally/mutating-tools/bash/output-cap", test_bash_output_cap);
   ADD ("/tally/mutating-tools/bash/cancel", test_bash_cancel);
   ADD ("/tally/mutating-tools/bash/background", test_bash_background);
+  ADD ("/tally/mutating-tools/bash/no-orphans", test_bash_no_orphans);
   ADD ("/tally/mutating-tools/bash/invalid", test_bash_invalid);
 
   g_test_add_func ("/tally/mutating-tools/dup-paths", test_dup_paths);

@@ -8,8 +8,12 @@
 #include "tally-tool-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,25 +39,33 @@
  * output to close before giving up on them (a process that left the
  * process group can keep the pipe open forever). */
 #define DRAIN_MS 3000
+/* The descriptor on which the reaper reports to Tally (see reaper_main()). */
+#define REPORT_FD 3
 
 /**
  * TallyToolBash:
  *
  * The `Bash` tool: runs a shell command in the workspace folder.
  *
- * Input (DESIGN.md, "Tool inputs"): `{command, timeout_ms?}`. The command
+ * Input (docs/architecture.md §8.1): `{command, timeout_ms?}`. The command
  * runs as `/bin/sh -c COMMAND` with the workspace as its working folder,
  * standard input from `/dev/null` and standard error merged into standard
- * output. Its environment is Tally's, less every variable whose name
- * contains `API_KEY`, `TOKEN`, `SECRET` or `PASSWORD` (case-insensitive;
- * `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN` among them), so the
- * command never sees the analyst's key.
+ * output. Its environment is built from an allow-list, never from
+ * Tally's whole environment: `PATH`, `HOME`, `LANG`, `LC_*`, `TERM`, `TZ`,
+ * `USER`, `SHELL` and `TMPDIR` when set, `PWD` (the workspace), and the
+ * variables named by tally_tool_bash_set_extra_env() (the `bash-extra-env`
+ * setting, `tally-cli --pass-env`). Connection strings, proxy credentials,
+ * tokens and keys therefore never reach a command unless the analyst
+ * names them (docs/security.md, "Processes and secrets").
  *
- * The command leads a process group of its own. `timeout_ms` defaults to
- * 120000 (also when 0) and is capped at 600000; on timeout, and when the
- * run is cancelled, the whole group is killed (SIGKILL), children
- * included. Background processes that still hold the output open a second
- * after the shell exits are killed too.
+ * The shell runs under a small reaper, a forked copy of Tally that is a
+ * child subreaper (PR_SET_CHILD_SUBREAPER) and leads the process group
+ * the shell runs in. Every process the command starts stays below the
+ * reaper, even one that leaves the group (`setsid`) or whose parent exits
+ * (`nohup cmd &`). When the shell exits, or on timeout or cancellation,
+ * the reaper kills (SIGKILL) every process still below it, level by level,
+ * until none is left, and only then exits: no command leaves an orphan.
+ * `timeout_ms` defaults to 120000 (also when 0) and is capped at 600000.
  *
  * The result is the output (at most 30,000 bytes: the first and last
  * 15,000 around a "[… N bytes omitted …]" line; invalid UTF-8 replaced),
@@ -66,6 +78,9 @@
 struct _TallyToolBash
 {
   TallyTool parent_instance;
+
+  GMutex    lock;        /* guards extra_env: runs read it in workers */
+  char    **extra_env;   /* names passed besides the allow-list */
 };
 
 G_DEFINE_FINAL_TYPE (TallyToolBash, tally_tool_bash, TALLY_TYPE_TOOL)
@@ -235,7 +250,6 @@ typedef struct {
 
   GSource      *child_source;
   GSource      *timeout_source;
-  GSource      *cancel_source;
   GSource      *linger_source;
   GSource      *drain_source;
 
@@ -244,8 +258,11 @@ typedef struct {
   gboolean      reaped;
   int           wait_status;
   gboolean      timed_out;
+  /* Set by cancelled_cb() in the thread that cancels (atomic). */
+  gint          cancel_requested;
   gboolean      cancelled;
   gboolean      lingered;   /* background processes were killed at exit */
+  gboolean      given_up;   /* the output was still open after the reaper ended */
   GError       *read_error;
 } Run;
 
@@ -267,11 +284,12 @@ drain_cb (gpointer user_data)
   g_cancellable_cancel (run->give_up);
   clear_source (&run->drain_source);
 
-  /* A killed shell is always reaped long before this; should it not be,
-   * stop waiting rather than hang the tool. */
+  /* The reaper ends long before this; should it not, kill its whole
+   * group and stop waiting rather than hang the tool. */
   if (run->waiting)
     {
-      g_warning ("Shell process %d did not end after SIGKILL", (int) run->pid);
+      g_warning ("The reaper of shell process group %d did not end", (int) run->pid);
+      kill (-run->pid, SIGKILL);
       clear_source (&run->child_source);
       run->waiting = FALSE;
     }
@@ -279,14 +297,14 @@ drain_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-/* Kills the command and everything it started (its process group). The
- * shell is only reaped by child_exited_cb(), so until then its pid, which
- * is also the group's id, cannot have been reused. */
+/* Kills the command and everything it started: SIGTERM asks the reaper
+ * to kill every process below it and exit. The reaper is only reaped by
+ * child_exited_cb(), so until then its pid cannot have been reused. */
 static void
 kill_group (Run *run)
 {
-  if (kill (-run->pid, SIGKILL) != 0 && run->waiting)
-    kill (run->pid, SIGKILL);
+  if (run->waiting)
+    kill (run->pid, SIGTERM);
 
   if (run->drain_source == NULL)
     {
@@ -308,19 +326,24 @@ timeout_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-static gboolean
+/* Runs in the thread that cancels, so it only flags the run and wakes the
+ * worker's main context, which kills the group. A handler rather than a
+ * GCancellableSource: GLib 2.74 leaks a GCancellableSource that is
+ * destroyed while g_cancellable_cancel() is still emitting in another
+ * thread, whereas g_cancellable_disconnect() waits for that emission. */
+static void
 cancelled_cb (GCancellable *cancellable,
               gpointer      user_data)
 {
   Run *run = user_data;
 
-  run->cancelled = TRUE;
-  kill_group (run);
-  clear_source (&run->cancel_source);
-
-  return G_SOURCE_REMOVE;
+  g_atomic_int_set (&run->cancel_requested, TRUE);
+  g_main_context_wakeup (run->context);
 }
 
+/* The reaper killed everything below it, so the output closes at once;
+ * only a process that escaped it (one traced by another process, say) can
+ * still hold it open. Stop reading then rather than wait for it. */
 static gboolean
 linger_cb (gpointer user_data)
 {
@@ -328,8 +351,8 @@ linger_cb (gpointer user_data)
 
   if (run->reading)
     {
-      run->lingered = TRUE;
-      kill_group (run);
+      run->given_up = TRUE;
+      g_cancellable_cancel (run->give_up);
     }
   clear_source (&run->linger_source);
 
@@ -393,39 +416,245 @@ child_exited_cb (GPid     pid,
     }
 }
 
-/* Runs in the child between fork and exec: only async-signal-safe calls. */
+/* The reaper. Everything from here to child_setup() runs in a child
+ * forked from a threaded process, before or instead of exec: only
+ * async-signal-safe calls (no malloc, no stdio, no GLib). */
+
+struct reaper_dirent {
+  guint64        d_ino;
+  gint64         d_off;
+  unsigned short d_reclen;
+  unsigned char  d_type;
+  char           d_name[];
+};
+
+/* Sends SIGKILL to every process whose parent is @self, found in /proc.
+ * Returns how many were found, not counting @skip. */
+static int
+reaper_kill_children (pid_t self,
+                      pid_t skip)
+{
+  char buf[4096];
+  long n;
+  int found = 0;
+  int dir = open ("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  if (dir < 0)
+    return 0;
+
+  while ((n = syscall (SYS_getdents64, dir, buf, sizeof buf)) > 0)
+    for (long off = 0; off < n;)
+      {
+        struct reaper_dirent *entry = (struct reaper_dirent *) (buf + off);
+        char path[64] = "/proc/";
+        char stat[512];
+        const char *p;
+        pid_t pid = 0, ppid = 0;
+        gsize len = 6;
+        ssize_t got;
+        int fd;
+
+        off += entry->d_reclen;
+        for (p = entry->d_name; *p >= '0' && *p <= '9' && len < 40; p++)
+          {
+            pid = pid * 10 + (*p - '0');
+            path[len++] = *p;
+          }
+        if (*p != '\0' || pid <= 0)
+          continue;
+        memcpy (path + len, "/stat", 6);
+
+        fd = open (path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+          continue;
+        got = read (fd, stat, sizeof stat - 1);
+        close (fd);
+        if (got <= 0)
+          continue;
+        stat[got] = '\0';
+
+        /* "PID (COMM) STATE PPID …"; COMM may hold spaces and parentheses. */
+        p = NULL;
+        for (ssize_t i = got - 1; i >= 0; i--)
+          if (stat[i] == ')')
+            {
+              p = stat + i;
+              break;
+            }
+        if (p == NULL || p[1] != ' ' || p[2] == '\0' || p[3] != ' ')
+          continue;
+        for (p += 4; *p >= '0' && *p <= '9'; p++)
+          ppid = ppid * 10 + (*p - '0');
+
+        if (ppid == self)
+          {
+            kill (pid, SIGKILL);
+            if (pid != skip)
+              found++;
+          }
+      }
+
+  close (dir);
+  return found;
+}
+
+static void
+reaper_close_fds (void)
+{
+  struct rlimit limit;
+  int max_fd = 4096;
+
+  close (STDIN_FILENO);
+  close (STDOUT_FILENO);
+  close (STDERR_FILENO);
+#ifdef SYS_close_range
+  if (syscall (SYS_close_range, REPORT_FD + 1, ~0U, 0) == 0)
+    return;
+#endif
+  if (getrlimit (RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    max_fd = (int) MIN (limit.rlim_cur, 65536);
+  for (int fd = REPORT_FD + 1; fd < max_fd; fd++)
+    close (fd);
+}
+
+/* The reaper: waits for the shell, or for SIGTERM from Tally; then kills
+ * every process still below it, reaps them, reports on REPORT_FD (the
+ * shell's wait status and whether anything else had to be killed) and
+ * exits. It holds no descriptor but REPORT_FD, so the output pipe closes
+ * when the last process of the command ends, and GLib's exec check sees
+ * the shell's exec. */
+static void G_GNUC_NORETURN
+reaper_main (pid_t shell)
+{
+  struct sigaction dfl = { 0 };
+  sigset_t wait_set, block_set;
+  siginfo_t info;
+  pid_t self = getpid ();
+  int report[2] = { 0, 0 };
+  gboolean shell_done = FALSE;
+  gboolean stopping = FALSE;
+
+  /* A SIGCHLD that Tally ignores would make waitpid() useless. */
+  dfl.sa_handler = SIG_DFL;
+  sigaction (SIGCHLD, &dfl, NULL);
+
+  sigemptyset (&wait_set);
+  sigaddset (&wait_set, SIGCHLD);
+  sigaddset (&wait_set, SIGTERM);
+  sigfillset (&block_set);
+  sigprocmask (SIG_BLOCK, &block_set, NULL);
+
+  reaper_close_fds ();
+
+  while (!shell_done && !stopping)
+    {
+      int status;
+      pid_t pid;
+
+      while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
+        if (pid == shell)
+          {
+            report[0] = status;
+            shell_done = TRUE;
+          }
+      if (shell_done)
+        break;
+      if (pid < 0 && errno == ECHILD)
+        break;
+
+      if (sigwaitinfo (&wait_set, &info) == SIGTERM)
+        stopping = TRUE;
+    }
+
+  /* Kill what is left, one level at a time: a killed process's children
+   * become the reaper's before waitpid() reports it. */
+  for (;;)
+    {
+      int status;
+      pid_t pid;
+
+      if (reaper_kill_children (self, shell_done ? 0 : shell) > 0)
+        report[1] = 1;
+
+      pid = waitpid (-1, &status, 0);
+      if (pid < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (pid == shell)
+        {
+          report[0] = status;
+          shell_done = TRUE;
+        }
+    }
+
+  if (write (REPORT_FD, report, sizeof report) < 0)
+    _exit (1);
+  _exit (0);
+}
+
+/* Runs in the child between fork and exec: only async-signal-safe calls.
+ * The child becomes the reaper and leads a new process group; it forks
+ * the process that returns here and execs the shell. */
 static void
 child_setup (gpointer user_data)
 {
+  pid_t shell;
+
   setpgid (0, 0);
+  prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+  shell = fork ();
+  if (shell < 0)
+    _exit (127);
+  if (shell == 0)
+    {
+      close (REPORT_FD);
+      return;
+    }
+
+  reaper_main (shell);
 }
 
 static gboolean
-is_secret_name (const char *name)
+is_allowed_name (const char  *name,
+                 char       **extra)
 {
-  static const char * const words[] = { "API_KEY", "TOKEN", "SECRET", "PASSWORD" };
-  g_autofree char *upper = g_ascii_strup (name, -1);
+  static const char * const allowed[] = {
+    "PATH", "HOME", "LANG", "TERM", "TZ", "USER", "SHELL", "TMPDIR",
+  };
 
-  for (guint i = 0; i < G_N_ELEMENTS (words); i++)
-    if (strstr (upper, words[i]) != NULL)
+  for (guint i = 0; i < G_N_ELEMENTS (allowed); i++)
+    if (g_str_equal (name, allowed[i]))
       return TRUE;
 
-  return FALSE;
+  if (g_str_has_prefix (name, "LC_"))
+    return TRUE;
+
+  return extra != NULL && g_strv_contains ((const char * const *) extra, name);
 }
 
 static char **
-child_environment (const char *workspace)
+child_environment (TallyToolBash *self,
+                   const char    *workspace)
 {
   g_auto(GStrv) current = g_get_environ ();
+  g_auto(GStrv) extra = NULL;
   GPtrArray *kept = g_ptr_array_new ();
   char **env;
+
+  g_mutex_lock (&self->lock);
+  extra = g_strdupv (self->extra_env);
+  g_mutex_unlock (&self->lock);
 
   for (guint i = 0; current[i] != NULL; i++)
     {
       const char *eq = strchr (current[i], '=');
-      g_autofree char *name = eq ? g_strndup (current[i], eq - current[i]) : g_strdup (current[i]);
+      g_autofree char *name = eq ? g_strndup (current[i], eq - current[i]) : NULL;
 
-      if (!is_secret_name (name))
+      if (name != NULL && is_allowed_name (name, extra))
         g_ptr_array_add (kept, g_strdup (current[i]));
     }
   g_ptr_array_add (kept, NULL);
@@ -466,10 +695,15 @@ bash_run (TallyTool               *tool,
   g_auto(GStrv) env = NULL;
   const char *argv[4] = { "/bin/sh", "-c", NULL, NULL };
   int pipe_fds[2];
+  int report_fds[2];
+  int report_target = REPORT_FD;
+  int report[2];
+  gboolean have_report = FALSE;
   GPid pid = 0;
   const char *command;
   gboolean has_timeout;
   guint64 timeout_ms;
+  gulong cancelled_handler = 0;
   Run *run;
 
   if (!tally_tool_input_get_string (input, "command", TRUE, &command, error) ||
@@ -502,7 +736,7 @@ bash_run (TallyTool               *tool,
       return NULL;
     }
 
-  env = child_environment (workspace);
+  env = child_environment (TALLY_TOOL_BASH (tool), workspace);
 
   /* Standard output and standard error share one pipe, so they arrive
    * interleaved as written. */
@@ -513,18 +747,8 @@ bash_run (TallyTool               *tool,
       return NULL;
     }
 
-  /* g_spawn rather than GSubprocess: GSubprocess reaps the shell on its
-   * own and forgets its pid, while killing the process group needs that
-   * pid for as long as the group may live. Here the shell stays
-   * unreaped until child_exited_cb(). */
-  argv[2] = command;
-  if (!g_spawn_async_with_pipes_and_fds (workspace, argv, (const char * const *) env,
-                                         G_SPAWN_DO_NOT_REAP_CHILD |
-                                         G_SPAWN_STDIN_FROM_DEV_NULL,
-                                         child_setup, NULL,
-                                         -1, pipe_fds[1], pipe_fds[1],
-                                         NULL, NULL, 0,
-                                         &pid, NULL, NULL, NULL, &local_error))
+  /* The reaper reports the shell's status on a pipe of its own. */
+  if (!g_unix_open_pipe (report_fds, FD_CLOEXEC, &local_error))
     {
       close (pipe_fds[0]);
       close (pipe_fds[1]);
@@ -532,7 +756,30 @@ bash_run (TallyTool               *tool,
                    "Cannot start the command: %s", local_error->message);
       return NULL;
     }
+
+  /* g_spawn rather than GSubprocess: GSubprocess reaps its child on its
+   * own and forgets its pid, while signalling the reaper needs that pid
+   * for as long as it lives. Here the reaper (the process g_spawn starts,
+   * see child_setup()) stays unreaped until child_exited_cb(). */
+  argv[2] = command;
+  if (!g_spawn_async_with_pipes_and_fds (workspace, argv, (const char * const *) env,
+                                         G_SPAWN_DO_NOT_REAP_CHILD |
+                                         G_SPAWN_STDIN_FROM_DEV_NULL,
+                                         child_setup, NULL,
+                                         -1, pipe_fds[1], pipe_fds[1],
+                                         &report_fds[1], &report_target, 1,
+                                         &pid, NULL, NULL, NULL, &local_error))
+    {
+      close (pipe_fds[0]);
+      close (pipe_fds[1]);
+      close (report_fds[0]);
+      close (report_fds[1]);
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "Cannot start the command: %s", local_error->message);
+      return NULL;
+    }
   close (pipe_fds[1]);
+  close (report_fds[1]);
 
   /* The waits below run on a main context of this worker thread's own. */
   main_context = g_main_context_new ();
@@ -552,12 +799,7 @@ bash_run (TallyTool               *tool,
   g_source_attach (run->timeout_source, main_context);
 
   if (cancellable != NULL)
-    {
-      run->cancel_source = g_cancellable_source_new (cancellable);
-      g_source_set_callback (run->cancel_source, (GSourceFunc) (void (*) (void)) cancelled_cb,
-                             run, NULL);
-      g_source_attach (run->cancel_source, main_context);
-    }
+    cancelled_handler = g_cancellable_connect (cancellable, G_CALLBACK (cancelled_cb), run, NULL);
 
   run->child_source = g_child_watch_source_new (pid);
   g_source_set_callback (run->child_source, (GSourceFunc) (void (*) (void)) child_exited_cb,
@@ -569,15 +811,41 @@ bash_run (TallyTool               *tool,
   /* Every pending operation ends: the process is reaped after a kill, and
    * the drain timer gives up on anything that still hangs. */
   while (run->reading || run->waiting)
-    g_main_context_iteration (main_context, TRUE);
+    {
+      if (g_atomic_int_get (&run->cancel_requested) && !run->cancelled)
+        {
+          run->cancelled = TRUE;
+          kill_group (run);
+        }
+      g_main_context_iteration (main_context, TRUE);
+    }
 
+  /* Waits for a cancelled_cb() running in another thread to return. */
+  g_cancellable_disconnect (cancellable, cancelled_handler);
   clear_source (&run->child_source);
   clear_source (&run->timeout_source);
-  clear_source (&run->cancel_source);
   clear_source (&run->linger_source);
   clear_source (&run->drain_source);
   g_clear_object (&run->output);
   g_main_context_pop_thread_default (main_context);
+
+  /* The reaper has exited (or was given up on), so its write end is
+   * closed and this read does not block. */
+  if (run->reaped)
+    {
+      ssize_t got;
+
+      do
+        got = read (report_fds[0], report, sizeof report);
+      while (got < 0 && errno == EINTR);
+      have_report = got == (ssize_t) sizeof report;
+    }
+  close (report_fds[0]);
+  if (have_report)
+    {
+      run->wait_status = report[0];
+      run->lingered = report[1] != 0;
+    }
 
   out = g_string_new (NULL);
   capture_print (&run->capture, out);
@@ -606,7 +874,7 @@ bash_run (TallyTool               *tool,
           g_string_append_printf (out, "The command timed out after %s; it was stopped, "
                                   "with every process it started.", seconds);
         }
-      else if (!run->reaped)
+      else if (!run->reaped || !have_report)
         g_string_append (out, "Exit status: unknown");
       else if (WIFEXITED (run->wait_status))
         g_string_append_printf (out, "Exit status: %d", WEXITSTATUS (run->wait_status));
@@ -618,8 +886,11 @@ bash_run (TallyTool               *tool,
         g_string_append (out, "Exit status: unknown");
 
       if (run->lingered)
-        g_string_append (out, "\n(Background processes still writing output a second "
-                         "after the command ended were stopped.)");
+        g_string_append (out, "\n(Background processes the command left running were "
+                         "stopped when it ended.)");
+      if (run->given_up)
+        g_string_append (out, "\n(Something outside the command still held its output "
+                         "open; reading stopped.)");
     }
 
   g_byte_array_unref (run->capture.head);
@@ -632,6 +903,8 @@ bash_run (TallyTool               *tool,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+static void tally_tool_bash_finalize (GObject *object);
+
 static char *
 bash_dup_summary (TallyTool  *tool,
                   JsonObject *input)
@@ -643,6 +916,9 @@ static void
 tally_tool_bash_class_init (TallyToolBashClass *klass)
 {
   TallyToolClass *tool_class = TALLY_TOOL_CLASS (klass);
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = tally_tool_bash_finalize;
 
   tool_class->name = "Bash";
   tool_class->description =
@@ -670,8 +946,59 @@ tally_tool_bash_class_init (TallyToolBashClass *klass)
 }
 
 static void
+tally_tool_bash_finalize (GObject *object)
+{
+  TallyToolBash *self = TALLY_TOOL_BASH (object);
+
+  g_strfreev (self->extra_env);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (tally_tool_bash_parent_class)->finalize (object);
+}
+
+static void
 tally_tool_bash_init (TallyToolBash *self)
 {
+  g_mutex_init (&self->lock);
+}
+
+/**
+ * tally_tool_bash_set_extra_env:
+ * @self: the `Bash` tool
+ * @names: (nullable) (array zero-terminated=1): names of environment
+ *   variables that commands get besides the allow-list, or %NULL for none
+ *
+ * Sets which further variables of Tally's environment reach the commands
+ * (the `bash-extra-env` setting, `tally-cli --pass-env`). Names must be
+ * exact; names that are not valid variable names, and
+ * `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN`, are ignored. Takes
+ * effect for the next command; safe to call while commands run.
+ */
+void
+tally_tool_bash_set_extra_env (TallyToolBash      *self,
+                               const char * const *names)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+
+  g_return_if_fail (TALLY_IS_TOOL_BASH (self));
+
+  for (guint i = 0; names != NULL && names[i] != NULL; i++)
+    {
+      const char *name = names[i];
+      gboolean valid = name[0] != '\0' && !g_ascii_isdigit (name[0]);
+
+      for (const char *p = name; valid && *p != '\0'; p++)
+        valid = g_ascii_isalnum (*p) || *p == '_';
+      if (!valid || g_str_equal (name, "ANTHROPIC_API_KEY") ||
+          g_str_equal (name, "ANTHROPIC_AUTH_TOKEN"))
+        continue;
+      g_strv_builder_add (builder, name);
+    }
+
+  g_mutex_lock (&self->lock);
+  g_strfreev (self->extra_env);
+  self->extra_env = g_strv_builder_end (builder);
+  g_mutex_unlock (&self->lock);
 }
 
 /**

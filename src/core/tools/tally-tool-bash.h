@@ -9,6 +9,8 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (TallyToolBash, tally_tool_bash, TALLY, TOOL_BASH, TallyTool)
 
-TallyTool *tally_tool_bash_new (void);
+TallyTool *tally_tool_bash_new           (void);
+void       tally_tool_bash_set_extra_env (TallyToolBash      *self,
+                                          const char * const *names);
 
 G_END_DECLS
