@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "tally-application.h"
+#include "tally-secret-env.h"
 
 /* Benchmark hook (tests/bench/bench-app-open.c): with TALLY_BENCH_FIRST_FRAME
  * set, print the time from process start to the first frame painted by the
@@ -51,8 +52,14 @@ main (int    argc,
       char **argv)
 {
   g_autoptr(TallyApplication) app = NULL;
+  g_autoptr(TallySecret) api_key = NULL;
 
   process_start_us = g_get_monotonic_time ();
+
+  /* The key leaves the environment first, before any thread starts and
+   * before anything could run a command that reads /proc/PID/environ
+   * (docs/security.md, "Processes and secrets"). */
+  api_key = tally_secret_env_take ("ANTHROPIC_API_KEY");
 
   setlocale (LC_ALL, "");
   bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
@@ -75,6 +82,7 @@ main (int    argc,
   }
 
   app = tally_application_new ();
+  tally_application_set_environment_api_key (app, api_key);
   if (g_getenv ("TALLY_BENCH_FIRST_FRAME") != NULL)
     g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), NULL);
 

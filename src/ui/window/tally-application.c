@@ -9,6 +9,8 @@
 #include "tally-application-private.h"
 #include "tally-preferences-window.h"
 #include "tally-secret.h"
+#include "tally-tool-bash.h"
+#include "tally-tool-query-database.h"
 #include "tally-window.h"
 #include "tally-window-resources.h"
 
@@ -45,6 +47,7 @@ struct _TallyApplication
   TallyStore        *store;
   char              *store_path;
   char              *store_problem;
+  char              *damaged_store;   /* the store refused as damaged, for salvage */
   gboolean           store_tried;
 
   /* The API */
@@ -52,6 +55,7 @@ struct _TallyApplication
   char              *base_url;
   char              *base_url_option;
   char              *api_key;            /* wiped on free */
+  char              *env_api_key;        /* from main(), wiped on free */
   TallyApiKeySource  key_source;
   GCancellable      *cancellable;
 
@@ -234,12 +238,28 @@ lookup_key_cb (GObject      *object,
   tally_secret_free (key);
 }
 
+/* The tools' limits follow the settings (docs/security.md). */
+static void
+apply_tool_settings (TallyApplication *self)
+{
+  g_auto(GStrv) extra_env = g_settings_get_strv (self->settings, "bash-extra-env");
+
+  tally_tool_bash_set_extra_env (TALLY_TOOL_BASH (tally_tool_registry_lookup (self->tools, "Bash")),
+                                 (const char * const *) extra_env);
+  tally_tool_query_database_set_timeout_ms (
+    TALLY_TOOL_QUERY_DATABASE (tally_tool_registry_lookup (self->tools, "query_database")),
+    g_settings_get_uint (self->settings, "query-timeout") * 1000);
+}
+
 static void
 settings_changed_cb (TallyApplication *self,
                      const char       *key,
                      GSettings        *settings)
 {
-  if (g_str_equal (key, "base-url"))
+  if ((g_str_equal (key, "bash-extra-env") || g_str_equal (key, "query-timeout")) &&
+      self->tools != NULL)
+    apply_tool_settings (self);
+  else if (g_str_equal (key, "base-url"))
     rebuild_client (self);
   else if (g_str_equal (key, "idle-timeout") && self->client != NULL)
     tally_client_set_idle_timeout (self->client, g_settings_get_uint (settings, "idle-timeout"));
@@ -275,6 +295,8 @@ ensure_store (TallyApplication *self)
   if (self->store == NULL)
     {
       self->store_problem = g_strdup_printf (_("Sessions cannot be saved: %s"), error->message);
+      if (g_error_matches (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_CORRUPT))
+        self->damaged_store = g_strdup (path);
       g_warning ("Could not open the session store %s: %s", path, error->message);
     }
   else if (tally_store_is_read_only (self->store))
@@ -496,6 +518,7 @@ tally_application_startup (GApplication *application)
                            self, G_CONNECT_SWAPPED);
 
   self->tools = tally_tool_registry_new_default ();
+  apply_tool_settings (self);
   self->model_cache = tally_model_cache_new (NULL);
 
   self->network_monitor = g_object_ref (g_network_monitor_get_default ());
@@ -504,8 +527,12 @@ tally_application_startup (GApplication *application)
 
   rebuild_client (self);
 
-  /* ANTHROPIC_API_KEY overrides everything; otherwise ask the keyring. */
-  if (env_nonempty ("ANTHROPIC_API_KEY") != NULL)
+  /* ANTHROPIC_API_KEY overrides everything; otherwise ask the keyring.
+   * main() took the variable out of the environment already; an
+   * application made without main() (the tests) reads it here. */
+  if (self->env_api_key != NULL)
+    set_key (self, self->env_api_key, TALLY_API_KEY_SOURCE_ENVIRONMENT);
+  else if (env_nonempty ("ANTHROPIC_API_KEY") != NULL)
     set_key (self, env_nonempty ("ANTHROPIC_API_KEY"), TALLY_API_KEY_SOURCE_ENVIRONMENT);
   else
     {
@@ -560,9 +587,11 @@ tally_application_finalize (GObject *object)
   TallyApplication *self = (TallyApplication *)object;
 
   tally_secret_free (g_steal_pointer (&self->api_key));
+  tally_secret_free (g_steal_pointer (&self->env_api_key));
   g_clear_object (&self->cancellable);
   g_free (self->store_path);
   g_free (self->store_problem);
+  g_free (self->damaged_store);
   g_free (self->base_url);
   g_free (self->base_url_option);
 
@@ -799,6 +828,22 @@ tally_application_get_store_problem (TallyApplication *self)
 }
 
 /**
+ * tally_application_get_damaged_store:
+ * @self: a #TallyApplication
+ *
+ * Returns: (transfer none) (nullable) (type filename): the store file that
+ *   was refused as damaged (%TALLY_STORE_ERROR_CORRUPT), which the window
+ *   offers to salvage (docs/architecture.md §10.9); %NULL otherwise
+ */
+const char *
+tally_application_get_damaged_store (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  ensure_store (self);
+  return self->damaged_store;
+}
+
+/**
  * tally_application_get_tools:
  * @self: a #TallyApplication
  *
@@ -880,6 +925,27 @@ tally_application_get_api_key_source (TallyApplication *self)
 {
   g_return_val_if_fail (TALLY_IS_APPLICATION (self), TALLY_API_KEY_SOURCE_NONE);
   return self->key_source;
+}
+
+/**
+ * tally_application_set_environment_api_key:
+ * @self: a #TallyApplication
+ * @api_key: (nullable): the value `ANTHROPIC_API_KEY` had, or %NULL
+ *
+ * Hands over the key that main() took out of the process environment
+ * (tally_secret_env_take()), so that `/proc/PID/environ` no longer shows
+ * it. Call before the application starts; the key then counts as set by
+ * the environment (%TALLY_API_KEY_SOURCE_ENVIRONMENT) and overrides the
+ * keyring, exactly as the variable does.
+ */
+void
+tally_application_set_environment_api_key (TallyApplication *self,
+                                           const char       *api_key)
+{
+  g_return_if_fail (TALLY_IS_APPLICATION (self));
+
+  tally_secret_free (g_steal_pointer (&self->env_api_key));
+  self->env_api_key = api_key != NULL && *api_key != '\0' ? g_strdup (api_key) : NULL;
 }
 
 /**

@@ -51,6 +51,7 @@ GSettingsSchema   *tally_application_lookup_settings_schema (GError            *
 GSettings         *tally_application_get_settings         (TallyApplication    *self);
 TallyStore        *tally_application_get_store            (TallyApplication    *self);
 const char        *tally_application_get_store_problem    (TallyApplication    *self);
+const char        *tally_application_get_damaged_store    (TallyApplication    *self);
 TallyToolRegistry *tally_application_get_tools            (TallyApplication    *self);
 TallyModelCache   *tally_application_get_model_cache      (TallyApplication    *self);
 TallyClient       *tally_application_get_client           (TallyApplication    *self);
@@ -58,6 +59,8 @@ const char        *tally_application_get_base_url         (TallyApplication    *
 gboolean           tally_application_get_base_url_locked  (TallyApplication    *self);
 TallyApiKeySource  tally_application_get_api_key_source   (TallyApplication    *self);
 gboolean           tally_application_has_api_key          (TallyApplication    *self);
+void               tally_application_set_environment_api_key (TallyApplication *self,
+                                                            const char       *api_key);
 gboolean           tally_application_get_online           (TallyApplication    *self);
 const char        *tally_application_get_default_database (void);
 char              *tally_application_dup_workspace_for    (const char          *session_id);
