@@ -38,6 +38,7 @@ struct _TallyWindow
   GtkRevealer          *offline_revealer;
   GtkRevealer          *store_revealer;
   GtkLabel             *store_label;
+  GtkButton            *salvage_button;
   GtkStack             *session_stack;
   AdwStatusPage        *welcome_page;
   AdwPasswordEntryRow  *welcome_key_row;

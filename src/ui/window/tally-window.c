@@ -228,6 +228,60 @@ update_banners (TallyWindow *self)
   if (problem != NULL)
     gtk_label_set_label (self->store_label, problem);
   gtk_revealer_set_reveal_child (self->store_revealer, problem != NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->salvage_button),
+                          tally_application_get_damaged_store (self->app) != NULL);
+}
+
+/* Salvage (docs/architecture.md §10.9): the readable sessions of the
+ * damaged store go into a new file beside it; the damaged file is only
+ * read, and the new store is opened by choice (--store). */
+static void
+salvage_done_cb (GObject      *object,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autofree char *out = g_object_steal_data (G_OBJECT (self), "tally-salvage-out");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *message = NULL;
+  TallySalvageReport report = { 0 };
+
+  gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), TRUE);
+  if (!tally_store_salvage_finish (result, &report, &error))
+    message = g_strdup_printf (_("Salvage failed: %s"), error->message);
+  else
+    {
+      g_autofree char *events = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_salvaged);
+      g_autofree char *lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_lost);
+
+      /* TRANSLATORS: after salvaging a damaged session store; %s are the
+       * new file, the salvaged events and the lost events */
+      message = g_strdup_printf (_("Salvaged %u sessions (%s events) into %s; lost %u sessions and %s events. "
+                                   "Start Tally with --store and that file to use it."),
+                                 report.sessions_salvaged, events, out, report.sessions_lost, lost);
+      gtk_widget_set_visible (GTK_WIDGET (self->salvage_button), FALSE);
+    }
+  gtk_label_set_label (self->store_label, message);
+}
+
+static void
+salvage_clicked_cb (TallyWindow *self)
+{
+  const char *damaged = tally_application_get_damaged_store (self->app);
+  g_autofree char *dir = NULL;
+  g_autofree char *name = NULL;
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
+
+  if (damaged == NULL)
+    return;
+
+  dir = g_path_get_dirname (damaged);
+  name = g_strdup_printf ("tally-salvaged-%s.db", stamp);
+  g_object_set_data_full (G_OBJECT (self), "tally-salvage-out", g_build_filename (dir, name, NULL), g_free);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), FALSE);
+  tally_store_salvage_async (damaged, g_object_get_data (G_OBJECT (self), "tally-salvage-out"), NULL,
+                             salvage_done_cb, g_object_ref (self));
 }
 
 static void
@@ -1577,6 +1631,8 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, offline_revealer);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_revealer);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, salvage_button);
+  gtk_widget_class_bind_template_callback (widget_class, salvage_clicked_cb);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, session_stack);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_page);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_key_row);
