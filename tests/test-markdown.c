@@ -193,6 +193,13 @@ test_scanner (void)
     { "    ```\n\nc", 9 },
     { "- a\n\n  b\n\nc", 10 },
     { "a\r\n\r\nb", 5 },
+    /* A lone CR ends a line too (found by tests/fuzz/fuzz-markdown): here
+     * it opens a fence that keeps "e" inside the code block, so the split
+     * may not come before "e". */
+    { "a\r\rb", 3 },
+    { "\r```\n\ne", 1 },
+    { "```\rx\r```\r\ry", 11 },
+    { "a\r\r", 0 },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)

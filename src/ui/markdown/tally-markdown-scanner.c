@@ -161,6 +161,35 @@ scan_line (TallyMarkdownScanner *scanner,
   scanner->prev_boundary = line_is_blank (line, len);
 }
 
+/* Finds the end of the line at @line: as in CommonMark, a line ends with
+ * LF, CR or CR LF. Sets @line_len to the line's length with its ending (or
+ * to @avail) and returns whether the line is complete. A CR that is the last
+ * byte so far leaves the line incomplete: an LF may still follow it. */
+static gboolean
+line_end (const char *line,
+          gsize       avail,
+          gsize      *line_len)
+{
+  for (gsize i = 0; i < avail; i++)
+    {
+      if (line[i] == '\n')
+        {
+          *line_len = i + 1;
+          return TRUE;
+        }
+      if (line[i] == '\r')
+        {
+          if (i + 1 == avail)
+            break;
+          *line_len = line[i + 1] == '\n' ? i + 2 : i + 1;
+          return TRUE;
+        }
+    }
+
+  *line_len = avail;
+  return FALSE;
+}
+
 /**
  * tally_markdown_scanner_feed:
  * @scanner: a scanner
@@ -186,9 +215,8 @@ tally_markdown_scanner_feed (TallyMarkdownScanner *scanner,
     {
       const char *line = text + scanner->line_start;
       gsize avail = length - scanner->line_start;
-      const char *nl = memchr (line, '\n', avail);
-      gsize line_len = nl != NULL ? (gsize)(nl - line) + 1 : avail;
-      gboolean complete = nl != NULL;
+      gsize line_len;
+      gboolean complete = line_end (line, avail, &line_len);
 
       if (scanner->line_start > 0 && scanner->prev_boundary && !scanner->in_fence &&
           scanner->commit < scanner->line_start &&

@@ -36,6 +36,9 @@ G_BEGIN_DECLS
  * act on the whole document, are not taken into account here: the view
  * checks the final render against a fresh one and falls back when needed.
  *
+ * Lines end with LF, CR or CR LF, as in CommonMark (a lone CR ends a line
+ * for md4c too, so it can open a fence).
+ *
  * The scanner only reads each complete line once, so feeding a text that
  * grows by small deltas costs time linear in its length.
  */
