@@ -21,6 +21,7 @@
 
 #include "tally-application-private.h"
 #include "tally-block-row.h"
+#include "tally-error-banner.h"
 #include "tally-event.h"
 #include "tally-markdown-view.h"
 #include "tally-model-cache.h"
@@ -1009,6 +1010,171 @@ test_preferences (Fixture       *fixture,
   g_assert_cmpint (run_app (args, 0, preferences_body, NULL), ==, 0);
 }
 
+/* /tally/app/key-refused and /tally/app/spend-cap */
+
+/* The error banner of the session shown, once its turn has ended. */
+static TallyErrorBanner *
+wait_error_banner (TallyWindow *window)
+{
+  g_autoptr(GPtrArray) banners = NULL;
+
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  SPIN_UNTIL (({ g_clear_pointer (&banners, g_ptr_array_unref);
+                 banners = find_all (GTK_WIDGET (window), TALLY_TYPE_ERROR_BANNER);
+                 banners->len > 0; }));
+  return g_ptr_array_index (banners, banners->len - 1);
+}
+
+/* POST /v1/messages requests the mock received (the model list aside). */
+static guint
+count_message_requests (TallyTestMock *mock)
+{
+  g_autoptr(JsonArray) requests = tally_test_mock_dup_requests (mock);
+  guint n = 0;
+
+  for (guint i = 0; i < json_array_get_length (requests); i++)
+    if (g_strcmp0 (json_object_get_string_member (json_array_get_object_element (requests, i), "path"),
+                   "/v1/messages") == 0)
+      n++;
+  return n;
+}
+
+static TallyPreferencesWindow *
+find_preferences (TallyApplication *app)
+{
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (TALLY_IS_PREFERENCES_WINDOW (l->data))
+      return l->data;
+  return NULL;
+}
+
+static void
+key_refused_body (TallyApplication *app,
+                  TallyWindow      *window,
+                  gpointer          user_data)
+{
+  TallyErrorBanner *banner;
+  GtkButton *button;
+  TallyPreferencesWindow *prefs;
+
+  tally_window_send (window, "Hello?");
+  banner = wait_error_banner (window);
+  g_assert_cmpstr (tally_error_banner_get_message (banner), ==,
+                   "The Messages API refused the API key (HTTP 401): invalid x-api-key");
+  /* (The model list may have been asked for first.) */
+  g_assert_true (g_str_has_prefix (tally_error_banner_get_meta (banner),
+                                   "The API key was refused · Server error · Request ID req_mock_"));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (banner))));
+
+  /* The way out: the key settings, in the preferences. */
+  button = tally_error_banner_get_action_button (banner);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (button)));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "Change API _Key…");
+  g_assert_null (find_preferences (app));
+  g_signal_emit_by_name (button, "clicked");
+  SPIN_UNTIL (find_preferences (app) != NULL);
+  prefs = find_preferences (app);
+  g_assert_true (gtk_window_get_transient_for (GTK_WINDOW (prefs)) == GTK_WINDOW (window));
+  g_assert_cmpstr (tally_preferences_window_get_key_status (prefs), ==, "Set by the environment");
+  gtk_window_destroy (GTK_WINDOW (prefs));
+}
+
+static void
+test_key_refused (Fixture       *fixture,
+                  gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  mock = tally_test_mock_start (
+    "{\"responses\":[{\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}]}", &error);
+  g_assert_no_error (error);
+
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock), NULL };
+    g_assert_cmpint (run_app (args, -1, key_refused_body, NULL), ==, 0);
+  }
+  g_assert_cmpuint (count_message_requests (mock), ==, 1);
+}
+
+static void
+spend_cap_body (TallyApplication *app,
+                TallyWindow      *window,
+                gpointer          user_data)
+{
+  TallyTestMock *mock = user_data;
+  GSettings *settings = tally_application_get_settings (app);
+  TallyErrorBanner *banner;
+  GtkButton *button;
+  TallyAgent *agent;
+  TallyTranscript *transcript;
+
+  /* The preferences show the cap; a call costs $0.0315 here. */
+  g_settings_set_double (settings, "max-session-cost", 0.01);
+  {
+    TallyPreferencesWindow *prefs;
+    g_autoptr(GPtrArray) spins = NULL;
+    gboolean shown = FALSE;
+
+    g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
+    prefs = find_preferences (app);
+    g_assert_nonnull (prefs);
+    spins = find_all (GTK_WIDGET (prefs), GTK_TYPE_SPIN_BUTTON);
+    for (guint i = 0; i < spins->len; i++)
+      if (G_APPROX_VALUE (gtk_spin_button_get_value (g_ptr_array_index (spins, i)), 0.01, 1e-9))
+        shown = TRUE;
+    g_assert_true (shown);
+    gtk_window_destroy (GTK_WINDOW (prefs));
+  }
+
+  tally_window_send (window, "Describe the tables");
+  banner = wait_error_banner (window);
+  g_assert_cmpuint (count_message_requests (mock), ==, 1);
+  g_assert_cmpstr (tally_error_banner_get_message (banner), ==,
+                   "This session has cost $0.0315, which reached its spend cap of $0.01. Nothing more was sent.");
+  g_assert_cmpstr (tally_error_banner_get_meta (banner), ==, "Spend cap reached");
+  transcript = tally_session_get_transcript (tally_window_get_session (window));
+  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_RECEIPT), ==, 1);
+
+  /* Raising the cap is for this session only. */
+  button = tally_error_banner_get_action_button (banner);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (button)));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "_Raise Cap to $0.04");
+  g_signal_emit_by_name (button, "clicked");
+  agent = tally_session_get_agent (tally_window_get_session (window));
+  g_assert_cmpfloat_with_epsilon (tally_agent_get_max_cost (agent), 0.0415, 1e-9);
+  g_assert_cmpfloat_with_epsilon (g_settings_get_double (settings, "max-session-cost"), 0.01, 1e-9);
+
+  tally_window_send (window, "Go on");
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  SPIN_UNTIL (count_blocks (transcript, TALLY_BLOCK_RECEIPT) == 2);
+  g_assert_cmpuint (count_message_requests (mock), ==, 2);
+  g_settings_reset (settings, "max-session-cost");
+}
+
+static void
+test_spend_cap (Fixture       *fixture,
+                gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_Cap1\",\"name\":\"get_schema\",\"input\":{}}],"
+    "\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":10000,\"output_tokens\":100}}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Six stores and their sales.\"}],"
+    "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":100,\"output_tokens\":10}}}]}", &error);
+  g_assert_no_error (error);
+
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock), NULL };
+    g_assert_cmpint (run_app (args, -1, spend_cap_body, mock), ==, 0);
+  }
+}
+
 /* /tally/app/narrow-and-sidebar */
 
 static void
@@ -1278,6 +1444,8 @@ main (int   argc,
   g_test_add ("/tally/app/offline", Fixture, NULL, fixture_set_up, test_offline, fixture_tear_down);
   g_test_add ("/tally/app/stop", Fixture, NULL, fixture_set_up, test_stop, fixture_tear_down);
   g_test_add ("/tally/app/preferences", Fixture, NULL, fixture_set_up, test_preferences, fixture_tear_down);
+  g_test_add ("/tally/app/key-refused", Fixture, NULL, fixture_set_up, test_key_refused, fixture_tear_down);
+  g_test_add ("/tally/app/spend-cap", Fixture, NULL, fixture_set_up, test_spend_cap, fixture_tear_down);
   g_test_add ("/tally/app/narrow-and-sidebar", Fixture, NULL, fixture_set_up, test_narrow, fixture_tear_down);
   g_test_add_func ("/tally/app/bad-base-url", test_bad_base_url);
   g_test_add_func ("/tally/app/sidebar-format", test_sidebar_format);

@@ -18,6 +18,13 @@
  * support request), and a Retry button when the same request may be sent
  * again (`retryable` in the `error` event). The banner only reports the
  * click; the transcript view turns it into its retry-requested signal.
+ *
+ * Two errors offer a way out through an action button instead: a key the
+ * API refused (kind `http`, status 401 or 403) opens the preferences, where
+ * the key is kept (`app.preferences`), and a reached spend cap (kind
+ * `budget`) says what the session cost and raises the cap for this session
+ * (`win.raise-cost-cap` with the new cap in US dollars, docs/protocol.md
+ * §12.4).
  */
 
 struct _TallyErrorBanner
@@ -27,6 +34,7 @@ struct _TallyErrorBanner
   GtkLabel   *message_label;
   GtkLabel   *meta_label;
   GtkButton  *retry_button;
+  GtkButton  *action_button;
 
   TallyBlock *block;
 };
@@ -57,6 +65,8 @@ kind_title (const char *kind)
     return _("Input error");
   if (g_strcmp0 (kind, "store") == 0)
     return _("Storage error");
+  if (g_strcmp0 (kind, "budget") == 0)
+    return _("Spend cap reached");
   return NULL;
 }
 
@@ -70,6 +80,21 @@ member_string (JsonObject *object,
       json_node_get_value_type (node) != G_TYPE_STRING)
     return NULL;
   return json_node_get_string (node);
+}
+
+static double
+member_double (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return 0;
+  if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    return json_node_get_double (node);
+  if (json_node_get_value_type (node) == G_TYPE_INT64)
+    return (double)json_node_get_int (node);
+  return 0;
 }
 
 static gboolean
@@ -95,6 +120,7 @@ sync_banner (TallyErrorBanner *self)
 {
   g_autoptr(GString) meta = NULL;
   g_autofree char *accessible = NULL;
+  g_autofree char *budget_message = NULL;
   JsonObject *details = NULL;
   const char *message = NULL;
   const char *kind = NULL;
@@ -124,6 +150,41 @@ sync_banner (TallyErrorBanner *self)
         g_string_append (meta, " · ");
       /* Translators: the API's id for the failed request */
       g_string_append_printf (meta, _("Request ID %s"), request_id);
+    }
+
+  /* The way out of a refused key or a reached spend cap. */
+  gtk_widget_set_visible (GTK_WIDGET (self->action_button), FALSE);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->action_button), NULL);
+  if (g_strcmp0 (kind, "budget") == 0)
+    {
+      double spent = member_double (details, "spent_usd");
+      double cap = member_double (details, "max_cost_usd");
+
+      if (cap > 0)
+        {
+          g_autofree char *label = NULL;
+
+          /* Translators: amounts in US dollars */
+          budget_message = g_strdup_printf (_("This session has cost $%.4f, which reached its spend cap of "
+                                              "$%.2f. Nothing more was sent."), spent, cap);
+          message = budget_message;
+          /* Translators: %.2f is the new cap in US dollars */
+          label = g_strdup_printf (_("_Raise Cap to $%.2f"), spent + cap);
+          gtk_button_set_label (self->action_button, label);
+          gtk_actionable_set_action_target_value (GTK_ACTIONABLE (self->action_button),
+                                                  g_variant_new_double (spent + cap));
+          gtk_actionable_set_action_name (GTK_ACTIONABLE (self->action_button), "win.raise-cost-cap");
+          gtk_widget_set_visible (GTK_WIDGET (self->action_button), TRUE);
+        }
+    }
+  else if (g_strcmp0 (kind, "http") == 0 &&
+           (member_double (details, "status") == 401 || member_double (details, "status") == 403))
+    {
+      g_string_prepend (meta, " · ");
+      g_string_prepend (meta, _("The API key was refused"));
+      gtk_button_set_label (self->action_button, _("Change API _Key…"));
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (self->action_button), "app.preferences");
+      gtk_widget_set_visible (GTK_WIDGET (self->action_button), TRUE);
     }
 
   gtk_label_set_text (self->message_label, message);
@@ -182,6 +243,7 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, message_label);
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, meta_label);
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, retry_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, action_button);
   gtk_widget_class_bind_template_callback (widget_class, retry_clicked_cb);
   gtk_widget_class_set_css_name (widget_class, "tallyerrorbanner");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_ALERT);
@@ -288,4 +350,20 @@ tally_error_banner_get_retry_button (TallyErrorBanner *self)
 {
   g_return_val_if_fail (TALLY_IS_ERROR_BANNER (self), NULL);
   return self->retry_button;
+}
+
+/**
+ * tally_error_banner_get_action_button:
+ * @self: a #TallyErrorBanner
+ *
+ * Returns: (transfer none): the button that offers a way out of the error:
+ *   "Change API Key…" (action `app.preferences`) for a refused key, "Raise
+ *   Cap to $…" (action `win.raise-cost-cap`) for a reached spend cap;
+ *   hidden for other errors
+ */
+GtkButton *
+tally_error_banner_get_action_button (TallyErrorBanner *self)
+{
+  g_return_val_if_fail (TALLY_IS_ERROR_BANNER (self), NULL);
+  return self->action_button;
 }

@@ -18,5 +18,6 @@ TallyBlock *tally_error_banner_get_block    (TallyErrorBanner *self);
 const char *tally_error_banner_get_message  (TallyErrorBanner *self);
 const char *tally_error_banner_get_meta     (TallyErrorBanner *self);
 GtkButton  *tally_error_banner_get_retry_button (TallyErrorBanner *self);
+GtkButton  *tally_error_banner_get_action_button (TallyErrorBanner *self);
 
 G_END_DECLS

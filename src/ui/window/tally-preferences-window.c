@@ -47,6 +47,7 @@ struct _TallyPreferencesWindow
   GtkSpinButton        *approval_spin;
   GtkSpinButton        *question_spin;
   GtkSpinButton        *idle_spin;
+  GtkSpinButton        *cost_spin;
 };
 
 G_DEFINE_FINAL_TYPE (TallyPreferencesWindow, tally_preferences_window, ADW_TYPE_PREFERENCES_WINDOW)
@@ -326,6 +327,7 @@ tally_preferences_window_class_init (TallyPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, approval_spin);
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, question_spin);
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, idle_spin);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, cost_spin);
   gtk_widget_class_bind_template_callback (widget_class, key_apply_cb);
   gtk_widget_class_bind_template_callback (widget_class, forget_key_cb);
   gtk_widget_class_bind_template_callback (widget_class, base_url_apply_cb);
@@ -390,6 +392,7 @@ tally_preferences_window_new (TallyApplication *application)
   g_settings_bind (self->settings, "approval-timeout", self->approval_spin, "value", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "question-timeout", self->question_spin, "value", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "idle-timeout", self->idle_spin, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "max-session-cost", self->cost_spin, "value", G_SETTINGS_BIND_DEFAULT);
 
   return GTK_WIDGET (self);
 }

@@ -863,6 +863,7 @@ start_turn (TallyWindow *self,
   tally_agent_set_timeouts (agent,
                             g_settings_get_uint (self->settings, "approval-timeout"),
                             g_settings_get_uint (self->settings, "question-timeout"));
+  tally_agent_set_max_cost (agent, g_settings_get_double (self->settings, "max-session-cost"));
 
   mode = (TallyMode)gtk_drop_down_get_selected (self->mode_dropdown);
   if (mode > TALLY_MODE_AUTO)
@@ -1328,8 +1329,30 @@ undo_delete_action (GSimpleAction *action,
   _tally_window_undo_delete (TALLY_WINDOW (user_data), g_variant_get_string (parameter, NULL));
 }
 
+/* "Raise the cap" on a budget error block: the cap of the session shown
+ * goes up to the amount in the parameter (USD) for this session only; the
+ * setting stays as it was (docs/protocol.md §12.4). */
+static void
+raise_cost_cap_action (GSimpleAction *action,
+                       GVariant      *parameter,
+                       gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+  g_autofree char *message = NULL;
+  double cap = g_variant_get_double (parameter);
+
+  if (self->session == NULL || !(cap > 0))
+    return;
+
+  tally_agent_raise_max_cost (tally_session_get_agent (self->session), cap);
+  /* Translators: %.2f is an amount in US dollars */
+  message = g_strdup_printf (_("This session may now cost up to $%.2f. Send your message again to go on."), cap);
+  tally_window_add_toast (self, message);
+}
+
 static const GActionEntry win_actions[] = {
   { "new-session", new_session_action },
+  { "raise-cost-cap", raise_cost_cap_action, "d" },
   { "search", search_action },
   { "toggle-sidebar", toggle_sidebar_action },
   { "stop", stop_action },
