@@ -24,7 +24,10 @@
  * or the workspace). The result lists paths relative to the workspace, one
  * per line, newest modification time first (ties by path), at most 500.
  * `.git` folders are skipped and symbolic links never lead out of the
- * workspace (see tally_tool_walk_files()).
+ * workspace (see tally_tool_walk_files()). A path with a line break, another
+ * control character or bytes that are not UTF-8 is listed in the quoted
+ * form of tally_tool_escape_path(), which every file tool accepts back, so
+ * no name can add a line to the result.
  */
 struct _TallyToolGlob
 {
@@ -76,9 +79,15 @@ glob_file_cb (const char     *path,
               gpointer        user_data)
 {
   GlobSearch *search = user_data;
+  g_autofree char *valid = NULL;
   Match *match;
 
-  if (!g_regex_match (search->regex, relpath, 0, NULL))
+  /* A name that is not UTF-8 is matched with its bad bytes as U+FFFD, so
+   * `*` and `?` still cover them; it is listed escaped. */
+  if (!g_utf8_validate (relpath, -1, NULL))
+    valid = g_utf8_make_valid (relpath, -1);
+
+  if (!g_regex_match (search->regex, valid != NULL ? valid : relpath, 0, NULL))
     return TRUE;
 
   match = g_new0 (Match, 1);
@@ -174,8 +183,9 @@ glob_run (TallyTool               *tool,
   for (guint i = 0; i < matches->len && i < MAX_RESULTS; i++)
     {
       Match *match = g_ptr_array_index (matches, i);
+      g_autofree char *escaped = tally_tool_escape_path (match->path, FALSE);
 
-      tally_tool_append_clipped (out, match->path, -1, G_MAXUINT);
+      g_string_append (out, escaped);
       g_string_append_c (out, '\n');
     }
 
@@ -211,7 +221,11 @@ tally_tool_glob_class_init (TallyToolGlobClass *klass)
     "while `*.csv` looks only directly in the search folder. The search folder "
     "is the workspace, or `path` inside it. Returns matching paths relative to "
     "the workspace, one per line, most recently modified first, at most 500. "
-    "`.git` folders are skipped.";
+    "`.git` folders are skipped. A name with a line break, another control "
+    "character, bytes that are not UTF-8, a leading double quote or blanks at "
+    "either end is listed in double quotes with backslash escapes (\\n, \\t, "
+    "\\xHH, \\uHHHH, \\\\, \\\"); pass it to Read, Grep or Glob exactly as "
+    "listed, quotes included.";
   tool_class->input_schema =
     "{\"type\":\"object\","
     "\"properties\":{"

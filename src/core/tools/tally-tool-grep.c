@@ -29,7 +29,11 @@
  * a pattern without `/` is matched against the file name, one with `/`
  * against the path relative to the search folder. Binary files (a NUL
  * byte) and `.git` folders are skipped; symbolic links never lead out of
- * the workspace. At most 500 matches or 32 KiB are returned.
+ * the workspace. At most 500 matches or 32 KiB are returned. A path with a
+ * `:`, a line break, another control character or bytes that are not UTF-8
+ * is printed in the quoted form of tally_tool_escape_path() (which every
+ * file tool accepts back), so a file name can neither add a line nor pose
+ * as a line number.
  */
 struct _TallyToolGrep
 {
@@ -80,6 +84,7 @@ grep_file_cb (const char     *path,
   if (search->filter != NULL)
     {
       const char *subject = relpath;
+      g_autofree char *valid = NULL;
 
       if (search->filter_on_name)
         {
@@ -87,6 +92,10 @@ grep_file_cb (const char     *path,
 
           subject = slash ? slash + 1 : relpath;
         }
+
+      /* Bytes that are not UTF-8 are matched as U+FFFD. */
+      if (!g_utf8_validate (subject, -1, NULL))
+        subject = valid = g_utf8_make_valid (subject, -1);
 
       if (!g_regex_match (search->filter, subject, 0, NULL))
         return TRUE;
@@ -111,11 +120,15 @@ grep_file_cb (const char     *path,
     return TRUE;
 
   if (search->single_file != NULL)
-    display = g_strdup (search->single_file);
+    display = tally_tool_escape_path (search->single_file, TRUE);
   else if (search->prefix != NULL)
-    display = g_strconcat (search->prefix, "/", relpath, NULL);
+    {
+      g_autofree char *joined = g_strconcat (search->prefix, "/", relpath, NULL);
+
+      display = tally_tool_escape_path (joined, TRUE);
+    }
   else
-    display = g_strdup (relpath);
+    display = tally_tool_escape_path (relpath, TRUE);
 
   while (start < length)
     {
@@ -131,7 +144,7 @@ grep_file_cb (const char     *path,
         {
           gsize before = search->out->len;
 
-          tally_tool_append_clipped (search->out, display, -1, G_MAXUINT);
+          g_string_append (search->out, display);
           g_string_append_printf (search->out, ":%u:", line_no);
           tally_tool_append_clipped (search->out, line, text_len, MAX_LINE_CHARS);
           g_string_append_c (search->out, '\n');
@@ -285,7 +298,11 @@ tally_tool_grep_class_init (TallyToolGrepClass *klass)
     "workspace. `glob` keeps only some files: a pattern without a slash such "
     "as `*.sql` is matched against file names at any depth, one with a slash "
     "such as `reports/**/*.md` against the path relative to the search folder. "
-    "Binary files and `.git` folders are skipped.";
+    "Binary files and `.git` folders are skipped. A path with a colon, a line "
+    "break, another control character, bytes that are not UTF-8, a leading "
+    "double quote or blanks at either end is printed in double quotes with "
+    "backslash escapes (\\n, \\t, \\xHH, \\uHHHH, \\\\, \\\"), followed by "
+    "`:line:text`; pass it to Read exactly as printed, quotes included.";
   tool_class->input_schema =
     "{\"type\":\"object\","
     "\"properties\":{"

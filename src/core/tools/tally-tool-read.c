@@ -29,6 +29,8 @@
  * the line).
  *
  * Input (docs/architecture.md §8.1): `{file_path, offset?, limit?}`.
+ * `file_path` may be in the quoted form Glob and Grep print for unusual
+ * names (tally_tool_escape_path()); it is unquoted when resolved.
  * `offset` is the 1-based number of the first line to return (0 is taken
  * as 1), `limit` the number of lines (default 2000; 0 means the default).
  * Lines longer than 2000 characters are cut. Folders and binary files
@@ -282,7 +284,9 @@ tally_tool_read_class_init (TallyToolReadClass *klass)
     "returned from the start of the file; for longer files pass `offset` (the "
     "1-based number of the first line you want) and `limit` (how many lines). "
     "Lines longer than 2000 characters are cut. `file_path` may be absolute or "
-    "relative to the workspace. A file outside the workspace is read only "
+    "relative to the workspace; a name that Glob or Grep listed in double "
+    "quotes is passed exactly as listed, quotes and escapes included. "
+    "A file outside the workspace is read only "
     "after the analyst approves it; folders and binary files cannot be read. "
     "Use Glob to find files by name and Grep to find "
     "lines by content; use query_database, not Read, for the database.";

@@ -131,5 +131,9 @@ char       *tally_tool_resolve_path     (const TallyToolContext *context,
                                          const char             *path,
                                          gboolean               *outside,
                                          GError                **error);
+char       *tally_tool_escape_path      (const char             *path,
+                                         gboolean                quote_colons);
+char       *tally_tool_unescape_path    (const char             *text,
+                                         GError                **error);
 
 G_END_DECLS
