@@ -687,6 +687,86 @@ test_rules_order (void)
   fixture_stop (&f);
 }
 
+/* A command rule is a command, not a prefix of a string (issue 10, item 1):
+ * "Bash(ls:*)" runs a plain `ls -la` without a card, but `ls && touch …`,
+ * `ls; …`, `ls | sh`, `ls $(…)`, backticks, `ls > file` and a newline after
+ * `ls` all go to a card (denied here, so none of them runs), with no
+ * "always allow" offer; a deny rule still finds `rm` inside `ls; rm …`. */
+static void
+test_command_rules (void)
+{
+  static const char *const compound[] = {
+    "ls && touch pwned1",
+    "ls; touch pwned2",
+    "ls | sh -c 'touch pwned3'",
+    "ls $(touch pwned4)",
+    "ls `touch pwned5`",
+    "ls > pwned6",
+    "ls\ntouch pwned7",
+    "ls & touch pwned8",
+  };
+  g_autoptr(GString) uses = g_string_new (NULL);
+  g_autofree char *scenario = NULL;
+  Answer answer = { TALLY_DECISION_DENY };
+  guint n = G_N_ELEMENTS (compound);
+  Fixture f;
+  JsonObject *resolved;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("toolu_C%u", i);
+      g_autofree char *input = g_strdup_printf ("{\"command\":\"%s\"}", compound[i]);
+      g_autofree char *use = tool_use_json (id, "Bash", input);
+
+      g_string_append_printf (uses, "%s,", use);
+    }
+  g_string_append (uses, "{\"type\":\"tool_use\",\"id\":\"toolu_CA\",\"name\":\"Bash\",\"input\":{\"command\":\"ls -la\"}},");
+  g_string_append (uses, "{\"type\":\"tool_use\",\"id\":\"toolu_CD\",\"name\":\"Bash\",\"input\":{\"command\":\"ls; rm -rf data\"}}");
+  scenario = scenario_calls (uses->str, 1);
+
+  fixture_start (&f, scenario);
+  f.on_card = resolve_cb;
+  f.card_data = &answer;
+  g_assert_cmpint (tally_store_add_rule (f.store, "Bash(ls:*)", "allow", "workspace", f.workspace, NULL), >, 0);
+  g_assert_cmpint (tally_store_add_rule (f.store, "Bash(rm:*)", "deny", "global", NULL, NULL), >, 0);
+  g_assert_true (tally_store_flush (f.store, NULL));
+  run_turn (&f, "Look around", TALLY_MODE_ASK);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+
+  /* Every compound command asked, and none was offered as a rule. */
+  g_assert_cmpuint (count_events (&f, "approval_request"), ==, n);
+  for (guint i = 0; i < n; i++)
+    {
+      JsonObject *request = find_event (&f, "approval_request", i);
+      g_autofree char *expected = g_strcompress (compound[i]);
+      g_autofree char *pwned = g_strdup_printf ("%s/pwned%u", f.workspace, i + 1);
+
+      g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (request, "tool_input"), "command"),
+                       ==, expected);
+      g_assert_cmpuint (json_array_get_length (json_object_get_array_member (request, "suggestions")), ==, 0);
+      resolved = find_event (&f, "approval_resolved", i);
+      g_assert_cmpstr (json_object_get_string_member (resolved, "decision"), ==, "deny");
+      g_assert_cmpstr (json_object_get_string_member (resolved, "reason"), ==, "user");
+      g_assert_false (g_file_test (pwned, G_FILE_TEST_EXISTS));
+    }
+
+  /* The simple command ran by the rule. */
+  resolved = find_event (&f, "approval_resolved", n);
+  g_assert_cmpstr (json_object_get_string_member (resolved, "tool_id"), ==, "toolu_CA");
+  g_assert_cmpstr (json_object_get_string_member (resolved, "decision"), ==, "allow");
+  g_assert_cmpstr (json_object_get_string_member (resolved, "reason"), ==, "rule");
+  g_assert_cmpstr (json_object_get_string_member (resolved, "rule"), ==, "Bash(ls:*)");
+  g_assert_false (json_object_get_boolean_member (find_event (&f, "tool_result", n), "is_error"));
+
+  /* The deny rule found `rm` after the separator. */
+  resolved = find_event (&f, "approval_resolved", n + 1);
+  g_assert_cmpstr (json_object_get_string_member (resolved, "tool_id"), ==, "toolu_CD");
+  g_assert_cmpstr (json_object_get_string_member (resolved, "decision"), ==, "deny");
+  g_assert_cmpstr (json_object_get_string_member (resolved, "reason"), ==, "rule");
+  g_assert_cmpstr (json_object_get_string_member (resolved, "rule"), ==, "Bash(rm:*)");
+  fixture_stop (&f);
+}
+
 static void
 answer_questions_cb (TallyAgent *agent,
                      JsonObject *event,
@@ -778,6 +858,17 @@ test_invalid_questions (void)
       "{\"label\":\"3\",\"description\":\"\"},{\"label\":\"4\",\"description\":\"\"},{\"label\":\"5\",\"description\":\"\"}]}]}", "has 5 options" },
     { "{\"questions\":[{\"question\":\"A?\",\"options\":[{\"label\":\"x\",\"description\":\"\"},{\"label\":\"y\",\"description\":\"\"}]}]}", "“header”" },
     { "{\"questions\":[{\"question\":\"A?\",\"header\":\"A\",\"options\":[{\"label\":\"x\"},{\"label\":\"y\",\"description\":\"\"}]}]}", "“description”" },
+    /* Issue 10, item 4: Tally's limits and types, each named for the model. */
+    { "{\"questions\":[{\"question\":\"A?\",\"header\":\"Revenue period\",\"options\":[{\"label\":\"x\",\"description\":\"\"},{\"label\":\"y\",\"description\":\"\"}]}]}",
+      "“header” is 14 characters long; it may have at most 12" },
+    { "{\"questions\":[{\"question\":\"A?\",\"header\":\"A\",\"options\":[{\"label\":\"March\",\"description\":\"\"},{\"label\":\"march\",\"description\":\"\"}]}]}",
+      "options 1 and 2 have the same label" },
+    { "{\"questions\":[{\"question\":\"A?\",\"header\":\"A\",\"options\":[{\"label\":\"x\\ny\",\"description\":\"\"},{\"label\":\"y\",\"description\":\"\"}]}]}",
+      "“label” contains the control character U+000A" },
+    { "{\"questions\":[{\"question\":\"A?\",\"header\":7,\"options\":[{\"label\":\"x\",\"description\":\"\"},{\"label\":\"y\",\"description\":\"\"}]}]}",
+      "“header” must be a string, not a number" },
+    { "{\"questions\":[{\"question\":\"A?\",\"header\":\"A\",\"options\":[{\"label\":\"0123456789012345678901234567890123456789012345678901234567890\",\"description\":\"\"},{\"label\":\"y\",\"description\":\"\"}]}]}",
+      "“label” is 61 characters long; it may have at most 60" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -791,6 +882,8 @@ test_invalid_questions (void)
       run_turn (&f, "Ask badly", TALLY_MODE_ASK);
       g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
       g_assert_cmpuint (count_events (&f, "question_request"), ==, 0);
+      /* The refusal went back to the model and the loop went on. */
+      g_assert_cmpuint (count_events (&f, "api_call"), ==, 2);
       result = find_event (&f, "tool_result", 0);
       g_assert_true (json_object_get_boolean_member (result, "is_error"));
       if (strstr (json_object_get_string_member (result, "content"), cases[i].words) == NULL)
@@ -854,6 +947,7 @@ main (int    argc,
   g_test_add_func ("/tally/negotiation/auto-mode-outside", test_auto_mode_and_outside_paths);
   g_test_add_func ("/tally/negotiation/outside-read-tools", test_outside_read_tools);
   g_test_add_func ("/tally/negotiation/rules-order", test_rules_order);
+  g_test_add_func ("/tally/negotiation/command-rules", test_command_rules);
   g_test_add_func ("/tally/negotiation/questions", test_questions);
   g_test_add_func ("/tally/negotiation/invalid-questions", test_invalid_questions);
   g_test_add_func ("/tally/negotiation/redirect", test_redirect);

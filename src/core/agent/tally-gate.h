@@ -33,6 +33,8 @@ typedef enum {
  * @allow: %TRUE for an allow rule, %FALSE for a deny rule
  *
  * A permission rule as the gate reads it (scope filtering happens before).
+ * A `Bash` command rule allows only a single simple command but denies a
+ * command anywhere inside a compound one (tally_gate_rule_applies()).
  */
 typedef struct {
   char     *pattern;
@@ -66,10 +68,16 @@ void       tally_gate_evaluate         (GPtrArray              *rules,
                                         TallyMode               mode,
                                         const TallyToolContext *context,
                                         TallyGateVerdict       *verdict);
+gboolean   tally_gate_rule_applies     (const TallyGateRule    *rule,
+                                        const char             *tool_name,
+                                        JsonObject             *input,
+                                        const TallyToolContext *context);
 gboolean   tally_gate_rule_matches     (const char             *pattern,
                                         const char             *tool_name,
                                         JsonObject             *input,
                                         const TallyToolContext *context);
+char     **tally_gate_split_command    (const char             *command,
+                                        gboolean               *simple);
 gboolean   tally_gate_pattern_is_valid (const char             *pattern);
 JsonArray *tally_gate_dup_suggestions  (const char             *tool_name,
                                         JsonObject             *input,
