@@ -1292,6 +1292,67 @@ test_signals (void)
 }
 
 static void
+collect_delta_cb (TallyMessageStream *stream,
+                  guint               index,
+                  const char         *text,
+                  GString            *out)
+{
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  g_string_append (out, text);
+}
+
+/* A lone UTF-16 surrogate escape is valid JSON, but json-glib 1.6 decodes
+ * it into bytes that are not UTF-8; the stream hands on U+FFFD instead
+ * (found by tests/fuzz/fuzz-message-stream). A json-glib that refuses such
+ * an escape makes it a protocol error, which is fine too. */
+static void
+test_lone_surrogate (void)
+{
+  g_autoptr(TallyMessageStream) stream = started_stream ();
+  g_autoptr(GString) deltas = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text_json = NULL;
+  g_autofree char *thinking_json = NULL;
+  gboolean ok;
+
+  g_signal_connect (stream, "text-delta", G_CALLBACK (collect_delta_cb), deltas);
+  g_signal_connect (stream, "thinking-delta", G_CALLBACK (collect_delta_cb), deltas);
+
+  start_block (stream, 0, "{\"type\":\"thinking\",\"thinking\":\"\"}");
+  start_block (stream, 1, "{\"type\":\"text\",\"text\":\"\"}");
+  ok = tally_message_stream_apply_event (stream, "content_block_delta",
+                                         "{\"type\":\"content_block_delta\",\"index\":0,"
+                                         "\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"a\\udc00 b\"}}",
+                                         &error);
+  if (!ok)
+    {
+      g_assert_error (error, TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL);
+      g_test_message ("this json-glib refuses lone surrogates: %s", error->message);
+      return;
+    }
+  apply_ok (stream, "content_block_delta",
+            "{\"type\":\"content_block_delta\",\"index\":1,"
+            "\"delta\":{\"type\":\"text_delta\",\"text\":\"c\\uD83D !\"}}");
+
+  /* Each delta arrived, as valid UTF-8 with U+FFFD for what was lost
+   * (json-glib 1.6 also drops the character after a lone surrogate). */
+  g_assert_true (g_str_has_prefix (deltas->str, "a\xef\xbf\xbd"));
+  g_assert_nonnull (strstr (deltas->str, "c\xef\xbf\xbd"));
+  g_assert_true (g_str_has_suffix (deltas->str, "!"));
+  thinking_json = tally_message_stream_dup_block_json (stream, 0);
+  text_json = tally_message_stream_dup_block_json (stream, 1);
+  g_assert_true (g_utf8_validate (thinking_json, -1, NULL));
+  g_assert_true (g_utf8_validate (text_json, -1, NULL));
+  g_assert_nonnull (strstr (text_json, "c\xef\xbf\xbd"));
+
+  /* The error event's message reaches the analyst. */
+  apply_fails (stream, "error",
+               "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\\udfff y\"}}",
+               TALLY_API_ERROR_STREAM, "x\xef\xbf\xbd");
+  g_assert_true (g_utf8_validate (tally_message_stream_get_error (stream)->message, -1, NULL));
+}
+
+static void
 test_retry_signals (void)
 {
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
@@ -1538,6 +1599,7 @@ main (int    argc,
   g_test_add_func ("/tally/message-stream/usage/add", test_usage_add);
   g_test_add_func ("/tally/message-stream/signals/order", test_signals);
   g_test_add_func ("/tally/message-stream/signals/retry-and-attempts", test_retry_signals);
+  g_test_add_func ("/tally/message-stream/lone-surrogate", test_lone_surrogate);
   g_test_add_func ("/tally/message-stream/attempts/reset", test_begin_attempt_resets);
   g_test_add_func ("/tally/message-stream/attempts/restart-from-handler", test_begin_attempt_from_handler);
   g_test_add_func ("/tally/api-error/from-type", test_api_error_from_type);

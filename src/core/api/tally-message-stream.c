@@ -156,6 +156,55 @@ usage_init (TallyUsage *usage)
 
 /* JSON helpers */
 
+/* JSON's grammar allows a lone UTF-16 surrogate escape such as "\ud800",
+ * and json-glib decodes it into bytes that are not UTF-8 (ED A0 80). Every
+ * string the stream hands on (deltas, ids, error messages) must be UTF-8,
+ * so such strings get U+FFFD in place of what cannot be decoded. Only data
+ * with a "\u" escape can hold one; the caller checks that first. */
+static void
+make_strings_valid (JsonNode *node)
+{
+  switch (JSON_NODE_TYPE (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+
+        /* Member names need no care: json-glib refuses a name that does
+         * not decode to UTF-8. */
+        json_object_iter_init (&iter, json_node_get_object (node));
+        while (json_object_iter_next (&iter, &name, &member))
+          make_strings_valid (member);
+      }
+      break;
+
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+
+        for (guint i = 0; i < json_array_get_length (array); i++)
+          make_strings_valid (json_array_get_element (array, i));
+      }
+      break;
+
+    case JSON_NODE_VALUE:
+      if (json_node_get_value_type (node) == G_TYPE_STRING &&
+          !g_utf8_validate (json_node_get_string (node), -1, NULL))
+        {
+          g_autofree char *valid = g_utf8_make_valid (json_node_get_string (node), -1);
+
+          json_node_set_string (node, valid);
+        }
+      break;
+
+    case JSON_NODE_NULL:
+    default:
+      break;
+    }
+}
+
 static const char *
 get_string (JsonObject *object,
             const char *name)
@@ -886,6 +935,8 @@ apply_event_internal (TallyMessageStream  *self,
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return protocol_error (error, "the data of %s event is not a JSON object",
                            event_name ? event_name : "an unnamed");
+  if (strstr (data, "\\u") != NULL)
+    make_strings_valid (root);
 
   object = json_node_get_object (root);
   name = event_name;
