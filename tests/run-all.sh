@@ -23,8 +23,8 @@ run_suite() {
 status=0
 run_suite build-tests || status=1
 
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
-export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:fast_unwind_on_malloc=0:malloc_context_size=30
+export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0:malloc_context_size=30
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug || status=1
 
