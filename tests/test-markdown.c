@@ -402,6 +402,38 @@ test_stream_chars (gconstpointer data)
   fixture_close (&fx);
 }
 
+/* A unit that shows nothing (a paragraph of an empty code span) takes no
+ * line, so its neighbours are spaced alike whether it starts or ends a
+ * streamed part or not (found by tests/fuzz/fuzz-markdown). */
+static void
+test_empty_unit (void)
+{
+  static const char * const texts[] = {
+    "i\n\n`\n`\n```",
+    "i\n\n`\n`\n\nj",
+    "`\n`\n\nj",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      g_autofree char *fresh = fresh_structure (texts[i], FALSE);
+      Fixture fx;
+
+      fixture_open (&fx, 600);
+      for (const char *p = texts[i]; *p != '\0'; p++)
+        {
+          char ch[2] = { *p, '\0' };
+
+          tally_markdown_view_append (fx.view, ch);
+          tally_markdown_view_flush (fx.view);
+        }
+      tally_markdown_view_finish (fx.view);
+      compare_with_fresh (fx.view, texts[i], "empty-unit");
+      g_assert_false (strstr (fresh, "\n\n") != NULL);
+      fixture_close (&fx);
+    }
+}
+
 static void
 test_stream_random (gconstpointer data)
 {
@@ -945,6 +977,7 @@ main (int   argc,
 
   g_test_add_func ("/tally/markdown/set-then-stream", test_set_then_stream);
   g_test_add_func ("/tally/markdown/tail-only", test_tail_only);
+  g_test_add_func ("/tally/markdown/empty-unit", test_empty_unit);
   g_test_add_func ("/tally/markdown/coalescing", test_coalescing);
   g_test_add_func ("/tally/markdown/links", test_links);
   g_test_add_func ("/tally/markdown/code-block", test_code_block);

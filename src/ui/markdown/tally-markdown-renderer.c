@@ -108,6 +108,11 @@ typedef struct
   GArray           *line_spans;     /* OpenSpan */
   gboolean          line_open;
   gboolean          li_pending;
+  /* where the open line began: text length and characters before its
+   * separator, characters after it (see end_line ()) */
+  gsize             line_text_len;
+  guint             line_n_chars;
+  guint             line_content_start;
 
   /* code block */
   gboolean          in_code;
@@ -374,6 +379,19 @@ end_line (Builder *b)
   if (!b->line_open)
     return;
 
+  /* A unit that shows nothing (a paragraph of an empty code span or image)
+   * takes no line: otherwise it would separate its neighbours by an empty
+   * line when rendered in one piece but not when it starts or ends a
+   * streamed part (the separators only see whether characters precede). */
+  if (b->doc->n_chars == b->line_content_start)
+    {
+      g_string_truncate (b->doc->text, b->line_text_len);
+      b->doc->n_chars = b->line_n_chars;
+      g_array_set_size (b->line_spans, 0);
+      b->line_open = FALSE;
+      return;
+    }
+
   for (guint i = b->line_spans->len; i > 0; i--)
     {
       OpenSpan *span = &g_array_index (b->line_spans, OpenSpan, i - 1);
@@ -395,10 +413,13 @@ begin_line (Builder    *b,
   b->li_pending = FALSE;
 
   has_before = b->doc->n_chars > 0 || b->position != TALLY_MARKDOWN_AT_START;
+  b->line_text_len = b->doc->text->len;
+  b->line_n_chars = b->doc->n_chars;
   if (b->doc->n_chars > 0 || b->position == TALLY_MARKDOWN_AFTER_TEXT)
     doc_append (b->doc, "\n", 1);
 
   b->line_open = TRUE;
+  b->line_content_start = b->doc->n_chars;
 
   if (has_before && gap != NULL)
     push_line_span (b, builder_name (b, gap));
