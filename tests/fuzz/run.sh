@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of a fuzzing build (docs/testing.md).
+#
+#   tests/fuzz/run.sh BUILD_DIR [SECONDS] [TARGET...]
+#
+# Each target runs for SECONDS (default 60) on a fresh copy of its seeds in
+# a temporary folder, so the repository is never written to. A target that
+# finds a crash, a leak or a broken invariant fails; its input is kept in
+# BUILD_DIR/fuzz-artifacts/ and the command that reproduces it is printed.
+# The results go to BUILD_DIR/meson-logs/fuzzlog.json, one JSON object per
+# target in the form of meson's testlog.json, for tests/run-all.sh to count.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:?usage: run.sh BUILD_DIR [SECONDS] [TARGET...]}" && pwd)
+seconds=${2:-60}
+shift $(( $# >= 2 ? 2 : 1 ))
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(sse-decoder message-stream markdown questions gate store)
+fi
+
+# Seeds beyond tests/fuzz/corpus/<target>/: the project's own fixtures.
+extra_seeds() {
+  case $1 in
+    sse-decoder|message-stream) ls "$top"/tests/fixtures/sse/*.sse ;;
+    markdown) ls "$top"/tests/golden/markdown/*.md ;;
+  esac
+}
+
+# The ASan options of the test stages ask for slow, full stack unwinding on
+# every malloc; a fuzzer wants fast ones. Later options win.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=1:malloc_context_size=10:strict_string_checks=0"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:halt_on_error=1:print_stacktrace=1"
+export G_DEBUG=gc-friendly
+export GSETTINGS_BACKEND=memory
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tally-fuzz-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+artifacts=$build/fuzz-artifacts
+mkdir -p "$artifacts" "$build/meson-logs"
+log_json=$build/meson-logs/fuzzlog.json
+: > "$log_json"
+
+status=0
+for target in "${targets[@]}"; do
+  exe=$build/tests/fuzz/fuzz-$target
+  corpus=$work/corpus-$target
+  mkdir -p "$corpus"
+  cp "$top"/tests/fuzz/corpus/"$target"/* "$corpus"/ 2>/dev/null
+  extra_seeds "$target" | while read -r f; do cp "$f" "$corpus"/; done
+  dict=()
+  [ -f "$top/tests/fuzz/dict/$target.dict" ] && dict=(-dict="$top/tests/fuzz/dict/$target.dict")
+
+  echo "== fuzz-$target: ${seconds}s on $(ls "$corpus" | wc -l) seeds"
+  start=$(date +%s)
+  if [ ! -x "$exe" ]; then
+    echo "fuzz-$target was not built"
+    result=FAIL
+  elif (cd "$work" && "$exe" "$corpus" "${dict[@]}" \
+          -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
+          -print_final_stats=1 -artifact_prefix="$artifacts/$target-" \
+          > "$work/$target.log" 2>&1); then
+    result=OK
+  else
+    result=FAIL
+  fi
+  duration=$(( $(date +%s) - start ))
+
+  grep -E '^#[0-9]+[[:space:]]+DONE|^stat::number_of_executed_units|^stat::peak_rss_mb' "$work/$target.log" | sed 's/^/   /'
+  if [ "$result" = FAIL ]; then
+    status=1
+    tail -n 60 "$work/$target.log"
+    cp "$work/$target.log" "$artifacts/$target.log"
+    for crash in "$artifacts/$target-"*; do
+      case $crash in *.log) continue ;; esac
+      [ -e "$crash" ] && echo "   reproduce: $exe $crash"
+    done
+  fi
+  echo "   $result in ${duration}s"
+  printf '{"name": "fuzz-%s", "result": "%s", "duration": %s}\n' "$target" "$result" "$duration" >> "$log_json"
+done
+
+exit $status
