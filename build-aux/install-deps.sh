@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Tally needs to build and test. Run as root.
+# clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes, only
+# recommended by clang) build the fuzz targets (docs/testing.md).
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -8,6 +10,7 @@ apt-get install -y -q --no-install-recommends \
   adwaita-icon-theme \
   appstream \
   ca-certificates \
+  clang \
   dbus \
   desktop-file-utils \
   fonts-cantarell \
@@ -17,6 +20,7 @@ apt-get install -y -q --no-install-recommends \
   gsettings-desktop-schemas \
   imagemagick \
   libadwaita-1-dev \
+  libclang-rt-14-dev \
   libglib2.0-bin \
   libgtk-4-dev \
   libgtksourceview-5-dev \

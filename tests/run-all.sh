@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Tally with warnings as errors and runs the whole test suite, then
 # builds it again with AddressSanitizer and UndefinedBehaviorSanitizer and
-# runs the tests once more. Used by the README and by CI (.ci/run).
+# runs the tests once more, then runs each libFuzzer target for a minute.
+# Used by the README and by CI (.ci/run).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,13 +29,29 @@ export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0:fast_
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug || status=1
 
+# Third stage: the libFuzzer targets (docs/testing.md), built by clang with
+# ASan and UBSan, without the UI; each runs for 60 s on a copy of its seeds
+# and counts as one test below.
+run_fuzz() {
+  local dir=build-fuzz
+  rm -f "$dir/meson-logs/fuzzlog.json"
+  if [ ! -f "$dir/build.ninja" ]; then
+    CC=clang meson setup "$dir" -Dfuzzing=true -Dui=disabled \
+      -Db_sanitize=address,undefined -Db_lundef=false || return 1
+  fi
+  meson compile -C "$dir" fuzz || return 1
+  tests/fuzz/run.sh "$dir" "${TALLY_FUZZ_SECONDS:-60}"
+}
+run_fuzz || status=1
+
 # One closing line in the plain form: N passed, N failed.
-python3 - build-tests build-asan <<'PY'
+python3 - build-tests build-asan build-fuzz/meson-logs/fuzzlog.json <<'PY'
 import json, sys
 passed = failed = skipped = 0
 for d in sys.argv[1:]:
+    log = d if d.endswith(".json") else f"{d}/meson-logs/testlog.json"
     try:
-        with open(f"{d}/meson-logs/testlog.json") as f:
+        with open(log) as f:
             for line in f:
                 r = json.loads(line).get("result")
                 if r in ("OK", "EXPECTEDFAIL"):
