@@ -273,18 +273,6 @@ migrate_v2 (sqlite3     *db,
          tally_store_exec (db, path, schema_v2, error);
 }
 
-static const char *
-member_string (JsonObject *object,
-               const char *member)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE ||
-      json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
 static void
 string_free (gpointer data)
 {
@@ -410,9 +398,9 @@ fill_transcript (sqlite3     *db,
           !JSON_NODE_HOLDS_OBJECT (root))
         continue;
       event = json_node_get_object (root);
-      type = member_string (event, "type");
-      turn_id = member_string (event, "turn_id");
-      text = member_string (event, "text");
+      type = json_string (event, "type");
+      turn_id = json_string (event, "turn_id");
+      text = json_string (event, "text");
       if (type == NULL || text == NULL)
         continue;
       if (turn_id == NULL)

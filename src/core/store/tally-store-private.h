@@ -9,7 +9,197 @@ G_BEGIN_DECLS
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
-/* Shared by tally-store.c and tally-store-migrations.c */
+#define BIND_TEXT(stmt, n, value) sqlite3_bind_text ((stmt), (n), (value), -1, SQLITE_STATIC)
+
+/*
+ * The store's private parts, shared by its files (docs/architecture.md §10.10):
+ * tally-store.c (object, open, lifecycle, the write API), -writer.c (the
+ * writer thread), -read.c (reads and search), -async.c (the _async
+ * variants), -export.c (Markdown), -migrations.c and -salvage.c.
+ */
+
+/* {{{ JSON helpers that never warn on unexpected shapes */
+
+static inline const char *
+json_string (JsonObject *object,
+             const char *member)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE ||
+      json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static inline gboolean
+json_int (JsonObject *object,
+          const char *member,
+          gint64     *out)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE ||
+      json_node_get_value_type (node) != G_TYPE_INT64)
+    return FALSE;
+  *out = json_node_get_int (node);
+  return TRUE;
+}
+
+static inline gboolean
+json_number (JsonObject *object,
+             const char *member,
+             double     *out)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE)
+    return FALSE;
+  if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    *out = json_node_get_double (node);
+  else if (json_node_get_value_type (node) == G_TYPE_INT64)
+    *out = (double)json_node_get_int (node);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+static inline gint64
+json_int_or (JsonObject *object,
+             const char *member,
+             gint64      fallback)
+{
+  gint64 value;
+
+  return json_int (object, member, &value) ? value : fallback;
+}
+
+static inline JsonObject *
+json_object_member (JsonObject *object,
+                    const char *member)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return NULL;
+  return json_node_get_object (node);
+}
+
+
+/* }}} */
+/* {{{ The queue, the signal target and the instance */
+
+typedef enum {
+  /* Data: kept in memory until written */
+  ITEM_EVENT,
+  ITEM_MESSAGE,
+  ITEM_TRUNCATE,
+  /* Operations: the caller waits for the outcome */
+  ITEM_PLAN,
+  ITEM_RENAME,
+  ITEM_DELETE,
+  ITEM_ADD_RULE,
+  ITEM_REMOVE_RULE,
+  ITEM_FLUSH,
+  ITEM_QUIT,
+  /* Run as soon as it is taken, outside any batch */
+  ITEM_HOOK_MAX_PAGES,
+} ItemKind;
+
+typedef struct {
+  GMutex    lock;
+  GCond     cond;
+  gboolean  done;
+  GError   *error;
+  gint64    result;
+} Completion;
+
+typedef struct {
+  ItemKind    kind;
+  char       *session_id;
+  gint64      seq;
+  gint64      ts;
+  char       *type;
+  char       *payload;     /* event line; plan markdown; new title; rule pattern */
+  char       *turn_id;
+  char       *text;        /* title, prompt or delta text */
+  char       *model;
+  char       *workspace;   /* also a rule's workspace */
+  char       *database;
+  char       *mode;        /* also a rule's decision */
+  char       *scope;
+  gboolean    cost_known;
+  double      cost;
+  gint64      usage[4];    /* input, output, cache read, cache write */
+  gint64      number;      /* msg index, n messages, plan version, rule id, pages */
+  char       *role;
+  GPtrArray  *blocks;
+  Completion *completion;
+  GError     *error;       /* this item's outcome in the current attempt */
+} Item;
+
+/* The writer thread reports failures through this shared record, so that a
+ * report still queued on the main context when the store goes away finds
+ * no store instead of a freed one. */
+typedef struct {
+  gatomicrefcount  ref_count;
+  GMutex           lock;
+  TallyStore      *store;     /* not a reference; cleared in dispose */
+  GMainContext    *context;
+  GError          *failure;   /* while queued data waits for a retry */
+} SignalTarget;
+
+struct _TallyStore
+{
+  GObject       parent_instance;
+
+  char         *path;
+  gboolean      read_only;
+  char         *read_only_reason;
+  SignalTarget *target;
+
+  /* Reads */
+  GMutex        read_lock;
+  sqlite3      *read_db;
+
+  /* Writes */
+  sqlite3      *write_db;      /* until the writer thread takes it */
+  GThread      *writer;
+  GAsyncQueue  *queue;
+  int           refused;       /* atomic: an append was refused as read-only since the last flush */
+
+  /* The newest seq handed over per session, to refuse a step back at once */
+  GMutex        seq_lock;
+  GHashTable   *handed_seq;
+
+  /* Session locks (one writer per session): the `<path>-lock` file and how
+   * many holders each locked session has in this store object */
+  GMutex        session_lock;
+  int           lock_fd;
+  GHashTable   *locked;        /* session_id -> GUINT_TO_POINTER (holders) */
+};
+
+/* Queue items and operations (tally-store-writer.c) */
+Item         *tally_store_item_new            (ItemKind      kind);
+void          tally_store_item_free           (Item         *item);
+gboolean      tally_store_run_operation       (TallyStore   *self,
+                                               Item         *item,
+                                               gint64       *result,
+                                               GError      **error);
+GThread      *tally_store_writer_start        (TallyStore   *self,
+                                               sqlite3      *db);
+
+/* Failure reports to the opening thread (tally-store.c) */
+SignalTarget *tally_store_target_ref          (SignalTarget *target);
+void          tally_store_target_unref        (SignalTarget *target);
+void          tally_store_target_set_failure  (SignalTarget *target,
+                                               const GError *error);
+void          tally_store_target_report       (SignalTarget *target,
+                                               const GError *error);
+
+/* }}} */
+
+/* SQLite helpers (tally-store-migrations.c) */
 void      tally_store_set_sqlite_error    (GError     **error,
                                            sqlite3     *db,
                                            int          rc,
