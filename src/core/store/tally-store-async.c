@@ -102,6 +102,19 @@ read_in_thread (TallyStore          *self,
   g_task_run_in_thread (task, read_thread);
 }
 
+/* The pointer a read of @source_tag returned, or its error */
+static gpointer
+read_finish (TallyStore    *self,
+             GAsyncResult  *result,
+             gpointer       source_tag,
+             GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == source_tag, NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 /**
  * tally_store_list_sessions_async:
  * @self: a #TallyStore
@@ -138,10 +151,7 @@ tally_store_list_sessions_finish (TallyStore    *self,
                                   GAsyncResult  *result,
                                   GError       **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_store_list_sessions_async, NULL);
-
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return read_finish (self, result, tally_store_list_sessions_async, error);
 }
 
 /**
@@ -185,17 +195,15 @@ tally_store_load_events_finish (TallyStore    *self,
                                 GPtrArray    **warnings,
                                 GError       **error)
 {
+  GPtrArray *events = read_finish (self, result, tally_store_load_events_async, error);
   ReadData *read;
-  GPtrArray *events;
 
-  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_store_load_events_async, NULL);
-
-  events = g_task_propagate_pointer (G_TASK (result), error);
-  read = g_task_get_task_data (G_TASK (result));
   if (events != NULL && warnings != NULL)
-    *warnings = read->warnings != NULL ? g_steal_pointer (&read->warnings)
-                                       : g_ptr_array_new_with_free_func (g_free);
+    {
+      read = g_task_get_task_data (G_TASK (result));
+      *warnings = read->warnings != NULL ? g_steal_pointer (&read->warnings)
+                                         : g_ptr_array_new_with_free_func (g_free);
+    }
   return events;
 }
 
@@ -237,10 +245,7 @@ tally_store_search_finish (TallyStore    *self,
                            GAsyncResult  *result,
                            GError       **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_store_search_async, NULL);
-
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return read_finish (self, result, tally_store_search_async, error);
 }
 
 /**
@@ -281,8 +286,5 @@ tally_store_export_markdown_finish (TallyStore    *self,
                                     GAsyncResult  *result,
                                     GError       **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_store_export_markdown_async, NULL);
-
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return read_finish (self, result, tally_store_export_markdown_async, error);
 }
