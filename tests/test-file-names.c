@@ -18,6 +18,7 @@
 #include "tally-tool-glob.h"
 #include "tally-tool-grep.h"
 #include "tally-tool-read.h"
+#include "tally-test-util.h"
 
 /* name on disk → how Glob lists it (Grep lists the same, except where a
  * colon forces quotes; in sub/ the quotes move to the front of the whole
@@ -45,32 +46,6 @@ typedef struct {
   char             *ws;
   TallyToolContext  context;
 } Fixture;
-
-static void
-rm_rf (const char *path)
-{
-  GStatBuf st;
-
-  if (g_lstat (path, &st) != 0)
-    return;
-
-  if (S_ISDIR (st.st_mode))
-    {
-      GDir *dir = g_dir_open (path, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          rm_rf (child);
-        }
-      g_clear_pointer (&dir, g_dir_close);
-      g_rmdir (path);
-    }
-  else
-    g_unlink (path);
-}
 
 static void
 fixture_setup (Fixture       *f,
@@ -105,7 +80,7 @@ static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  rm_rf (f->root);
+  tally_test_rm_rf (f->root);
   g_free (f->root);
   g_free (f->ws);
 }

@@ -9,6 +9,8 @@
 
 #include "tally-api-error.h"
 #include "tally-message-stream.h"
+#include "tally-test-mock.h"
+#include "tally-test-util.h"
 
 /* Helpers */
 
@@ -149,58 +151,6 @@ finish_ok (TallyMessageStream *stream)
 
 /* Fixtures and golden results */
 
-static const char *
-data_dir (void)
-{
-  const char *dir = g_getenv ("TALLY_TEST_DATA_DIR");
-
-  g_assert_nonnull (dir);
-  return dir;
-}
-
-static int
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return strcmp (*(char * const *) a, *(char * const *) b);
-}
-
-static GPtrArray *
-list_fixtures (void)
-{
-  g_autofree char *dir_path = g_build_filename (data_dir (), "fixtures", "sse", NULL);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GDir) dir = g_dir_open (dir_path, 0, &error);
-  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
-  const char *name;
-
-  g_assert_no_error (error);
-
-  while ((name = g_dir_read_name (dir)) != NULL)
-    {
-      if (g_str_has_suffix (name, ".sse"))
-        g_ptr_array_add (names, g_strndup (name, strlen (name) - strlen (".sse")));
-    }
-
-  g_ptr_array_sort (names, compare_names);
-  return names;
-}
-
-static GBytes *
-load_fixture (const char *name)
-{
-  g_autofree char *file = g_strconcat (name, ".sse", NULL);
-  g_autofree char *path = g_build_filename (data_dir (), "fixtures", "sse", file, NULL);
-  g_autoptr(GError) error = NULL;
-  char *contents;
-  gsize len;
-
-  g_file_get_contents (path, &contents, &len, &error);
-  g_assert_no_error (error);
-
-  return g_bytes_new_take (contents, len);
-}
-
 /* The .message format of tests/golden/README.md. */
 static char *
 format_result (TallyMessageStream *stream,
@@ -272,7 +222,7 @@ accumulate (TallyMessageStream *stream,
 static void
 test_fixture_golden (void)
 {
-  g_autoptr(GPtrArray) names = list_fixtures ();
+  g_autoptr(GPtrArray) names = tally_test_list_sse_fixtures ();
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   gboolean update = g_getenv ("TALLY_UPDATE_GOLDEN") != NULL;
 
@@ -281,7 +231,7 @@ test_fixture_golden (void)
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);
-      g_autoptr(GBytes) bytes = load_fixture (name);
+      g_autoptr(GBytes) bytes = tally_test_load_sse_fixture (name);
       g_autofree char *golden_name = g_strconcat (name, ".message", NULL);
       g_autofree char *golden_path = g_test_build_filename (G_TEST_DIST, "golden", golden_name, NULL);
       g_autofree char *whole = NULL;
@@ -317,7 +267,7 @@ test_fixture_golden (void)
 static void
 test_fixture_docs_basic_text (void)
 {
-  g_autoptr(GBytes) bytes = load_fixture ("docs_basic_text");
+  g_autoptr(GBytes) bytes = tally_test_load_sse_fixture ("docs_basic_text");
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   g_autoptr(GError) error = NULL;
   const TallyUsage *usage;
@@ -343,7 +293,7 @@ test_fixture_docs_basic_text (void)
 static void
 test_fixture_tool_use_no_trailing_blank_line (void)
 {
-  g_autoptr(GBytes) bytes = load_fixture ("docs_tool_use");
+  g_autoptr(GBytes) bytes = tally_test_load_sse_fixture ("docs_tool_use");
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   g_autoptr(GError) error = NULL;
 
@@ -368,7 +318,7 @@ test_fixture_tool_use_no_trailing_blank_line (void)
 static void
 test_fixture_incomplete_partial_json (void)
 {
-  g_autoptr(GBytes) bytes = load_fixture ("sdk_py_incomplete_partial_json");
+  g_autoptr(GBytes) bytes = tally_test_load_sse_fixture ("sdk_py_incomplete_partial_json");
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   g_autoptr(GError) error = NULL;
   g_autofree char *block = NULL;
@@ -403,7 +353,7 @@ test_fixture_incomplete_partial_json (void)
 static void
 test_fixture_unparsable (void)
 {
-  g_autoptr(GBytes) bytes = load_fixture ("docs_web_search_server_tool_use");
+  g_autoptr(GBytes) bytes = tally_test_load_sse_fixture ("docs_web_search_server_tool_use");
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   g_autoptr(GError) error = NULL;
 
@@ -428,7 +378,7 @@ test_fixture_unparsable (void)
 static void
 check_truncated_everywhere (const char *name)
 {
-  g_autoptr(GBytes) bytes = load_fixture (name);
+  g_autoptr(GBytes) bytes = tally_test_load_sse_fixture (name);
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   gsize len;
   const guint8 *data = g_bytes_get_data (bytes, &len);
@@ -490,7 +440,7 @@ static void
 test_fixture_truncated_everywhere (void)
 {
   g_autoptr(GDir) dir = NULL;
-  g_autofree char *folder = g_build_filename (data_dir (), "fixtures", "sse", NULL);
+  g_autofree char *folder = g_build_filename (tally_test_data_dir (), "fixtures", "sse", NULL);
   const char *entry;
   guint n = 0;
 
@@ -513,14 +463,14 @@ test_fixture_truncated_everywhere (void)
 static void
 test_fixture_corrupted (void)
 {
-  g_autoptr(GPtrArray) names = list_fixtures ();
+  g_autoptr(GPtrArray) names = tally_test_list_sse_fixtures ();
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   g_autoptr(GRand) rand = g_rand_new_with_seed (4242);
   guint n_failures = 0;
 
   for (guint i = 0; i < names->len; i++)
     {
-      g_autoptr(GBytes) bytes = load_fixture (g_ptr_array_index (names, i));
+      g_autoptr(GBytes) bytes = tally_test_load_sse_fixture (g_ptr_array_index (names, i));
       gsize len;
       const guint8 *data = g_bytes_get_data (bytes, &len);
 
@@ -778,7 +728,7 @@ test_text_escaping_round_trip (void)
 static void
 test_empty_text_left_out (void)
 {
-  g_autoptr(GBytes) bytes = load_fixture ("sdk_py_refusal_response");
+  g_autoptr(GBytes) bytes = tally_test_load_sse_fixture ("sdk_py_refusal_response");
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
   g_autoptr(GPtrArray) content = NULL;
   g_autofree char *block = NULL;
@@ -859,7 +809,7 @@ test_unknown_types_tolerated (void)
 static void
 test_compaction (void)
 {
-  g_autoptr(GBytes) bytes = load_fixture ("sdk_py_compaction_response");
+  g_autoptr(GBytes) bytes = tally_test_load_sse_fixture ("sdk_py_compaction_response");
   g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
 
   tally_message_stream_begin_attempt (stream, 1);

@@ -21,6 +21,7 @@
 #include "tally-tool-query-database.h"
 #include "tally-tool-read.h"
 #include "tally-tool-write.h"
+#include "tally-test-util.h"
 
 /* A scratch area under the temporary folder:
  *   ROOT/ws         the workspace
@@ -32,32 +33,6 @@ typedef struct {
   char *outside;
   TallyToolContext context;
 } Fixture;
-
-static void
-rm_rf (const char *path)
-{
-  GStatBuf st;
-
-  if (g_lstat (path, &st) != 0)
-    return;
-
-  if (S_ISDIR (st.st_mode))
-    {
-      GDir *dir = g_dir_open (path, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          rm_rf (child);
-        }
-      g_clear_pointer (&dir, g_dir_close);
-      g_rmdir (path);
-    }
-  else
-    g_unlink (path);
-}
 
 static void
 fixture_setup (Fixture       *fixture,
@@ -83,7 +58,7 @@ static void
 fixture_teardown (Fixture       *fixture,
                   gconstpointer  data)
 {
-  rm_rf (fixture->root);
+  tally_test_rm_rf (fixture->root);
   g_free (fixture->root);
   g_free (fixture->ws);
   g_free (fixture->outside);
@@ -1391,9 +1366,11 @@ test_bash_output_cap (Fixture       *fixture,
   g_assert_cmpstr (result, ==, "caf\xef\xbf\xbd\nExit status: 0");
 }
 
-/* Connected after the tool's own cancellation hook, so it runs inside the
- * same g_cancellable_cancel() and keeps it going until the tool has killed
- * the shell, and a little longer. A tool that drops its hook while the
+/* Runs after the tool's own cancellation hook ("cancelled" is RUN_LAST and
+ * this is connected after, so even a hook the worker connects in between
+ * comes first), inside the same g_cancellable_cancel(), and keeps it going
+ * until the tool has killed the shell, and a little longer. A tool that
+ * drops its hook while the
  * emission still runs (GLib 2.74 then leaks a GCancellableSource) is caught
  * by LeakSanitizer every time rather than once in a while. */
 static void
@@ -1417,7 +1394,8 @@ cancel_when_pid_file_cb (gpointer user_data)
 
   if (g_file_get_contents (path, &text, NULL, NULL) && strchr (text, '\n') != NULL)
     {
-      g_signal_connect (cancellable, "cancelled", G_CALLBACK (hold_cancellation_cb), args[0]);
+      g_signal_connect_after (cancellable, "cancelled", G_CALLBACK (hold_cancellation_cb),
+                              args[0]);
       g_cancellable_cancel (cancellable);
       return G_SOURCE_REMOVE;
     }

@@ -15,6 +15,7 @@
 #include "tally-session.h"
 #include "tally-store.h"
 #include "tally-test-mock.h"
+#include "tally-test-util.h"
 
 typedef void (*CardFunc) (TallyAgent *agent, JsonObject *event, gpointer data);
 
@@ -86,24 +87,6 @@ fixture_start (Fixture    *f,
 }
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
-static void
 fixture_stop (Fixture *f)
 {
   tally_test_mock_free (f->mock);
@@ -114,7 +97,7 @@ fixture_stop (Fixture *f)
   g_clear_pointer (&f->events, g_ptr_array_unref);
   g_clear_pointer (&f->loop, g_main_loop_unref);
   g_clear_object (&f->cancellable);
-  remove_tree (f->dir);
+  tally_test_rm_rf (f->dir);
   g_free (f->dir);
   g_free (f->workspace);
 }

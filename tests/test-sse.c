@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "tally-sse-decoder.h"
+#include "tally-test-util.h"
 
 /* Events are compared as text lines in the golden trace format (see
  * tests/golden/README.md): the event name, a tab, the data, and when an
@@ -469,68 +470,16 @@ test_empty_feed (void)
 
 /* Fixtures */
 
-static const char *
-data_dir (void)
-{
-  const char *dir = g_getenv ("TALLY_TEST_DATA_DIR");
-
-  g_assert_nonnull (dir);
-  return dir;
-}
-
-static int
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return strcmp (*(char * const *) a, *(char * const *) b);
-}
-
-static GPtrArray *
-list_fixtures (void)
-{
-  g_autofree char *dir_path = g_build_filename (data_dir (), "fixtures", "sse", NULL);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GDir) dir = g_dir_open (dir_path, 0, &error);
-  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
-  const char *name;
-
-  g_assert_no_error (error);
-
-  while ((name = g_dir_read_name (dir)) != NULL)
-    {
-      if (g_str_has_suffix (name, ".sse"))
-        g_ptr_array_add (names, g_strndup (name, strlen (name) - strlen (".sse")));
-    }
-
-  g_ptr_array_sort (names, compare_names);
-  return names;
-}
-
-static GBytes *
-load_fixture (const char *name)
-{
-  g_autofree char *file = g_strconcat (name, ".sse", NULL);
-  g_autofree char *path = g_build_filename (data_dir (), "fixtures", "sse", file, NULL);
-  g_autoptr(GError) error = NULL;
-  char *contents;
-  gsize len;
-
-  g_file_get_contents (path, &contents, &len, &error);
-  g_assert_no_error (error);
-
-  return g_bytes_new_take (contents, len);
-}
-
 static void
 test_fixture_splits (void)
 {
-  g_autoptr(GPtrArray) names = list_fixtures ();
+  g_autoptr(GPtrArray) names = tally_test_list_sse_fixtures ();
 
   g_assert_cmpuint (names->len, >, 0);
 
   for (guint i = 0; i < names->len; i++)
     {
-      g_autoptr(GBytes) bytes = load_fixture (g_ptr_array_index (names, i));
+      g_autoptr(GBytes) bytes = tally_test_load_sse_fixture (g_ptr_array_index (names, i));
       gsize len;
       const guint8 *data = g_bytes_get_data (bytes, &len);
 
@@ -541,13 +490,13 @@ test_fixture_splits (void)
 static void
 test_fixture_golden (void)
 {
-  g_autoptr(GPtrArray) names = list_fixtures ();
+  g_autoptr(GPtrArray) names = tally_test_list_sse_fixtures ();
   gboolean update = g_getenv ("TALLY_UPDATE_GOLDEN") != NULL;
 
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);
-      g_autoptr(GBytes) bytes = load_fixture (name);
+      g_autoptr(GBytes) bytes = tally_test_load_sse_fixture (name);
       g_autoptr(GPtrArray) events = NULL;
       g_autoptr(GString) trace = g_string_new (NULL);
       g_autofree char *golden_name = g_strconcat (name, ".events", NULL);
@@ -580,7 +529,7 @@ test_fixture_golden (void)
 static void
 test_golden_files_match_fixtures (void)
 {
-  g_autoptr(GPtrArray) names = list_fixtures ();
+  g_autoptr(GPtrArray) names = tally_test_list_sse_fixtures ();
   g_autofree char *golden_dir = g_test_build_filename (G_TEST_DIST, "golden", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GDir) dir = g_dir_open (golden_dir, 0, &error);

@@ -17,6 +17,7 @@
 #include "tally-tool-read.h"
 #include "tally-tool-glob.h"
 #include "tally-tool-grep.h"
+#include "tally-test-util.h"
 
 /* A scratch area under the temporary folder:
  *   ROOT/ws         the workspace
@@ -31,47 +32,6 @@ typedef struct {
   char *chinook;
   TallyToolContext context;
 } Fixture;
-
-static void
-rm_rf (const char *path)
-{
-  GStatBuf st;
-
-  if (g_lstat (path, &st) != 0)
-    return;
-
-  if (S_ISDIR (st.st_mode))
-    {
-      GDir *dir = g_dir_open (path, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          rm_rf (child);
-        }
-      g_clear_pointer (&dir, g_dir_close);
-      g_rmdir (path);
-    }
-  else
-    g_unlink (path);
-}
-
-static void
-write_file (const char *dir,
-            const char *relpath,
-            const char *contents,
-            gssize      length)
-{
-  g_autofree char *path = g_build_filename (dir, relpath, NULL);
-  g_autofree char *parent = g_path_get_dirname (path);
-  g_autoptr(GError) error = NULL;
-
-  g_assert_cmpint (g_mkdir_with_parents (parent, 0755), ==, 0);
-  g_file_set_contents (path, contents, length, &error);
-  g_assert_no_error (error);
-}
 
 static void
 set_mtime (const char *dir,
@@ -160,7 +120,7 @@ static void
 fixture_teardown (Fixture       *fixture,
                   gconstpointer  data)
 {
-  rm_rf (fixture->root);
+  tally_test_rm_rf (fixture->root);
   g_free (fixture->root);
   g_free (fixture->ws);
   g_free (fixture->ws_evil);
@@ -693,7 +653,7 @@ test_resolve_path (Fixture       *fixture,
   };
 
   g_assert_cmpint (g_mkdir (target_dir, 0755), ==, 0);
-  write_file (fixture->ws, "data/x.csv", "a,b\n", -1);
+  tally_test_write_file (fixture->ws, "data/x.csv", "a,b\n", -1);
   make_symlink (target_dir, fixture->ws, "link");
   make_symlink ("data", fixture->ws, "inner-link");
 
@@ -761,13 +721,13 @@ test_read_lines (Fixture       *fixture,
   g_autoptr(GString) many = g_string_new (NULL);
   g_autofree char *many_text = NULL;
 
-  write_file (fixture->ws, "notes/plan.txt", "alpha\nbeta\ngamma\ndelta\nepsilon", -1);
-  write_file (fixture->ws, "crlf.txt", "one\r\ntwo\r\n", -1);
-  write_file (fixture->ws, "empty.txt", "", 0);
-  write_file (fixture->ws, "long.txt", long_file, -1);
+  tally_test_write_file (fixture->ws, "notes/plan.txt", "alpha\nbeta\ngamma\ndelta\nepsilon", -1);
+  tally_test_write_file (fixture->ws, "crlf.txt", "one\r\ntwo\r\n", -1);
+  tally_test_write_file (fixture->ws, "empty.txt", "", 0);
+  tally_test_write_file (fixture->ws, "long.txt", long_file, -1);
   for (guint i = 1; i <= 2500; i++)
     g_string_append_printf (many, "row %u\n", i);
-  write_file (fixture->ws, "many.txt", many->str, many->len);
+  tally_test_write_file (fixture->ws, "many.txt", many->str, many->len);
 
   all = run_ok (tool, &fixture->context, "{\"file_path\": \"notes/plan.txt\"}");
   g_assert_cmpstr (all, ==,
@@ -820,10 +780,10 @@ test_read_refusals (Fixture       *fixture,
   g_autofree char *message = NULL;
   const char binary[] = { 'P', 'K', 3, 4, 0, 0, 'x', '\n' };
 
-  write_file (fixture->outside, "secret.txt", "top secret\n", -1);
-  write_file (fixture->ws_evil, "secret.txt", "evil secret\n", -1);
-  write_file (fixture->ws, "data.bin", binary, sizeof binary);
-  write_file (fixture->ws, "sub/readme.txt", "hi\n", -1);
+  tally_test_write_file (fixture->outside, "secret.txt", "top secret\n", -1);
+  tally_test_write_file (fixture->ws_evil, "secret.txt", "evil secret\n", -1);
+  tally_test_write_file (fixture->ws, "data.bin", binary, sizeof binary);
+  tally_test_write_file (fixture->ws, "sub/readme.txt", "hi\n", -1);
   make_symlink (outside_file, fixture->ws, "innocent.txt");
 
   message = run_fail (tool, &fixture->context, "{\"file_path\": \"../outside/secret.txt\"}",
@@ -892,14 +852,14 @@ test_glob_ordering (Fixture       *fixture,
   g_autofree char *none = NULL;
   g_autofree char *message = NULL;
 
-  write_file (fixture->ws, "a.csv", "1\n", -1);
-  write_file (fixture->ws, "d.csv", "1\n", -1);
-  write_file (fixture->ws, "data/b.csv", "1\n", -1);
-  write_file (fixture->ws, "data/deep/er/c.csv", "1\n", -1);
-  write_file (fixture->ws, "data/notes.txt", "1\n", -1);
-  write_file (fixture->ws, ".git/objects/x.csv", "1\n", -1);
-  write_file (fixture->outside, "leak.csv", "1\n", -1);
-  write_file (fixture->outside, "dir/leak2.csv", "1\n", -1);
+  tally_test_write_file (fixture->ws, "a.csv", "1\n", -1);
+  tally_test_write_file (fixture->ws, "d.csv", "1\n", -1);
+  tally_test_write_file (fixture->ws, "data/b.csv", "1\n", -1);
+  tally_test_write_file (fixture->ws, "data/deep/er/c.csv", "1\n", -1);
+  tally_test_write_file (fixture->ws, "data/notes.txt", "1\n", -1);
+  tally_test_write_file (fixture->ws, ".git/objects/x.csv", "1\n", -1);
+  tally_test_write_file (fixture->outside, "leak.csv", "1\n", -1);
+  tally_test_write_file (fixture->outside, "dir/leak2.csv", "1\n", -1);
 
   set_mtime (fixture->ws, "data/deep/er/c.csv", 1700000300);
   set_mtime (fixture->ws, "a.csv", 1700000200);
@@ -956,7 +916,7 @@ test_glob_cap (Fixture       *fixture,
     {
       g_autofree char *name = g_strdup_printf ("many/f%03u.txt", i);
 
-      write_file (fixture->ws, name, "", 0);
+      tally_test_write_file (fixture->ws, name, "", 0);
       set_mtime (fixture->ws, name, 1700000000 + i);
     }
 
@@ -984,12 +944,12 @@ test_grep (Fixture       *fixture,
   g_autofree char *message = NULL;
   const char binary[] = "revenue\0revenue\n";
 
-  write_file (fixture->ws, "queries/top.sql", "-- top stores\nSELECT revenue FROM sales;\n", -1);
-  write_file (fixture->ws, "notes.md", "Revenue grew.\nrevenue by store\n", -1);
-  write_file (fixture->ws, "reports/q1/summary.md", "no match here\nnet revenue: 12\n", -1);
-  write_file (fixture->ws, "blob.dat", binary, sizeof binary);
-  write_file (fixture->ws, ".git/config", "revenue\n", -1);
-  write_file (fixture->outside, "leak.sql", "revenue leak\n", -1);
+  tally_test_write_file (fixture->ws, "queries/top.sql", "-- top stores\nSELECT revenue FROM sales;\n", -1);
+  tally_test_write_file (fixture->ws, "notes.md", "Revenue grew.\nrevenue by store\n", -1);
+  tally_test_write_file (fixture->ws, "reports/q1/summary.md", "no match here\nnet revenue: 12\n", -1);
+  tally_test_write_file (fixture->ws, "blob.dat", binary, sizeof binary);
+  tally_test_write_file (fixture->ws, ".git/config", "revenue\n", -1);
+  tally_test_write_file (fixture->outside, "leak.sql", "revenue leak\n", -1);
   make_symlink (outside_file, fixture->ws, "queries/leak.sql");
 
   all = run_ok (tool, &fixture->context, "{\"pattern\": \"revenue\"}");
@@ -1039,7 +999,7 @@ test_grep_cap (Fixture       *fixture,
 
   for (guint i = 1; i <= 800; i++)
     g_string_append_printf (big, "hit %u\n", i);
-  write_file (fixture->ws, "big.log", big->str, big->len);
+  tally_test_write_file (fixture->ws, "big.log", big->str, big->len);
 
   text = run_ok (tool, &fixture->context, "{\"pattern\": \"hit\"}");
   g_assert_cmpuint (count_lines (text), ==, 501);

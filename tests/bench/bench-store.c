@@ -14,6 +14,7 @@
 
 #include "tally-event.h"
 #include "tally-store.h"
+#include "tally-test-util.h"
 
 #define APPEND_EVENTS 100000
 #define LOAD_EVENTS   10000
@@ -93,21 +94,6 @@ make_big_result (void)
   while (out->len < 2000)
     g_string_append_printf (out, "Store %u | %u | %u.50\n", (guint)out->len, (guint)out->len * 3, (guint)out->len * 11);
   return g_string_free (out, FALSE);
-}
-
-static void
-remove_dir (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *file = g_build_filename (path, name, NULL);
-
-      g_unlink (file);
-    }
-  g_rmdir (path);
 }
 
 static void
@@ -246,6 +232,6 @@ main (int   argc,
   bench_load (dir, big_result);
   bench_append (dir, big_result);
 
-  remove_dir (dir);
+  tally_test_rm_rf (dir);
   return 0;
 }

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-test-util"
+
+#include "config.h"
+
+#include "tally-test-util.h"
+
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "tally-test-mock.h"
+
+/**
+ * tally_test_rm_rf:
+ * @path: a file or folder
+ *
+ * Removes @path and, for a folder, everything below it. Symbolic links are
+ * removed, never followed. Missing paths and failures are ignored.
+ */
+void
+tally_test_rm_rf (const char *path)
+{
+  GStatBuf st;
+
+  if (g_lstat (path, &st) != 0)
+    return;
+
+  if (S_ISDIR (st.st_mode))
+    {
+      GDir *dir = g_dir_open (path, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+
+          tally_test_rm_rf (child);
+        }
+      g_clear_pointer (&dir, g_dir_close);
+      g_rmdir (path);
+    }
+  else
+    g_unlink (path);
+}
+
+/**
+ * tally_test_write_file:
+ * @dir: a folder
+ * @relpath: the file's path below @dir; missing folders are made
+ * @contents: the file's contents
+ * @length: the length of @contents, or -1 when it ends with a NUL
+ *
+ * Writes a file, failing the test when it cannot.
+ */
+void
+tally_test_write_file (const char *dir,
+                       const char *relpath,
+                       const char *contents,
+                       gssize      length)
+{
+  g_autofree char *path = g_build_filename (dir, relpath, NULL);
+  g_autofree char *parent = g_path_get_dirname (path);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (parent, 0755), ==, 0);
+  g_file_set_contents (path, contents, length, &error);
+  g_assert_no_error (error);
+}
+
+static int
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(char * const *) a, *(char * const *) b);
+}
+
+/**
+ * tally_test_list_sse_fixtures:
+ *
+ * Returns: (transfer container) (element-type utf8): the names of the
+ *   recorded streams in tests/fixtures/sse (without `.sse`), sorted
+ */
+GPtrArray *
+tally_test_list_sse_fixtures (void)
+{
+  g_autofree char *dir_path = g_build_filename (tally_test_data_dir (), "fixtures", "sse", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = g_dir_open (dir_path, 0, &error);
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+
+  g_assert_no_error (error);
+
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      if (g_str_has_suffix (name, ".sse"))
+        g_ptr_array_add (names, g_strndup (name, strlen (name) - strlen (".sse")));
+    }
+
+  g_ptr_array_sort (names, compare_names);
+  return names;
+}
+
+/**
+ * tally_test_load_sse_fixture:
+ * @name: a name from tally_test_list_sse_fixtures()
+ *
+ * Returns: (transfer full): the bytes of tests/fixtures/sse/@name.sse
+ */
+GBytes *
+tally_test_load_sse_fixture (const char *name)
+{
+  g_autofree char *file = g_strconcat (name, ".sse", NULL);
+  g_autofree char *path = g_build_filename (tally_test_data_dir (), "fixtures", "sse", file, NULL);
+  g_autoptr(GError) error = NULL;
+  char *contents;
+  gsize len;
+
+  g_file_get_contents (path, &contents, &len, &error);
+  g_assert_no_error (error);
+
+  return g_bytes_new_take (contents, len);
+}

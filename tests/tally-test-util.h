@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* Test helpers shared by several tests (files, folders, SSE fixtures). */
+
+void        tally_test_rm_rf             (const char *path);
+void        tally_test_write_file        (const char *dir,
+                                          const char *relpath,
+                                          const char *contents,
+                                          gssize      length);
+GPtrArray  *tally_test_list_sse_fixtures (void);
+GBytes     *tally_test_load_sse_fixture  (const char *name);
+
+G_END_DECLS
