@@ -83,6 +83,63 @@ session_info_from_row (sqlite3_stmt *stmt)
   return info;
 }
 
+static gpointer
+rule_from_row (sqlite3_stmt *stmt)
+{
+  TallyRule *rule = g_new0 (TallyRule, 1);
+
+  rule->id = sqlite3_column_int64 (stmt, 0);
+  rule->pattern = column_dup (stmt, 1);
+  rule->decision = column_dup (stmt, 2);
+  rule->scope = column_dup (stmt, 3);
+  rule->workspace = column_dup (stmt, 4);
+  rule->created_us = sqlite3_column_int64 (stmt, 5);
+  return rule;
+}
+
+static gpointer
+plan_version_from_row (sqlite3_stmt *stmt)
+{
+  TallyPlanVersion *plan = g_new0 (TallyPlanVersion, 1);
+
+  plan->plan_id = column_dup (stmt, 0);
+  plan->version = sqlite3_column_int64 (stmt, 1);
+  plan->session_id = column_dup (stmt, 2);
+  plan->markdown = column_dup (stmt, 3);
+  plan->created_us = sqlite3_column_int64 (stmt, 4);
+  return plan;
+}
+
+typedef gpointer (*FromRow) (sqlite3_stmt *stmt);
+
+/* With the read lock held: runs @sql, with its ?1 (if it has one) bound to
+ * @arg, and makes one element of every row with @from_row */
+static GPtrArray *
+read_rows (TallyStore     *self,
+           const char     *sql,
+           const char     *arg,
+           FromRow         from_row,
+           GDestroyNotify  element_free,
+           GError        **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = read_prepare (self, sql, error);
+  g_autoptr(GPtrArray) rows = NULL;
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  if (sqlite3_bind_parameter_count (stmt) > 0)
+    BIND_TEXT (stmt, 1, arg);
+
+  rows = g_ptr_array_new_with_free_func (element_free);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_ptr_array_add (rows, from_row (stmt));
+  if (!read_done (self, rc, error))
+    return NULL;
+
+  return g_steal_pointer (&rows);
+}
+
 /**
  * tally_store_list_sessions:
  * @self: a #TallyStore
@@ -100,25 +157,13 @@ tally_store_list_sessions (TallyStore  *self,
                            GError     **error)
 {
   g_autoptr(GMutexLocker) locker = NULL;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  g_autoptr(GPtrArray) sessions = NULL;
-  int rc;
 
   g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
 
   locker = g_mutex_locker_new (&self->read_lock);
-  stmt = read_prepare (self, "SELECT " SESSION_COLUMNS " FROM sessions s "
-                       "ORDER BY s.created_us DESC, s.rowid DESC", error);
-  if (stmt == NULL)
-    return NULL;
-
-  sessions = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_session_info_unref);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    g_ptr_array_add (sessions, session_info_from_row (stmt));
-  if (!read_done (self, rc, error))
-    return NULL;
-
-  return g_steal_pointer (&sessions);
+  return read_rows (self, "SELECT " SESSION_COLUMNS " FROM sessions s "
+                    "ORDER BY s.created_us DESC, s.rowid DESC", NULL,
+                    (FromRow)session_info_from_row, (GDestroyNotify)tally_session_info_unref, error);
 }
 
 /**
@@ -170,17 +215,11 @@ tally_store_find_session (TallyStore  *self,
     }
 
   g_clear_pointer (&stmt, sqlite3_finalize);
-  stmt = read_prepare (self, "SELECT " SESSION_COLUMNS " FROM sessions s "
+  matches = read_rows (self, "SELECT " SESSION_COLUMNS " FROM sessions s "
                        "WHERE substr (s.id, 1, length (?1)) = ?1 ORDER BY s.created_us DESC LIMIT 6",
-                       error);
-  if (stmt == NULL)
-    return NULL;
-  BIND_TEXT (stmt, 1, id_or_prefix);
-
-  matches = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_session_info_unref);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    g_ptr_array_add (matches, session_info_from_row (stmt));
-  if (!read_done (self, rc, error))
+                       id_or_prefix, (FromRow)session_info_from_row,
+                       (GDestroyNotify)tally_session_info_unref, error);
+  if (matches == NULL)
     return NULL;
 
   if (matches->len == 0)
@@ -652,36 +691,13 @@ tally_store_list_rules (TallyStore  *self,
                         GError     **error)
 {
   g_autoptr(GMutexLocker) locker = NULL;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  g_autoptr(GPtrArray) rules = NULL;
-  int rc;
 
   g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
 
   locker = g_mutex_locker_new (&self->read_lock);
-  stmt = read_prepare (self, "SELECT id, pattern, decision, scope, workspace, created_us FROM rules "
-                       "WHERE ?1 IS NULL OR scope = 'global' OR workspace = ?1 ORDER BY id", error);
-  if (stmt == NULL)
-    return NULL;
-  BIND_TEXT (stmt, 1, workspace);
-
-  rules = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_rule_free);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TallyRule *rule = g_new0 (TallyRule, 1);
-
-      rule->id = sqlite3_column_int64 (stmt, 0);
-      rule->pattern = column_dup (stmt, 1);
-      rule->decision = column_dup (stmt, 2);
-      rule->scope = column_dup (stmt, 3);
-      rule->workspace = column_dup (stmt, 4);
-      rule->created_us = sqlite3_column_int64 (stmt, 5);
-      g_ptr_array_add (rules, rule);
-    }
-  if (!read_done (self, rc, error))
-    return NULL;
-
-  return g_steal_pointer (&rules);
+  return read_rows (self, "SELECT id, pattern, decision, scope, workspace, created_us FROM rules "
+                    "WHERE ?1 IS NULL OR scope = 'global' OR workspace = ?1 ORDER BY id", workspace,
+                    rule_from_row, (GDestroyNotify)tally_rule_free, error);
 }
 
 /**
@@ -700,33 +716,16 @@ tally_store_load_plan_versions (TallyStore  *self,
                                 GError     **error)
 {
   g_autoptr(GMutexLocker) locker = NULL;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autoptr(GPtrArray) plans = NULL;
-  int rc;
 
   g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
   g_return_val_if_fail (plan_id != NULL, NULL);
 
   locker = g_mutex_locker_new (&self->read_lock);
-  stmt = read_prepare (self, "SELECT plan_id, version, session_id, markdown, created_us FROM plans "
-                       "WHERE plan_id = ?1 ORDER BY version", error);
-  if (stmt == NULL)
-    return NULL;
-  BIND_TEXT (stmt, 1, plan_id);
-
-  plans = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_plan_version_free);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TallyPlanVersion *plan = g_new0 (TallyPlanVersion, 1);
-
-      plan->plan_id = column_dup (stmt, 0);
-      plan->version = sqlite3_column_int64 (stmt, 1);
-      plan->session_id = column_dup (stmt, 2);
-      plan->markdown = column_dup (stmt, 3);
-      plan->created_us = sqlite3_column_int64 (stmt, 4);
-      g_ptr_array_add (plans, plan);
-    }
-  if (!read_done (self, rc, error))
+  plans = read_rows (self, "SELECT plan_id, version, session_id, markdown, created_us FROM plans "
+                     "WHERE plan_id = ?1 ORDER BY version", plan_id,
+                     plan_version_from_row, (GDestroyNotify)tally_plan_version_free, error);
+  if (plans == NULL)
     return NULL;
 
   if (plans->len == 0)
