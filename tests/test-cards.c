@@ -38,6 +38,7 @@
 #include "tally-test-ui.h"
 #include "tally-transcript-view.h"
 #include "tally-transcript.h"
+#include "tally-ui.h"
 #include "tally-window-private.h"
 
 
@@ -69,6 +70,36 @@ show_in_window (GtkWidget *child,
   SPIN_UNTIL (gtk_widget_get_mapped (child));
   tally_test_wait_frames (child, 2);
   return window;
+}
+
+/* The window installs the cards' actions (docs/architecture.md §3.2);
+ * a card shown alone gets them from an action group named "session". */
+static void
+install_session_action (GtkWidget  *widget,
+                        const char *name,
+                        const char *parameter_type,
+                        GCallback   activate,
+                        gpointer    data)
+{
+  GActionGroup *group = g_object_get_data (G_OBJECT (widget), "test-session-actions");
+  g_autoptr(GSimpleAction) action = g_simple_action_new (name, G_VARIANT_TYPE (parameter_type));
+
+  if (group == NULL)
+    {
+      group = G_ACTION_GROUP (g_simple_action_group_new ());
+      g_object_set_data_full (G_OBJECT (widget), "test-session-actions", group, g_object_unref);
+      gtk_widget_insert_action_group (widget, "session", group);
+    }
+  g_signal_connect (action, "activate", activate, data);
+  g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (action));
+}
+
+static JsonObject *
+parse_object (const char *json)
+{
+  g_autoptr(JsonNode) node = json != NULL ? json_from_string (json, NULL) : NULL;
+
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_object_ref (json_node_get_object (node)) : NULL;
 }
 
 static void
@@ -369,10 +400,16 @@ typedef struct {
 } Answered;
 
 static void
-answered_cb (TallyQuestionCard *card,
-             JsonObject        *answers,
-             Answered          *out)
+answered_cb (GSimpleAction *action,
+             GVariant      *parameter,
+             Answered      *out)
 {
+  const char *id, *json;
+  g_autoptr(JsonObject) answers = NULL;
+
+  g_variant_get (parameter, "(&sm&s)", &id, &json);
+  g_assert_cmpstr (id, ==, "q1");
+  answers = parse_object (json);
   out->calls++;
   out->dismissed = answers == NULL;
   g_clear_pointer (&out->answers, json_object_unref);
@@ -387,8 +424,8 @@ new_question_card (TallyTranscript *transcript,
   GtkWidget *card = tally_question_card_new ();
 
   apply (transcript, question_request);
-  tally_question_card_set_block (TALLY_QUESTION_CARD (card), last_block (transcript));
-  g_signal_connect (card, "answered", G_CALLBACK (answered_cb), out);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), last_block (transcript));
+  install_session_action (card, "answer", "(sms)", G_CALLBACK (answered_cb), out);
   return card;
 }
 
@@ -649,15 +686,15 @@ test_question_settled (void)
   /* A choice survives the card being rebound (a recycled row). */
   click (GTK_WIDGET (chip (card, "York")));
   gtk_editable_set_text (other_entry (card, STORES_Q), "the new store");
-  tally_question_card_set_block (TALLY_QUESTION_CARD (card), NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), NULL);
   other = tally_question_card_new ();
-  tally_question_card_set_block (TALLY_QUESTION_CARD (other), block);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (other), block);
   g_object_ref_sink (other);
   g_assert_true (gtk_toggle_button_get_active (chip (other, "York")));
   g_assert_false (gtk_toggle_button_get_active (chip (other, "Leeds")));
   g_assert_cmpstr (gtk_editable_get_text (other_entry (other, STORES_Q)), ==, "the new store");
   g_object_unref (other);
-  tally_question_card_set_block (TALLY_QUESTION_CARD (card), block);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), block);
 
   /* The resolution arrives (live, or replayed from the store). */
   apply (transcript, "{\"type\":\"question_resolved\",\"turn_id\":\"t1\",\"question_id\":\"q1\",\"reason\":\"user\","
@@ -685,12 +722,12 @@ test_question_settled (void)
 
         apply (other_transcript, question_request);
         apply (other_transcript, resolved);
-        tally_question_card_set_block (TALLY_QUESTION_CARD (card), last_block (other_transcript));
+        tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), last_block (other_transcript));
         tally_test_wait_frames (card, 1);
         g_assert_true (label_shows (card, reasons[i][1]));
         g_assert_false (label_shows (card, "Answer: Q1 2025"));
         g_assert_cmpuint (count_usable_buttons (card), ==, 0);
-        tally_question_card_set_block (TALLY_QUESTION_CARD (card), NULL);
+        tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), NULL);
       }
   }
 
@@ -726,14 +763,17 @@ decided_clear (Decided *out)
 }
 
 static void
-decided_cb (TallyApprovalCard *card,
-            int                decision,
-            JsonObject        *input,
-            const char        *rule,
-            const char        *scope,
-            const char        *message,
-            Decided           *out)
+decided_cb (GSimpleAction *action,
+            GVariant      *parameter,
+            Decided       *out)
 {
+  const char *id, *json, *rule, *scope, *message;
+  g_autoptr(JsonObject) input = NULL;
+  int decision;
+
+  g_variant_get (parameter, "(&sim&sm&sm&sm&s)", &id, &decision, &json, &rule, &scope, &message);
+  g_assert_cmpstr (id, ==, "a1");
+  input = parse_object (json);
   decided_clear (out);
   out->calls = 1;
   out->decision = decision;
@@ -772,10 +812,10 @@ approval_setup (ApprovalFixture *fixture,
   fixture->transcript = tally_transcript_new ();
   apply (fixture->transcript, request);
   fixture->card = tally_approval_card_new ();
-  tally_approval_card_set_workspace (TALLY_APPROVAL_CARD (fixture->card), fixture->workspace);
-  tally_approval_card_set_block (TALLY_APPROVAL_CARD (fixture->card), last_block (fixture->transcript));
+  tally_block_widget_set_workspace (TALLY_BLOCK_WIDGET (fixture->card), fixture->workspace);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (fixture->card), last_block (fixture->transcript));
   fixture->out.decision = -1;
-  g_signal_connect (fixture->card, "decided", G_CALLBACK (decided_cb), &fixture->out);
+  install_session_action (fixture->card, "approve", "(simsmsmsms)", G_CALLBACK (decided_cb), &fixture->out);
   fixture->window = show_in_window (fixture->card, 720, 700);
 }
 
@@ -1019,10 +1059,10 @@ test_approval_settled (void)
 
   /* Always allowed, bound after it settled (no diff then). */
   approval_setup (&f, WRITE_REQUEST);
-  tally_approval_card_set_block (TALLY_APPROVAL_CARD (f.card), NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (f.card), NULL);
   apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
                        "\"decision\":\"allow_always\",\"rule\":\"Write(report.md)\",\"scope\":\"workspace\",\"reason\":\"user\"}");
-  tally_approval_card_set_block (TALLY_APPROVAL_CARD (f.card), last_block (f.transcript));
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (f.card), last_block (f.transcript));
   tally_test_wait_frames (f.card, 2);
   g_assert_true (label_shows (f.card, "Always allowed"));
   g_assert_true (label_shows (f.card, "Rule kept in this workspace: Write(report.md)"));
@@ -1218,7 +1258,7 @@ test_plan_webkit (void)
   g_assert_false (_tally_plan_card_webkit_started ());
   g_assert_null (_tally_plan_card_get_web_view (TALLY_PLAN_CARD (card)));
 
-  tally_plan_card_set_block (TALLY_PLAN_CARD (card), plan_block (transcript, PLAN_MARKDOWN, 1));
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), plan_block (transcript, PLAN_MARKDOWN, 1));
   g_assert_true (_tally_plan_card_webkit_started ());
   window = show_in_window (card, 720, 800);
 
@@ -1287,7 +1327,7 @@ test_plan_webkit (void)
     GtkWidget *other = tally_plan_card_new ();
     GtkWindow *other_window;
 
-    tally_plan_card_set_block (TALLY_PLAN_CARD (other), plan_block (transcript, "# Another plan\n\nOne step.\n", 2));
+    tally_block_widget_set_block (TALLY_BLOCK_WIDGET (other), plan_block (transcript, "# Another plan\n\nOne step.\n", 2));
     other_window = show_in_window (other, 600, 400);
     SPIN_UNTIL (_tally_plan_card_get_content_height (TALLY_PLAN_CARD (other)) > 0);
     g_assert_nonnull (_tally_plan_card_get_web_view (TALLY_PLAN_CARD (other)));
@@ -1318,7 +1358,7 @@ test_plan_native (void)
 
   g_setenv ("TALLY_NO_WEBKIT", "1", TRUE);
   card = tally_plan_card_new ();
-  tally_plan_card_set_block (TALLY_PLAN_CARD (card), plan_block (transcript, PLAN_MARKDOWN, 1));
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), plan_block (transcript, PLAN_MARKDOWN, 1));
   window = show_in_window (card, 720, 800);
 
   g_assert_null (_tally_plan_card_get_web_view (TALLY_PLAN_CARD (card)));
@@ -1340,24 +1380,39 @@ typedef struct {
   guint       implement;
   guint       refine;
   TallyBlock *block;
+  TallyBlock *first;    /* versions 1 and 2 of plan_1 */
+  TallyBlock *second;
 } PlanSignals;
 
+/* The plan's id and version, as the actions carry them. */
 static void
-view_implement_cb (TallyTranscriptView *view,
-                   TallyBlock          *block,
-                   PlanSignals         *out)
+plan_action_block (GVariant    *parameter,
+                   PlanSignals *out)
 {
-  out->implement++;
-  out->block = block;
+  const char *id;
+  gint64 version;
+
+  g_variant_get (parameter, "(&sx)", &id, &version);
+  g_assert_cmpstr (id, ==, "plan_1");
+  out->block = version == 1 ? out->first : version == 2 ? out->second : NULL;
 }
 
 static void
-view_refine_cb (TallyTranscriptView *view,
-                TallyBlock          *block,
-                PlanSignals         *out)
+view_implement_cb (GSimpleAction *action,
+                   GVariant      *parameter,
+                   PlanSignals   *out)
+{
+  out->implement++;
+  plan_action_block (parameter, out);
+}
+
+static void
+view_refine_cb (GSimpleAction *action,
+                GVariant      *parameter,
+                PlanSignals   *out)
 {
   out->refine++;
-  out->block = block;
+  plan_action_block (parameter, out);
 }
 
 static TallyPlanCard *
@@ -1367,7 +1422,7 @@ card_for (GtkWidget  *view,
   g_autoptr(GPtrArray) cards = find_all (view, TALLY_TYPE_PLAN_CARD);
 
   for (guint i = 0; i < cards->len; i++)
-    if (tally_plan_card_get_block (g_ptr_array_index (cards, i)) == block)
+    if (TALLY_BLOCK_WIDGET_BLOCK (g_ptr_array_index (cards, i)) == block)
       return g_ptr_array_index (cards, i);
   return NULL;
 }
@@ -1396,8 +1451,10 @@ test_plan_versions (void)
   gtk_window_set_child (window, view);
   gtk_window_set_default_size (window, 720, 900);
   gtk_widget_set_visible (GTK_WIDGET (window), TRUE);
-  g_signal_connect (view, "plan-implement", G_CALLBACK (view_implement_cb), &out);
-  g_signal_connect (view, "plan-refine", G_CALLBACK (view_refine_cb), &out);
+  out.first = first;
+  out.second = second;
+  install_session_action (GTK_WIDGET (window), "implement-plan", "(sx)", G_CALLBACK (view_implement_cb), &out);
+  install_session_action (GTK_WIDGET (window), "refine-plan", "(sx)", G_CALLBACK (view_refine_cb), &out);
 
   SPIN_UNTIL (card_for (view, first) != NULL && card_for (view, second) != NULL);
   tally_test_wait_frames (view, 3);
@@ -1431,8 +1488,8 @@ test_plan_versions (void)
 
   /* The next user message keeps it closed when the card is shown again. */
   apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t3\",\"mode\":\"ask\",\"text\":\"Implement the plan.\"}");
-  tally_plan_card_set_block (card2, NULL);
-  tally_plan_card_set_block (card2, second);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card2), NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card2), second);
   g_assert_false (tally_plan_card_get_active (card2));
 
   gtk_window_destroy (window);
@@ -1863,6 +1920,7 @@ main (int   argc,
   gtk_test_init (&argc, &argv, NULL);
   g_test_log_set_fatal_handler (log_fatal_cb, NULL);
   adw_init ();
+  tally_ui_init ();
   /* Screenshots show settled states, not transitions. */
   g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
 

@@ -24,6 +24,7 @@
 #include "tally-tool-chip.h"
 #include "tally-transcript-view.h"
 #include "tally-transcript.h"
+#include "tally-ui.h"
 #include "tally-user-bubble.h"
 
 #define WAIT_TIMEOUT_MS (20 * 1000)
@@ -967,11 +968,11 @@ test_ten_thousand (void)
       {
         TallyErrorBanner *banner = g_ptr_array_index (banners, i);
 
-        if (tally_error_banner_get_block (banner) == NULL)
+        if (TALLY_BLOCK_WIDGET_BLOCK (banner) == NULL)
           continue;
         retried = NULL;
         g_signal_emit_by_name (tally_error_banner_get_retry_button (banner), "clicked");
-        g_assert_true (retried == tally_error_banner_get_block (banner));
+        g_assert_true (retried == TALLY_BLOCK_WIDGET_BLOCK (banner));
         checked++;
       }
     g_assert_cmpuint (checked, >, 0);
@@ -1191,6 +1192,7 @@ main (int    argc,
 
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
+  tally_ui_init ();
 
   g_test_add_func ("/tally/transcript-view/rows", test_rows);
   g_test_add_func ("/tally/transcript-view/retry", test_retry);

@@ -44,7 +44,7 @@
 
 struct _TallyApprovalCard
 {
-  GtkWidget          parent_instance;
+  TallyBlockWidget parent_instance;
 
   /* Template */
   GtkWidget         *content;
@@ -73,33 +73,17 @@ struct _TallyApprovalCard
   GtkButton         *deny_button;
 
   /* State */
-  TallyBlock        *block;
   JsonObject        *shown;           /* the details the request was read from */
-  char              *workspace;
   JsonArray         *suggestions;     /* the request's suggestions, or NULL */
   GCancellable      *diff_cancellable;
   TallyBlock        *diff_block;      /* the block whose diff is shown */
   gboolean           sent;            /* decided; waiting for the resolution */
 };
 
-G_DEFINE_FINAL_TYPE (TallyApprovalCard, tally_approval_card, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyApprovalCard, tally_approval_card, TALLY_TYPE_BLOCK_WIDGET)
 
 #define MAX_DIFF_LINES 60
 
-enum {
-  PROP_0,
-  PROP_BLOCK,
-  PROP_WORKSPACE,
-  N_PROPS
-};
-
-enum {
-  DECIDED,
-  N_SIGNALS
-};
-
-static GParamSpec *properties[N_PROPS];
-static guint signals[N_SIGNALS];
 
 static void sync_card (TallyApprovalCard *self);
 
@@ -108,7 +92,7 @@ static void sync_card (TallyApprovalCard *self);
 static JsonObject *
 request_input (TallyApprovalCard *self)
 {
-  JsonObject *details = self->block != NULL ? tally_block_get_details (self->block) : NULL;
+  JsonObject *details = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self)) : NULL;
   JsonNode *node = details != NULL ? json_object_get_member (details, "tool_input") : NULL;
 
   return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
@@ -117,10 +101,10 @@ request_input (TallyApprovalCard *self)
 static const char *
 request_tool_name (TallyApprovalCard *self)
 {
-  const char *name = self->block != NULL ? tally_cards_details_string (self->block, "tool_name") : NULL;
+  const char *name = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_cards_details_string (TALLY_BLOCK_WIDGET_BLOCK (self), "tool_name") : NULL;
 
-  if (name == NULL && self->block != NULL)
-    name = tally_block_get_tool_name (self->block);
+  if (name == NULL && TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
+    name = tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self));
   return name != NULL ? name : "";
 }
 
@@ -278,25 +262,23 @@ static void
 start_diff (TallyApprovalCard *self)
 {
   const char *tool_name = request_tool_name (self);
-  const char *workspace = self->workspace;
+  const char *workspace = tally_block_widget_get_workspace (TALLY_BLOCK_WIDGET (self));
   g_autoptr(GTask) task = NULL;
   DiffJob *job;
 
-  if (self->block == NULL || self->diff_block == self->block ||
-      tally_block_get_finished (self->block) ||
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->diff_block == TALLY_BLOCK_WIDGET_BLOCK (self) ||
+      tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)) ||
       (!g_str_equal (tool_name, "Write") && !g_str_equal (tool_name, "Edit")) ||
       request_input (self) == NULL)
     return;
 
-  if (workspace == NULL)
-    workspace = tally_cards_find_workspace (GTK_WIDGET (self));
   if (workspace == NULL)
     return;
 
   g_cancellable_cancel (self->diff_cancellable);
   g_clear_object (&self->diff_cancellable);
   self->diff_cancellable = g_cancellable_new ();
-  self->diff_block = self->block;
+  self->diff_block = TALLY_BLOCK_WIDGET_BLOCK (self);
 
   job = g_new0 (DiffJob, 1);
   job->tool_name = g_strdup (tool_name);
@@ -381,8 +363,10 @@ decide (TallyApprovalCard *self,
         const char        *message)
 {
   g_autoptr(TallyApprovalCard) hold = g_object_ref (self);
+  g_autofree char *input = NULL;
+  const char *id;
 
-  if (self->block == NULL || self->sent || tally_block_get_finished (self->block))
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->sent || tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     return;
 
   self->sent = TRUE;
@@ -390,7 +374,11 @@ decide (TallyApprovalCard *self,
   gtk_widget_set_sensitive (self->actions, FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "card.deny-stop", FALSE);
 
-  g_signal_emit (self, signals[DECIDED], 0, (int) decision, updated_input, rule, scope, message);
+  id = tally_cards_details_string (TALLY_BLOCK_WIDGET_BLOCK (self), "approval_id");
+  if (updated_input != NULL)
+    input = object_to_json (updated_input, FALSE);
+  gtk_widget_activate_action (GTK_WIDGET (self), "session.approve", "(simsmsmsms)",
+                              id != NULL ? id : "", (int) decision, input, rule, scope, message);
 }
 
 static void
@@ -561,7 +549,7 @@ sync_request (TallyApprovalCard *self)
 {
   const char *tool_name = request_tool_name (self);
   JsonObject *input = request_input (self);
-  JsonObject *details = tally_block_get_details (self->block);
+  JsonObject *details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
   g_autoptr(GtkStringList) labels = gtk_string_list_new (NULL);
   g_autofree char *title = NULL;
   g_autofree char *escaped = g_markup_escape_text (tool_name, -1);
@@ -637,8 +625,8 @@ sync_request (TallyApprovalCard *self)
 static void
 sync_resolution (TallyApprovalCard *self)
 {
-  JsonObject *resolution = tally_cards_get_resolution (self->block);
-  const char *state = tally_block_get_state (self->block);
+  JsonObject *resolution = tally_cards_get_resolution (TALLY_BLOCK_WIDGET_BLOCK (self));
+  const char *state = tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self));
   const char *reason = NULL;
   const char *message = NULL;
   const char *rule = NULL;
@@ -705,10 +693,10 @@ sync_card (TallyApprovalCard *self)
   gboolean settled;
   g_autofree char *accessible = NULL;
 
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
 
-  settled = tally_block_get_finished (self->block);
+  settled = tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "card.deny-stop", !settled && !self->sent);
   gtk_widget_set_visible (GTK_WIDGET (self->state_label), settled);
   gtk_widget_set_visible (self->actions, !settled);
@@ -746,7 +734,7 @@ sync_card (TallyApprovalCard *self)
 static void
 block_changed_cb (TallyApprovalCard *self)
 {
-  JsonObject *details = tally_block_get_details (self->block);
+  JsonObject *details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
 
   /* The reducer may hand the block over before it fills in its details,
    * and replaces them when the card settles. */
@@ -760,16 +748,18 @@ block_changed_cb (TallyApprovalCard *self)
   sync_card (self);
 }
 
+/* The row sets the workspace before the block; a card shown alone may
+ * get it later. */
 static void
-tally_approval_card_root (GtkWidget *widget)
+workspace_changed_cb (TallyApprovalCard *self)
 {
-  TallyApprovalCard *self = TALLY_APPROVAL_CARD (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
 
-  GTK_WIDGET_CLASS (tally_approval_card_parent_class)->root (widget);
-
-  /* Inside a transcript view the workspace is known now. */
-  if (self->block != NULL && !tally_block_get_finished (self->block))
-    start_diff (self);
+  if (block != NULL && !tally_block_get_finished (block))
+    {
+      self->diff_block = NULL;
+      start_diff (self);
+    }
 }
 
 static void
@@ -784,12 +774,32 @@ style_dark_cb (TallyApprovalCard *self)
     gtk_source_buffer_set_style_scheme (GTK_SOURCE_BUFFER (buffer), scheme);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_approval_card_bind (TallyBlockWidget *widget,
+                          TallyBlock       *previous)
+{
+  TallyApprovalCard *self = TALLY_APPROVAL_CARD (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
+
+  g_clear_pointer (&self->shown, json_object_unref);
+
+  self->sent = FALSE;
+  show_panel (self, NULL);
+  gtk_editable_set_text (GTK_EDITABLE (self->deny_entry), "");
+  gtk_widget_set_visible (GTK_WIDGET (self->edit_error), FALSE);
+  clear_diff (self);
+
+  if (block != NULL)
+    block_changed_cb (self);
+}
+
 static void
 tally_approval_card_dispose (GObject *object)
 {
   TallyApprovalCard *self = (TallyApprovalCard *)object;
 
-  tally_approval_card_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   g_cancellable_cancel (self->diff_cancellable);
   g_clear_object (&self->diff_cancellable);
 
@@ -803,53 +813,10 @@ tally_approval_card_finalize (GObject *object)
 {
   TallyApprovalCard *self = (TallyApprovalCard *)object;
 
-  g_free (self->workspace);
   g_clear_pointer (&self->suggestions, json_array_unref);
   g_clear_pointer (&self->shown, json_object_unref);
 
   G_OBJECT_CLASS (tally_approval_card_parent_class)->finalize (object);
-}
-
-static void
-tally_approval_card_get_property (GObject    *object,
-                                  guint       prop_id,
-                                  GValue     *value,
-                                  GParamSpec *pspec)
-{
-  TallyApprovalCard *self = TALLY_APPROVAL_CARD (object);
-
-  switch (prop_id)
-    {
-    case PROP_BLOCK:
-      g_value_set_object (value, self->block);
-      break;
-    case PROP_WORKSPACE:
-      g_value_set_string (value, self->workspace);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-tally_approval_card_set_property (GObject      *object,
-                                  guint         prop_id,
-                                  const GValue *value,
-                                  GParamSpec   *pspec)
-{
-  TallyApprovalCard *self = TALLY_APPROVAL_CARD (object);
-
-  switch (prop_id)
-    {
-    case PROP_BLOCK:
-      tally_approval_card_set_block (self, g_value_get_object (value));
-      break;
-    case PROP_WORKSPACE:
-      tally_approval_card_set_workspace (self, g_value_get_string (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
@@ -859,61 +826,13 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_approval_card_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_approval_card_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_approval_card_bind;
   object_class->finalize = tally_approval_card_finalize;
-  object_class->get_property = tally_approval_card_get_property;
-  object_class->set_property = tally_approval_card_set_property;
-  widget_class->root = tally_approval_card_root;
 
   tally_cards_ui_ensure ();
   gtk_source_init ();
   g_type_ensure (GTK_SOURCE_TYPE_VIEW);
-
-  /**
-   * TallyApprovalCard:block:
-   *
-   * The %TALLY_BLOCK_APPROVAL block shown, or %NULL.
-   */
-  properties[PROP_BLOCK] =
-    g_param_spec_object ("block", NULL, NULL, TALLY_TYPE_BLOCK,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * TallyApprovalCard:workspace:
-   *
-   * The session's workspace folder, against which the diff of a `Write`
-   * or `Edit` resolves its path. When %NULL the card asks the transcript
-   * view it is shown in (tally_transcript_view_get_workspace()); without
-   * either, no diff is shown.
-   */
-  properties[PROP_WORKSPACE] =
-    g_param_spec_string ("workspace", NULL, NULL, NULL,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-
-  /**
-   * TallyApprovalCard::decided:
-   * @self: the card
-   * @decision: the #TallyDecision, as an int
-   * @updated_input: (nullable): for %TALLY_DECISION_ALLOW_EDITED, the
-   *   edited input (a JSON object; valid during the emission)
-   * @rule: (nullable): for %TALLY_DECISION_ALLOW_ALWAYS, the rule pattern
-   *   the card showed, exactly as suggested (%NULL when the request had no
-   *   suggestion)
-   * @scope: (nullable): the rule's scope (`session`, `workspace`,
-   *   `global`)
-   * @message: (nullable): for a denial, the analyst's message, verbatim;
-   *   %NULL when none was typed
-   *
-   * Emitted once when the analyst decides. Hand the values to
-   * tally_agent_resolve_approval(); the card offers no more buttons until
-   * it is bound to another block.
-   */
-  signals[DECIDED] =
-    g_signal_new ("decided", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 5,
-                  G_TYPE_INT, JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE,
-                  G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING);
 
   gtk_widget_class_install_action (widget_class, "card.deny-stop", NULL, deny_stop_action);
   gtk_widget_class_install_action (widget_class, "card.cancel", NULL, cancel_action);
@@ -966,13 +885,21 @@ tally_approval_card_init (TallyApprovalCard *self)
 
   g_signal_connect_object (self->rule_dropdown, "notify::selected",
                            G_CALLBACK (sync_rule), self, G_CONNECT_SWAPPED);
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::state", G_CALLBACK (block_changed_cb), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::finished", G_CALLBACK (block_changed_cb), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::tool-name", G_CALLBACK (block_changed_cb), self);
+  g_signal_connect (self, "notify::workspace", G_CALLBACK (workspace_changed_cb), NULL);
 }
 
 /**
  * tally_approval_card_new:
  *
  * Creates an empty approval card; give it a block with
- * tally_approval_card_set_block().
+ * tally_block_widget_set_block().
  *
  * Returns: (transfer floating): a new #TallyApprovalCard
  */
@@ -980,102 +907,4 @@ GtkWidget *
 tally_approval_card_new (void)
 {
   return g_object_new (TALLY_TYPE_APPROVAL_CARD, NULL);
-}
-
-/**
- * tally_approval_card_get_block:
- * @self: a #TallyApprovalCard
- *
- * Returns: (transfer none) (nullable): the block shown
- */
-TallyBlock *
-tally_approval_card_get_block (TallyApprovalCard *self)
-{
-  g_return_val_if_fail (TALLY_IS_APPROVAL_CARD (self), NULL);
-  return self->block;
-}
-
-/**
- * tally_approval_card_set_block:
- * @self: a #TallyApprovalCard
- * @block: (nullable): a %TALLY_BLOCK_APPROVAL block, or %NULL to unbind
- *
- * Shows @block: its request while it is pending (`details` is the
- * `approval_request` event), its decision once it is settled (`details`
- * then holds the `approval_resolved` event as `resolution`). The card
- * follows the block's changes until the next call; a reference is held.
- * Any open panel closes and typed text is dropped.
- */
-void
-tally_approval_card_set_block (TallyApprovalCard *self,
-                               TallyBlock        *block)
-{
-  g_return_if_fail (TALLY_IS_APPROVAL_CARD (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  g_set_object (&self->block, block);
-  g_clear_pointer (&self->shown, json_object_unref);
-
-  self->sent = FALSE;
-  show_panel (self, NULL);
-  gtk_editable_set_text (GTK_EDITABLE (self->deny_entry), "");
-  gtk_widget_set_visible (GTK_WIDGET (self->edit_error), FALSE);
-  clear_diff (self);
-
-  if (block != NULL)
-    {
-      g_signal_connect_swapped (block, "notify::state", G_CALLBACK (block_changed_cb), self);
-      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_changed_cb), self);
-      g_signal_connect_swapped (block, "notify::tool-name", G_CALLBACK (block_changed_cb), self);
-      block_changed_cb (self);
-    }
-
-  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
-}
-
-/**
- * tally_approval_card_get_workspace:
- * @self: a #TallyApprovalCard
- *
- * Returns: (transfer none) (nullable): the workspace set with
- *   tally_approval_card_set_workspace()
- */
-const char *
-tally_approval_card_get_workspace (TallyApprovalCard *self)
-{
-  g_return_val_if_fail (TALLY_IS_APPROVAL_CARD (self), NULL);
-  return self->workspace;
-}
-
-/**
- * tally_approval_card_set_workspace:
- * @self: a #TallyApprovalCard
- * @workspace: (nullable): the session's workspace folder (absolute)
- *
- * Sets the folder that relative paths of a `Write` or `Edit` resolve
- * against for the diff; see #TallyApprovalCard:workspace.
- */
-void
-tally_approval_card_set_workspace (TallyApprovalCard *self,
-                                   const char        *workspace)
-{
-  g_return_if_fail (TALLY_IS_APPROVAL_CARD (self));
-
-  if (g_strcmp0 (self->workspace, workspace) == 0)
-    return;
-  g_free (self->workspace);
-  self->workspace = g_strdup (workspace);
-
-  if (self->block != NULL && !tally_block_get_finished (self->block))
-    {
-      self->diff_block = NULL;
-      start_diff (self);
-    }
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKSPACE]);
 }

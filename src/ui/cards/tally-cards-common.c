@@ -8,7 +8,6 @@
 
 #include "tally-cards-common.h"
 #include "tally-cards-resources.h"
-#include "tally-transcript-view.h"
 
 /*
  * What the three cards share: their resources and style sheet (registered
@@ -57,42 +56,6 @@ tally_cards_ui_ensure (void)
                                                   GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
       styled = TRUE;
     }
-}
-
-/**
- * tally_cards_find_transcript:
- * @widget: a card (or any widget inside a transcript view)
- *
- * Returns: (transfer none) (nullable): the blocks of the #TallyTranscriptView
- *   that @widget is shown in, or %NULL when it is not inside one
- */
-GListModel *
-tally_cards_find_transcript (GtkWidget *widget)
-{
-  GtkWidget *view;
-
-  g_return_val_if_fail (GTK_IS_WIDGET (widget), NULL);
-
-  view = gtk_widget_get_ancestor (widget, TALLY_TYPE_TRANSCRIPT_VIEW);
-  return view != NULL ? tally_transcript_view_get_model (TALLY_TRANSCRIPT_VIEW (view)) : NULL;
-}
-
-/**
- * tally_cards_find_workspace:
- * @widget: a card (or any widget inside a transcript view)
- *
- * Returns: (transfer none) (nullable): the workspace folder of the session
- *   shown by the #TallyTranscriptView above @widget, or %NULL
- */
-const char *
-tally_cards_find_workspace (GtkWidget *widget)
-{
-  GtkWidget *view;
-
-  g_return_val_if_fail (GTK_IS_WIDGET (widget), NULL);
-
-  view = gtk_widget_get_ancestor (widget, TALLY_TYPE_TRANSCRIPT_VIEW);
-  return view != NULL ? tally_transcript_view_get_workspace (TALLY_TRANSCRIPT_VIEW (view)) : NULL;
 }
 
 /**

@@ -8,8 +8,6 @@
 G_BEGIN_DECLS
 
 void        tally_cards_ui_ensure              (void);
-GListModel *tally_cards_find_transcript        (GtkWidget   *widget);
-const char *tally_cards_find_workspace         (GtkWidget   *widget);
 gboolean    tally_cards_block_is_followed      (GListModel  *blocks,
                                                 TallyBlock  *block);
 TallyBlock *tally_cards_find_previous_plan     (GListModel  *blocks,

@@ -56,7 +56,7 @@
 
 struct _TallyPlanCard
 {
-  GtkWidget     parent_instance;
+  TallyBlockWidget parent_instance;
 
   /* Template */
   GtkWidget    *box;
@@ -69,7 +69,6 @@ struct _TallyPlanCard
   GtkButton    *refine_button;
 
   /* The block and the transcript around it */
-  TallyBlock   *block;
   GListModel   *transcript;        /* the view's model while rooted */
   gboolean      implemented;
 
@@ -86,23 +85,15 @@ struct _TallyPlanCard
   GCancellable *cancellable;
 };
 
-G_DEFINE_FINAL_TYPE (TallyPlanCard, tally_plan_card, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyPlanCard, tally_plan_card, TALLY_TYPE_BLOCK_WIDGET)
 
 enum {
   PROP_0,
-  PROP_BLOCK,
   PROP_ACTIVE,
   N_PROPS
 };
 
-enum {
-  IMPLEMENT,
-  REFINE,
-  N_SIGNALS
-};
-
 static GParamSpec *properties[N_PROPS];
-static guint signals[N_SIGNALS];
 
 static void launch_uri_default (GtkWidget  *card,
                                 const char *uri);
@@ -496,7 +487,7 @@ page_style (TallyPlanCard      *self,
 static const char *
 block_markdown (TallyPlanCard *self)
 {
-  const char *markdown = self->block != NULL ? tally_block_get_text (self->block) : NULL;
+  const char *markdown = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : NULL;
 
   return markdown != NULL ? markdown : "";
 }
@@ -718,7 +709,7 @@ use_native (TallyPlanCard *self)
   self->cancellable = g_cancellable_new ();
 
   drop_web_view (self);
-  if (self->block != NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
     render_native (self);
 }
 
@@ -727,7 +718,7 @@ render (TallyPlanCard *self)
 {
   const char *markdown;
 
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
 
   /* Only when something shown changed: a web page load is not free. */
@@ -843,14 +834,14 @@ sync_changes (TallyPlanCard *self)
   gint64 version;
 
   gtk_widget_set_visible (GTK_WIDGET (self->changes_expander), FALSE);
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
 
-  version = block_version (self->block);
+  version = block_version (TALLY_BLOCK_WIDGET_BLOCK (self));
   if (version <= 1 || self->transcript == NULL)
     return;
 
-  previous = tally_cards_find_previous_plan (self->transcript, self->block);
+  previous = tally_cards_find_previous_plan (self->transcript, TALLY_BLOCK_WIDGET_BLOCK (self));
   if (previous == NULL)
     return;
 
@@ -895,22 +886,24 @@ set_transcript (TallyPlanCard *self,
   sync_changes (self);
 }
 
+/* The row sets the blocks around this one before binding it. */
 static void
-tally_plan_card_root (GtkWidget *widget)
+transcript_set_cb (TallyPlanCard *self)
 {
-  TallyPlanCard *self = TALLY_PLAN_CARD (widget);
-
-  GTK_WIDGET_CLASS (tally_plan_card_parent_class)->root (widget);
-  set_transcript (self, tally_cards_find_transcript (widget));
+  set_transcript (self, tally_block_widget_get_transcript (TALLY_BLOCK_WIDGET (self)));
 }
 
+/* Activates a plan action with the plan's id and version, e.g.
+ * ("plan_1", 2); see docs/architecture.md §3.2. */
 static void
-tally_plan_card_unroot (GtkWidget *widget)
+activate_plan_action (TallyPlanCard *self,
+                      const char    *name)
 {
-  TallyPlanCard *self = TALLY_PLAN_CARD (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
+  const char *id = block != NULL ? tally_cards_details_string (block, "plan_id") : NULL;
 
-  set_transcript (self, NULL);
-  GTK_WIDGET_CLASS (tally_plan_card_parent_class)->unroot (widget);
+  gtk_widget_activate_action (GTK_WIDGET (self), name, "(sx)",
+                              id != NULL ? id : "", block != NULL ? block_version (block) : (gint64) 0);
 }
 
 /* Buttons */
@@ -924,7 +917,7 @@ implement_clicked_cb (TallyPlanCard *self)
     return;
   self->implemented = TRUE;
   sync_active (self);
-  g_signal_emit (self, signals[IMPLEMENT], 0);
+  activate_plan_action (self, "session.implement-plan");
 }
 
 static void
@@ -932,7 +925,7 @@ refine_clicked_cb (TallyPlanCard *self)
 {
   if (!tally_plan_card_get_active (self))
     return;
-  g_signal_emit (self, signals[REFINE], 0);
+  activate_plan_action (self, "session.refine-plan");
 }
 
 /* Showing the block */
@@ -944,10 +937,10 @@ sync_card (TallyPlanCard *self)
   g_autofree char *text = NULL;
   g_autofree char *accessible = NULL;
 
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
 
-  version = block_version (self->block);
+  version = block_version (TALLY_BLOCK_WIDGET_BLOCK (self));
   text = g_strdup_printf (_("Version %d"), (int) CLAMP (version, 0, G_MAXINT));
   gtk_label_set_text (self->version_label, text);
 
@@ -959,6 +952,23 @@ sync_card (TallyPlanCard *self)
   sync_active (self);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_plan_card_bind (TallyBlockWidget *widget,
+                      TallyBlock       *previous)
+{
+  TallyPlanCard *self = TALLY_PLAN_CARD (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
+
+  self->implemented = FALSE;
+  g_clear_pointer (&self->rendered, g_free);
+
+  /* The reducer fills the block in after adding it (text, then the event
+   * with the version). */
+  if (block != NULL)
+    sync_card (self);
+}
+
 static void
 tally_plan_card_dispose (GObject *object)
 {
@@ -966,7 +976,7 @@ tally_plan_card_dispose (GObject *object)
 
   g_cancellable_cancel (self->cancellable);
   g_clear_handle_id (&self->measure_id, g_source_remove);
-  tally_plan_card_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   set_transcript (self, NULL);
   drop_web_view (self);
   if (self->native_view != NULL)
@@ -1002,29 +1012,8 @@ tally_plan_card_get_property (GObject    *object,
 
   switch (prop_id)
     {
-    case PROP_BLOCK:
-      g_value_set_object (value, self->block);
-      break;
     case PROP_ACTIVE:
       g_value_set_boolean (value, tally_plan_card_get_active (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-tally_plan_card_set_property (GObject      *object,
-                              guint         prop_id,
-                              const GValue *value,
-                              GParamSpec   *pspec)
-{
-  TallyPlanCard *self = TALLY_PLAN_CARD (object);
-
-  switch (prop_id)
-    {
-    case PROP_BLOCK:
-      tally_plan_card_set_block (self, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1038,25 +1027,15 @@ tally_plan_card_class_init (TallyPlanCardClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_plan_card_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_plan_card_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_plan_card_bind;
   object_class->finalize = tally_plan_card_finalize;
   object_class->get_property = tally_plan_card_get_property;
-  object_class->set_property = tally_plan_card_set_property;
-  widget_class->root = tally_plan_card_root;
-  widget_class->unroot = tally_plan_card_unroot;
   widget_class->measure = tally_plan_card_measure;
   widget_class->get_request_mode = tally_plan_card_get_request_mode;
   widget_class->size_allocate = tally_plan_card_size_allocate;
 
   tally_cards_ui_ensure ();
-
-  /**
-   * TallyPlanCard:block:
-   *
-   * The %TALLY_BLOCK_PLAN block shown, or %NULL.
-   */
-  properties[PROP_BLOCK] =
-    g_param_spec_object ("block", NULL, NULL, TALLY_TYPE_BLOCK,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   /**
    * TallyPlanCard:active:
@@ -1068,29 +1047,6 @@ tally_plan_card_class_init (TallyPlanCardClass *klass)
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
-
-  /**
-   * TallyPlanCard::implement:
-   * @self: the card
-   *
-   * Emitted when the analyst presses Implement: send a follow-up message
-   * in ask mode that asks for the plan to be carried out. The card offers
-   * no more buttons afterwards.
-   */
-  signals[IMPLEMENT] =
-    g_signal_new ("implement", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
-
-  /**
-   * TallyPlanCard::refine:
-   * @self: the card
-   *
-   * Emitted when the analyst presses Refine: let them write what to change
-   * (e.g. pre-fill and focus the composer).
-   */
-  signals[REFINE] =
-    g_signal_new ("refine", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/cards/tally-plan-card.ui");
@@ -1116,13 +1072,19 @@ tally_plan_card_init (TallyPlanCard *self)
   self->cancellable = g_cancellable_new ();
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (style_dark_cb), self, G_CONNECT_SWAPPED);
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::text", G_CALLBACK (sync_card), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::finished", G_CALLBACK (sync_card), self);
+  g_signal_connect (self, "notify::transcript", G_CALLBACK (transcript_set_cb), NULL);
 }
 
 /**
  * tally_plan_card_new:
  *
  * Creates an empty plan card; give it a block with
- * tally_plan_card_set_block(). Nothing of WebKit is created before that.
+ * tally_block_widget_set_block(). Nothing of WebKit is created before that.
  *
  * Returns: (transfer floating): a new #TallyPlanCard
  */
@@ -1130,59 +1092,6 @@ GtkWidget *
 tally_plan_card_new (void)
 {
   return g_object_new (TALLY_TYPE_PLAN_CARD, NULL);
-}
-
-/**
- * tally_plan_card_get_block:
- * @self: a #TallyPlanCard
- *
- * Returns: (transfer none) (nullable): the block shown
- */
-TallyBlock *
-tally_plan_card_get_block (TallyPlanCard *self)
-{
-  g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), NULL);
-  return self->block;
-}
-
-/**
- * tally_plan_card_set_block:
- * @self: a #TallyPlanCard
- * @block: (nullable): a %TALLY_BLOCK_PLAN block (its text is the plan's
- *   markdown, `details` the `plan_proposed` event with `plan_id` and
- *   `version`), or %NULL to unbind
- *
- * Shows @block; a reference is held. The first plan shown by any card
- * starts WebKit (see #TallyPlanCard). Unbinding keeps the web view for the
- * next plan.
- */
-void
-tally_plan_card_set_block (TallyPlanCard *self,
-                           TallyBlock    *block)
-{
-  g_return_if_fail (TALLY_IS_PLAN_CARD (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  g_set_object (&self->block, block);
-  self->implemented = FALSE;
-  g_clear_pointer (&self->rendered, g_free);
-
-  if (block != NULL)
-    {
-      /* The reducer fills the block in after adding it (text, then the
-       * event with the version). */
-      g_signal_connect_swapped (block, "notify::text", G_CALLBACK (sync_card), self);
-      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (sync_card), self);
-      sync_card (self);
-    }
-
-  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
 }
 
 /**
@@ -1200,9 +1109,9 @@ tally_plan_card_get_active (TallyPlanCard *self)
 {
   g_return_val_if_fail (TALLY_IS_PLAN_CARD (self), FALSE);
 
-  if (self->block == NULL || self->implemented)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->implemented)
     return FALSE;
-  if (self->transcript != NULL && tally_cards_block_is_followed (self->transcript, self->block))
+  if (self->transcript != NULL && tally_cards_block_is_followed (self->transcript, TALLY_BLOCK_WIDGET_BLOCK (self)))
     return FALSE;
   return TRUE;
 }

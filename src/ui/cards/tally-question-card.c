@@ -63,7 +63,7 @@ typedef struct {
 
 struct _TallyQuestionCard
 {
-  GtkWidget   parent_instance;
+  TallyBlockWidget parent_instance;
 
   /* Template */
   GtkWidget  *content;
@@ -75,29 +75,21 @@ struct _TallyQuestionCard
   GtkButton  *send_button;
 
   /* State */
-  TallyBlock *block;
   JsonObject *shown;          /* the details the questions were built from */
   GPtrArray  *questions;      /* Question * */
   gboolean    sent;
   gboolean    restoring;
 };
 
-G_DEFINE_FINAL_TYPE (TallyQuestionCard, tally_question_card, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyQuestionCard, tally_question_card, TALLY_TYPE_BLOCK_WIDGET)
 
 enum {
   PROP_0,
-  PROP_BLOCK,
   PROP_CAN_SEND,
   N_PROPS
 };
 
-enum {
-  ANSWERED,
-  N_SIGNALS
-};
-
 static GParamSpec *properties[N_PROPS];
-static guint signals[N_SIGNALS];
 static GQuark draft_quark;
 
 #define MAX_NUMBER_KEYS 4
@@ -164,7 +156,7 @@ save_draft (TallyQuestionCard *self)
 {
   Draft *draft;
 
-  if (self->block == NULL || self->restoring || self->questions->len == 0)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->restoring || self->questions->len == 0)
     return;
 
   draft = g_new0 (Draft, 1);
@@ -180,13 +172,13 @@ save_draft (TallyQuestionCard *self)
           draft->masks[i] |= 1u << j;
       draft->texts[i] = g_strdup (gtk_editable_get_text (GTK_EDITABLE (q->entry)));
     }
-  g_object_set_qdata_full (G_OBJECT (self->block), draft_quark, draft, (GDestroyNotify) draft_free);
+  g_object_set_qdata_full (G_OBJECT (TALLY_BLOCK_WIDGET_BLOCK (self)), draft_quark, draft, (GDestroyNotify) draft_free);
 }
 
 static void
 restore_draft (TallyQuestionCard *self)
 {
-  Draft *draft = g_object_get_qdata (G_OBJECT (self->block), draft_quark);
+  Draft *draft = g_object_get_qdata (G_OBJECT (TALLY_BLOCK_WIDGET_BLOCK (self)), draft_quark);
 
   if (draft == NULL || draft->n != self->questions->len)
     return;
@@ -300,7 +292,7 @@ chip_focus_cb (GtkEventControllerFocus *controller,
   guint index = 0;
   Question *q = find_question (self, chip, &index);
 
-  if (q != NULL && !self->sent && !tally_block_get_finished (self->block))
+  if (q != NULL && !self->sent && !tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     show_option (q, index);
 }
 
@@ -326,7 +318,7 @@ question_key_cb (GtkEventControllerKey *controller,
   GtkToggleButton *chip;
   guint index;
 
-  if (q == NULL || self->sent || self->block == NULL || tally_block_get_finished (self->block))
+  if (q == NULL || self->sent || TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     return FALSE;
   if ((state & (GDK_CONTROL_MASK | GDK_ALT_MASK | GDK_SUPER_MASK)) != 0)
     return FALSE;
@@ -359,14 +351,24 @@ finish (TallyQuestionCard *self,
         JsonObject        *answers)
 {
   g_autoptr(TallyQuestionCard) hold = g_object_ref (self);
+  g_autofree char *json = NULL;
+  const char *id;
 
-  if (self->block == NULL || self->sent || tally_block_get_finished (self->block))
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->sent || tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     return;
 
   self->sent = TRUE;
   gtk_widget_set_sensitive (self->actions, FALSE);
   gtk_widget_set_sensitive (self->questions_box, FALSE);
-  g_signal_emit (self, signals[ANSWERED], 0, answers);
+  id = tally_cards_details_string (TALLY_BLOCK_WIDGET_BLOCK (self), "question_id");
+  if (answers != NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+      json_node_set_object (node, answers);
+      json = json_to_string (node, FALSE);
+    }
+  gtk_widget_activate_action (GTK_WIDGET (self), "session.answer", "(sms)", id != NULL ? id : "", json);
 }
 
 static void
@@ -585,7 +587,7 @@ clear_questions (TallyQuestionCard *self)
 static void
 build_questions (TallyQuestionCard *self)
 {
-  JsonObject *details = tally_block_get_details (self->block);
+  JsonObject *details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
   JsonNode *node = details != NULL ? json_object_get_member (details, "questions") : NULL;
   JsonArray *array;
   guint n;
@@ -633,11 +635,11 @@ sync_card (TallyQuestionCard *self)
   g_autofree char *accessible = NULL;
   guint n = self->questions->len;
 
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
 
-  settled = tally_block_get_finished (self->block);
-  resolution = tally_cards_get_resolution (self->block);
+  settled = tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self));
+  resolution = tally_cards_get_resolution (TALLY_BLOCK_WIDGET_BLOCK (self));
   if (resolution != NULL)
     {
       JsonNode *node = json_object_get_member (resolution, "answers");
@@ -647,7 +649,7 @@ sync_card (TallyQuestionCard *self)
         answers = json_node_get_object (node);
     }
   if (reason == NULL && settled)
-    reason = tally_block_get_state (self->block);
+    reason = tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self));
 
   if (settled)
     gtk_label_set_text (self->title_label, ngettext ("The model asked a question", "The model asked questions", n));
@@ -709,7 +711,7 @@ sync_card (TallyQuestionCard *self)
 static void
 ensure_questions (TallyQuestionCard *self)
 {
-  JsonObject *details = tally_block_get_details (self->block);
+  JsonObject *details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
 
   if (details == self->shown)
     return;
@@ -718,7 +720,7 @@ ensure_questions (TallyQuestionCard *self)
   if (details != NULL)
     self->shown = json_object_ref (details);
   build_questions (self);
-  if (!tally_block_get_finished (self->block))
+  if (!tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     restore_draft (self);
 }
 
@@ -729,12 +731,31 @@ block_changed_cb (TallyQuestionCard *self)
   sync_card (self);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_question_card_bind (TallyBlockWidget *widget,
+                          TallyBlock       *previous)
+{
+  TallyQuestionCard *self = TALLY_QUESTION_CARD (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
+
+  g_clear_pointer (&self->shown, json_object_unref);
+  self->sent = FALSE;
+  clear_questions (self);
+
+  if (block != NULL)
+    {
+      ensure_questions (self);
+      sync_card (self);
+    }
+}
+
 static void
 tally_question_card_dispose (GObject *object)
 {
   TallyQuestionCard *self = (TallyQuestionCard *)object;
 
-  tally_question_card_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   clear_questions (self);
 
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_QUESTION_CARD);
@@ -763,29 +784,8 @@ tally_question_card_get_property (GObject    *object,
 
   switch (prop_id)
     {
-    case PROP_BLOCK:
-      g_value_set_object (value, self->block);
-      break;
     case PROP_CAN_SEND:
       g_value_set_boolean (value, tally_question_card_can_send (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-tally_question_card_set_property (GObject      *object,
-                                  guint         prop_id,
-                                  const GValue *value,
-                                  GParamSpec   *pspec)
-{
-  TallyQuestionCard *self = TALLY_QUESTION_CARD (object);
-
-  switch (prop_id)
-    {
-    case PROP_BLOCK:
-      tally_question_card_set_block (self, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -799,21 +799,13 @@ tally_question_card_class_init (TallyQuestionCardClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_question_card_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_question_card_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_question_card_bind;
   object_class->finalize = tally_question_card_finalize;
   object_class->get_property = tally_question_card_get_property;
-  object_class->set_property = tally_question_card_set_property;
 
   tally_cards_ui_ensure ();
   draft_quark = g_quark_from_static_string ("tally-question-card-draft");
-
-  /**
-   * TallyQuestionCard:block:
-   *
-   * The %TALLY_BLOCK_QUESTION block shown, or %NULL.
-   */
-  properties[PROP_BLOCK] =
-    g_param_spec_object ("block", NULL, NULL, TALLY_TYPE_BLOCK,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   /**
    * TallyQuestionCard:can-send:
@@ -826,22 +818,6 @@ tally_question_card_class_init (TallyQuestionCardClass *klass)
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
-
-  /**
-   * TallyQuestionCard::answered:
-   * @self: the card
-   * @answers: (nullable): question text → answer (the chosen labels, then
-   *   the free text, joined by ", "; see tally_questions_join_answer()),
-   *   covering every question; %NULL when the analyst dismissed the card.
-   *   Valid during the emission.
-   *
-   * Emitted once when the analyst sends the answers or dismisses the card;
-   * hand @answers to tally_agent_answer_question().
-   */
-  signals[ANSWERED] =
-    g_signal_new ("answered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1,
-                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/cards/tally-question-card.ui");
@@ -863,13 +839,18 @@ tally_question_card_init (TallyQuestionCard *self)
 {
   self->questions = g_ptr_array_new_with_free_func ((GDestroyNotify) question_free);
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::state", G_CALLBACK (block_changed_cb), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::finished", G_CALLBACK (block_changed_cb), self);
 }
 
 /**
  * tally_question_card_new:
  *
  * Creates an empty question card; give it a block with
- * tally_question_card_set_block().
+ * tally_block_widget_set_block().
  *
  * Returns: (transfer floating): a new #TallyQuestionCard
  */
@@ -877,60 +858,6 @@ GtkWidget *
 tally_question_card_new (void)
 {
   return g_object_new (TALLY_TYPE_QUESTION_CARD, NULL);
-}
-
-/**
- * tally_question_card_get_block:
- * @self: a #TallyQuestionCard
- *
- * Returns: (transfer none) (nullable): the block shown
- */
-TallyBlock *
-tally_question_card_get_block (TallyQuestionCard *self)
-{
-  g_return_val_if_fail (TALLY_IS_QUESTION_CARD (self), NULL);
-  return self->block;
-}
-
-/**
- * tally_question_card_set_block:
- * @self: a #TallyQuestionCard
- * @block: (nullable): a %TALLY_BLOCK_QUESTION block, or %NULL to unbind
- *
- * Shows @block: its questions (`details` is the `question_request` event,
- * `questions` as in the `AskUserQuestion` input) and, once settled, the
- * answers (`details.resolution` is the `question_resolved` event). The
- * card follows the block until the next call; a reference is held. While
- * the block is pending, what the analyst chose is kept with the block, so
- * a card bound to it again shows the same choices.
- */
-void
-tally_question_card_set_block (TallyQuestionCard *self,
-                               TallyBlock        *block)
-{
-  g_return_if_fail (TALLY_IS_QUESTION_CARD (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  g_set_object (&self->block, block);
-  g_clear_pointer (&self->shown, json_object_unref);
-  self->sent = FALSE;
-  clear_questions (self);
-
-  if (block != NULL)
-    {
-      ensure_questions (self);
-      g_signal_connect_swapped (block, "notify::state", G_CALLBACK (block_changed_cb), self);
-      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_changed_cb), self);
-      sync_card (self);
-    }
-
-  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
 }
 
 /**
@@ -945,7 +872,7 @@ tally_question_card_can_send (TallyQuestionCard *self)
 {
   g_return_val_if_fail (TALLY_IS_QUESTION_CARD (self), FALSE);
 
-  if (self->block == NULL || self->sent || tally_block_get_finished (self->block) ||
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->sent || tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)) ||
       self->questions->len == 0)
     return FALSE;
 

@@ -3,18 +3,15 @@
 
 #include <gtk/gtk.h>
 
-#include "tally-block.h"
+#include "tally-block-widget.h"
 
 G_BEGIN_DECLS
 
 #define TALLY_TYPE_QUESTION_CARD (tally_question_card_get_type ())
 
-G_DECLARE_FINAL_TYPE (TallyQuestionCard, tally_question_card, TALLY, QUESTION_CARD, GtkWidget)
+G_DECLARE_FINAL_TYPE (TallyQuestionCard, tally_question_card, TALLY, QUESTION_CARD, TallyBlockWidget)
 
 GtkWidget  *tally_question_card_new           (void);
-TallyBlock *tally_question_card_get_block     (TallyQuestionCard *self);
-void        tally_question_card_set_block     (TallyQuestionCard *self,
-                                               TallyBlock        *block);
 JsonObject *tally_question_card_dup_answers   (TallyQuestionCard *self);
 gboolean    tally_question_card_can_send      (TallyQuestionCard *self);
 

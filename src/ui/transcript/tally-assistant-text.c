@@ -33,15 +33,14 @@
 
 struct _TallyAssistantText
 {
-  GtkWidget   parent_instance;
+  TallyBlockWidget parent_instance;
 
   GtkWidget  *view;
-  TallyBlock *block;        /* borrowed; the list item holds it */
   gsize       shown_len;    /* bytes of the block's text the view has */
   int         allocated_width;   /* -1 until the view has been allocated */
 };
 
-G_DEFINE_FINAL_TYPE (TallyAssistantText, tally_assistant_text, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyAssistantText, tally_assistant_text, TALLY_TYPE_BLOCK_WIDGET)
 
 static void
 view_set (TallyAssistantText *self,
@@ -66,7 +65,7 @@ view_finish (TallyAssistantText *self)
 static void
 update_incomplete (TallyAssistantText *self)
 {
-  if (self->block != NULL && tally_block_get_incomplete (self->block))
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL && tally_block_get_incomplete (TALLY_BLOCK_WIDGET_BLOCK (self)))
     gtk_widget_add_css_class (GTK_WIDGET (self), "incomplete");
   else
     gtk_widget_remove_css_class (GTK_WIDGET (self), "incomplete");
@@ -77,14 +76,14 @@ static void
 block_incomplete_cb (TallyAssistantText *self)
 {
   update_incomplete (self);
-  if (tally_block_get_incomplete (self->block) && !tally_block_get_finished (self->block))
+  if (tally_block_get_incomplete (TALLY_BLOCK_WIDGET_BLOCK (self)) && !tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     view_finish (self);
 }
 
 static void
 block_text_changed_cb (TallyAssistantText *self)
 {
-  const char *text = tally_block_get_text (self->block);
+  const char *text = tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self));
   gsize len = strlen (text);
 
   if (len < self->shown_len)
@@ -97,7 +96,7 @@ block_text_changed_cb (TallyAssistantText *self)
 static void
 block_finished_cb (TallyAssistantText *self)
 {
-  if (tally_block_get_finished (self->block))
+  if (tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     view_finish (self);
 }
 
@@ -106,7 +105,7 @@ estimate_height (TallyAssistantText *self,
                  int                 width)
 {
   g_autoptr(PangoLayout) layout = NULL;
-  const char *text = self->block != NULL ? tally_block_get_text (self->block) : "";
+  const char *text = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : "";
   int height = 0;
 
   if (text[0] == '\0')
@@ -167,12 +166,36 @@ tally_assistant_text_size_allocate (GtkWidget *widget,
                             baseline);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_assistant_text_bind (TallyBlockWidget *widget,
+                           TallyBlock       *previous)
+{
+  TallyAssistantText *self = TALLY_ASSISTANT_TEXT (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
+
+  self->shown_len = 0;
+
+  if (block == NULL)
+    {
+      view_set (self, "");
+      update_incomplete (self);
+      return;
+    }
+
+  view_set (self, tally_block_get_text (block));
+  self->shown_len = strlen (tally_block_get_text (block));
+  if (tally_block_get_finished (block) || tally_block_get_incomplete (block))
+    view_finish (self);
+  update_incomplete (self);
+}
+
 static void
 tally_assistant_text_dispose (GObject *object)
 {
   TallyAssistantText *self = (TallyAssistantText *)object;
 
-  tally_assistant_text_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   g_clear_pointer (&self->view, gtk_widget_unparent);
 
   G_OBJECT_CLASS (tally_assistant_text_parent_class)->dispose (object);
@@ -185,6 +208,8 @@ tally_assistant_text_class_init (TallyAssistantTextClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_assistant_text_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_assistant_text_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_assistant_text_bind;
 
   tally_transcript_ui_ensure ();
 
@@ -201,6 +226,13 @@ tally_assistant_text_init (TallyAssistantText *self)
   self->allocated_width = -1;
   self->view = tally_markdown_view_new ();
   gtk_widget_set_parent (self->view, GTK_WIDGET (self));
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::text", G_CALLBACK (block_text_changed_cb), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::finished", G_CALLBACK (block_finished_cb), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::incomplete", G_CALLBACK (block_incomplete_cb), self);
 }
 
 /**
@@ -216,51 +248,6 @@ tally_assistant_text_new (void)
   return g_object_new (TALLY_TYPE_ASSISTANT_TEXT, NULL);
 }
 
-/**
- * tally_assistant_text_set_block:
- * @self: a #TallyAssistantText
- * @block: (nullable): a %TALLY_BLOCK_TEXT block, or %NULL to unbind
- *
- * Shows @block's text as markdown and follows it while it streams (the
- * #TallyBlock:text and #TallyBlock:finished notifications) until the next
- * call. No reference is kept: the caller (the list item) keeps @block
- * alive until it unbinds with %NULL.
- */
-void
-tally_assistant_text_set_block (TallyAssistantText *self,
-                                TallyBlock         *block)
-{
-  g_return_if_fail (TALLY_IS_ASSISTANT_TEXT (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  self->block = block;
-  self->shown_len = 0;
-
-  if (block == NULL)
-    {
-      view_set (self, "");
-      update_incomplete (self);
-      return;
-    }
-
-  view_set (self, tally_block_get_text (block));
-  self->shown_len = strlen (tally_block_get_text (block));
-  if (tally_block_get_finished (block) || tally_block_get_incomplete (block))
-    view_finish (self);
-  update_incomplete (self);
-
-  if (!tally_block_get_finished (block))
-    {
-      g_signal_connect_swapped (block, "notify::text", G_CALLBACK (block_text_changed_cb), self);
-      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (block_finished_cb), self);
-    }
-  g_signal_connect_swapped (block, "notify::incomplete", G_CALLBACK (block_incomplete_cb), self);
-}
 
 /**
  * tally_assistant_text_get_view:

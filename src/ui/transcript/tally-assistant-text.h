@@ -3,17 +3,15 @@
 
 #include <gtk/gtk.h>
 
-#include "tally-block.h"
+#include "tally-block-widget.h"
 
 G_BEGIN_DECLS
 
 #define TALLY_TYPE_ASSISTANT_TEXT (tally_assistant_text_get_type ())
 
-G_DECLARE_FINAL_TYPE (TallyAssistantText, tally_assistant_text, TALLY, ASSISTANT_TEXT, GtkWidget)
+G_DECLARE_FINAL_TYPE (TallyAssistantText, tally_assistant_text, TALLY, ASSISTANT_TEXT, TallyBlockWidget)
 
 GtkWidget  *tally_assistant_text_new        (void);
-void        tally_assistant_text_set_block  (TallyAssistantText *self,
-                                             TallyBlock         *block);
 GtkWidget  *tally_assistant_text_get_view   (TallyAssistantText *self);
 
 G_END_DECLS

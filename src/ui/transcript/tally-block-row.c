@@ -7,17 +7,9 @@
 #include <adwaita.h>
 
 #include "tally-block-row.h"
-#include "tally-approval-card.h"
-#include "tally-assistant-text.h"
+#include "tally-block-widget.h"
 #include "tally-error-banner.h"
-#include "tally-note-row.h"
-#include "tally-plan-card.h"
-#include "tally-question-card.h"
-#include "tally-receipt-row.h"
-#include "tally-thinking-drawer.h"
-#include "tally-tool-chip.h"
 #include "tally-transcript-style.h"
-#include "tally-user-bubble.h"
 
 /**
  * TallyBlockRow:
@@ -146,6 +138,8 @@ struct _TallyBlockRow
   GType              child_type;
   TallyBlock        *block;
   TallyBlockRowPool *pool;
+  GListModel        *transcript;   /* context handed to the child */
+  char              *workspace;
 };
 
 G_DEFINE_FINAL_TYPE (TallyBlockRow, tally_block_row, GTK_TYPE_WIDGET)
@@ -158,116 +152,17 @@ enum {
 
 enum {
   RETRY_REQUESTED,
-  APPROVAL_DECIDED,
-  QUESTION_ANSWERED,
-  PLAN_IMPLEMENT,
-  PLAN_REFINE,
   N_SIGNALS
 };
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-static GType
-child_type_for_kind (TallyBlockKind kind)
-{
-  switch (kind)
-    {
-    case TALLY_BLOCK_USER:
-      return TALLY_TYPE_USER_BUBBLE;
-    case TALLY_BLOCK_TEXT:
-      return TALLY_TYPE_ASSISTANT_TEXT;
-    case TALLY_BLOCK_THINKING:
-      return TALLY_TYPE_THINKING_DRAWER;
-    case TALLY_BLOCK_TOOL_CALL:
-      return TALLY_TYPE_TOOL_CHIP;
-    case TALLY_BLOCK_RECEIPT:
-      return TALLY_TYPE_RECEIPT_ROW;
-    case TALLY_BLOCK_ERROR:
-      return TALLY_TYPE_ERROR_BANNER;
-    case TALLY_BLOCK_APPROVAL:
-      return TALLY_TYPE_APPROVAL_CARD;
-    case TALLY_BLOCK_QUESTION:
-      return TALLY_TYPE_QUESTION_CARD;
-    case TALLY_BLOCK_PLAN:
-      return TALLY_TYPE_PLAN_CARD;
-    case TALLY_BLOCK_INCOMPLETE:
-    case TALLY_BLOCK_NOTICE:
-    default:
-      return TALLY_TYPE_NOTE_ROW;
-    }
-}
-
-static void
-child_set_block (GtkWidget  *child,
-                 TallyBlock *block)
-{
-  if (TALLY_IS_USER_BUBBLE (child))
-    tally_user_bubble_set_block (TALLY_USER_BUBBLE (child), block);
-  else if (TALLY_IS_ASSISTANT_TEXT (child))
-    tally_assistant_text_set_block (TALLY_ASSISTANT_TEXT (child), block);
-  else if (TALLY_IS_THINKING_DRAWER (child))
-    tally_thinking_drawer_set_block (TALLY_THINKING_DRAWER (child), block);
-  else if (TALLY_IS_TOOL_CHIP (child))
-    tally_tool_chip_set_block (TALLY_TOOL_CHIP (child), block);
-  else if (TALLY_IS_RECEIPT_ROW (child))
-    tally_receipt_row_set_block (TALLY_RECEIPT_ROW (child), block);
-  else if (TALLY_IS_ERROR_BANNER (child))
-    tally_error_banner_set_block (TALLY_ERROR_BANNER (child), block);
-  else if (TALLY_IS_NOTE_ROW (child))
-    tally_note_row_set_block (TALLY_NOTE_ROW (child), block);
-  else if (TALLY_IS_APPROVAL_CARD (child))
-    tally_approval_card_set_block (TALLY_APPROVAL_CARD (child), block);
-  else if (TALLY_IS_QUESTION_CARD (child))
-    tally_question_card_set_block (TALLY_QUESTION_CARD (child), block);
-  else if (TALLY_IS_PLAN_CARD (child))
-    tally_plan_card_set_block (TALLY_PLAN_CARD (child), block);
-}
-
 static void
 banner_retry_cb (TallyBlockRow *self,
                  TallyBlock    *block)
 {
   g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
-}
-
-/* The cards' decisions go out with the block they concern. */
-static void
-approval_decided_cb (GtkWidget     *card,
-                     int            decision,
-                     JsonObject    *updated_input,
-                     const char    *rule,
-                     const char    *scope,
-                     const char    *message,
-                     TallyBlockRow *self)
-{
-  if (self->block != NULL)
-    g_signal_emit (self, signals[APPROVAL_DECIDED], 0, self->block, decision, updated_input, rule, scope, message);
-}
-
-static void
-question_answered_cb (GtkWidget     *card,
-                      JsonObject    *answers,
-                      TallyBlockRow *self)
-{
-  if (self->block != NULL)
-    g_signal_emit (self, signals[QUESTION_ANSWERED], 0, self->block, answers);
-}
-
-static void
-plan_implement_cb (GtkWidget     *card,
-                   TallyBlockRow *self)
-{
-  if (self->block != NULL)
-    g_signal_emit (self, signals[PLAN_IMPLEMENT], 0, self->block);
-}
-
-static void
-plan_refine_cb (GtkWidget     *card,
-                TallyBlockRow *self)
-{
-  if (self->block != NULL)
-    g_signal_emit (self, signals[PLAN_REFINE], 0, self->block);
 }
 
 static void
@@ -294,13 +189,15 @@ tally_block_row_dispose (GObject *object)
 
   if (self->child != NULL)
     {
-      child_set_block (self->child, NULL);
+      tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self->child), NULL);
       g_signal_handlers_disconnect_by_data (self->child, self);
       gtk_widget_unparent (self->child);
       g_clear_object (&self->child);
     }
   g_clear_object (&self->block);
   g_clear_pointer (&self->pool, tally_block_row_pool_unref);
+  g_clear_object (&self->transcript);
+  g_clear_pointer (&self->workspace, g_free);
 
   G_OBJECT_CLASS (tally_block_row_parent_class)->dispose (object);
 }
@@ -374,59 +271,6 @@ tally_block_row_class_init (TallyBlockRowClass *klass)
     g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
 
-  /**
-   * TallyBlockRow::approval-decided:
-   * @self: the row
-   * @block: the %TALLY_BLOCK_APPROVAL block
-   * @decision: a #TallyDecision, as an int
-   * @updated_input: (nullable): the edited input (Allow with changes)
-   * @rule: (nullable): the rule to keep (Always allow)
-   * @scope: (nullable): the rule's scope
-   * @message: (nullable): the analyst's message for the model (Deny)
-   *
-   * Re-emits #TallyApprovalCard::decided with the block.
-   */
-  signals[APPROVAL_DECIDED] =
-    g_signal_new ("approval-decided", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 6, TALLY_TYPE_BLOCK, G_TYPE_INT,
-                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE,
-                  G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING);
-
-  /**
-   * TallyBlockRow::question-answered:
-   * @self: the row
-   * @block: the %TALLY_BLOCK_QUESTION block
-   * @answers: (nullable): question → answer, or %NULL when dismissed
-   *
-   * Re-emits #TallyQuestionCard::answered with the block.
-   */
-  signals[QUESTION_ANSWERED] =
-    g_signal_new ("question-answered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, TALLY_TYPE_BLOCK,
-                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE);
-
-  /**
-   * TallyBlockRow::plan-implement:
-   * @self: the row
-   * @block: the %TALLY_BLOCK_PLAN block
-   *
-   * Re-emits #TallyPlanCard::implement with the block.
-   */
-  signals[PLAN_IMPLEMENT] =
-    g_signal_new ("plan-implement", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
-
-  /**
-   * TallyBlockRow::plan-refine:
-   * @self: the row
-   * @block: the %TALLY_BLOCK_PLAN block
-   *
-   * Re-emits #TallyPlanCard::refine with the block.
-   */
-  signals[PLAN_REFINE] =
-    g_signal_new ("plan-refine", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
-
   gtk_widget_class_set_layout_manager_type (widget_class, ADW_TYPE_CLAMP_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "tallyblockrow");
 }
@@ -471,12 +315,11 @@ tally_block_row_get_block (TallyBlockRow *self)
  * @self: a #TallyBlockRow
  * @block: (nullable): the block to show, or %NULL to unbind
  *
- * Shows @block with the widget for its kind: a #TallyUserBubble,
- * #TallyAssistantText, #TallyThinkingDrawer, #TallyToolChip,
- * #TallyReceiptRow, #TallyErrorBanner, #TallyNoteRow (incomplete marker,
- * notice), #TallyApprovalCard, #TallyQuestionCard or #TallyPlanCard. The
- * child follows the block's notifications until the next call; unbinding
- * disconnects them but keeps the child for the next block. A reference to
+ * Shows @block with the #TallyBlockWidget registered for its kind
+ * (tally_block_widget_type_for_kind()), after giving it the context set
+ * with tally_block_row_set_context(). The child follows the block's
+ * notifications until the next call; unbinding disconnects them but keeps
+ * the child for the next block. A reference to
  * @block is held while it is shown.
  */
 void
@@ -492,13 +335,14 @@ tally_block_row_set_block (TallyBlockRow *self,
     return;
 
   if (self->child != NULL)
-    child_set_block (self->child, NULL);
+    tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self->child), NULL);
   g_set_object (&self->block, block);
   set_kind_class (self, block);
 
   if (block != NULL)
     {
-      type = child_type_for_kind (tally_block_get_kind (block));
+      type = tally_block_widget_type_for_kind (tally_block_get_kind (block));
+      g_return_if_fail (type != G_TYPE_INVALID);
       if (self->child == NULL || type != self->child_type)
         {
           if (self->child != NULL)
@@ -515,17 +359,10 @@ tally_block_row_set_block (TallyBlockRow *self,
           gtk_widget_set_parent (self->child, GTK_WIDGET (self));
           if (type == TALLY_TYPE_ERROR_BANNER)
             g_signal_connect_swapped (self->child, "retry", G_CALLBACK (banner_retry_cb), self);
-          else if (type == TALLY_TYPE_APPROVAL_CARD)
-            g_signal_connect (self->child, "decided", G_CALLBACK (approval_decided_cb), self);
-          else if (type == TALLY_TYPE_QUESTION_CARD)
-            g_signal_connect (self->child, "answered", G_CALLBACK (question_answered_cb), self);
-          else if (type == TALLY_TYPE_PLAN_CARD)
-            {
-              g_signal_connect (self->child, "implement", G_CALLBACK (plan_implement_cb), self);
-              g_signal_connect (self->child, "refine", G_CALLBACK (plan_refine_cb), self);
-            }
         }
-      child_set_block (self->child, block);
+      tally_block_widget_set_transcript (TALLY_BLOCK_WIDGET (self->child), self->transcript);
+      tally_block_widget_set_workspace (TALLY_BLOCK_WIDGET (self->child), self->workspace);
+      tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self->child), block);
     }
 
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BLOCK]);
@@ -548,6 +385,8 @@ tally_block_row_set_pool (TallyBlockRow     *self,
   if (pool != NULL)
     tally_block_row_pool_ref (pool);
   g_clear_pointer (&self->pool, tally_block_row_pool_unref);
+  g_clear_object (&self->transcript);
+  g_clear_pointer (&self->workspace, g_free);
   self->pool = pool;
 }
 
@@ -562,4 +401,31 @@ tally_block_row_get_child (TallyBlockRow *self)
 {
   g_return_val_if_fail (TALLY_IS_BLOCK_ROW (self), NULL);
   return self->child;
+}
+
+/**
+ * tally_block_row_set_context:
+ * @self: a #TallyBlockRow
+ * @transcript: (nullable): the #GListModel of #TallyBlock the row shows
+ *   blocks of
+ * @workspace: (nullable): the session's workspace folder (absolute)
+ *
+ * Sets what the child is given before each bind
+ * (#TallyBlockWidget:transcript and #TallyBlockWidget:workspace). Takes
+ * effect at the next tally_block_row_set_block().
+ */
+void
+tally_block_row_set_context (TallyBlockRow *self,
+                             GListModel    *transcript,
+                             const char    *workspace)
+{
+  g_return_if_fail (TALLY_IS_BLOCK_ROW (self));
+  g_return_if_fail (transcript == NULL || G_IS_LIST_MODEL (transcript));
+
+  g_set_object (&self->transcript, transcript);
+  if (g_strcmp0 (self->workspace, workspace) != 0)
+    {
+      g_free (self->workspace);
+      self->workspace = g_strdup (workspace);
+    }
 }

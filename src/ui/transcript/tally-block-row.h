@@ -26,5 +26,8 @@ void        tally_block_row_set_block  (TallyBlockRow *self,
 GtkWidget  *tally_block_row_get_child  (TallyBlockRow *self);
 void        tally_block_row_set_pool   (TallyBlockRow     *self,
                                         TallyBlockRowPool *pool);
+void        tally_block_row_set_context (TallyBlockRow *self,
+                                         GListModel    *transcript,
+                                         const char    *workspace);
 
 G_END_DECLS

@@ -29,17 +29,16 @@
 
 struct _TallyErrorBanner
 {
-  GtkWidget   parent_instance;
+  TallyBlockWidget parent_instance;
 
   GtkLabel   *message_label;
   GtkLabel   *meta_label;
   GtkButton  *retry_button;
   GtkButton  *action_button;
 
-  TallyBlock *block;
 };
 
-G_DEFINE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY_TYPE_BLOCK_WIDGET)
 
 enum {
   RETRY,
@@ -111,8 +110,8 @@ member_true (JsonObject *object,
 static void
 retry_clicked_cb (TallyErrorBanner *self)
 {
-  if (self->block != NULL)
-    g_signal_emit (self, signals[RETRY], 0, self->block);
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
+    g_signal_emit (self, signals[RETRY], 0, TALLY_BLOCK_WIDGET_BLOCK (self));
 }
 
 static void
@@ -127,11 +126,11 @@ sync_banner (TallyErrorBanner *self)
   const char *request_id;
   const char *title;
 
-  if (self->block != NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
     {
-      details = tally_block_get_details (self->block);
-      message = tally_block_get_text (self->block);
-      kind = tally_block_get_state (self->block);
+      details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
+      message = tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self));
+      kind = tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self));
     }
   if (message == NULL || message[0] == '\0')
     message = _("Something went wrong");
@@ -200,13 +199,23 @@ sync_banner (TallyErrorBanner *self)
                                   -1);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_error_banner_bind (TallyBlockWidget *widget,
+                         TallyBlock       *previous)
+{
+  TallyErrorBanner *self = TALLY_ERROR_BANNER (widget);
+
+  sync_banner (self);
+}
+
 static void
 tally_error_banner_dispose (GObject *object)
 {
   TallyErrorBanner *self = (TallyErrorBanner *)object;
   GtkWidget *child;
 
-  tally_error_banner_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_ERROR_BANNER);
 
   /* The icon and the text box are not bound, so not unparented above. */
@@ -223,6 +232,8 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_error_banner_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_error_banner_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_error_banner_bind;
 
   tally_transcript_ui_ensure ();
 
@@ -253,6 +264,9 @@ static void
 tally_error_banner_init (TallyErrorBanner *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify", G_CALLBACK (sync_banner), self);
 }
 
 /**
@@ -268,48 +282,6 @@ tally_error_banner_new (void)
   return g_object_new (TALLY_TYPE_ERROR_BANNER, NULL);
 }
 
-/**
- * tally_error_banner_set_block:
- * @self: a #TallyErrorBanner
- * @block: (nullable): a %TALLY_BLOCK_ERROR block, or %NULL to clear
- *
- * Shows @block's error: its message, kind and request id from the
- * `error` event in its details, and a Retry button when `retryable` is
- * true. The reducer adds a block before it fills it in, so the block's
- * notifications are followed until the next call. A reference to @block
- * is kept for #TallyErrorBanner::retry.
- */
-void
-tally_error_banner_set_block (TallyErrorBanner *self,
-                              TallyBlock       *block)
-{
-  g_return_if_fail (TALLY_IS_ERROR_BANNER (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  g_set_object (&self->block, block);
-  sync_banner (self);
-
-  if (block != NULL)
-    g_signal_connect_swapped (block, "notify", G_CALLBACK (sync_banner), self);
-}
-
-/**
- * tally_error_banner_get_block:
- * @self: a #TallyErrorBanner
- *
- * Returns: (transfer none) (nullable): the block shown
- */
-TallyBlock *
-tally_error_banner_get_block (TallyErrorBanner *self)
-{
-  g_return_val_if_fail (TALLY_IS_ERROR_BANNER (self), NULL);
-  return self->block;
-}
 
 /**
  * tally_error_banner_get_message:

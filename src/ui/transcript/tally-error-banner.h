@@ -3,18 +3,15 @@
 
 #include <gtk/gtk.h>
 
-#include "tally-block.h"
+#include "tally-block-widget.h"
 
 G_BEGIN_DECLS
 
 #define TALLY_TYPE_ERROR_BANNER (tally_error_banner_get_type ())
 
-G_DECLARE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY, ERROR_BANNER, GtkWidget)
+G_DECLARE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY, ERROR_BANNER, TallyBlockWidget)
 
 GtkWidget  *tally_error_banner_new          (void);
-void        tally_error_banner_set_block    (TallyErrorBanner *self,
-                                             TallyBlock       *block);
-TallyBlock *tally_error_banner_get_block    (TallyErrorBanner *self);
 const char *tally_error_banner_get_message  (TallyErrorBanner *self);
 const char *tally_error_banner_get_meta     (TallyErrorBanner *self);
 GtkButton  *tally_error_banner_get_retry_button (TallyErrorBanner *self);

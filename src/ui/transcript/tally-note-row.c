@@ -23,15 +23,14 @@
 
 struct _TallyNoteRow
 {
-  GtkWidget   parent_instance;
+  TallyBlockWidget parent_instance;
 
   GtkImage   *icon;
   GtkLabel   *label;
 
-  TallyBlock *block;          /* borrowed; the list item holds it */
 };
 
-G_DEFINE_FINAL_TYPE (TallyNoteRow, tally_note_row, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyNoteRow, tally_note_row, TALLY_TYPE_BLOCK_WIDGET)
 
 static const char * const kind_classes[] = { "incomplete", "notice", "card-placeholder", NULL };
 
@@ -69,7 +68,7 @@ sync_row (TallyNoteRow *self)
   g_autofree char *text = NULL;
   const char *icon = "dialog-information-symbolic";
   const char *css = "notice";
-  TallyBlock *block = self->block;
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
   JsonObject *details;
   JsonNode *node;
 
@@ -136,12 +135,22 @@ sync_row (TallyNoteRow *self)
   gtk_label_set_text (self->label, text);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_note_row_bind (TallyBlockWidget *widget,
+                     TallyBlock       *previous)
+{
+  TallyNoteRow *self = TALLY_NOTE_ROW (widget);
+
+  sync_row (self);
+}
+
 static void
 tally_note_row_dispose (GObject *object)
 {
   TallyNoteRow *self = (TallyNoteRow *)object;
 
-  tally_note_row_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   g_clear_pointer ((GtkWidget **) &self->icon, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->label, gtk_widget_unparent);
 
@@ -155,6 +164,8 @@ tally_note_row_class_init (TallyNoteRowClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_note_row_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_note_row_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_note_row_bind;
 
   tally_transcript_ui_ensure ();
 
@@ -180,6 +191,9 @@ tally_note_row_init (TallyNoteRow *self)
   gtk_label_set_selectable (self->label, TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self->label), TRUE);
   gtk_widget_set_parent (GTK_WIDGET (self->label), GTK_WIDGET (self));
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify", G_CALLBACK (sync_row), self);
 }
 
 /**
@@ -195,34 +209,6 @@ tally_note_row_new (void)
   return g_object_new (TALLY_TYPE_NOTE_ROW, NULL);
 }
 
-/**
- * tally_note_row_set_block:
- * @self: a #TallyNoteRow
- * @block: (nullable): an incomplete-reply marker, notice, approval,
- *   question or plan block, or %NULL to unbind
- *
- * Shows @block as one line and follows its notifications (a card being
- * filled in and settled) until the next call. No reference is
- * kept: the caller keeps @block alive until it unbinds.
- */
-void
-tally_note_row_set_block (TallyNoteRow *self,
-                          TallyBlock   *block)
-{
-  g_return_if_fail (TALLY_IS_NOTE_ROW (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  self->block = block;
-  sync_row (self);
-
-  if (block != NULL)
-    g_signal_connect_swapped (block, "notify", G_CALLBACK (sync_row), self);
-}
 
 /**
  * tally_note_row_get_text:

@@ -3,17 +3,15 @@
 
 #include <gtk/gtk.h>
 
-#include "tally-block.h"
+#include "tally-block-widget.h"
 
 G_BEGIN_DECLS
 
 #define TALLY_TYPE_NOTE_ROW (tally_note_row_get_type ())
 
-G_DECLARE_FINAL_TYPE (TallyNoteRow, tally_note_row, TALLY, NOTE_ROW, GtkWidget)
+G_DECLARE_FINAL_TYPE (TallyNoteRow, tally_note_row, TALLY, NOTE_ROW, TallyBlockWidget)
 
 GtkWidget  *tally_note_row_new        (void);
-void        tally_note_row_set_block  (TallyNoteRow *self,
-                                       TallyBlock   *block);
 const char *tally_note_row_get_text   (TallyNoteRow *self);
 
 G_END_DECLS

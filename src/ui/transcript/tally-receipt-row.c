@@ -20,15 +20,14 @@
 
 struct _TallyReceiptRow
 {
-  GtkWidget  parent_instance;
+  TallyBlockWidget parent_instance;
 
   GtkImage   *icon;
   GtkLabel   *label;
 
-  TallyBlock *block;          /* borrowed; the list item holds it */
 };
 
-G_DEFINE_FINAL_TYPE (TallyReceiptRow, tally_receipt_row, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyReceiptRow, tally_receipt_row, TALLY_TYPE_BLOCK_WIDGET)
 
 static gint64
 member_int (JsonObject *object,
@@ -158,20 +157,20 @@ sync_receipt (TallyReceiptRow *self)
   const char *state;
   const char *icon = "emblem-ok-symbolic";
 
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     {
       gtk_label_set_text (self->label, "");
       return;
     }
 
-  state = tally_block_get_state (self->block);
+  state = tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self));
   if (g_strcmp0 (state, "cancelled") == 0)
     icon = "media-playback-stop-symbolic";
   else if (g_strcmp0 (state, "failed") == 0)
     icon = "dialog-warning-symbolic";
   gtk_image_set_from_icon_name (self->icon, icon);
 
-  text = tally_receipt_format (state, tally_block_get_details (self->block));
+  text = tally_receipt_format (state, tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self)));
   gtk_label_set_text (self->label, text);
 
   /* Translators: read by screen readers at the end of each reply */
@@ -181,12 +180,22 @@ sync_receipt (TallyReceiptRow *self)
                                   -1);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_receipt_row_bind (TallyBlockWidget *widget,
+                        TallyBlock       *previous)
+{
+  TallyReceiptRow *self = TALLY_RECEIPT_ROW (widget);
+
+  sync_receipt (self);
+}
+
 static void
 tally_receipt_row_dispose (GObject *object)
 {
   TallyReceiptRow *self = (TallyReceiptRow *)object;
 
-  tally_receipt_row_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
 
   g_clear_pointer ((GtkWidget **) &self->icon, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->label, gtk_widget_unparent);
@@ -201,6 +210,8 @@ tally_receipt_row_class_init (TallyReceiptRowClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_receipt_row_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_receipt_row_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_receipt_row_bind;
 
   tally_transcript_ui_ensure ();
 
@@ -229,6 +240,9 @@ tally_receipt_row_init (TallyReceiptRow *self)
   gtk_widget_add_css_class (GTK_WIDGET (self->label), "dim-label");
   gtk_widget_add_css_class (GTK_WIDGET (self->label), "numeric");
   gtk_widget_set_parent (GTK_WIDGET (self->label), GTK_WIDGET (self));
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify", G_CALLBACK (sync_receipt), self);
 }
 
 /**
@@ -244,34 +258,6 @@ tally_receipt_row_new (void)
   return g_object_new (TALLY_TYPE_RECEIPT_ROW, NULL);
 }
 
-/**
- * tally_receipt_row_set_block:
- * @self: a #TallyReceiptRow
- * @block: (nullable): a %TALLY_BLOCK_RECEIPT block, or %NULL to clear
- *
- * Shows @block's receipt (see tally_receipt_format()). The reducer adds a
- * block before it fills it in, so the block's notifications are followed
- * until the next call. No reference is kept: the caller keeps @block
- * alive until it unbinds.
- */
-void
-tally_receipt_row_set_block (TallyReceiptRow *self,
-                             TallyBlock      *block)
-{
-  g_return_if_fail (TALLY_IS_RECEIPT_ROW (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  self->block = block;
-  sync_receipt (self);
-
-  if (block != NULL)
-    g_signal_connect_swapped (block, "notify", G_CALLBACK (sync_receipt), self);
-}
 
 /**
  * tally_receipt_row_get_text:

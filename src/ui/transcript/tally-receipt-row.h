@@ -4,17 +4,15 @@
 #include <gtk/gtk.h>
 #include <json-glib/json-glib.h>
 
-#include "tally-block.h"
+#include "tally-block-widget.h"
 
 G_BEGIN_DECLS
 
 #define TALLY_TYPE_RECEIPT_ROW (tally_receipt_row_get_type ())
 
-G_DECLARE_FINAL_TYPE (TallyReceiptRow, tally_receipt_row, TALLY, RECEIPT_ROW, GtkWidget)
+G_DECLARE_FINAL_TYPE (TallyReceiptRow, tally_receipt_row, TALLY, RECEIPT_ROW, TallyBlockWidget)
 
 GtkWidget  *tally_receipt_row_new        (void);
-void        tally_receipt_row_set_block  (TallyReceiptRow *self,
-                                          TallyBlock      *block);
 const char *tally_receipt_row_get_text   (TallyReceiptRow *self);
 
 char       *tally_receipt_format         (const char      *status,

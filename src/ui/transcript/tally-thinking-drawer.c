@@ -26,23 +26,22 @@
 
 struct _TallyThinkingDrawer
 {
-  GtkWidget    parent_instance;
+  TallyBlockWidget parent_instance;
 
   GtkExpander *expander;
   GtkSpinner  *spinner;
   GtkLabel    *title_label;
   GtkLabel    *text_label;
 
-  TallyBlock  *block;        /* borrowed; the list item holds it */
   guint        tick_id;
 };
 
-G_DEFINE_FINAL_TYPE (TallyThinkingDrawer, tally_thinking_drawer, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyThinkingDrawer, tally_thinking_drawer, TALLY_TYPE_BLOCK_WIDGET)
 
 static void
 sync_text (TallyThinkingDrawer *self)
 {
-  gtk_label_set_text (self->text_label, self->block != NULL ? tally_block_get_text (self->block) : "");
+  gtk_label_set_text (self->text_label, TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : "");
 }
 
 static gboolean
@@ -61,17 +60,17 @@ static void
 sync_title (TallyThinkingDrawer *self)
 {
   g_autofree char *title = NULL;
-  gboolean streaming = self->block != NULL &&
-                       !tally_block_get_finished (self->block) &&
-                       !tally_block_get_incomplete (self->block);
+  gboolean streaming = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL &&
+                       !tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)) &&
+                       !tally_block_get_incomplete (TALLY_BLOCK_WIDGET_BLOCK (self));
 
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     title = g_strdup ("");
   else if (streaming)
     title = g_strdup (_("Thinking…"));
   else
     {
-      guint words = tally_block_get_word_count (self->block);
+      guint words = tally_block_get_word_count (TALLY_BLOCK_WIDGET_BLOCK (self));
 
       title = g_strdup_printf (ngettext ("Thought for %u word", "Thought for %u words", words), words);
     }
@@ -102,9 +101,33 @@ expanded_changed_cb (TallyThinkingDrawer *self)
 {
   gboolean expanded = gtk_expander_get_expanded (self->expander);
 
-  if (self->block != NULL)
-    g_object_set_data (G_OBJECT (self->block), EXPANDED_KEY, GINT_TO_POINTER (expanded));
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
+    g_object_set_data (G_OBJECT (TALLY_BLOCK_WIDGET_BLOCK (self)), EXPANDED_KEY, GINT_TO_POINTER (expanded));
   if (expanded)
+    sync_text (self);
+}
+
+/* Binding and unbinding both show the current block. */
+static void
+tally_thinking_drawer_bind (TallyBlockWidget *widget,
+                            TallyBlock       *previous)
+{
+  TallyThinkingDrawer *self = TALLY_THINKING_DRAWER (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
+
+  if (self->tick_id != 0)
+    {
+      gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
+      self->tick_id = 0;
+    }
+
+  /* Writes the block's own state back to it (or nothing when unbinding). */
+  gtk_expander_set_expanded (self->expander,
+                             block != NULL &&
+                             GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY)));
+
+  sync_title (self);
+  if (block == NULL || gtk_expander_get_expanded (self->expander))
     sync_text (self);
 }
 
@@ -113,7 +136,7 @@ tally_thinking_drawer_dispose (GObject *object)
 {
   TallyThinkingDrawer *self = (TallyThinkingDrawer *)object;
 
-  tally_thinking_drawer_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_THINKING_DRAWER);
 
   G_OBJECT_CLASS (tally_thinking_drawer_parent_class)->dispose (object);
@@ -126,6 +149,8 @@ tally_thinking_drawer_class_init (TallyThinkingDrawerClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_thinking_drawer_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_thinking_drawer_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_thinking_drawer_bind;
 
   tally_transcript_ui_ensure ();
 
@@ -145,6 +170,13 @@ tally_thinking_drawer_init (TallyThinkingDrawer *self)
 
   g_signal_connect_object (self->expander, "notify::expanded",
                            G_CALLBACK (expanded_changed_cb), self, G_CONNECT_SWAPPED);
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::text", G_CALLBACK (block_text_changed_cb), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::finished", G_CALLBACK (sync_title), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::incomplete", G_CALLBACK (sync_title), self);
 }
 
 /**
@@ -160,53 +192,6 @@ tally_thinking_drawer_new (void)
   return g_object_new (TALLY_TYPE_THINKING_DRAWER, NULL);
 }
 
-/**
- * tally_thinking_drawer_set_block:
- * @self: a #TallyThinkingDrawer
- * @block: (nullable): a %TALLY_BLOCK_THINKING block, or %NULL to unbind
- *
- * Shows @block in the drawer and follows its #TallyBlock:text and
- * #TallyBlock:finished notifications until the next call. The drawer
- * opens as it was last left for this block (collapsed at first). No
- * reference is kept: the caller keeps @block alive until it unbinds.
- */
-void
-tally_thinking_drawer_set_block (TallyThinkingDrawer *self,
-                                 TallyBlock          *block)
-{
-  g_return_if_fail (TALLY_IS_THINKING_DRAWER (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  if (self->tick_id != 0)
-    {
-      gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
-      self->tick_id = 0;
-    }
-
-  /* Set the block only after the expander is put back, so restoring its
-   * state is not written to the block being unbound. */
-  self->block = NULL;
-  gtk_expander_set_expanded (self->expander,
-                             block != NULL &&
-                             GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY)));
-  self->block = block;
-
-  sync_title (self);
-  if (block == NULL || gtk_expander_get_expanded (self->expander))
-    sync_text (self);
-
-  if (block != NULL)
-    {
-      g_signal_connect_swapped (block, "notify::text", G_CALLBACK (block_text_changed_cb), self);
-      g_signal_connect_swapped (block, "notify::finished", G_CALLBACK (sync_title), self);
-      g_signal_connect_swapped (block, "notify::incomplete", G_CALLBACK (sync_title), self);
-    }
-}
 
 /**
  * tally_thinking_drawer_get_title:

@@ -31,7 +31,7 @@
 
 struct _TallyToolChip
 {
-  GtkWidget         parent_instance;
+  TallyBlockWidget parent_instance;
 
   GtkExpander      *expander;
   GtkStack         *state_stack;
@@ -46,11 +46,10 @@ struct _TallyToolChip
   TallyResultTable *table;
   GtkLabel         *result_label;
 
-  TallyBlock       *block;          /* borrowed; the list item holds it */
   guint             details_built : 1;
 };
 
-G_DEFINE_FINAL_TYPE (TallyToolChip, tally_tool_chip, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyToolChip, tally_tool_chip, TALLY_TYPE_BLOCK_WIDGET)
 
 static const char *
 member_string (JsonObject *object,
@@ -247,15 +246,15 @@ format_input (const char  *tool_name,
 static void
 build_result (TallyToolChip *self)
 {
-  const char *result = tally_block_get_result (self->block);
-  gboolean is_error = tally_block_get_is_error (self->block);
+  const char *result = tally_block_get_result (TALLY_BLOCK_WIDGET_BLOCK (self));
+  gboolean is_error = tally_block_get_is_error (TALLY_BLOCK_WIDGET_BLOCK (self));
   gboolean table = FALSE;
   g_autofree char *clipped = NULL;
 
   gtk_widget_set_visible (GTK_WIDGET (self->result_title), result != NULL);
 
   if (result != NULL && !is_error &&
-      g_strcmp0 (tally_block_get_tool_name (self->block), "query_database") == 0)
+      g_strcmp0 (tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self)), "query_database") == 0)
     table = tally_result_table_set_result (self->table, result);
   else
     tally_result_table_set_result (self->table, NULL);
@@ -277,11 +276,11 @@ build_details (TallyToolChip *self)
   g_autofree char *input = NULL;
   const char *title;
 
-  if (self->block == NULL || self->details_built)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->details_built)
     return;
 
-  input = format_input (tally_block_get_tool_name (self->block),
-                        tally_block_get_tool_input (self->block),
+  input = format_input (tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self)),
+                        tally_block_get_tool_input (TALLY_BLOCK_WIDGET_BLOCK (self)),
                         &title);
   gtk_label_set_text (self->input_title, title);
   gtk_label_set_text (self->input_label, input);
@@ -317,7 +316,7 @@ static void
 sync_state (TallyToolChip *self)
 {
   static const char * const state_classes[] = { "success", "error", "warning", NULL };
-  const char *state = self->block != NULL ? tally_block_get_state (self->block) : NULL;
+  const char *state = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self)) : NULL;
   const char *icon = "content-loading-symbolic";
   const char *css = NULL;
   gboolean running = g_strcmp0 (state, "running") == 0;
@@ -367,13 +366,13 @@ sync_duration (TallyToolChip *self)
   g_autofree char *text = NULL;
   gint64 ms;
 
-  if (self->block == NULL || tally_block_get_result (self->block) == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || tally_block_get_result (TALLY_BLOCK_WIDGET_BLOCK (self)) == NULL)
     {
       gtk_widget_set_visible (GTK_WIDGET (self->duration_label), FALSE);
       return;
     }
 
-  ms = tally_block_get_duration_ms (self->block);
+  ms = tally_block_get_duration_ms (TALLY_BLOCK_WIDGET_BLOCK (self));
   if (ms < 1000)
     /* Translators: how long a tool ran, in milliseconds */
     text = g_strdup_printf (_("%d ms"), (int) MAX (ms, 0));
@@ -397,10 +396,10 @@ sync_tool (TallyToolChip *self)
   g_autofree char *summary = NULL;
   const char *name = NULL;
 
-  if (self->block != NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
     {
-      name = tally_block_get_tool_name (self->block);
-      summary = tally_tool_summarize_input (name, tally_block_get_tool_input (self->block));
+      name = tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self));
+      summary = tally_tool_summarize_input (name, tally_block_get_tool_input (TALLY_BLOCK_WIDGET_BLOCK (self)));
     }
 
   gtk_label_set_text (self->name_label, name != NULL ? name : "");
@@ -434,9 +433,31 @@ expanded_changed_cb (TallyToolChip *self)
 {
   gboolean expanded = gtk_expander_get_expanded (self->expander);
 
-  if (self->block == NULL)
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
-  g_object_set_data (G_OBJECT (self->block), EXPANDED_KEY, GINT_TO_POINTER (expanded));
+  g_object_set_data (G_OBJECT (TALLY_BLOCK_WIDGET_BLOCK (self)), EXPANDED_KEY, GINT_TO_POINTER (expanded));
+  if (expanded)
+    build_details (self);
+}
+
+/* Binding and unbinding both show the current block. */
+static void
+tally_tool_chip_bind (TallyBlockWidget *widget,
+                      TallyBlock       *previous)
+{
+  TallyToolChip *self = TALLY_TOOL_CHIP (widget);
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
+
+  gboolean expanded;
+
+  clear_details (self);
+
+  /* Writes the block's own state back to it (or nothing when unbinding). */
+  expanded = block != NULL && GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY));
+  gtk_expander_set_expanded (self->expander, expanded);
+
+  sync_tool (self);
+  sync_duration (self);
   if (expanded)
     build_details (self);
 }
@@ -446,7 +467,7 @@ tally_tool_chip_dispose (GObject *object)
 {
   TallyToolChip *self = (TallyToolChip *)object;
 
-  tally_tool_chip_set_block (self, NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_TOOL_CHIP);
 
   G_OBJECT_CLASS (tally_tool_chip_parent_class)->dispose (object);
@@ -459,6 +480,8 @@ tally_tool_chip_class_init (TallyToolChipClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_tool_chip_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_tool_chip_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_tool_chip_bind;
 
   tally_transcript_ui_ensure ();
   g_type_ensure (TALLY_TYPE_RESULT_TABLE);
@@ -487,6 +510,13 @@ tally_tool_chip_init (TallyToolChip *self)
 
   g_signal_connect_object (self->expander, "notify::expanded",
                            G_CALLBACK (expanded_changed_cb), self, G_CONNECT_SWAPPED);
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::tool-name", G_CALLBACK (block_tool_changed_cb), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::state", G_CALLBACK (sync_state), self);
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::result", G_CALLBACK (block_result_changed_cb), self);
 }
 
 /**
@@ -502,49 +532,6 @@ tally_tool_chip_new (void)
   return g_object_new (TALLY_TYPE_TOOL_CHIP, NULL);
 }
 
-/**
- * tally_tool_chip_set_block:
- * @self: a #TallyToolChip
- * @block: (nullable): a %TALLY_BLOCK_TOOL_CALL block, or %NULL to unbind
- *
- * Shows @block and follows its #TallyBlock:tool-name (the reducer adds a
- * block before it names the tool), #TallyBlock:state and
- * #TallyBlock:result notifications until the next call. No reference is kept: the caller
- * keeps @block alive until it unbinds.
- */
-void
-tally_tool_chip_set_block (TallyToolChip *self,
-                           TallyBlock    *block)
-{
-  gboolean expanded;
-
-  g_return_if_fail (TALLY_IS_TOOL_CHIP (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  self->block = NULL;
-  clear_details (self);
-
-  expanded = block != NULL && GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY));
-  gtk_expander_set_expanded (self->expander, expanded);
-  self->block = block;
-
-  sync_tool (self);
-  sync_duration (self);
-  if (expanded)
-    build_details (self);
-
-  if (block != NULL)
-    {
-      g_signal_connect_swapped (block, "notify::tool-name", G_CALLBACK (block_tool_changed_cb), self);
-      g_signal_connect_swapped (block, "notify::state", G_CALLBACK (sync_state), self);
-      g_signal_connect_swapped (block, "notify::result", G_CALLBACK (block_result_changed_cb), self);
-    }
-}
 
 /**
  * tally_tool_chip_get_name:
@@ -584,7 +571,7 @@ const char *
 tally_tool_chip_get_state (TallyToolChip *self)
 {
   g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
-  return self->block != NULL ? tally_block_get_state (self->block) : NULL;
+  return TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self)) : NULL;
 }
 
 /**

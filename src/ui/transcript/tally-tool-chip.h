@@ -3,18 +3,16 @@
 
 #include <gtk/gtk.h>
 
-#include "tally-block.h"
+#include "tally-block-widget.h"
 #include "tally-result-table.h"
 
 G_BEGIN_DECLS
 
 #define TALLY_TYPE_TOOL_CHIP (tally_tool_chip_get_type ())
 
-G_DECLARE_FINAL_TYPE (TallyToolChip, tally_tool_chip, TALLY, TOOL_CHIP, GtkWidget)
+G_DECLARE_FINAL_TYPE (TallyToolChip, tally_tool_chip, TALLY, TOOL_CHIP, TallyBlockWidget)
 
 GtkWidget        *tally_tool_chip_new           (void);
-void              tally_tool_chip_set_block     (TallyToolChip *self,
-                                                 TallyBlock    *block);
 const char       *tally_tool_chip_get_name      (TallyToolChip *self);
 const char       *tally_tool_chip_get_summary   (TallyToolChip *self);
 const char       *tally_tool_chip_get_state     (TallyToolChip *self);

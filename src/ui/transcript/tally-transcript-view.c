@@ -95,10 +95,6 @@ enum {
 
 enum {
   RETRY_REQUESTED,
-  APPROVAL_DECIDED,
-  QUESTION_ANSWERED,
-  PLAN_IMPLEMENT,
-  PLAN_REFINE,
   N_SIGNALS
 };
 
@@ -321,43 +317,6 @@ row_retry_requested_cb (TallyTranscriptView *self,
   g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
 }
 
-/* The cards' decisions, passed on as the view's own signals. */
-static void
-row_approval_decided_cb (TallyBlockRow       *row,
-                         TallyBlock          *block,
-                         int                  decision,
-                         JsonObject          *updated_input,
-                         const char          *rule,
-                         const char          *scope,
-                         const char          *message,
-                         TallyTranscriptView *self)
-{
-  g_signal_emit (self, signals[APPROVAL_DECIDED], 0, block, decision, updated_input, rule, scope, message);
-}
-
-static void
-row_question_answered_cb (TallyBlockRow       *row,
-                          TallyBlock          *block,
-                          JsonObject          *answers,
-                          TallyTranscriptView *self)
-{
-  g_signal_emit (self, signals[QUESTION_ANSWERED], 0, block, answers);
-}
-
-static void
-row_plan_implement_cb (TallyTranscriptView *self,
-                       TallyBlock          *block)
-{
-  g_signal_emit (self, signals[PLAN_IMPLEMENT], 0, block);
-}
-
-static void
-row_plan_refine_cb (TallyTranscriptView *self,
-                    TallyBlock          *block)
-{
-  g_signal_emit (self, signals[PLAN_REFINE], 0, block);
-}
-
 static void
 setup_cb (GtkSignalListItemFactory *factory,
           GtkListItem              *item,
@@ -371,12 +330,6 @@ setup_cb (GtkSignalListItemFactory *factory,
   gtk_list_item_set_child (item, row);
   g_signal_connect_object (row, "retry-requested", G_CALLBACK (row_retry_requested_cb),
                            self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (row, "approval-decided", G_CALLBACK (row_approval_decided_cb), self, 0);
-  g_signal_connect_object (row, "question-answered", G_CALLBACK (row_question_answered_cb), self, 0);
-  g_signal_connect_object (row, "plan-implement", G_CALLBACK (row_plan_implement_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (row, "plan-refine", G_CALLBACK (row_plan_refine_cb),
-                           self, G_CONNECT_SWAPPED);
 }
 
 static void
@@ -384,8 +337,10 @@ bind_cb (GtkSignalListItemFactory *factory,
          GtkListItem              *item,
          TallyTranscriptView      *self)
 {
-  tally_block_row_set_block (TALLY_BLOCK_ROW (gtk_list_item_get_child (item)),
-                             gtk_list_item_get_item (item));
+  TallyBlockRow *row = TALLY_BLOCK_ROW (gtk_list_item_get_child (item));
+
+  tally_block_row_set_context (row, self->model, self->workspace);
+  tally_block_row_set_block (row, gtk_list_item_get_item (item));
 }
 
 static void
@@ -601,62 +556,6 @@ tally_transcript_view_class_init (TallyTranscriptViewClass *klass)
     g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
 
-  /**
-   * TallyTranscriptView::approval-decided:
-   * @self: the view
-   * @block: the %TALLY_BLOCK_APPROVAL block (its details hold the
-   *   `approval_id`)
-   * @decision: a #TallyDecision, as an int
-   * @updated_input: (nullable): the edited input (Allow with changes)
-   * @rule: (nullable): the rule to keep (Always allow)
-   * @scope: (nullable): the rule's scope
-   * @message: (nullable): the analyst's message for the model (Deny)
-   *
-   * Emitted when the analyst decides on an approval card; the caller
-   * hands it to tally_agent_resolve_approval().
-   */
-  signals[APPROVAL_DECIDED] =
-    g_signal_new ("approval-decided", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 6, TALLY_TYPE_BLOCK, G_TYPE_INT,
-                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE,
-                  G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING);
-
-  /**
-   * TallyTranscriptView::question-answered:
-   * @self: the view
-   * @block: the %TALLY_BLOCK_QUESTION block (its details hold the
-   *   `question_id`)
-   * @answers: (nullable): question → answer, or %NULL when dismissed
-   *
-   * Emitted when the analyst answers or dismisses a question card; the
-   * caller hands it to tally_agent_answer_question().
-   */
-  signals[QUESTION_ANSWERED] =
-    g_signal_new ("question-answered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, TALLY_TYPE_BLOCK,
-                  JSON_TYPE_OBJECT | G_SIGNAL_TYPE_STATIC_SCOPE);
-
-  /**
-   * TallyTranscriptView::plan-implement:
-   * @self: the view
-   * @block: the %TALLY_BLOCK_PLAN block
-   *
-   * Emitted when the analyst presses Implement on a plan card.
-   */
-  signals[PLAN_IMPLEMENT] =
-    g_signal_new ("plan-implement", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
-
-  /**
-   * TallyTranscriptView::plan-refine:
-   * @self: the view
-   * @block: the %TALLY_BLOCK_PLAN block
-   *
-   * Emitted when the analyst presses Refine on a plan card.
-   */
-  signals[PLAN_REFINE] =
-    g_signal_new ("plan-refine", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-transcript-view.ui");

@@ -18,15 +18,14 @@
 
 struct _TallyUserBubble
 {
-  GtkWidget  parent_instance;
+  TallyBlockWidget parent_instance;
 
   GtkLabel   *mode_label;
   GtkLabel   *label;
 
-  TallyBlock *block;          /* borrowed; the list item holds it */
 };
 
-G_DEFINE_FINAL_TYPE (TallyUserBubble, tally_user_bubble, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (TallyUserBubble, tally_user_bubble, TALLY_TYPE_BLOCK_WIDGET)
 
 static void
 sync_bubble (TallyUserBubble *self)
@@ -34,10 +33,10 @@ sync_bubble (TallyUserBubble *self)
   const char *mode = NULL;
   const char *caption = NULL;
 
-  gtk_label_set_text (self->label, self->block != NULL ? tally_block_get_text (self->block) : "");
+  gtk_label_set_text (self->label, TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : "");
 
-  if (self->block != NULL)
-    mode = tally_block_get_state (self->block);
+  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
+    mode = tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self));
   if (g_strcmp0 (mode, "plan") == 0)
     caption = _("Plan mode");
   else if (g_strcmp0 (mode, "auto") == 0)
@@ -47,10 +46,20 @@ sync_bubble (TallyUserBubble *self)
   gtk_widget_set_visible (GTK_WIDGET (self->mode_label), caption != NULL);
 }
 
+/* Binding and unbinding both show the current block. */
+static void
+tally_user_bubble_bind (TallyBlockWidget *widget,
+                        TallyBlock       *previous)
+{
+  TallyUserBubble *self = TALLY_USER_BUBBLE (widget);
+
+  sync_bubble (self);
+}
+
 static void
 tally_user_bubble_dispose (GObject *object)
 {
-  tally_user_bubble_set_block (TALLY_USER_BUBBLE (object), NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (object), NULL);
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_USER_BUBBLE);
 
   G_OBJECT_CLASS (tally_user_bubble_parent_class)->dispose (object);
@@ -63,6 +72,8 @@ tally_user_bubble_class_init (TallyUserBubbleClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = tally_user_bubble_dispose;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_user_bubble_bind;
+  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_user_bubble_bind;
 
   tally_transcript_ui_ensure ();
 
@@ -77,6 +88,9 @@ static void
 tally_user_bubble_init (TallyUserBubble *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify", G_CALLBACK (sync_bubble), self);
 }
 
 /**
@@ -92,35 +106,6 @@ tally_user_bubble_new (void)
   return g_object_new (TALLY_TYPE_USER_BUBBLE, NULL);
 }
 
-/**
- * tally_user_bubble_set_block:
- * @self: a #TallyUserBubble
- * @block: (nullable): a %TALLY_BLOCK_USER block, or %NULL to clear
- *
- * Shows @block's text (the prompt) and, for a turn in `plan` or `auto`
- * mode (the block's state), a caption naming the mode. The reducer adds a
- * block before it fills it in, so the block's notifications are followed
- * until the next call. No reference is kept: the caller keeps @block
- * alive until it unbinds.
- */
-void
-tally_user_bubble_set_block (TallyUserBubble *self,
-                             TallyBlock      *block)
-{
-  g_return_if_fail (TALLY_IS_USER_BUBBLE (self));
-  g_return_if_fail (block == NULL || TALLY_IS_BLOCK (block));
-
-  if (self->block == block)
-    return;
-
-  if (self->block != NULL)
-    g_signal_handlers_disconnect_by_data (self->block, self);
-  self->block = block;
-  sync_bubble (self);
-
-  if (block != NULL)
-    g_signal_connect_swapped (block, "notify", G_CALLBACK (sync_bubble), self);
-}
 
 /**
  * tally_user_bubble_get_text:

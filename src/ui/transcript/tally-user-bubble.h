@@ -3,17 +3,15 @@
 
 #include <gtk/gtk.h>
 
-#include "tally-block.h"
+#include "tally-block-widget.h"
 
 G_BEGIN_DECLS
 
 #define TALLY_TYPE_USER_BUBBLE (tally_user_bubble_get_type ())
 
-G_DECLARE_FINAL_TYPE (TallyUserBubble, tally_user_bubble, TALLY, USER_BUBBLE, GtkWidget)
+G_DECLARE_FINAL_TYPE (TallyUserBubble, tally_user_bubble, TALLY, USER_BUBBLE, TallyBlockWidget)
 
 GtkWidget  *tally_user_bubble_new        (void);
-void        tally_user_bubble_set_block  (TallyUserBubble *self,
-                                          TallyBlock      *block);
 const char *tally_user_bubble_get_text   (TallyUserBubble *self);
 
 G_END_DECLS

@@ -15,6 +15,7 @@
 #include "tally-model-table.h"
 #include "tally-session-row.h"
 #include "tally-transcript-view.h"
+#include "tally-ui.h"
 #include "tally-window-private.h"
 
 /*
@@ -933,18 +934,6 @@ retry_requested_cb (TallyWindow         *self,
 /* The cards: their decisions go to the agent of the session shown (a card
  * is only pending while its turn runs there). */
 
-static const char *
-card_id (TallyBlock *block,
-         const char *member)
-{
-  JsonObject *details = tally_block_get_details (block);
-  JsonNode *node = details != NULL ? json_object_get_member (details, member) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
 static void
 card_failed (TallyWindow *self,
              GError      *error)
@@ -955,44 +944,67 @@ card_failed (TallyWindow *self,
     tally_window_add_toast (self, error->message);
 }
 
-static void
-approval_decided_cb (TallyWindow         *self,
-                     TallyBlock          *block,
-                     int                  decision,
-                     JsonObject          *updated_input,
-                     const char          *rule,
-                     const char          *scope,
-                     const char          *message,
-                     TallyTranscriptView *view)
-{
-  const char *id = card_id (block, "approval_id");
-  g_autoptr(GError) error = NULL;
+/* The cards' decisions: actions the cards activate with
+ * gtk_widget_activate_action() (docs/architecture.md §3.2). */
 
-  if (self->session == NULL || id == NULL ||
+static void
+approve_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  const char *id, *input, *rule, *scope, *message;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  int decision;
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(simsmsmsms)")));
+
+  g_variant_get (parameter, "(&sim&sm&sm&sm&s)", &id, &decision, &input, &rule, &scope, &message);
+  if (input != NULL)
+    node = json_from_string (input, NULL);
+
+  if (self->session == NULL || *id == '\0' ||
       !tally_agent_resolve_approval (tally_session_get_agent (self->session), id, (TallyDecision) decision,
-                                     updated_input, rule, scope, message, &error))
+                                     node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
+                                     rule, scope, message, &error))
     card_failed (self, error);
 }
 
 static void
-question_answered_cb (TallyWindow         *self,
-                      TallyBlock          *block,
-                      JsonObject          *answers,
-                      TallyTranscriptView *view)
+answer_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
 {
-  const char *id = card_id (block, "question_id");
+  TallyWindow *self = TALLY_WINDOW (widget);
+  const char *id, *answers;
+  g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (self->session == NULL || id == NULL ||
-      !tally_agent_answer_question (tally_session_get_agent (self->session), id, answers, &error))
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(sms)")));
+
+  g_variant_get (parameter, "(&sm&s)", &id, &answers);
+  if (answers != NULL)
+    node = json_from_string (answers, NULL);
+
+  if (self->session == NULL || *id == '\0' ||
+      !tally_agent_answer_question (tally_session_get_agent (self->session), id,
+                                    node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
+                                    &error))
     card_failed (self, error);
 }
 
 static void
-plan_implement_cb (TallyWindow         *self,
-                   TallyBlock          *block,
-                   TallyTranscriptView *view)
+implement_plan_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
 {
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
   if (self->busy_session != NULL)
     {
       tally_window_add_toast (self, _("Wait for the current reply to finish, then implement the plan"));
@@ -1007,10 +1019,14 @@ plan_implement_cb (TallyWindow         *self,
 }
 
 static void
-plan_refine_cb (TallyWindow         *self,
-                TallyBlock          *block,
-                TallyTranscriptView *view)
+refine_plan_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
 {
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
   /* The analyst says what to change; the answer is a revised plan. */
   gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_PLAN);
   tally_composer_set_text (self->composer, _("Change the plan: "));
@@ -1673,6 +1689,13 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, thinking_switch);
   gtk_widget_class_bind_template_callback (widget_class, welcome_key_apply_cb);
   _tally_window_sidebar_class_init (widget_class);
+  tally_ui_init ();
+
+  /* What the cards decide (docs/architecture.md §3.2). */
+  gtk_widget_class_install_action (widget_class, "session.approve", "(simsmsmsms)", approve_action);
+  gtk_widget_class_install_action (widget_class, "session.answer", "(sms)", answer_action);
+  gtk_widget_class_install_action (widget_class, "session.implement-plan", "(sx)", implement_plan_action);
+  gtk_widget_class_install_action (widget_class, "session.refine-plan", "(sx)", refine_plan_action);
   gtk_widget_class_bind_template_callback (widget_class, suggestion_activated_cb);
 
   /* Escape stops a running turn; a focused widget that uses Escape itself
@@ -1713,14 +1736,6 @@ tally_window_init (TallyWindow *self)
   g_signal_connect_object (self->composer, "send", G_CALLBACK (composer_send_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->composer, "stop", G_CALLBACK (composer_stop_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->transcript_view, "retry-requested", G_CALLBACK (retry_requested_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->transcript_view, "approval-decided", G_CALLBACK (approval_decided_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->transcript_view, "question-answered", G_CALLBACK (question_answered_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->transcript_view, "plan-implement", G_CALLBACK (plan_implement_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->transcript_view, "plan-refine", G_CALLBACK (plan_refine_cb),
                            self, G_CONNECT_SWAPPED);
 
   adw_status_page_set_icon_name (self->welcome_page, APPLICATION_ID);
