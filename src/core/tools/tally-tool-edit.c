@@ -231,6 +231,15 @@ edit_dup_summary (TallyTool  *tool,
   return tally_tool_dup_member_string (input, "file_path");
 }
 
+static char *
+edit_dup_preview (TallyTool               *tool,
+                 const TallyToolContext  *context,
+                 JsonObject              *input,
+                 GError                 **error)
+{
+  return tally_tool_edit_dup_diff (context, input, error);
+}
+
 static void
 tally_tool_edit_class_init (TallyToolEditClass *klass)
 {
@@ -264,6 +273,7 @@ tally_tool_edit_class_init (TallyToolEditClass *klass)
   tool_class->run = edit_run;
   tool_class->dup_paths = edit_dup_paths;
   tool_class->dup_summary = edit_dup_summary;
+  tool_class->dup_preview = edit_dup_preview;
 }
 
 static void

@@ -736,6 +736,15 @@ write_dup_summary (TallyTool  *tool,
   return tally_tool_dup_member_string (input, "file_path");
 }
 
+static char *
+write_dup_preview (TallyTool               *tool,
+                  const TallyToolContext  *context,
+                  JsonObject              *input,
+                  GError                 **error)
+{
+  return tally_tool_write_dup_diff (context, input, error);
+}
+
 static void
 tally_tool_write_class_init (TallyToolWriteClass *klass)
 {
@@ -762,6 +771,7 @@ tally_tool_write_class_init (TallyToolWriteClass *klass)
   tool_class->run = write_run;
   tool_class->dup_paths = write_dup_paths;
   tool_class->dup_summary = write_dup_summary;
+  tool_class->dup_preview = write_dup_preview;
 }
 
 static void

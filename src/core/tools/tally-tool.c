@@ -315,6 +315,57 @@ tally_tool_dup_paths (TallyTool  *self,
 }
 
 /**
+ * tally_tool_has_preview:
+ * @self: a #TallyTool
+ *
+ * Returns: %TRUE when the tool can show what a call would change
+ *   (tally_tool_dup_preview())
+ */
+gboolean
+tally_tool_has_preview (TallyTool *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL (self), FALSE);
+
+  return TALLY_TOOL_GET_CLASS (self)->dup_preview != NULL;
+}
+
+/**
+ * tally_tool_dup_preview:
+ * @self: a #TallyTool
+ * @context: where the call would run (the workspace paths resolve against)
+ * @input: the `input` object of a `tool_use` block
+ * @error: return location for a #GError
+ *
+ * Returns what the call would change, for its approval card: a unified
+ * diff of the file for `Write` and `Edit` (empty when nothing changes).
+ * Reads the file system: call it in a worker thread.
+ *
+ * Returns: (transfer full) (nullable): the preview, or %NULL with @error
+ *   set (%G_IO_ERROR_NOT_SUPPORTED when the tool has no preview)
+ */
+char *
+tally_tool_dup_preview (TallyTool               *self,
+                        const TallyToolContext  *context,
+                        JsonObject              *input,
+                        GError                 **error)
+{
+  TallyToolClass *klass;
+
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+  g_return_val_if_fail (context != NULL, NULL);
+  g_return_val_if_fail (input != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  klass = TALLY_TOOL_GET_CLASS (self);
+  if (klass->dup_preview == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s has no preview", klass->name);
+      return NULL;
+    }
+  return klass->dup_preview (self, context, input, error);
+}
+
+/**
  * tally_tool_dup_summary:
  * @self: a #TallyTool
  * @input: (nullable): the `input` object of a `tool_use` block

@@ -78,6 +78,11 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  * @dup_summary: (nullable): returns a one-line human summary of an input
  *   (transfer full), or %NULL to fall back to the default (the compact JSON
  *   input). See tally_tool_dup_summary().
+ * @dup_preview: (nullable): returns what a call would change, shown on its
+ *   approval card before it runs (e.g. a unified diff of the file for
+ *   `Write` and `Edit`; transfer full), or %NULL with @error set; may read
+ *   the file system and is called in a worker thread. %NULL (the default)
+ *   means the tool has no preview. See tally_tool_dup_preview().
  *
  * The class of every tool. Subclasses fill in the fields in class_init.
  */
@@ -99,9 +104,13 @@ struct _TallyToolClass
                          JsonObject             *input);
   char  *(*dup_summary) (TallyTool              *self,
                          JsonObject             *input);
+  char  *(*dup_preview) (TallyTool              *self,
+                         const TallyToolContext *context,
+                         JsonObject             *input,
+                         GError                **error);
 
   /*< private >*/
-  gpointer padding[6];
+  gpointer padding[5];
 };
 
 const char *tally_tool_get_name         (TallyTool              *self);
@@ -126,6 +135,11 @@ char      **tally_tool_dup_paths        (TallyTool              *self,
                                          JsonObject             *input);
 char       *tally_tool_dup_summary      (TallyTool              *self,
                                          JsonObject             *input);
+gboolean    tally_tool_has_preview      (TallyTool              *self);
+char       *tally_tool_dup_preview      (TallyTool              *self,
+                                         const TallyToolContext *context,
+                                         JsonObject             *input,
+                                         GError                **error);
 
 char       *tally_tool_resolve_path     (const TallyToolContext *context,
                                          const char             *path,

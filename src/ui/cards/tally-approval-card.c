@@ -14,8 +14,7 @@
 #include "tally-card-diff.h"
 #include "tally-cards-common.h"
 #include "tally-chip-layout.h"
-#include "tally-tool-edit.h"
-#include "tally-tool-write.h"
+#include "tally-tool-registry.h"
 
 /**
  * TallyApprovalCard:
@@ -142,12 +141,24 @@ scope_text (const char *scope)
   return _("in this workspace");
 }
 
-/* The diff of a Write or Edit */
+/* The preview: what the call would change (a diff for Write and Edit) */
+
+/* The tools, asked for their preview (tally_tool_dup_preview()); they are
+ * stateless, so one registry serves every card. */
+static TallyTool *
+lookup_tool (const char *name)
+{
+  static TallyToolRegistry *tools;
+
+  if (tools == NULL)
+    tools = tally_tool_registry_new_default ();
+  return tally_tool_registry_lookup (tools, name);
+}
 
 /* What the worker thread needs, its own copy: the input travels as text,
  * so no JSON object is shared between threads. */
 typedef struct {
-  char *tool_name;
+  TallyTool *tool;
   char *workspace;
   char *input;
 } DiffJob;
@@ -155,7 +166,7 @@ typedef struct {
 static void
 diff_job_free (DiffJob *job)
 {
-  g_free (job->tool_name);
+  g_clear_object (&job->tool);
   g_free (job->workspace);
   g_free (job->input);
   g_free (job);
@@ -179,10 +190,7 @@ diff_thread (GTask        *task,
       return;
     }
 
-  if (g_str_equal (job->tool_name, "Write"))
-    diff = tally_tool_write_dup_diff (&context, json_node_get_object (input), &error);
-  else
-    diff = tally_tool_edit_dup_diff (&context, json_node_get_object (input), &error);
+  diff = tally_tool_dup_preview (job->tool, &context, json_node_get_object (input), &error);
 
   if (diff == NULL)
     g_task_return_error (task, error);
@@ -256,19 +264,19 @@ diff_done_cb (GObject      *object,
     show_diff (self, diff, NULL);
 }
 
-/* Starts computing the diff of a pending Write or Edit, once the
- * workspace is known. */
+/* Starts computing the preview of a pending call whose tool has one, once
+ * the workspace is known. */
 static void
 start_diff (TallyApprovalCard *self)
 {
-  const char *tool_name = request_tool_name (self);
+  TallyTool *tool = lookup_tool (request_tool_name (self));
   const char *workspace = tally_block_widget_get_workspace (TALLY_BLOCK_WIDGET (self));
   g_autoptr(GTask) task = NULL;
   DiffJob *job;
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->diff_block == TALLY_BLOCK_WIDGET_BLOCK (self) ||
       tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)) ||
-      (!g_str_equal (tool_name, "Write") && !g_str_equal (tool_name, "Edit")) ||
+      tool == NULL || !tally_tool_has_preview (tool) ||
       request_input (self) == NULL)
     return;
 
@@ -281,7 +289,7 @@ start_diff (TallyApprovalCard *self)
   self->diff_block = TALLY_BLOCK_WIDGET_BLOCK (self);
 
   job = g_new0 (DiffJob, 1);
-  job->tool_name = g_strdup (tool_name);
+  job->tool = g_object_ref (tool);
   job->workspace = g_strdup (workspace);
   job->input = object_to_json (request_input (self), FALSE);
 
