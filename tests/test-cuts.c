@@ -20,11 +20,11 @@
  * of responses (cut, answer, cut, answer, …, in order). Every offset is
  * tried in the plain build. Under AddressSanitizer (detected with
  * __SANITIZE_ADDRESS__ or __has_feature(address_sanitizer)), where each
- * request costs several times more, the test tries every 12th offset plus
- * every offset within 6 bytes of an event boundary (the end of one event
- * and the `event:`/`data:` lines of the next, where the interesting cuts
- * are), about a third of them; TALLY_CUTS_EVERY_OFFSET=1 forces every
- * offset there too. */
+ * request costs several times more, the test tries every 16th offset plus
+ * every offset within 4 bytes of an event boundary (the blank line ending
+ * one event and the start of the next, where the interesting cuts are),
+ * about an eighth of them; TALLY_CUTS_EVERY_OFFSET=1 forces every offset
+ * there too. */
 
 #include "config.h"
 
@@ -48,8 +48,8 @@
 #endif
 
 /* Under ASan: every STRIDE-th offset, and all within NEAR of a boundary. */
-#define STRIDE 12
-#define NEAR 6
+#define STRIDE 16
+#define NEAR 4
 
 /* What a fixture's bytes hold, found by reading them as an SSE client
  * would, independently of Tally's decoder. */
