@@ -14,6 +14,7 @@
 
 #include "tally-composer.h"
 #include "tally-composer-private.h"
+#include "tally-ui.h"
 
 #define WAIT_TIMEOUT_MS (20 * 1000)
 
@@ -566,6 +567,7 @@ main (int    argc,
 
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
+  tally_ui_init ();
 
   g_test_add_func ("/tally/composer/enter-sends", test_enter_sends);
   g_test_add_func ("/tally/composer/shift-enter", test_shift_enter);

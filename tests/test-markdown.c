@@ -13,6 +13,7 @@
 #include "tally-markdown-renderer.h"
 #include "tally-markdown-scanner.h"
 #include "tally-markdown-view-private.h"
+#include "tally-ui.h"
 
 /*
  * TallyMarkdownView: golden renders (tests/golden/markdown/<case>.md →
@@ -959,6 +960,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   gtk_init ();
   adw_init ();
+  tally_ui_init ();
 
   g_test_add_func ("/tally/markdown/scanner", test_scanner);
   g_test_add_func ("/tally/markdown/doc-matches-buffer", test_doc_matches_buffer);

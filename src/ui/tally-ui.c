@@ -6,6 +6,8 @@
 
 #include "tally-ui.h"
 
+#include <adwaita.h>
+
 #include "tally-approval-card.h"
 #include "tally-assistant-text.h"
 #include "tally-block-widget.h"
@@ -23,10 +25,16 @@
  *
  * Registers which #TallyBlockWidget shows each #TallyBlockKind
  * (tally_block_widget_register_kind()). It is the one place that knows
- * both cards/ and transcript/, so neither includes the other. The window
- * calls it from its class init; a test that shows a transcript view
- * without a window calls it after gtk_init(). Calling it again does
- * nothing.
+ * both cards/ and transcript/, so neither includes the other.
+ *
+ * The UI's stylesheet (`style.css` of the one resource bundle) is loaded
+ * by AdwApplication from the resource base path. Outside an
+ * #AdwApplication (the UI tests), this loads it the same way, at
+ * application priority, for the default display.
+ *
+ * The window calls it from its class init; a test that shows widgets
+ * without the application calls it after adw_init(). Calling it again
+ * does nothing.
  *
  * A new block kind gets its widget here (docs/architecture.md §11.1).
  */
@@ -49,6 +57,16 @@ tally_ui_init (void)
   tally_block_widget_register_kind (TALLY_BLOCK_PLAN, TALLY_TYPE_PLAN_CARD);
   tally_block_widget_register_kind (TALLY_BLOCK_INCOMPLETE, TALLY_TYPE_NOTE_ROW);
   tally_block_widget_register_kind (TALLY_BLOCK_NOTICE, TALLY_TYPE_NOTE_ROW);
+
+  if (!ADW_IS_APPLICATION (g_application_get_default ()) && gdk_display_get_default () != NULL)
+    {
+      g_autoptr(GtkCssProvider) provider = gtk_css_provider_new ();
+
+      gtk_css_provider_load_from_resource (provider, "/io/github/tallyapp/Tally/style.css");
+      gtk_style_context_add_provider_for_display (gdk_display_get_default (),
+                                                  GTK_STYLE_PROVIDER (provider),
+                                                  GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    }
 
   g_once_init_leave (&done, 1);
 }

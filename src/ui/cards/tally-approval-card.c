@@ -838,7 +838,6 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_approval_card_bind;
   object_class->finalize = tally_approval_card_finalize;
 
-  tally_cards_ui_ensure ();
   gtk_source_init ();
   g_type_ensure (GTK_SOURCE_TYPE_VIEW);
 

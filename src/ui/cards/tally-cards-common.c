@@ -7,56 +7,12 @@
 #include <adwaita.h>
 
 #include "tally-cards-common.h"
-#include "tally-cards-resources.h"
 
 /*
- * What the three cards share: their resources and style sheet (registered
- * by hand, since a constructor in a static library's object file that
- * nobody references would be dropped by the linker), and what a card
- * learns from the transcript it sits in. A card only holds its block; the
- * transcript view above it knows the other blocks (whether a plan was
- * acted on, the plan's previous version) and the session's workspace (for
- * the diff of a Write or Edit).
+ * What the three cards share: reading a block's details and what a card
+ * learns from the transcript it is bound with (#TallyBlockWidget:transcript):
+ * whether a plan was acted on, the plan's previous version.
  */
-
-#define STYLE_RESOURCE "/io/github/tallyapp/Tally/cards/tally-cards.css"
-
-/**
- * tally_cards_ui_ensure:
- *
- * Registers the cards' resources (templates, style sheet) and installs
- * their style sheet for the default display, once. Every card calls it
- * from its class_init; it is safe to call any number of times from the
- * main thread.
- */
-void
-tally_cards_ui_ensure (void)
-{
-  static gboolean registered;
-  static gboolean styled;
-  GdkDisplay *display;
-
-  if (!registered)
-    {
-      tally_cards_register_resource ();
-      registered = TRUE;
-    }
-
-  if (styled)
-    return;
-
-  display = gdk_display_get_default ();
-  if (display != NULL)
-    {
-      g_autoptr(GtkCssProvider) provider = gtk_css_provider_new ();
-
-      gtk_css_provider_load_from_resource (provider, STYLE_RESOURCE);
-      gtk_style_context_add_provider_for_display (display,
-                                                  GTK_STYLE_PROVIDER (provider),
-                                                  GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
-      styled = TRUE;
-    }
-}
 
 /**
  * tally_cards_block_is_followed:

@@ -7,7 +7,6 @@
 
 G_BEGIN_DECLS
 
-void        tally_cards_ui_ensure              (void);
 gboolean    tally_cards_block_is_followed      (GListModel  *blocks,
                                                 TallyBlock  *block);
 TallyBlock *tally_cards_find_previous_plan     (GListModel  *blocks,

@@ -1035,7 +1035,6 @@ tally_plan_card_class_init (TallyPlanCardClass *klass)
   widget_class->get_request_mode = tally_plan_card_get_request_mode;
   widget_class->size_allocate = tally_plan_card_size_allocate;
 
-  tally_cards_ui_ensure ();
 
   /**
    * TallyPlanCard:active:

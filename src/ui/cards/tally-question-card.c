@@ -804,7 +804,6 @@ tally_question_card_class_init (TallyQuestionCardClass *klass)
   object_class->finalize = tally_question_card_finalize;
   object_class->get_property = tally_question_card_get_property;
 
-  tally_cards_ui_ensure ();
   draft_quark = g_quark_from_static_string ("tally-question-card-draft");
 
   /**

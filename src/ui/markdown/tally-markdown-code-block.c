@@ -11,7 +11,6 @@
 #include <gtksourceview/gtksource.h>
 
 #include "tally-markdown-code-block.h"
-#include "tally-markdown-style.h"
 
 /**
  * TallyMarkdownCodeBlock:
@@ -201,7 +200,7 @@ tally_markdown_code_block_class_init (TallyMarkdownCodeBlockClass *klass)
   object_class->dispose = tally_markdown_code_block_dispose;
   object_class->finalize = tally_markdown_code_block_finalize;
 
-  tally_markdown_style_ensure ();
+  gtk_source_init ();
   g_type_ensure (GTK_SOURCE_TYPE_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class,

@@ -4,9 +4,10 @@
 
 #include "config.h"
 
+#include <gtksourceview/gtksource.h>
+
 #include <glib/gi18n.h>
 
-#include "tally-markdown-style.h"
 #include "tally-markdown-table.h"
 
 /*
@@ -172,7 +173,7 @@ tally_markdown_table_widget_new (const TallyMarkdownTable *table,
 
   g_return_val_if_fail (table != NULL, NULL);
 
-  tally_markdown_style_ensure ();
+  gtk_source_init ();
 
   scroller = gtk_scrolled_window_new ();
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller),

@@ -4,6 +4,8 @@
 
 #include "config.h"
 
+#include <gtksourceview/gtksource.h>
+
 #include <string.h>
 
 #include <adwaita.h>
@@ -11,7 +13,6 @@
 #include "tally-markdown-code-block.h"
 #include "tally-markdown-renderer.h"
 #include "tally-markdown-scanner.h"
-#include "tally-markdown-style.h"
 #include "tally-markdown-table.h"
 #include "tally-markdown-text-view.h"
 #include "tally-markdown-view-private.h"
@@ -684,7 +685,7 @@ tally_markdown_view_class_init (TallyMarkdownViewClass *klass)
                                 NULL,
                                 G_TYPE_BOOLEAN, 1, G_TYPE_STRING);
 
-  tally_markdown_style_ensure ();
+  gtk_source_init ();
   g_type_ensure (TALLY_TYPE_MARKDOWN_TEXT_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class,

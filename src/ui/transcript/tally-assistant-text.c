@@ -6,7 +6,6 @@
 
 #include "tally-assistant-text.h"
 #include "tally-markdown-view.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyAssistantText:
@@ -211,7 +210,6 @@ tally_assistant_text_class_init (TallyAssistantTextClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_assistant_text_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_assistant_text_bind;
 
-  tally_transcript_ui_ensure ();
 
   widget_class->get_request_mode = tally_assistant_text_get_request_mode;
   widget_class->measure = tally_assistant_text_measure;

@@ -9,7 +9,6 @@
 #include "tally-block-row.h"
 #include "tally-block-widget.h"
 #include "tally-error-banner.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyBlockRow:
@@ -248,7 +247,6 @@ tally_block_row_class_init (TallyBlockRowClass *klass)
   object_class->get_property = tally_block_row_get_property;
   object_class->set_property = tally_block_row_set_property;
 
-  tally_transcript_ui_ensure ();
 
   /**
    * TallyBlockRow:block:

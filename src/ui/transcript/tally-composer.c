@@ -8,7 +8,6 @@
 
 #include "tally-composer.h"
 #include "tally-composer-private.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyComposer:
@@ -254,7 +253,6 @@ tally_composer_class_init (TallyComposerClass *klass)
   object_class->set_property = tally_composer_set_property;
   widget_class->grab_focus = tally_composer_grab_focus;
 
-  tally_transcript_ui_ensure ();
 
   /**
    * TallyComposer:busy:

@@ -8,7 +8,6 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-error-banner.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyErrorBanner:
@@ -235,7 +234,6 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_error_banner_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_error_banner_bind;
 
-  tally_transcript_ui_ensure ();
 
   /**
    * TallyErrorBanner::retry:

@@ -8,7 +8,6 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-note-row.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyNoteRow:
@@ -167,7 +166,6 @@ tally_note_row_class_init (TallyNoteRowClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_note_row_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_note_row_bind;
 
-  tally_transcript_ui_ensure ();
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "tallynoterow");

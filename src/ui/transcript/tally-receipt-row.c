@@ -7,7 +7,6 @@
 #include <glib/gi18n.h>
 
 #include "tally-receipt-row.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyReceiptRow:
@@ -213,7 +212,6 @@ tally_receipt_row_class_init (TallyReceiptRowClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_receipt_row_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_receipt_row_bind;
 
-  tally_transcript_ui_ensure ();
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "tallyreceiptrow");

@@ -7,7 +7,6 @@
 #include <glib/gi18n.h>
 
 #include "tally-result-table.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyResultTable:
@@ -77,7 +76,6 @@ tally_result_table_class_init (TallyResultTableClass *klass)
   object_class->dispose = tally_result_table_dispose;
   object_class->finalize = tally_result_table_finalize;
 
-  tally_transcript_ui_ensure ();
 
   gtk_widget_class_set_css_name (widget_class, "tallyresulttable");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_TABLE);

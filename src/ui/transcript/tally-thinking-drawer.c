@@ -7,7 +7,6 @@
 #include <glib/gi18n.h>
 
 #include "tally-thinking-drawer.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyThinkingDrawer:
@@ -152,7 +151,6 @@ tally_thinking_drawer_class_init (TallyThinkingDrawerClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_thinking_drawer_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_thinking_drawer_bind;
 
-  tally_transcript_ui_ensure ();
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-thinking-drawer.ui");

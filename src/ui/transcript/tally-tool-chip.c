@@ -8,7 +8,6 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-tool-chip.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyToolChip:
@@ -483,7 +482,6 @@ tally_tool_chip_class_init (TallyToolChipClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_tool_chip_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_tool_chip_bind;
 
-  tally_transcript_ui_ensure ();
   g_type_ensure (TALLY_TYPE_RESULT_TABLE);
 
   gtk_widget_class_set_template_from_resource (widget_class,

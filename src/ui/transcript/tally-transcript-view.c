@@ -10,7 +10,6 @@
 #include "tally-transcript-view.h"
 #include "tally-block-row.h"
 #include "tally-receipt-row.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyTranscriptView:
@@ -518,7 +517,6 @@ tally_transcript_view_class_init (TallyTranscriptViewClass *klass)
   widget_class->map = tally_transcript_view_map;
   widget_class->unmap = tally_transcript_view_unmap;
 
-  tally_transcript_ui_ensure ();
 
   /**
    * TallyTranscriptView:model:

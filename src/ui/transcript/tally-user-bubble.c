@@ -7,7 +7,6 @@
 #include <glib/gi18n.h>
 
 #include "tally-user-bubble.h"
-#include "tally-transcript-style.h"
 
 /**
  * TallyUserBubble:
@@ -75,7 +74,6 @@ tally_user_bubble_class_init (TallyUserBubbleClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_user_bubble_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_user_bubble_bind;
 
-  tally_transcript_ui_ensure ();
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-user-bubble.ui");

@@ -6,16 +6,11 @@
 G_BEGIN_DECLS
 
 /*
- * _tally_window_ui_ensure: registers the window area's resources (templates,
- * CSS, icons) once; every class that loads a template from them calls it
- * first, since the static library gives no constructor to rely on.
- *
  * Test hooks: not for the application's own code paths.
  *
  * _tally_application_set_network_override: -1 follows GNetworkMonitor (the
  * default), 0 forces "offline", 1 forces "online".
  */
-void _tally_window_ui_ensure                  (void);
 void _tally_application_set_network_override (TallyApplication *self,
                                               int               state);
 

@@ -12,7 +12,6 @@
 #include "tally-tool-bash.h"
 #include "tally-tool-query-database.h"
 #include "tally-window.h"
-#include "tally-window-resources.h"
 
 /*
  * The application owns what all windows share: the settings, the session
@@ -683,7 +682,6 @@ tally_application_class_init (TallyApplicationClass *klass)
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
-  _tally_window_ui_ensure ();
 }
 
 static void
@@ -714,7 +712,7 @@ tally_application_new (void)
                        "application-id", APPLICATION_ID,
                        "flags", G_APPLICATION_HANDLES_COMMAND_LINE,
                        /* style.css, gtk/help-overlay.ui and icons/ live here */
-                       "resource-base-path", "/io/github/tallyapp/Tally/window",
+                       "resource-base-path", "/io/github/tallyapp/Tally",
                        NULL);
 }
 
@@ -1171,18 +1169,6 @@ tally_application_forget_api_key (TallyApplication *self)
 
   set_key (self, NULL, TALLY_API_KEY_SOURCE_NONE);
   tally_secret_clear_async (NULL, clear_key_cb, NULL);
-}
-
-void
-_tally_window_ui_ensure (void)
-{
-  static gsize registered;
-
-  if (g_once_init_enter (&registered))
-    {
-      tally_window_register_resource ();
-      g_once_init_leave (&registered, 1);
-    }
 }
 
 void

@@ -310,7 +310,6 @@ tally_preferences_window_class_init (TallyPreferencesWindowClass *klass)
   object_class->dispose = tally_preferences_window_dispose;
   object_class->finalize = tally_preferences_window_finalize;
 
-  _tally_window_ui_ensure ();
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/window/tally-preferences-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, key_group);

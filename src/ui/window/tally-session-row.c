@@ -274,7 +274,6 @@ tally_session_row_class_init (TallySessionRowClass *klass)
     g_signal_new ("delete-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
-  _tally_window_ui_ensure ();
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-session-row.ui");
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, title_label);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, snippet_label);

@@ -1653,7 +1653,6 @@ tally_window_class_init (TallyWindowClass *klass)
   g_type_ensure (TALLY_TYPE_TRANSCRIPT_VIEW);
   g_type_ensure (TALLY_TYPE_COMPOSER);
 
-  _tally_window_ui_ensure ();
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, flap);
