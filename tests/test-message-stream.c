@@ -375,6 +375,35 @@ test_fixture_unparsable (void)
  * "network" (TALLY_API_ERROR_INCOMPLETE), wherever it falls, even in the
  * middle of an event's JSON; only an `error` event already received keeps
  * its own error (kind "stream"). Every fixture, every byte offset. */
+/* Under AddressSanitizer (with the full allocation stacks tests/run-all.sh
+ * asks for) every offset of every fixture takes minutes; the sanitized run
+ * cuts at every 11th offset, and at the offsets just before and after each
+ * line end, where the interesting cases are. The plain run takes them all. */
+#if defined(__SANITIZE_ADDRESS__)
+# define CUT_STRIDE 11
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define CUT_STRIDE 11
+# endif
+#endif
+#ifndef CUT_STRIDE
+# define CUT_STRIDE 1
+#endif
+
+static gboolean
+cut_is_tried (const guint8 *data,
+              gsize         len,
+              gsize         cut)
+{
+  if (CUT_STRIDE == 1 || cut % CUT_STRIDE == 0 || cut == len)
+    return TRUE;
+  /* Next to a line end: just before, on, or just after it. */
+  for (gsize k = cut > 2 ? cut - 2 : 0; k <= cut + 1 && k < len; k++)
+    if (data[k] == '\n' || data[k] == '\r')
+      return TRUE;
+  return FALSE;
+}
+
 static void
 check_truncated_everywhere (const char *name)
 {
@@ -398,6 +427,9 @@ check_truncated_everywhere (const char *name)
       g_autoptr(GError) error = NULL;
       g_autoptr(GError) before_end = NULL;
       gboolean ok;
+
+      if (!cut_is_tried (data, len, cut))
+        continue;
 
       tally_message_stream_begin_attempt (stream, 1);
       tally_message_stream_feed (stream, data, cut);
