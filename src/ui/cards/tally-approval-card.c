@@ -392,6 +392,8 @@ decide (TallyApprovalCard *self,
 static void
 allow_clicked_cb (TallyApprovalCard *self)
 {
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   decide (self, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
 }
 
@@ -425,6 +427,8 @@ edit_clicked_cb (TallyApprovalCard *self)
   g_autofree char *pretty = object_to_json (request_input (self), TRUE);
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
 
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   ensure_editor (self);
 
   gtk_text_buffer_set_text (buffer, pretty, -1);
@@ -442,6 +446,8 @@ edit_confirm_cb (TallyApprovalCard *self)
   g_autofree char *text = NULL;
   GtkTextIter start, end;
   JsonNode *root;
+
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
 
   gtk_text_buffer_get_bounds (buffer, &start, &end);
   text = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
@@ -470,6 +476,8 @@ edit_confirm_cb (TallyApprovalCard *self)
 static void
 always_clicked_cb (TallyApprovalCard *self)
 {
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   sync_rule (self);
   show_panel (self, self->always_panel);
   if (gtk_widget_get_visible (GTK_WIDGET (self->rule_dropdown)))
@@ -485,6 +493,8 @@ always_confirm_cb (TallyApprovalCard *self)
   const char *rule = NULL;
   const char *scope = NULL;
 
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   if (suggestion != NULL)
     {
       rule = json_object_get_string_member_with_default (suggestion, "rule", NULL);
@@ -497,6 +507,8 @@ always_confirm_cb (TallyApprovalCard *self)
 static void
 deny_clicked_cb (TallyApprovalCard *self)
 {
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   show_panel (self, self->deny_panel);
   gtk_widget_grab_focus (GTK_WIDGET (self->deny_entry));
 }
@@ -513,6 +525,8 @@ static void
 deny_confirm_cb (TallyApprovalCard *self)
 {
   g_autofree char *message = g_strdup (deny_message (self));
+
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
 
   decide (self, TALLY_DECISION_DENY, NULL, NULL, NULL, message);
 }
@@ -744,6 +758,8 @@ block_changed_cb (TallyApprovalCard *self)
 {
   JsonObject *details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
 
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   /* The reducer may hand the block over before it fills in its details,
    * and replaces them when the card settles. */
   if (details != self->shown)
@@ -763,6 +779,8 @@ workspace_changed_cb (TallyApprovalCard *self)
 {
   TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
 
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   if (block != NULL && !tally_block_get_finished (block))
     {
       self->diff_block = NULL;
@@ -776,6 +794,8 @@ style_dark_cb (TallyApprovalCard *self)
   GtkSourceStyleSchemeManager *manager = gtk_source_style_scheme_manager_get_default ();
   GtkSourceStyleScheme *scheme;
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
 
   scheme = gtk_source_style_scheme_manager_get_scheme (manager, tally_cards_is_dark () ? "Adwaita-dark" : "Adwaita");
   if (scheme != NULL)

@@ -561,6 +561,8 @@ load_changed_cb (WebKitWebView   *view,
                  WebKitLoadEvent  event,
                  TallyPlanCard   *self)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   if (event == WEBKIT_LOAD_COMMITTED)
     self->expecting_load = FALSE;
   else if (event == WEBKIT_LOAD_FINISHED)
@@ -577,6 +579,8 @@ load_failed_cb (WebKitWebView   *view,
                 GError          *error,
                 TallyPlanCard   *self)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   /* An ignored navigation reports a cancelled load; the page stays. */
   if (g_error_matches (error, WEBKIT_NETWORK_ERROR, WEBKIT_NETWORK_ERROR_CANCELLED) ||
       g_error_matches (error, WEBKIT_POLICY_ERROR, WEBKIT_POLICY_ERROR_FRAME_LOAD_INTERRUPTED_BY_POLICY_CHANGE))
@@ -592,6 +596,8 @@ web_process_terminated_cb (WebKitWebView                     *view,
                            WebKitWebProcessTerminationReason  reason,
                            TallyPlanCard                     *self)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   g_warning ("The web process of the plan cards ended (reason %d); plans are shown natively from now on",
              (int) reason);
   webkit_broken = TRUE;
@@ -607,6 +613,8 @@ decide_policy_cb (WebKitWebView            *view,
   WebKitNavigationAction *action;
   const char *uri;
   gboolean link;
+
+  g_assert (TALLY_IS_PLAN_CARD (self));
 
   if (type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE)
     return FALSE;
@@ -639,6 +647,8 @@ context_menu_cb (WebKitWebView       *view,
                  WebKitHitTestResult *hit,
                  TallyPlanCard       *self)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   /* Back, Reload and Inspect mean nothing here; copying a selection
    * still works with the keyboard. */
   return TRUE;
@@ -754,6 +764,8 @@ render (TallyPlanCard *self)
 static void
 style_dark_cb (TallyPlanCard *self)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   /* The page carries its colours; build it again for the new style. */
   if (self->web_view != NULL)
     render (self);
@@ -863,6 +875,8 @@ transcript_changed_cb (TallyPlanCard *self,
                        guint          removed,
                        guint          added)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   sync_active (self);
   if (removed > 0)
     sync_changes (self);
@@ -890,6 +904,8 @@ set_transcript (TallyPlanCard *self,
 static void
 transcript_set_cb (TallyPlanCard *self)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   set_transcript (self, tally_block_widget_get_transcript (TALLY_BLOCK_WIDGET (self)));
 }
 
@@ -902,6 +918,8 @@ activate_plan_action (TallyPlanCard *self,
   TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
   const char *id = block != NULL ? tally_cards_details_string (block, "plan_id") : NULL;
 
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   gtk_widget_activate_action (GTK_WIDGET (self), name, "(sx)",
                               id != NULL ? id : "", block != NULL ? block_version (block) : (gint64) 0);
 }
@@ -913,6 +931,8 @@ implement_clicked_cb (TallyPlanCard *self)
 {
   g_autoptr(TallyPlanCard) hold = g_object_ref (self);
 
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   if (!tally_plan_card_get_active (self))
     return;
   self->implemented = TRUE;
@@ -923,6 +943,8 @@ implement_clicked_cb (TallyPlanCard *self)
 static void
 refine_clicked_cb (TallyPlanCard *self)
 {
+  g_assert (TALLY_IS_PLAN_CARD (self));
+
   if (!tally_plan_card_get_active (self))
     return;
   activate_plan_action (self, "session.refine-plan");

@@ -260,6 +260,8 @@ chip_toggled_cb (GtkToggleButton   *chip,
   guint index = 0;
   Question *q = find_question (self, GTK_WIDGET (chip), &index);
 
+  g_assert (TALLY_IS_QUESTION_CARD (self));
+
   if (q == NULL)
     return;
 
@@ -292,6 +294,8 @@ chip_focus_cb (GtkEventControllerFocus *controller,
   guint index = 0;
   Question *q = find_question (self, chip, &index);
 
+  g_assert (TALLY_IS_QUESTION_CARD (self));
+
   if (q != NULL && !self->sent && !tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     show_option (q, index);
 }
@@ -300,6 +304,8 @@ static void
 entry_changed_cb (GtkEditable       *entry,
                   TallyQuestionCard *self)
 {
+  g_assert (TALLY_IS_QUESTION_CARD (self));
+
   save_draft (self);
   update_send (self);
 }
@@ -317,6 +323,8 @@ question_key_cb (GtkEventControllerKey *controller,
   GtkWidget *focus = root != NULL ? gtk_root_get_focus (root) : NULL;
   GtkToggleButton *chip;
   guint index;
+
+  g_assert (TALLY_IS_QUESTION_CARD (self));
 
   if (q == NULL || self->sent || TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     return FALSE;
@@ -376,6 +384,8 @@ send_clicked_cb (TallyQuestionCard *self)
 {
   g_autoptr(JsonObject) answers = NULL;
 
+  g_assert (TALLY_IS_QUESTION_CARD (self));
+
   if (!tally_question_card_can_send (self))
     return;
   answers = tally_question_card_dup_answers (self);
@@ -385,6 +395,8 @@ send_clicked_cb (TallyQuestionCard *self)
 static void
 dismiss_clicked_cb (TallyQuestionCard *self)
 {
+  g_assert (TALLY_IS_QUESTION_CARD (self));
+
   finish (self, NULL);
 }
 
@@ -727,6 +739,8 @@ ensure_questions (TallyQuestionCard *self)
 static void
 block_changed_cb (TallyQuestionCard *self)
 {
+  g_assert (TALLY_IS_QUESTION_CARD (self));
+
   ensure_questions (self);
   sync_card (self);
 }

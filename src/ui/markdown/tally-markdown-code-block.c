@@ -166,6 +166,8 @@ tally_markdown_code_block_copy (TallyMarkdownCodeBlock *self)
 static void
 copy_clicked_cb (TallyMarkdownCodeBlock *self)
 {
+  g_assert (TALLY_IS_MARKDOWN_CODE_BLOCK (self));
+
   tally_markdown_code_block_copy (self);
 }
 

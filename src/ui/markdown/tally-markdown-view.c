@@ -157,6 +157,8 @@ colors_idle_cb (gpointer user_data)
 static void
 style_changed_cb (TallyMarkdownView *self)
 {
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
   if (self->colors_idle_id == 0)
     self->colors_idle_id = g_idle_add_full (GDK_PRIORITY_REDRAW + 10, colors_idle_cb, self, NULL);
 }
@@ -281,6 +283,8 @@ click_released_cb (GtkGestureClick   *gesture,
   GtkTextIter start, end;
   int bx, by;
 
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
   if (n_press != 1)
     return;
 
@@ -302,6 +306,8 @@ motion_cb (GtkEventControllerMotion *controller,
 {
   int bx, by;
 
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
   gtk_text_view_window_to_buffer_coords (GTK_TEXT_VIEW (self->text_view),
                                          GTK_TEXT_WINDOW_WIDGET,
                                          (int)x, (int)y, &bx, &by);
@@ -313,6 +319,8 @@ static void
 leave_cb (GtkEventControllerMotion *controller,
           TallyMarkdownView        *self)
 {
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self->text_view), "text");
 }
 
@@ -326,6 +334,8 @@ key_pressed_cb (GtkEventControllerKey *controller,
   GtkTextIter iter;
   const char *url;
   g_autofree char *copy = NULL;
+
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
 
   if (keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_ISO_Enter)
     return FALSE;

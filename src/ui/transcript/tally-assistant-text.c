@@ -74,6 +74,8 @@ update_incomplete (TallyAssistantText *self)
 static void
 block_incomplete_cb (TallyAssistantText *self)
 {
+  g_assert (TALLY_IS_ASSISTANT_TEXT (self));
+
   update_incomplete (self);
   if (tally_block_get_incomplete (TALLY_BLOCK_WIDGET_BLOCK (self)) && !tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     view_finish (self);
@@ -85,6 +87,8 @@ block_text_changed_cb (TallyAssistantText *self)
   const char *text = tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self));
   gsize len = strlen (text);
 
+  g_assert (TALLY_IS_ASSISTANT_TEXT (self));
+
   if (len < self->shown_len)
     view_set (self, text);
   else if (len > self->shown_len)
@@ -95,6 +99,8 @@ block_text_changed_cb (TallyAssistantText *self)
 static void
 block_finished_cb (TallyAssistantText *self)
 {
+  g_assert (TALLY_IS_ASSISTANT_TEXT (self));
+
   if (tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)))
     view_finish (self);
 }

@@ -161,6 +161,8 @@ static void
 banner_retry_cb (TallyBlockRow *self,
                  TallyBlock    *block)
 {
+  g_assert (TALLY_IS_BLOCK_ROW (self));
+
   g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
 }
 

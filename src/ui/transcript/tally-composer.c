@@ -143,6 +143,8 @@ static void
 scroll_range_changed_cb (TallyComposer *self,
                          GtkAdjustment *adjustment)
 {
+  g_assert (TALLY_IS_COMPOSER (self));
+
   /* Not yet allocated: nothing to go by. */
   if (gtk_adjustment_get_page_size (adjustment) <= 0)
     return;
@@ -156,6 +158,8 @@ preedit_changed_cb (TallyComposer *self,
                     const char    *preedit,
                     GtkTextView   *text_view)
 {
+  g_assert (TALLY_IS_COMPOSER (self));
+
   self->preedit_active = preedit != NULL && preedit[0] != '\0';
   update_state (self);
 }
@@ -167,6 +171,8 @@ key_pressed_cb (GtkEventControllerKey *controller,
                 GdkModifierType        state,
                 TallyComposer         *self)
 {
+  g_assert (TALLY_IS_COMPOSER (self));
+
   return tally_composer_handle_key (self, keyval, state);
 }
 

@@ -109,6 +109,8 @@ member_true (JsonObject *object,
 static void
 retry_clicked_cb (TallyErrorBanner *self)
 {
+  g_assert (TALLY_IS_ERROR_BANNER (self));
+
   if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
     g_signal_emit (self, signals[RETRY], 0, TALLY_BLOCK_WIDGET_BLOCK (self));
 }

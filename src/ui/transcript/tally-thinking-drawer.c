@@ -86,6 +86,8 @@ sync_title (TallyThinkingDrawer *self)
 static void
 block_text_changed_cb (TallyThinkingDrawer *self)
 {
+  g_assert (TALLY_IS_THINKING_DRAWER (self));
+
   if (!gtk_expander_get_expanded (self->expander) || self->tick_id != 0)
     return;
 
@@ -99,6 +101,8 @@ static void
 expanded_changed_cb (TallyThinkingDrawer *self)
 {
   gboolean expanded = gtk_expander_get_expanded (self->expander);
+
+  g_assert (TALLY_IS_THINKING_DRAWER (self));
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
     g_object_set_data (G_OBJECT (TALLY_BLOCK_WIDGET_BLOCK (self)), EXPANDED_KEY, GINT_TO_POINTER (expanded));

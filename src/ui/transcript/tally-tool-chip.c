@@ -411,6 +411,8 @@ sync_tool (TallyToolChip *self)
 static void
 block_tool_changed_cb (TallyToolChip *self)
 {
+  g_assert (TALLY_IS_TOOL_CHIP (self));
+
   sync_tool (self);
   if (self->details_built)
     {
@@ -422,6 +424,8 @@ block_tool_changed_cb (TallyToolChip *self)
 static void
 block_result_changed_cb (TallyToolChip *self)
 {
+  g_assert (TALLY_IS_TOOL_CHIP (self));
+
   sync_duration (self);
   if (self->details_built)
     build_result (self);
@@ -431,6 +435,8 @@ static void
 expanded_changed_cb (TallyToolChip *self)
 {
   gboolean expanded = gtk_expander_get_expanded (self->expander);
+
+  g_assert (TALLY_IS_TOOL_CHIP (self));
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;

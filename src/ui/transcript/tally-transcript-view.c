@@ -202,6 +202,8 @@ after_layout_cb (GdkFrameClock       *clock,
 {
   gint64 frame = gdk_frame_clock_get_frame_counter (clock);
 
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   if (!self->pin_pending)
     return;
   self->pin_pending = FALSE;
@@ -237,6 +239,8 @@ static void
 adjustment_changed_cb (TallyTranscriptView *self,
                        GtkAdjustment       *adjustment)
 {
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   /* The content or the viewport changed size. While an animation runs it
    * aims at the new end by itself on its next frame. */
   if (self->following && self->scroll_tick_id == 0)
@@ -249,6 +253,8 @@ adjustment_value_changed_cb (TallyTranscriptView *self,
 {
   double value = gtk_adjustment_get_value (adjustment);
   gboolean same_geometry;
+
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
 
   if (self->setting_value)
     return;
@@ -306,6 +312,8 @@ scroll_tick_cb (GtkWidget     *widget,
 static void
 jump_clicked_cb (TallyTranscriptView *self)
 {
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   tally_transcript_view_scroll_to_end (self, TRUE);
 }
 
@@ -313,6 +321,8 @@ static void
 row_retry_requested_cb (TallyTranscriptView *self,
                         TallyBlock          *block)
 {
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
 }
 
@@ -322,6 +332,8 @@ setup_cb (GtkSignalListItemFactory *factory,
           TallyTranscriptView      *self)
 {
   GtkWidget *row = tally_block_row_new ();
+
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
 
   tally_block_row_set_pool (TALLY_BLOCK_ROW (row), self->row_pool);
   gtk_list_item_set_activatable (item, FALSE);
@@ -338,6 +350,8 @@ bind_cb (GtkSignalListItemFactory *factory,
 {
   TallyBlockRow *row = TALLY_BLOCK_ROW (gtk_list_item_get_child (item));
 
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   tally_block_row_set_context (row, self->model, self->workspace);
   tally_block_row_set_block (row, gtk_list_item_get_item (item));
 }
@@ -347,6 +361,8 @@ unbind_cb (GtkSignalListItemFactory *factory,
            GtkListItem              *item,
            TallyTranscriptView      *self)
 {
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   tally_block_row_set_block (TALLY_BLOCK_ROW (gtk_list_item_get_child (item)), NULL);
 }
 
@@ -375,6 +391,8 @@ clear_pending_receipt (TallyTranscriptView *self)
 static void
 pending_receipt_finished_cb (TallyTranscriptView *self)
 {
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   if (!tally_block_get_finished (self->pending_receipt))
     return;
   announce_receipt (self, self->pending_receipt);
@@ -389,6 +407,8 @@ items_changed_cb (TallyTranscriptView *self,
                   GListModel          *model)
 {
   g_autoptr(TallyBlock) block = NULL;
+
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
 
   if (added == 0)
     return;

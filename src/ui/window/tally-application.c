@@ -255,6 +255,8 @@ settings_changed_cb (TallyApplication *self,
                      const char       *key,
                      GSettings        *settings)
 {
+  g_assert (TALLY_IS_APPLICATION (self));
+
   if ((g_str_equal (key, "bash-extra-env") || g_str_equal (key, "query-timeout")) &&
       self->tools != NULL)
     apply_tool_settings (self);
@@ -269,6 +271,8 @@ network_changed_cb (TallyApplication *self,
                     gboolean          available,
                     GNetworkMonitor  *monitor)
 {
+  g_assert (TALLY_IS_APPLICATION (self));
+
   update_online (self);
 }
 

@@ -140,6 +140,8 @@ key_apply_cb (TallyPreferencesWindow *self)
 {
   g_autofree char *key = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->key_row)));
 
+  g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
+
   g_strstrip (key);
   if (*key != '\0')
     tally_application_set_api_key_async (self->app, key, self->cancellable, key_stored_cb, g_object_ref (self));
@@ -151,6 +153,8 @@ key_apply_cb (TallyPreferencesWindow *self)
 static void
 forget_key_cb (TallyPreferencesWindow *self)
 {
+  g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
+
   tally_application_forget_api_key (self->app);
   toast (self, _("API key removed"));
 }
@@ -159,6 +163,8 @@ static void
 base_url_apply_cb (TallyPreferencesWindow *self)
 {
   g_autofree char *url = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->base_url_row)));
+
+  g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
 
   g_strstrip (url);
   if (*url != '\0' && !g_str_has_prefix (url, "http://") && !g_str_has_prefix (url, "https://"))

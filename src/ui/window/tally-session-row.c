@@ -173,6 +173,8 @@ rename_entry_changed_cb (TallySessionRow *self)
 {
   g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->rename_entry))));
 
+  g_assert (TALLY_IS_SESSION_ROW (self));
+
   gtk_widget_set_sensitive (GTK_WIDGET (self->rename_button), *text != '\0');
 }
 
@@ -180,6 +182,8 @@ static void
 rename_entry_activate_cb (TallySessionRow *self)
 {
   g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->rename_entry))));
+
+  g_assert (TALLY_IS_SESSION_ROW (self));
 
   if (*text == '\0')
     return;

@@ -238,6 +238,8 @@ static void
 session_row_activated_cb (TallyWindow   *self,
                           GtkListBoxRow *row)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   if (!TALLY_IS_SESSION_ROW (row))
     return;
 
@@ -294,6 +296,8 @@ search_changed_cb (TallyWindow *self)
   GHashTableIter iter;
   gpointer value;
 
+  g_assert (TALLY_IS_WINDOW (self));
+
   g_cancellable_cancel (self->search_cancellable);
   g_clear_object (&self->search_cancellable);
   g_clear_pointer (&self->search_hits, g_hash_table_unref);
@@ -319,12 +323,16 @@ search_changed_cb (TallyWindow *self)
 static void
 stop_search_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   gtk_editable_set_text (GTK_EDITABLE (self->search_entry), "");
 }
 
 static void
 search_activate_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   for (int i = 0;; i++)
     {
       GtkListBoxRow *row = gtk_list_box_get_row_at_index (self->session_list, i);
@@ -348,6 +356,8 @@ rename_requested_cb (TallyWindow     *self,
   TallyStore *store = tally_application_get_store (self->app);
   g_autoptr(GError) error = NULL;
   TallySessionInfo *info = tally_session_row_get_info (row);
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   if (store == NULL || !tally_store_rename_session (store, info->id, title, &error))
     {
@@ -373,6 +383,8 @@ delete_toast_dismissed_cb (TallyWindow *self,
   const char *id = g_object_get_data (G_OBJECT (toast), "tally-session-id");
   TallyStore *store = tally_application_get_store (self->app);
   g_autoptr(GError) error = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   /* Undone: nothing to do. */
   if (id == NULL || !g_hash_table_remove (self->pending_deletes, id))
@@ -439,6 +451,8 @@ static void
 delete_requested_cb (TallyWindow     *self,
                      TallySessionRow *row)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   _tally_window_delete_with_undo (self, tally_session_row_get_info (row));
 }
 

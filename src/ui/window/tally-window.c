@@ -110,6 +110,8 @@ add_toast_with_action (TallyWindow *self,
   g_autofree char *escaped = g_markup_escape_text (title, -1);
   AdwToast *toast = adw_toast_new (escaped);
 
+  g_assert (TALLY_IS_WINDOW (self));
+
   adw_toast_set_button_label (toast, button_label);
   adw_toast_set_action_name (toast, action_name);
   g_free (self->last_toast_title);
@@ -274,6 +276,8 @@ salvage_clicked_cb (TallyWindow *self)
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
 
+  g_assert (TALLY_IS_WINDOW (self));
+
   if (damaged == NULL)
     return;
 
@@ -335,6 +339,8 @@ model_selected_cb (TallyWindow *self)
   guint position = gtk_drop_down_get_selected (self->model_dropdown);
   const char *id;
 
+  g_assert (TALLY_IS_WINDOW (self));
+
   if (self->updating_model || position == GTK_INVALID_LIST_POSITION)
     return;
 
@@ -352,12 +358,16 @@ model_selected_cb (TallyWindow *self)
 static void
 models_changing_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   self->updating_model = TRUE;
 }
 
 static void
 models_changed_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   self->updating_model = FALSE;
   select_model (self, self->model);
 }
@@ -381,6 +391,8 @@ model_factory_bind_cb (GtkSignalListItemFactory *factory,
   GtkStringObject *object = gtk_list_item_get_item (item);
   const char *id = gtk_string_object_get_string (object);
   TallyModelCache *cache = tally_application_get_model_cache (self->app);
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (item)),
                        tally_model_cache_get_display_name (cache, id));
@@ -416,6 +428,8 @@ model_list_bind_cb (GtkSignalListItemFactory *factory,
   GtkWidget *name = gtk_widget_get_first_child (box);
   GtkWidget *id_label = gtk_widget_get_next_sibling (name);
   const char *display = tally_model_cache_get_display_name (cache, id);
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   gtk_label_set_label (GTK_LABEL (name), display);
   gtk_label_set_label (GTK_LABEL (id_label), id);
@@ -479,6 +493,8 @@ restore_draft (TallyWindow *self)
 static void
 transcript_items_changed_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   _tally_window_update_title (self);
 }
 
@@ -910,12 +926,16 @@ composer_send_cb (TallyWindow   *self,
                   const char    *text,
                   TallyComposer *composer)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   start_turn (self, text);
 }
 
 static void
 composer_stop_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   if (self->turn_cancellable != NULL)
     g_cancellable_cancel (self->turn_cancellable);
 }
@@ -926,6 +946,8 @@ retry_requested_cb (TallyWindow         *self,
                     TallyTranscriptView *view)
 {
   g_autofree char *prompt = dup_last_prompt (self);
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   if (prompt != NULL)
     start_turn (self, prompt);
@@ -1078,6 +1100,8 @@ welcome_key_apply_cb (TallyWindow *self)
 {
   g_autofree char *key = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->welcome_key_row)));
 
+  g_assert (TALLY_IS_WINDOW (self));
+
   g_strstrip (key);
   if (*key == '\0')
     return;
@@ -1092,6 +1116,8 @@ suggestion_activated_cb (TallyWindow   *self,
                          GtkListBoxRow *row)
 {
   const char *text = g_object_get_data (G_OBJECT (row), "tally-suggestion");
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   if (text == NULL)
     return;
@@ -1136,6 +1162,8 @@ database_chosen_cb (GtkNativeDialog *dialog,
   g_autoptr(GFile) file = NULL;
   g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   if (response == GTK_RESPONSE_ACCEPT)
     {
@@ -1198,6 +1226,8 @@ workspace_chosen_cb (GtkNativeDialog *dialog,
 {
   g_autoptr(GFile) file = NULL;
   g_autofree char *path = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   if (response == GTK_RESPONSE_ACCEPT)
     {
@@ -1389,12 +1419,16 @@ store_write_failed_cb (TallyWindow  *self,
 {
   g_autofree char *message = g_strdup_printf (_("Could not save the session: %s"), error->message);
 
+  g_assert (TALLY_IS_WINDOW (self));
+
   tally_window_add_toast (self, message);
 }
 
 static void
 api_key_source_changed_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   update_page (self);
   maybe_fetch_models (self);
 }
@@ -1402,6 +1436,8 @@ api_key_source_changed_cb (TallyWindow *self)
 static void
 online_changed_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   update_banners (self);
   maybe_fetch_models (self);
 }
@@ -1411,6 +1447,8 @@ online_changed_cb (TallyWindow *self)
 static void
 client_changed_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   maybe_fetch_models (self);
 
   if (self->session != NULL && self->busy_session == NULL)
@@ -1437,6 +1475,8 @@ client_changed_cb (TallyWindow *self)
 static void
 reveal_flap_changed_cb (TallyWindow *self)
 {
+  g_assert (TALLY_IS_WINDOW (self));
+
   /* Folding hides the sidebar by itself; remember only the analyst's own
    * choice in a wide window. */
   if (!adw_flap_get_folded (self->flap))
