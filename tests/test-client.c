@@ -57,6 +57,7 @@ typedef struct {
   gint64              finished_us;
   /* Cancel after this many ms (0: never) or once this much text arrived */
   guint               cancel_after_ms;
+  gboolean            cancel_after_retry;   /* 20 ms after the first retry */
   gsize               cancel_after_text;
   gboolean            cancel_synchronously;
 } Run;
@@ -78,6 +79,8 @@ attempt_record_clear (gpointer data)
   g_clear_error (&record->error);
 }
 
+static gboolean cancel_now_cb (gpointer user_data);
+
 static void
 retry_cb (TallyMessageStream *stream,
           guint               attempt,
@@ -89,6 +92,8 @@ retry_cb (TallyMessageStream *stream,
   RetryRecord record = { attempt, delay_ms, status, g_strdup (error_type), g_get_real_time () };
 
   g_array_append_val (run->retries, record);
+  if (run->cancel_after_retry && run->retries->len == 1)
+    g_timeout_add (20, cancel_now_cb, run);
 }
 
 static void
@@ -1202,7 +1207,8 @@ test_cancel_during_backoff (void)
                      " \"stop_reason\":\"end_turn\"}}]}");
   client = client_for (mock);
   run = run_new (client);
-  run->cancel_after_ms = 100;
+  /* Cancelled once the back-off has begun, however slow the machine. */
+  run->cancel_after_retry = TRUE;
   run_stream (run, REQUEST_BODY);
 
   g_assert_error (run->error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
