@@ -35,8 +35,9 @@
  * when the gate suggested several), and an optional message for the model
  * that is sent verbatim. Escape closes a panel.
  *
- * The card reports the decision with #TallyApprovalCard::decided and
- * stops offering buttons; the transcript settles it when the agent emits
+ * The card reports the decision by activating `session.approve` (the
+ * approval id, the #TallyDecision and what goes with it; docs/architecture.md
+ * §3.2) and stops offering buttons; the transcript settles it when the agent emits
  * `approval_resolved`. A settled card (live or replayed from the store)
  * shows the decision, the rule or the message, and no buttons.
  */

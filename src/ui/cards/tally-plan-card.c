@@ -25,9 +25,10 @@
  * The card of a plan the model proposed with `ExitPlanMode` (a
  * %TALLY_BLOCK_PLAN block; docs/architecture.md §7.2): the plan's markdown,
  * its version, and the buttons that write the next message, "Implement"
- * and "Refine" (#TallyPlanCard::implement, #TallyPlanCard::refine). From the
- * second version on, an expander shows the lines that changed since the
- * version before (found in the transcript the card is shown in).
+ * and "Refine" (the `session.implement-plan` and `session.refine-plan`
+ * actions, with the plan id and version; docs/architecture.md §3.2). From
+ * the second version on, an expander shows the lines that changed since
+ * the version before (found in #TallyBlockWidget:transcript).
  *
  * Only the newest plan can be acted on: once a later user message or plan
  * follows it in the transcript, or Implement was pressed, the buttons go.
@@ -1121,7 +1122,7 @@ tally_plan_card_new (void)
  *
  * A plan is active while it can be acted on: it is shown, Implement was
  * not pressed, and no later user message or plan follows it in the
- * transcript view the card is shown in.
+ * transcript the card is bound with (#TallyBlockWidget:transcript).
  *
  * Returns: whether the card offers Implement and Refine
  */

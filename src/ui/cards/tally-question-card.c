@@ -29,8 +29,9 @@
  * keyboard focus. Free text is sent as typed, also together with chips.
  *
  * "Send answers" is enabled only when every question has a chip or some
- * free text; it emits #TallyQuestionCard::answered with the answers built
- * by tally_questions_join_answer(). "Dismiss" emits it with %NULL. What
+ * free text; it activates `session.answer` with the question id and the
+ * answers built by tally_questions_join_answer() as a JSON object.
+ * "Dismiss" activates it with no answers (docs/architecture.md §3.2). What
  * the analyst chose survives the row being recycled while the card is
  * pending (it is kept with the block).
  *

@@ -747,9 +747,10 @@ tally_transcript_view_get_workspace (TallyTranscriptView *self)
  * @self: a #TallyTranscriptView
  * @workspace: (nullable): the shown session's workspace folder (absolute)
  *
- * Tells the cards shown which folder relative paths resolve against (an
- * approval card previews the diff of a `Write` or `Edit` from it). Cards
- * read it when they are shown.
+ * Tells the block widgets which folder relative paths resolve against (an
+ * approval card previews the diff of a `Write` or `Edit` from it). Each
+ * row hands it over (#TallyBlockWidget:workspace) when it binds a block,
+ * so set it before the model.
  */
 void
 tally_transcript_view_set_workspace (TallyTranscriptView *self,

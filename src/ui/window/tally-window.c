@@ -546,8 +546,9 @@ show_session (TallyWindow  *self,
       if (self->database == NULL)
         self->database = g_strdup (tally_application_get_default_database ());
 
-      tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (transcript));
+      /* The workspace first: rows hand it to the cards when they bind. */
       tally_transcript_view_set_workspace (self->transcript_view, self->workspace);
+      tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (transcript));
       g_signal_connect_object (transcript, "items-changed",
                                G_CALLBACK (transcript_items_changed_cb), self, G_CONNECT_SWAPPED);
 
@@ -563,8 +564,8 @@ show_session (TallyWindow  *self,
       self->database = g_strdup (tally_application_get_default_database ());
       g_clear_pointer (&self->workspace, g_free);
 
-      tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (self->empty_transcript));
       tally_transcript_view_set_workspace (self->transcript_view, NULL);
+      tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (self->empty_transcript));
       select_model (self, model);
       gtk_drop_down_set_selected (self->mode_dropdown, g_settings_get_enum (self->settings, "default-mode"));
       gtk_toggle_button_set_active (self->thinking_button,
