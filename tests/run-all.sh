@@ -10,29 +10,36 @@ cd "$top"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 
-# run_suite DIR TIMEOUT_MULTIPLIER [MESON SETUP OPTIONS…]
+# run_suite DIR TIMEOUT_MULTIPLIER [MESON TEST OPTIONS…]: builds DIR (set up
+# beforehand) and runs its tests under a virtual X server (the UI tests need
+# a display). Each run writes its own meson-logs/testlog*.json.
 run_suite() {
   local dir=$1 multiplier=$2; shift 2
-  if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" -Dwerror=true "$@"
-  fi
-  meson compile -C "$dir"
-  # UI tests need a display: run the suite inside a virtual X server.
+  meson compile -C "$dir" &&
   xvfb-run -a -s "-screen 0 1400x1000x24" \
     meson test -C "$dir" --print-errorlogs --num-processes "$jobs" \
-      --timeout-multiplier "$multiplier"
+      --timeout-multiplier "$multiplier" "$@"
 }
 
 status=0
+rm -f build-tests/meson-logs/testlog*.json build-asan/meson-logs/testlog*.json
+[ -f build-tests/build.ninja ] || meson setup build-tests -Dwerror=true
 run_suite build-tests 1 || status=1
 
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:fast_unwind_on_malloc=0:malloc_context_size=30
-export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0:malloc_context_size=30
+[ -f build-asan/build.ninja ] ||
+  meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+asan_common=detect_leaks=1:abort_on_error=1:strict_string_checks=1:malloc_context_size=30
+export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-# Full allocation stacks (DWARF unwinding, also through GLib, which is built
-# without frame pointers) make a leak report findable, and every malloc
-# several times slower: the sanitized suite gets four times the timeouts.
-run_suite build-asan 4 -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug || status=1
+# The core's tests record full allocation stacks (DWARF unwinding, also
+# through GLib, which is built without frame pointers), so that a leak
+# report shows where it came from; that makes every malloc several times
+# slower, so the sanitized runs get four times the timeouts. The UI tests,
+# where GTK allocates most, keep the fast frame-pointer unwinder.
+ASAN_OPTIONS=$asan_common:fast_unwind_on_malloc=0 \
+  run_suite build-asan 4 --no-suite ui --logbase testlog-core || status=1
+ASAN_OPTIONS=$asan_common \
+  run_suite build-asan 4 --suite ui --logbase testlog-ui || status=1
 
 # Third stage: the libFuzzer targets (docs/testing.md), built by clang with
 # ASan and UBSan, without the UI; each runs for 60 s on a copy of its seeds
@@ -50,11 +57,11 @@ run_fuzz() {
 run_fuzz || status=1
 
 # One closing line in the plain form: N passed, N failed.
-python3 - build-tests build-asan build-fuzz/meson-logs/fuzzlog.json <<'PY'
+python3 - build-tests/meson-logs/testlog.json build-asan/meson-logs/testlog-core.json \
+  build-asan/meson-logs/testlog-ui.json build-fuzz/meson-logs/fuzzlog.json <<'PY'
 import json, sys
 passed = failed = skipped = 0
-for d in sys.argv[1:]:
-    log = d if d.endswith(".json") else f"{d}/meson-logs/testlog.json"
+for log in sys.argv[1:]:
     try:
         with open(log) as f:
             for line in f:
