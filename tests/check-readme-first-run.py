@@ -16,9 +16,10 @@ GSETTINGS_SCHEMA_DIR and no Tally schema installed. The test passes when:
 
 and then, for the installed case, when the same build installed into a
 temporary DESTDIR (with its build-tree schema removed) finds its installed
-schema through XDG_DATA_DIRS and maps its window too, while an installed
-copy that cannot see any schema exits 1 with a clear message instead of
-aborting.
+schema through XDG_DATA_DIRS and maps its window too (given an API key in
+its environment, which must then be gone from /proc/PID/environ), while an
+installed copy that cannot see any schema exits 1 with a clear message
+instead of aborting.
 
 Usage: check-readme-first-run.py SOURCE_ROOT   (starts its own Xvfb and session bus)
 Exit status: 0 pass, 1 fail, 77 skipped (precondition not met).
@@ -124,9 +125,10 @@ def mapped_windows(env):
     return ids
 
 
-def run_and_quit(argv, cwd, env, log_path, what, map_timeout):
-    """Starts argv, waits for its window to map, quits it through the
-    application's quit action and checks the exit status and the log."""
+def run_and_quit(argv, cwd, env, log_path, what, map_timeout, after_map=None):
+    """Starts argv, waits for its window to map, calls after_map(proc) if
+    given, quits it through the application's quit action and checks the
+    exit status and the log."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + map_timeout
@@ -144,6 +146,8 @@ def run_and_quit(argv, cwd, env, log_path, what, map_timeout):
         fail(f"{what}: no window mapped within {map_timeout} s; log:\n{open(log_path).read()[-4000:]}")
     print(f"{what}: window {windows[0]} mapped", flush=True)
     time.sleep(1.0)  # let start-up work (keyring, model list) finish logging
+    if after_map is not None:
+        after_map(proc)
 
     subprocess.run(["gapplication", "action", APP_ID, "quit"], env=env, check=False)
     try:
@@ -202,10 +206,26 @@ def inner(source_root, work):
              f"got {blind.returncode}: {blind.stderr[-2000:]}")
     print(f"installed tally without a schema says: {blind.stderr.strip()}", flush=True)
 
+    # With a key in its environment: once started, the process's own
+    # environment block (what /proc/PID/environ shows, and what a command
+    # could read) holds no trace of it (docs/security.md).
+    probe = "sk-ant-probe-" + os.urandom(8).hex()
+
+    def key_gone(proc):
+        with open(f"/proc/{proc.pid}/environ", "rb") as f:
+            block = f.read()
+        if b"XDG_DATA_DIRS=" not in block:
+            fail(f"/proc/{proc.pid}/environ does not look like tally's environment")
+        if probe.encode() in block or b"ANTHROPIC_API_KEY=" in block:
+            fail("the API key is still readable in /proc/PID/environ of the running tally")
+        print("installed tally: the API key is gone from /proc/PID/environ", flush=True)
+
     installed_env = dict(env)
     installed_env["XDG_DATA_DIRS"] = os.path.join(prefix, "share") + ":/usr/local/share:/usr/share"
+    installed_env["ANTHROPIC_API_KEY"] = probe
+    installed_env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
     run_and_quit([binaries[0]], work, installed_env, os.path.join(work, "installed.log"),
-                 "installed tally", map_timeout=120)
+                 "installed tally", map_timeout=120, after_map=key_gone)
 
 
 def main():

@@ -45,14 +45,14 @@ tally_secret_wipe (char *secret)
  * @name: the name of an environment variable, e.g. `ANTHROPIC_API_KEY`
  *
  * Takes a secret out of the process's environment: returns a copy of the
- * value of @name, overwrites the value's bytes in every `NAME=value` entry
- * of `environ` with zeros, and then removes the variable.
+ * value of @name, removes the variable, and then overwrites every
+ * `NAME=value` entry that `environ` held for it with zeros, name and value.
  *
  * Removing alone is not enough: unsetenv() only drops the pointer from
  * `environ`, while `/proc/PID/environ` (readable by every process of the
  * same user, such as a command Tally runs) shows the block the kernel
  * copied onto the stack at exec, which still holds the bytes. After this
- * call that block shows `NAME=` followed by zeros, and neither this process
+ * call that block shows zeros where the entry was, and neither this process
  * nor the children it starts later see the variable.
  *
  * Call it early, before other threads may read the environment: like
@@ -64,6 +64,7 @@ tally_secret_wipe (char *secret)
 char *
 tally_secret_env_take (const char *name)
 {
+  g_autoptr(GPtrArray) entries = g_ptr_array_new ();
   char *value = NULL;
   gsize name_len;
 
@@ -80,10 +81,19 @@ tally_secret_env_take (const char *name)
       /* getenv() returns the first entry; so does this. */
       if (value == NULL && text[name_len + 1] != '\0')
         value = g_strdup (text + name_len + 1);
-      wipe_bytes (text + name_len + 1, strlen (text + name_len + 1));
+      g_ptr_array_add (entries, text);
     }
 
+  /* Once no pointer in `environ` refers to them any more, the entries are
+   * wiped whole, name included, so that `/proc/PID/environ` shows neither
+   * the value nor that there was one. */
   g_unsetenv (name);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      char *text = g_ptr_array_index (entries, i);
+
+      wipe_bytes (text, strlen (text));
+    }
 
   return value;
 }
