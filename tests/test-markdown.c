@@ -254,6 +254,29 @@ test_doc_matches_buffer (void)
     }
 }
 
+/* md4c can report a text span that runs past the end of damaged input
+ * (found by fuzzing; tests/fuzz/corpus/markdown/regression-md4c-span-size):
+ * the renderer cuts it at the end instead of reading or allocating ~4 GiB. */
+static void
+test_span_past_end (void)
+{
+  static const char markdown[] =
+    "See [the manual][maD] and [missing].\n\n"
+    "[man]: https://exampte.com/manual\340\333Manul\nDao\n\"ne.\nLinks: [the docs](https://example";
+  g_autoptr(TallyMarkdownDoc) doc = NULL;
+  g_autoptr(GtkTextBuffer) buffer = gtk_text_buffer_new (NULL);
+  g_autofree char *from_doc = NULL;
+  g_autofree char *from_buffer = NULL;
+
+  doc = tally_markdown_doc_parse (markdown, sizeof markdown - 1, TALLY_MARKDOWN_AT_START);
+  tally_markdown_doc_insert (doc, buffer, NULL);
+  /* Every character shown came from the 121-byte source. */
+  g_assert_cmpuint (tally_markdown_doc_get_n_chars (doc), <=, sizeof markdown - 1);
+  from_doc = tally_markdown_doc_dup_structure (doc, TRUE);
+  from_buffer = tally_markdown_buffer_dup_structure (buffer, TRUE);
+  g_assert_cmpstr (from_doc, ==, from_buffer);
+}
+
 static void
 test_bad_input (void)
 {
@@ -980,6 +1003,7 @@ main (int   argc,
   g_test_add_func ("/tally/markdown/set-then-stream", test_set_then_stream);
   g_test_add_func ("/tally/markdown/tail-only", test_tail_only);
   g_test_add_func ("/tally/markdown/empty-unit", test_empty_unit);
+  g_test_add_func ("/tally/markdown/span-past-end", test_span_past_end);
   g_test_add_func ("/tally/markdown/coalescing", test_coalescing);
   g_test_add_func ("/tally/markdown/links", test_links);
   g_test_add_func ("/tally/markdown/code-block", test_code_block);

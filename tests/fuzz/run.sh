@@ -9,11 +9,15 @@
 # BUILD_DIR/fuzz-artifacts/ and the command that reproduces it is printed.
 # The results go to BUILD_DIR/meson-logs/fuzzlog.json, one JSON object per
 # target in the form of meson's testlog.json, for tests/run-all.sh to count.
+# The mutation seed is TALLY_FUZZ_SEED (default 1).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: run.sh BUILD_DIR [SECONDS] [TARGET...]}" && pwd)
 seconds=${2:-60}
+# A fixed seed by default, so that CI tries the same inputs each run and a
+# red run means a change, not luck; TALLY_FUZZ_SEED=0 lets libFuzzer pick.
+seed=${TALLY_FUZZ_SEED:-1}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -58,7 +62,7 @@ for target in "${targets[@]}"; do
     echo "fuzz-$target was not built"
     result=FAIL
   elif (cd "$work" && "$exe" "$corpus" "${dict[@]}" \
-          -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
+          -seed="$seed" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
           -print_final_stats=1 -artifact_prefix="$artifacts/$target-" \
           > "$work/$target.log" 2>&1); then
     result=OK

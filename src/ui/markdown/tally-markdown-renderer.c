@@ -130,6 +130,9 @@ typedef struct
   GString          *cell_plain;
   GString          *cell_markup;
   GArray           *cell_stack;     /* MD_SPANTYPE */
+  /* The markdown md_parse() was given, to check its text spans against. */
+  const char *source;
+  gsize       source_len;
 } Builder;
 
 /* ---------------------------------------------------------------------- */
@@ -974,6 +977,14 @@ text_cb (MD_TEXTTYPE    type,
          void          *user_data)
 {
   Builder *b = user_data;
+  guintptr from = (guintptr) text;
+  guintptr source_end = (guintptr) b->source + b->source_len;
+
+  /* A text span inside the source never runs past its end; md4c 0.4.8 can
+   * report one that does for damaged input (found by fuzzing: a size near
+   * 4 GiB). It is cut at the end of the source instead of being read. */
+  if (from >= (guintptr) b->source && from <= source_end && size > source_end - from)
+    size = (MD_SIZE) (source_end - from);
 
   if (b->in_code)
     {
@@ -1095,6 +1106,9 @@ tally_markdown_doc_parse (const char *markdown,
   parser.enter_span = enter_span_cb;
   parser.leave_span = leave_span_cb;
   parser.text = text_cb;
+
+  b.source = markdown;
+  b.source_len = length;
 
   if (length > 0)
     {
