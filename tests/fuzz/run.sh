@@ -18,6 +18,10 @@ seconds=${2:-60}
 # A fixed seed by default, so that CI tries the same inputs each run and a
 # red run means a change, not luck; TALLY_FUZZ_SEED=0 lets libFuzzer pick.
 seed=${TALLY_FUZZ_SEED:-1}
+# And a fixed number of inputs (SECONDS is then a cap for a slow machine):
+# a faster machine must not reach further into the sequence than the runs
+# that were checked.
+runs=${TALLY_FUZZ_RUNS:-20000}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -62,7 +66,7 @@ for target in "${targets[@]}"; do
     echo "fuzz-$target was not built"
     result=FAIL
   elif (cd "$work" && "$exe" "$corpus" "${dict[@]}" \
-          -seed="$seed" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
+          -seed="$seed" -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
           -print_final_stats=1 -artifact_prefix="$artifacts/$target-" \
           > "$work/$target.log" 2>&1); then
     result=OK
