@@ -111,7 +111,6 @@ glob_run (TallyTool               *tool,
   g_autoptr(GPtrArray) matches = g_ptr_array_new_with_free_func (match_free);
   g_autoptr(GString) out = g_string_new (NULL);
   g_autofree char *workspace = NULL;
-  const char *bound;
   g_autofree char *root = NULL;
   g_autofree char *prefix = NULL;
   const char *pattern;
@@ -169,10 +168,7 @@ glob_run (TallyTool               *tool,
   search.prefix = strcmp (prefix, ".") == 0 ? NULL : prefix;
   search.matches = matches;
 
-  /* An approved folder outside the workspace (its paths are listed
-   * absolute) bounds its own walk: links lead nowhere beyond it. */
-  bound = g_path_is_absolute (prefix) ? root : workspace;
-  if (!tally_tool_walk_files (bound, root, cancellable, glob_file_cb, &search, error))
+  if (!tally_tool_walk_files (workspace, root, cancellable, glob_file_cb, &search, error))
     return NULL;
 
   if (matches->len == 0)

@@ -183,7 +183,6 @@ grep_run (TallyTool               *tool,
   g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(GError) regex_error = NULL;
   g_autofree char *workspace = NULL;
-  const char *bound;
   g_autofree char *root = NULL;
   g_autofree char *prefix = NULL;
   const char *pattern;
@@ -247,10 +246,7 @@ grep_run (TallyTool               *tool,
   else
     search.single_file = prefix;
 
-  /* An approved folder outside the workspace (its paths are listed
-   * absolute) bounds its own walk: links lead nowhere beyond it. */
-  bound = g_path_is_absolute (prefix) ? root : workspace;
-  ok = tally_tool_walk_files (bound, root, cancellable, grep_file_cb, &search, error);
+  ok = tally_tool_walk_files (workspace, root, cancellable, grep_file_cb, &search, error);
   g_clear_pointer (&search.raw_regex, g_regex_unref);
   if (!ok)
     return NULL;

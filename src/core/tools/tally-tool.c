@@ -1385,16 +1385,17 @@ walk_dir (Walk        *walk,
 /**
  * tally_tool_walk_files:
  * @workspace: the canonical workspace folder
- * @root: a canonical folder (or regular file) inside @workspace, or an
- *   approved folder outside it (then pass @root as @workspace too)
+ * @root: a canonical folder (or regular file) inside @workspace, or one
+ *   outside it that the analyst approved; such a root bounds its own walk
  * @cancellable: (nullable): checked once per folder
  * @func: called for every regular file, in name order, folder by folder
  * @user_data: closure for @func
  * @error: return location for a #GError
  *
  * Walks the files below @root. Folders named `.git` are skipped; symbolic
- * links are followed only to regular files that resolve inside @workspace,
- * never into folders. Unreadable folders are skipped.
+ * links are followed only to regular files that resolve inside @workspace
+ * (inside @root when @root lies outside @workspace), never into folders.
+ * Unreadable folders are skipped.
  *
  * Returns: %FALSE only when cancelled (%G_IO_ERROR_CANCELLED)
  */
@@ -1406,7 +1407,8 @@ tally_tool_walk_files (const char         *workspace,
                        gpointer            user_data,
                        GError            **error)
 {
-  Walk walk = { workspace, cancellable, func, user_data, FALSE };
+  Walk walk = { path_is_inside (workspace, root) ? workspace : root,
+                cancellable, func, user_data, FALSE };
   GStatBuf st;
 
   if (g_stat (root, &st) != 0)
