@@ -88,7 +88,7 @@ scan (const char *text,
     {
       gsize next;
 
-      fed += mode == 1 ? 1 : tally_fuzz_splitter_next (&splitter, len - fed, 40);
+      fed += tally_fuzz_chunk (&splitter, mode, len - fed, 40);
       next = tally_markdown_scanner_feed (&scanner, text, fed);
       if (next < commit || next > fed)
         fail ("the scanner's split point went back or past the text", text, NULL, NULL);

@@ -162,14 +162,7 @@ run (const guint8 *data,
   tally_message_stream_begin_attempt (stream, 1);
   while (offset < size)
     {
-      gsize chunk;
-
-      if (mode == 0)
-        chunk = size - offset;
-      else if (mode == 1)
-        chunk = 1;
-      else
-        chunk = tally_fuzz_splitter_next (&splitter, size - offset, 61);
+      gsize chunk = tally_fuzz_chunk (&splitter, mode, size - offset, 61);
 
       tally_message_stream_feed (stream, data + offset, chunk);
       offset += chunk;

@@ -58,14 +58,7 @@ decode_chunked (TallySseDecoder *decoder,
   tally_fuzz_splitter_init (&splitter, data, size, 0x55e);
   while (offset < size)
     {
-      gsize chunk;
-
-      if (mode == 0)
-        chunk = size - offset;
-      else if (mode == 1)
-        chunk = 1;
-      else
-        chunk = tally_fuzz_splitter_next (&splitter, size - offset, 97);
+      gsize chunk = tally_fuzz_chunk (&splitter, mode, size - offset, 97);
 
       tally_sse_decoder_feed (decoder, data + offset, chunk);
       offset += chunk;

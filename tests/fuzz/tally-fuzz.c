@@ -31,6 +31,29 @@ tally_fuzz_splitter_init (TallyFuzzSplitter *splitter,
 }
 
 /**
+ * tally_fuzz_chunk:
+ * @splitter: a seeded splitter
+ * @mode: 0 for everything at once, 1 for one byte at a time, anything else
+ *   for lengths from tally_fuzz_splitter_next()
+ * @remaining: bytes left to feed (more than 0)
+ * @max_chunk: the largest chunk in the third mode (more than 0)
+ *
+ * Returns: the length of the next chunk to feed, 1 to @remaining
+ */
+gsize
+tally_fuzz_chunk (TallyFuzzSplitter *splitter,
+                  int                mode,
+                  gsize              remaining,
+                  gsize              max_chunk)
+{
+  if (mode == 0)
+    return remaining;
+  if (mode == 1)
+    return 1;
+  return tally_fuzz_splitter_next (splitter, remaining, max_chunk);
+}
+
+/**
  * tally_fuzz_splitter_next:
  * @splitter: a seeded splitter
  * @remaining: bytes left to feed (more than 0)

@@ -37,6 +37,10 @@ void    tally_fuzz_splitter_init (TallyFuzzSplitter *splitter,
 gsize   tally_fuzz_splitter_next (TallyFuzzSplitter *splitter,
                                   gsize              remaining,
                                   gsize              max_chunk);
+gsize   tally_fuzz_chunk         (TallyFuzzSplitter *splitter,
+                                  int                mode,
+                                  gsize              remaining,
+                                  gsize              max_chunk);
 
 void    tally_fuzz_quiet_logs    (void);
 char   *tally_fuzz_dup_text      (const guint8      *data,
