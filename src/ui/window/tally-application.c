@@ -754,6 +754,7 @@ tally_application_lookup_settings_schema (GError **error)
   g_autoptr(GSettingsSchemaSource) build = NULL;
   g_autofree char *compiled = g_build_filename (TALLY_BUILD_SCHEMA_DIR, "gschemas.compiled", NULL);
   GSettingsSchema *schema = NULL;
+  gboolean in_build_tree = running_from_build_tree ();
 
   if (g_file_test (compiled, G_FILE_TEST_IS_REGULAR))
     {
@@ -761,14 +762,14 @@ tally_application_lookup_settings_schema (GError **error)
 
       build = g_settings_schema_source_new_from_directory (TALLY_BUILD_SCHEMA_DIR, system,
                                                            FALSE, &local_error);
-      if (build == NULL && running_from_build_tree ())
+      if (build == NULL && in_build_tree)
         {
           g_propagate_error (error, g_steal_pointer (&local_error));
           return NULL;
         }
     }
 
-  if (build != NULL && running_from_build_tree ())
+  if (build != NULL && in_build_tree)
     schema = g_settings_schema_source_lookup (build, TALLY_SETTINGS_SCHEMA_ID, FALSE);
   if (schema == NULL && system != NULL)
     schema = g_settings_schema_source_lookup (system, TALLY_SETTINGS_SCHEMA_ID, TRUE);
