@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Tally needs to build and test. Run as root.
+# Installs the Debian 12 packages Tally needs to build and test. As root it
+# runs apt-get directly (CI, containers); otherwise it asks sudo to run it.
 # clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes, only
 # recommended by clang) build the fuzz targets (docs/testing.md).
 set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  exec sudo "$0" "$@"
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q

@@ -4,7 +4,7 @@
 
 The command is read from README.md (the first line of the first ``sh``
 block under "Set up on a fresh Debian 12 machine"), never copied here. Its
-package-installation step (`sudo build-aux/install-deps.sh && `) is left
+package-installation step (`build-aux/install-deps.sh && `) is left
 out; the rest (configure, build, start the window) runs verbatim in a fresh
 copy of the source tree, under a private D-Bus session bus, with no
 GSETTINGS_SCHEMA_DIR and no Tally schema installed. The test passes when:
@@ -35,7 +35,7 @@ import tempfile
 import time
 
 APP_ID = "io.github.tallyapp.Tally"
-INSTALL_STEP = "sudo build-aux/install-deps.sh && "
+INSTALL_STEP = "build-aux/install-deps.sh && "
 # GLib's log format: "(tally:123): Gtk-CRITICAL **: …", "GLib-GIO-ERROR **: …",
 # "** (tally:1): CRITICAL **: …".
 BAD_LOG = re.compile(r"\b(CRITICAL|ERROR) \*\*")
