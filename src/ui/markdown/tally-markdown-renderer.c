@@ -983,8 +983,19 @@ text_cb (MD_TEXTTYPE    type,
   /* A text span inside the source never runs past its end; md4c 0.4.8 can
    * report one that does for damaged input (found by fuzzing: a size near
    * 4 GiB). It is cut at the end of the source instead of being read. */
-  if (from >= (guintptr) b->source && from <= source_end && size > source_end - from)
-    size = (MD_SIZE) (source_end - from);
+  if (from >= (guintptr) b->source && from <= source_end)
+    {
+      if (size > source_end - from)
+        size = (MD_SIZE) (source_end - from);
+    }
+  else if (size > b->source_len)
+    {
+      /* Outside the source md4c only hands out its own short constants (a
+       * newline, a run of indentation spaces). A longer span from elsewhere
+       * is the same damage with a pointer that cannot be trusted at all
+       * (found by fuzzing: sizes of 2 GiB and more), so it is not read. */
+      return 0;
+    }
 
   if (b->in_code)
     {
