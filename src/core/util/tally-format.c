@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-util"
+
+#include "config.h"
+
+#include "tally-format.h"
+
+#include <glib/gi18n.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <string.h>
+
+/*
+ * Numbers, durations, costs and word counts as Tally shows them. The
+ * window, tally-cli, the Markdown export and the tools all format through
+ * these, so a count reads the same everywhere (docs/architecture.md §2.1).
+ */
+
+/* Where separators go in @len digits: sep_after[i] is TRUE when a
+ * separator follows the i-th digit from the left. @sizes is a group-size
+ * string in the form of `struct lconv.grouping`: each byte the size of
+ * the next group from the right, the last one repeated, CHAR_MAX (or a
+ * negative value) ending the grouping. */
+static void
+mark_groups (gboolean   *sep_after,
+             gsize       len,
+             const char *sizes)
+{
+  gsize from_right = 0;
+  int size = 0;
+
+  for (const char *g = sizes;;)
+    {
+      if (*g == '\0')
+        {
+          /* The last size repeats; an empty string means no grouping. */
+          if (size == 0)
+            return;
+        }
+      else if (*g == CHAR_MAX || *g < 0)
+        return;
+      else
+        size = *g++;
+
+      from_right += size;
+      if (from_right >= len)
+        return;
+      sep_after[len - from_right - 1] = TRUE;
+    }
+}
+
+/**
+ * tally_format_count:
+ * @value: a count; negative values keep their sign in front
+ * @grouping: how to group the digits
+ *
+ * Writes @value with its digits grouped, e.g. `1,234,567` or `-1,234`
+ * (%TALLY_GROUPING_COMMA, and %TALLY_GROUPING_LOCALE in an English or C
+ * locale), `1.234.567` in a German locale. The sign is never grouped with
+ * the digits. Safe to call from any thread.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+tally_format_count (gint64        value,
+                    TallyGrouping grouping)
+{
+  char digits[32];
+  const char *separator = ",";
+  const char *sizes = "\3";
+  g_autofree gboolean *sep_after = NULL;
+  const char *first;
+  GString *out;
+  gsize len;
+
+  g_snprintf (digits, sizeof digits, "%" G_GINT64_FORMAT, value);
+  first = digits[0] == '-' ? digits + 1 : digits;
+  len = strlen (first);
+
+  if (grouping == TALLY_GROUPING_LOCALE)
+    {
+      const char *locale_separator = nl_langinfo (THOUSEP);
+#ifdef GROUPING
+      const char *locale_sizes = nl_langinfo (GROUPING);
+#else
+      const char *locale_sizes = "\3";
+#endif
+
+      if (locale_separator != NULL && *locale_separator != '\0' &&
+          locale_sizes != NULL && *locale_sizes != '\0')
+        {
+          separator = locale_separator;
+          sizes = locale_sizes;
+        }
+    }
+
+  sep_after = g_new0 (gboolean, len);
+  mark_groups (sep_after, len, sizes);
+
+  out = g_string_new (first != digits ? "-" : NULL);
+  for (gsize i = 0; i < len; i++)
+    {
+      g_string_append_c (out, first[i]);
+      if (sep_after[i])
+        g_string_append (out, separator);
+    }
+
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * tally_format_duration:
+ * @duration_ms: a duration in milliseconds; negative counts as 0
+ *
+ * Writes a duration for people: seconds with one decimal under a minute
+ * ("3.4 s"), minutes and whole seconds from there on ("2 min 5 s"). The
+ * decimal point is always a point, as in the cost.
+ *
+ * Returns: (transfer full): the translated text
+ */
+char *
+tally_format_duration (gint64 duration_ms)
+{
+  char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (duration_ms < 0)
+    duration_ms = 0;
+  if (duration_ms < 60 * 1000)
+    /* Translators: a duration in seconds, e.g. "3.4 s" */
+    return g_strdup_printf (_("%s s"),
+                            g_ascii_formatd (number, sizeof number, "%.1f", duration_ms / 1000.0));
+
+  /* Translators: a duration in minutes and seconds, e.g. "2 min 5 s" */
+  return g_strdup_printf (_("%d min %d s"), (int) (duration_ms / 60000), (int) ((duration_ms / 1000) % 60));
+}
+
+/**
+ * tally_format_cost:
+ * @known: whether the price was known (`cost_usd` was not null)
+ * @cost_usd: the cost in US dollars
+ *
+ * Writes a cost with four decimals and a point, e.g. "$0.0123", as
+ * `tally-cli --list` prints it; "price unknown" (translated) when the
+ * model has no price (protocol.md §10.2).
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+tally_format_cost (gboolean known,
+                   double   cost_usd)
+{
+  char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (!known)
+    return g_strdup (_("price unknown"));
+  return g_strdup_printf ("$%s", g_ascii_formatd (number, sizeof number, "%.4f", cost_usd));
+}
+
+/**
+ * tally_count_words:
+ * @text: (nullable): UTF-8 text
+ *
+ * Counts words: runs of characters that are not white space
+ * (g_unichar_isspace()). Count the whole text, never pieces of it: a word
+ * split across two streamed deltas is one word.
+ *
+ * Returns: the number of words, 0 for %NULL
+ */
+guint
+tally_count_words (const char *text)
+{
+  guint words = 0;
+  gboolean in_word = FALSE;
+
+  if (text == NULL)
+    return 0;
+
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gboolean space = g_unichar_isspace (g_utf8_get_char (p));
+
+      if (!space && !in_word)
+        words++;
+      in_word = !space;
+    }
+
+  return words;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-util"
+
+#include "config.h"
+
+#include "tally-receipt.h"
+
+#include <glib/gi18n.h>
+
+#include "tally-format.h"
+
+/*
+ * The receipt of a turn (docs/architecture.md §4.2, `turn_finished`), the
+ * one formatter behind the window's receipt row, tally-cli's last line of
+ * a turn and the Markdown export. Token counts are grouped the locale's
+ * way (tally_format_count()), the cost and the time are written by
+ * tally_format_cost() and tally_format_duration().
+ */
+
+static gint64
+member_int (JsonObject *object,
+            const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return 0;
+  if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    return (gint64) json_node_get_double (node);
+  if (json_node_get_value_type (node) != G_TYPE_INT64)
+    return 0;
+  return json_node_get_int (node);
+}
+
+/**
+ * tally_receipt_init:
+ * @receipt: (out caller-allocates): the receipt to fill in
+ * @turn_finished: (nullable): a `turn_finished` event; @receipt keeps a
+ *   pointer to its `status` string, so it must outlive @receipt
+ *
+ * Reads a receipt from its event. Missing or mistyped members read as
+ * zero (the cost as unknown), so a damaged event still has a receipt.
+ */
+void
+tally_receipt_init (TallyReceipt *receipt,
+                    JsonObject   *turn_finished)
+{
+  JsonNode *node;
+  JsonObject *usage = NULL;
+
+  g_return_if_fail (receipt != NULL);
+
+  *receipt = (TallyReceipt) { 0 };
+  if (turn_finished == NULL)
+    return;
+
+  node = json_object_get_member (turn_finished, "status");
+  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    receipt->status = json_node_get_string (node);
+
+  node = json_object_get_member (turn_finished, "cost_usd");
+  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
+      (json_node_get_value_type (node) == G_TYPE_DOUBLE || json_node_get_value_type (node) == G_TYPE_INT64))
+    {
+      receipt->has_cost = TRUE;
+      receipt->cost_usd = json_node_get_double (node);
+    }
+
+  node = json_object_get_member (turn_finished, "usage");
+  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+    usage = json_node_get_object (node);
+
+  receipt->input_tokens = member_int (usage, "input_tokens");
+  receipt->output_tokens = member_int (usage, "output_tokens");
+  receipt->cache_read_tokens = member_int (usage, "cache_read_input_tokens");
+  receipt->cache_write_tokens = member_int (usage, "cache_creation_input_tokens");
+  receipt->api_calls = member_int (turn_finished, "api_calls");
+  receipt->duration_ms = member_int (turn_finished, "duration_ms");
+}
+
+static const char *
+status_label (const char *status)
+{
+  if (g_strcmp0 (status, "cancelled") == 0)
+    return _("Stopped");
+  if (g_strcmp0 (status, "failed") == 0)
+    return _("Failed");
+  return _("Done");
+}
+
+/**
+ * tally_receipt_format:
+ * @receipt: a receipt (tally_receipt_init())
+ * @style: the frame to write it in
+ *
+ * Writes a receipt on one line, without a line break, in the words of
+ * @style (see #TallyReceiptStyle). The cost keeps four decimals, token
+ * counts are grouped the locale's way, the time is as
+ * tally_format_duration() writes it. All the words are translated.
+ *
+ * Returns: (transfer full): the line
+ */
+char *
+tally_receipt_format (const TallyReceipt *receipt,
+                      TallyReceiptStyle   style)
+{
+  g_autofree char *cost = NULL;
+  g_autofree char *in = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *read = NULL;
+  g_autofree char *written = NULL;
+  g_autofree char *duration = NULL;
+  gboolean cached;
+  GString *line;
+
+  g_return_val_if_fail (receipt != NULL, NULL);
+
+  cost = tally_format_cost (receipt->has_cost, receipt->cost_usd);
+  in = tally_format_count (receipt->input_tokens, TALLY_GROUPING_LOCALE);
+  out = tally_format_count (receipt->output_tokens, TALLY_GROUPING_LOCALE);
+  read = tally_format_count (receipt->cache_read_tokens, TALLY_GROUPING_LOCALE);
+  written = tally_format_count (receipt->cache_write_tokens, TALLY_GROUPING_LOCALE);
+  duration = tally_format_duration (receipt->duration_ms);
+  cached = receipt->cache_read_tokens > 0 || receipt->cache_write_tokens > 0;
+
+  switch (style)
+    {
+    case TALLY_RECEIPT_STYLE_TERMINAL:
+      /* Translators: the receipt line that ends every turn in tally-cli:
+       * status (a fixed word scripts match, not translated), cost, tokens
+       * in and out, prompt cache reads and writes, API calls, duration */
+      return g_strdup_printf (ngettext ("— %s · %s · %s in · %s out · cache %s read, %s written · %d API call · %s",
+                                        "— %s · %s · %s in · %s out · cache %s read, %s written · %d API calls · %s",
+                                        (gulong) receipt->api_calls),
+                              receipt->status != NULL ? receipt->status : "done", cost, in, out, read, written,
+                              (int) receipt->api_calls, duration);
+
+    case TALLY_RECEIPT_STYLE_MARKDOWN:
+      line = g_string_new ("*");
+      /* Translators: the receipt of a turn in the Markdown export: cost,
+       * input and output tokens */
+      g_string_append_printf (line, _("Receipt: %s · %s input + %s output tokens"), cost, in, out);
+      if (cached)
+        /* Translators: prompt-cache tokens in the Markdown export */
+        g_string_append_printf (line, _(" (cache: %s read, %s written)"), read, written);
+      g_string_append_printf (line, " · %s", duration);
+      if (receipt->status != NULL && !g_str_equal (receipt->status, "done"))
+        g_string_append_printf (line, " · %s", receipt->status);
+      g_string_append_c (line, '*');
+      return g_string_free (line, FALSE);
+
+    case TALLY_RECEIPT_STYLE_WINDOW:
+    default:
+      line = g_string_new (status_label (receipt->status));
+      g_string_append_printf (line, " · %s · ", cost);
+      /* Translators: input and output tokens, e.g. "1,200 tokens in, 340 out" */
+      g_string_append_printf (line, _("%s tokens in, %s out"), in, out);
+      if (cached)
+        {
+          g_string_append (line, " · ");
+          /* Translators: prompt-cache tokens, e.g. "cache 800 read, 120 written" */
+          g_string_append_printf (line, _("cache %s read, %s written"), read, written);
+        }
+      g_string_append (line, " · ");
+      g_string_append_printf (line, ngettext ("%u API call", "%u API calls", (gulong) receipt->api_calls),
+                              (guint) receipt->api_calls);
+      g_string_append_printf (line, " · %s", duration);
+      return g_string_free (line, FALSE);
+    }
+}

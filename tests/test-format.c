@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#include "config.h"
+
+#include <locale.h>
+#include <string.h>
+
+#include "tally-format.h"
+#include "tally-line-diff.h"
+#include "tally-receipt.h"
+
+/* The shared formatting of src/core/util: grouped counts, word counts,
+ * the line diff and the receipt, each checked against known values. */
+
+static void
+test_count_grouping (void)
+{
+  static const struct {
+    gint64      value;
+    const char *text;
+  } cases[] = {
+    { 0, "0" },
+    { 7, "7" },
+    { 999, "999" },
+    { 1000, "1,000" },
+    { 1200, "1,200" },
+    { 123456, "123,456" },
+    { 1234567, "1,234,567" },
+    { -1, "-1" },
+    { -999, "-999" },
+    { -1000, "-1,000" },
+    { -123456, "-123,456" },
+    { -1234567, "-1,234,567" },
+    { G_MAXINT64, "9,223,372,036,854,775,807" },
+    { G_MININT64, "-9,223,372,036,854,775,808" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *comma = tally_format_count (cases[i].value, TALLY_GROUPING_COMMA);
+      /* The tests run in the C locale, which has no separator of its own. */
+      g_autofree char *locale = tally_format_count (cases[i].value, TALLY_GROUPING_LOCALE);
+
+      g_assert_cmpstr (comma, ==, cases[i].text);
+      g_assert_cmpstr (locale, ==, cases[i].text);
+    }
+}
+
+/* A locale with its own separator groups with it; the comma style does
+ * not follow the locale. Skipped where no German locale is installed. */
+static void
+test_count_grouping_locale (void)
+{
+  g_autofree char *saved = g_strdup (setlocale (LC_NUMERIC, NULL));
+
+  if (setlocale (LC_NUMERIC, "de_DE.UTF-8") == NULL)
+    {
+      g_test_skip ("no de_DE.UTF-8 locale");
+      return;
+    }
+
+  {
+    g_autofree char *grouped = tally_format_count (-1234567, TALLY_GROUPING_LOCALE);
+    g_autofree char *comma = tally_format_count (-1234567, TALLY_GROUPING_COMMA);
+
+    g_assert_cmpstr (grouped, ==, "-1.234.567");
+    g_assert_cmpstr (comma, ==, "-1,234,567");
+  }
+
+  setlocale (LC_NUMERIC, saved);
+}
+
+static void
+test_words (void)
+{
+  g_assert_cmpuint (tally_count_words (NULL), ==, 0);
+  g_assert_cmpuint (tally_count_words (""), ==, 0);
+  g_assert_cmpuint (tally_count_words ("  \n\t "), ==, 0);
+  g_assert_cmpuint (tally_count_words ("one"), ==, 1);
+  g_assert_cmpuint (tally_count_words (" two  words\n"), ==, 2);
+  /* A no-break space (U+00A0) is white space too; "é" is a letter. */
+  g_assert_cmpuint (tally_count_words ("caf\xc3\xa9\xc2\xa0ol\xc3\xa9 three"), ==, 3);
+  /* Counting pieces overcounts a word split across them; count the whole. */
+  g_assert_cmpuint (tally_count_words ("The quar") + tally_count_words ("terly sum"), ==, 4);
+  g_assert_cmpuint (tally_count_words ("The quarterly sum"), ==, 3);
+}
+
+static char *
+script_text (GByteArray *ops)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < ops->len; i++)
+    g_string_append_c (out, ops->data[i] == TALLY_DIFF_EQUAL ? '=' :
+                            ops->data[i] == TALLY_DIFF_DELETE ? '-' : '+');
+  return g_string_free (out, FALSE);
+}
+
+static void
+test_line_diff (void)
+{
+  static const struct {
+    const char *old_text;
+    const char *new_text;
+    const char *script;
+  } cases[] = {
+    { "", "", "" },
+    { "a b c", "a b c", "===" },
+    { "", "a b", "++" },
+    { "a b", "", "--" },
+    { "a b c", "a x c", "=-+=" },
+    { "a b c d", "a c d", "=-==" },
+    { "a c", "a b c", "=+=" },
+    /* The textbook example of Myers' paper: ABCABBA → CBABAC, 5 edits. */
+    { "A B C A B B A", "C B A B A C", "--=+==-=+" },
+    /* Removals come before additions within a run of changes. */
+    { "x a y", "x b c y", "=-++=" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto(GStrv) a = g_strsplit (cases[i].old_text, " ", -1);
+      g_auto(GStrv) b = g_strsplit (cases[i].new_text, " ", -1);
+      g_autoptr(GByteArray) ops = NULL;
+      g_autofree char *script = NULL;
+
+      /* g_strsplit of "" gives no lines. */
+      ops = tally_line_diff_strv ((const char * const *) a, (const char * const *) b);
+      script = script_text (ops);
+      g_assert_cmpstr (script, ==, cases[i].script);
+    }
+}
+
+/* Ids stand for lines: the same script whatever the lines are. */
+static void
+test_line_diff_ids (void)
+{
+  const guint old_ids[] = { 1, 2, 3, 4, 5 };
+  const guint new_ids[] = { 1, 3, 4, 6, 5 };
+  g_autoptr(GByteArray) ops = tally_line_diff (old_ids, G_N_ELEMENTS (old_ids),
+                                               new_ids, G_N_ELEMENTS (new_ids));
+  g_autofree char *script = script_text (ops);
+
+  g_assert_cmpstr (script, ==, "=-==+=");
+}
+
+static JsonObject *
+parse_object (const char *json)
+{
+  g_autoptr(JsonNode) node = json_from_string (json, NULL);
+
+  g_assert_nonnull (node);
+  return json_object_ref (json_node_get_object (node));
+}
+
+static void
+test_receipt (void)
+{
+  g_autoptr(JsonObject) event = parse_object (
+    "{\"type\":\"turn_finished\",\"status\":\"done\",\"cost_usd\":0.0123,\"duration_ms\":3400,"
+    "\"api_calls\":2,\"usage\":{\"input_tokens\":1200,\"output_tokens\":340,"
+    "\"cache_read_input_tokens\":800,\"cache_creation_input_tokens\":120}}");
+  g_autoptr(JsonObject) failed = parse_object (
+    "{\"type\":\"turn_finished\",\"status\":\"failed\",\"cost_usd\":null,\"duration_ms\":125000,"
+    "\"api_calls\":1,\"usage\":{\"input_tokens\":-5,\"output_tokens\":0,"
+    "\"cache_read_input_tokens\":0,\"cache_creation_input_tokens\":0}}");
+  TallyReceipt receipt;
+  g_autofree char *window = NULL;
+  g_autofree char *terminal = NULL;
+  g_autofree char *markdown = NULL;
+  g_autofree char *failed_window = NULL;
+  g_autofree char *failed_terminal = NULL;
+  g_autofree char *failed_markdown = NULL;
+
+  tally_receipt_init (&receipt, event);
+  g_assert_true (receipt.has_cost);
+  g_assert_cmpint (receipt.input_tokens, ==, 1200);
+  g_assert_cmpint (receipt.cache_write_tokens, ==, 120);
+  window = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
+  terminal = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
+  markdown = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
+  g_assert_cmpstr (window, ==,
+                   "Done · $0.0123 · 1,200 tokens in, 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
+  g_assert_cmpstr (terminal, ==,
+                   "— done · $0.0123 · 1,200 in · 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
+  g_assert_cmpstr (markdown, ==,
+                   "*Receipt: $0.0123 · 1,200 input + 340 output tokens (cache: 800 read, 120 written) · 3.4 s*");
+
+  tally_receipt_init (&receipt, failed);
+  g_assert_false (receipt.has_cost);
+  failed_window = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
+  failed_terminal = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
+  failed_markdown = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
+  g_assert_cmpstr (failed_window, ==, "Failed · price unknown · -5 tokens in, 0 out · 1 API call · 2 min 5 s");
+  g_assert_cmpstr (failed_terminal, ==,
+                   "— failed · price unknown · -5 in · 0 out · cache 0 read, 0 written · 1 API call · 2 min 5 s");
+  g_assert_cmpstr (failed_markdown, ==, "*Receipt: price unknown · -5 input + 0 output tokens · 2 min 5 s · failed*");
+
+  /* No event at all: zeros, price unknown. */
+  tally_receipt_init (&receipt, NULL);
+  g_assert_false (receipt.has_cost);
+  g_assert_cmpint (receipt.api_calls, ==, 0);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/tally/format/count-grouping", test_count_grouping);
+  g_test_add_func ("/tally/format/count-grouping-locale", test_count_grouping_locale);
+  g_test_add_func ("/tally/format/words", test_words);
+  g_test_add_func ("/tally/format/line-diff", test_line_diff);
+  g_test_add_func ("/tally/format/line-diff-ids", test_line_diff_ids);
+  g_test_add_func ("/tally/format/receipt", test_receipt);
+
+  return g_test_run ();
+}
