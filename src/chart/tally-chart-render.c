@@ -1,0 +1,901 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-chart"
+
+#include "config.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <glib/gi18n-lib.h>
+#include <math.h>
+#include <pango/pangocairo.h>
+
+#include "tally-chart-private.h"
+#include "tally-chart-render.h"
+#include "tally-chart-scale.h"
+
+/*
+ * One Cairo drawing of a chart for every output: the widget, PNG, SVG and
+ * PDF (docs/charts.md §6). Text goes through PangoCairo with hinting off,
+ * so that the layout is the same at every scale and on every machine with
+ * the same font.
+ */
+
+#define PAD 12.0
+
+/* Okabe and Ito's colour-blind-safe palette, blue first; black is swapped
+ * for a grey, and the dark variants are lighter for a dark background. */
+static const guint32 palette_light[] = {
+  0x0072B2, 0xE69F00, 0x009E73, 0xD55E00, 0x56B4E9, 0xCC79A7, 0xF0E442, 0x7F7F7F,
+};
+static const guint32 palette_dark[] = {
+  0x3A9BDB, 0xF0B030, 0x2BB58C, 0xF07A3A, 0x8FD0F5, 0xE08FC0, 0xF0E442, 0xB0B0B0,
+};
+
+/**
+ * tally_chart_palette_color:
+ * @index: the series or slice index; the palette repeats after 8
+ * @dark: whether the colour is for a dark background
+ * @rgba: (out caller-allocates) (array fixed-size=4): red, green, blue and
+ *   alpha, each 0–1
+ *
+ * The colour of series @index: Okabe–Ito, colour-blind safe.
+ */
+void
+tally_chart_palette_color (guint    index,
+                           gboolean dark,
+                           double   rgba[4])
+{
+  guint32 c = (dark ? palette_dark : palette_light)[index % G_N_ELEMENTS (palette_light)];
+
+  rgba[0] = ((c >> 16) & 0xff) / 255.0;
+  rgba[1] = ((c >> 8) & 0xff) / 255.0;
+  rgba[2] = (c & 0xff) / 255.0;
+  rgba[3] = 1;
+}
+
+static void
+set_rgb (double  rgba[4],
+         guint32 c)
+{
+  rgba[0] = ((c >> 16) & 0xff) / 255.0;
+  rgba[1] = ((c >> 8) & 0xff) / 255.0;
+  rgba[2] = (c & 0xff) / 255.0;
+  rgba[3] = 1;
+}
+
+/**
+ * tally_chart_style_init:
+ * @style: (out caller-allocates): the style to fill in
+ * @dark: whether to use dark colours
+ *
+ * The default style: "DejaVu Sans" at 11 device units, white or
+ * near-black background, painted.
+ */
+void
+tally_chart_style_init (TallyChartStyle *style,
+                        gboolean         dark)
+{
+  g_return_if_fail (style != NULL);
+
+  style->dark = dark;
+  style->font_family = "DejaVu Sans";
+  style->font_size = 11;
+  style->fill_background = TRUE;
+  set_rgb (style->background, dark ? 0x1E1E1E : 0xFFFFFF);
+  set_rgb (style->foreground, dark ? 0xEEEEEE : 0x1E1E1E);
+  set_rgb (style->muted, dark ? 0xA8A8A8 : 0x5E5E5E);
+  set_rgb (style->grid, dark ? 0x3A3A3A : 0xE4E4E4);
+}
+
+typedef struct {
+  TallyChart            *chart;
+  cairo_t               *cr;
+  const TallyChartStyle *style;
+  PangoLayout           *layout;
+  PangoFontDescription  *font;
+  PangoFontDescription  *bold;
+  double                 width, height;
+  /* The plot area. */
+  double                 left, right, top, bottom;
+} Ctx;
+
+static void
+source (Ctx          *c,
+        const double  rgba[4])
+{
+  cairo_set_source_rgba (c->cr, rgba[0], rgba[1], rgba[2], rgba[3]);
+}
+
+static void
+set_text (Ctx        *c,
+          const char *text,
+          gboolean    bold,
+          double      scale,
+          double      max_width)
+{
+  PangoFontDescription *desc = pango_font_description_copy (bold ? c->bold : c->font);
+
+  pango_font_description_set_absolute_size (desc, c->style->font_size * scale * PANGO_SCALE);
+  pango_layout_set_font_description (c->layout, desc);
+  pango_font_description_free (desc);
+  pango_layout_set_text (c->layout, text, -1);
+  if (max_width > 0)
+    {
+      pango_layout_set_width (c->layout, (int) (max_width * PANGO_SCALE));
+      pango_layout_set_ellipsize (c->layout, PANGO_ELLIPSIZE_END);
+    }
+  else
+    {
+      pango_layout_set_width (c->layout, -1);
+      pango_layout_set_ellipsize (c->layout, PANGO_ELLIPSIZE_NONE);
+    }
+}
+
+static void
+measure (Ctx        *c,
+         const char *text,
+         gboolean    bold,
+         double      scale,
+         double      max_width,
+         double     *w,
+         double     *h)
+{
+  PangoRectangle logical;
+
+  set_text (c, text, bold, scale, max_width);
+  pango_layout_get_pixel_extents (c->layout, NULL, &logical);
+  if (w)
+    *w = logical.width;
+  if (h)
+    *h = logical.height;
+}
+
+/* Draws @text with its anchor point (@ax, @ay as fractions of its box) at
+ * (@x, @y), rotated by @angle radians around that point. */
+static void
+draw_text (Ctx          *c,
+           const char   *text,
+           double        x,
+           double        y,
+           double        ax,
+           double        ay,
+           gboolean      bold,
+           double        scale,
+           double        max_width,
+           double        angle,
+           const double  rgba[4])
+{
+  PangoRectangle logical;
+
+  set_text (c, text, bold, scale, max_width);
+  pango_layout_get_pixel_extents (c->layout, NULL, &logical);
+  cairo_save (c->cr);
+  cairo_translate (c->cr, x, y);
+  if (angle != 0)
+    cairo_rotate (c->cr, angle);
+  cairo_move_to (c->cr, -logical.width * ax - logical.x, -logical.height * ay);
+  source (c, rgba);
+  pango_cairo_update_layout (c->cr, c->layout);
+  pango_cairo_show_layout (c->cr, c->layout);
+  cairo_restore (c->cr);
+  pango_cairo_update_layout (c->cr, c->layout);
+}
+
+static double
+line_height (Ctx *c)
+{
+  double h;
+
+  measure (c, "Ag", FALSE, 1, -1, NULL, &h);
+  return h;
+}
+
+/* y scale. */
+static double
+map_y (Ctx    *c,
+       double  lo,
+       double  hi,
+       double  v)
+{
+  if (hi == lo)
+    return c->bottom;
+  return c->bottom - (v - lo) / (hi - lo) * (c->bottom - c->top);
+}
+
+static double
+map_x_cont (Ctx    *c,
+            double  lo,
+            double  hi,
+            double  v)
+{
+  if (hi == lo)
+    return (c->left + c->right) / 2;
+  return c->left + (v - lo) / (hi - lo) * (c->right - c->left);
+}
+
+static char *
+y_label (TallyChart *chart,
+         double      v,
+         double      step)
+{
+  if (chart->normalized)
+    return tally_chart_format_number (v, ".0%", 0);
+  return tally_chart_format_number (v, chart->y_format, chart->y_format ? 0 : step);
+}
+
+static void
+draw_no_data (Ctx *c)
+{
+  double cx = c->width / 2, cy = (c->top + c->height - PAD) / 2;
+
+  cairo_set_line_width (c->cr, 1);
+  source (c, c->style->grid);
+  cairo_rectangle (c->cr, PAD + 0.5, c->top + 0.5, c->width - 2 * PAD - 1, c->height - PAD - c->top - 1);
+  cairo_stroke (c->cr);
+  draw_text (c, _("No data"), cx, cy, 0.5, 0.5, TRUE, 1.3, c->width - 4 * PAD, 0, c->style->muted);
+}
+
+static void
+legend_entries (Ctx        *c,
+                GPtrArray  *labels)
+{
+  TallyChart *chart = c->chart;
+
+  if (chart->mark == TALLY_CHART_MARK_ARC)
+    {
+      TallyChartSeries *series = g_ptr_array_index (chart->series, 0);
+      double total = 0;
+
+      for (guint i = 0; i < series->points->len; i++)
+        total += g_array_index (series->points, TallyChartPoint, i).y;
+      for (guint k = 0; k < chart->categories->len; k++)
+        {
+          double v = 0;
+          g_autofree char *pct = NULL;
+
+          for (guint i = 0; i < series->points->len; i++)
+            if ((guint) g_array_index (series->points, TallyChartPoint, i).x == k)
+              v = g_array_index (series->points, TallyChartPoint, i).y;
+          pct = tally_chart_format_number (total > 0 ? v / total : 0, ".1%", 0);
+          g_ptr_array_add (labels, g_strdup_printf ("%s (%s)",
+                                                    (const char *) g_ptr_array_index (chart->categories, k),
+                                                    pct));
+        }
+    }
+  else if (chart->has_series)
+    for (guint s = 0; s < chart->series->len; s++)
+      g_ptr_array_add (labels, g_strdup (((TallyChartSeries *) g_ptr_array_index (chart->series, s))->name));
+}
+
+/* Lays out and draws the legend at the right; returns its width. */
+static double
+legend (Ctx      *c,
+        gboolean  draw)
+{
+  TallyChart *chart = c->chart;
+  g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
+  double max_w = 0, title_w = 0, lh = line_height (c), swatch = c->style->font_size * 0.9;
+  double cap = MAX (60, c->width * 0.28);
+  double x, y;
+
+  legend_entries (c, labels);
+  if (labels->len == 0)
+    return 0;
+
+  for (guint i = 0; i < labels->len; i++)
+    {
+      double w;
+
+      measure (c, g_ptr_array_index (labels, i), FALSE, 1, cap, &w, NULL);
+      max_w = MAX (max_w, w);
+    }
+  if (chart->color_title && *chart->color_title)
+    measure (c, chart->color_title, TRUE, 1, cap + swatch + 6, &title_w, NULL);
+  max_w = MAX (max_w + swatch + 6, title_w);
+
+  if (!draw)
+    return max_w + PAD;
+
+  x = c->width - PAD - max_w;
+  y = c->top;
+  if (chart->color_title && *chart->color_title)
+    {
+      draw_text (c, chart->color_title, x, y, 0, 0, TRUE, 1, cap + swatch + 6, 0, c->style->foreground);
+      y += lh * 1.3;
+    }
+  for (guint i = 0; i < labels->len && y + lh <= c->height - PAD; i++)
+    {
+      double rgba[4];
+
+      tally_chart_palette_color (i, c->style->dark, rgba);
+      source (c, rgba);
+      cairo_rectangle (c->cr, x, y + (lh - swatch) / 2, swatch, swatch);
+      cairo_fill (c->cr);
+      draw_text (c, g_ptr_array_index (labels, i), x + swatch + 6, y, 0, 0, FALSE, 1, cap, 0,
+                 c->style->foreground);
+      y += lh * 1.25;
+    }
+  return max_w + PAD;
+}
+
+static void
+draw_arc (Ctx *c)
+{
+  TallyChart *chart = c->chart;
+  TallyChartSeries *series = g_ptr_array_index (chart->series, 0);
+  double cx = (c->left + c->right) / 2, cy = (c->top + c->bottom) / 2;
+  double r = MAX (4, MIN (c->right - c->left, c->bottom - c->top) / 2);
+  double inner = MIN (tally_chart_spec_get_inner_radius (chart->spec), r * 0.8);
+  double total = 0, angle = -G_PI / 2;
+
+  for (guint i = 0; i < series->points->len; i++)
+    total += g_array_index (series->points, TallyChartPoint, i).y;
+  if (total <= 0)
+    return;
+
+  for (guint i = 0; i < series->points->len; i++)
+    {
+      TallyChartPoint *p = &g_array_index (series->points, TallyChartPoint, i);
+      double sweep = p->y / total * 2 * G_PI;
+      double rgba[4];
+
+      tally_chart_palette_color ((guint) p->x, c->style->dark, rgba);
+      source (c, rgba);
+      cairo_new_path (c->cr);
+      if (inner > 0)
+        {
+          cairo_arc (c->cr, cx, cy, r, angle, angle + sweep);
+          cairo_arc_negative (c->cr, cx, cy, inner, angle + sweep, angle);
+        }
+      else
+        {
+          cairo_move_to (c->cr, cx, cy);
+          cairo_arc (c->cr, cx, cy, r, angle, angle + sweep);
+        }
+      cairo_close_path (c->cr);
+      cairo_fill_preserve (c->cr);
+      source (c, c->style->background);
+      cairo_set_line_width (c->cr, 1.5);
+      cairo_stroke (c->cr);
+
+      /* The percentage on the slice, when it fits. */
+      if (sweep > 0.3)
+        {
+          double mid = angle + sweep / 2;
+          double rr = inner > 0 ? (r + inner) / 2 : r * 0.62;
+          g_autofree char *pct = tally_chart_format_number (p->y / total, ".0%", 0);
+          double luminance = 0.2126 * rgba[0] + 0.7152 * rgba[1] + 0.0722 * rgba[2];
+          double text[4] = { 0, 0, 0, 1 };
+
+          if (luminance < 0.5)
+            text[0] = text[1] = text[2] = 1;
+          draw_text (c, pct, cx + cos (mid) * rr, cy + sin (mid) * rr, 0.5, 0.5, TRUE, 1, -1, 0, text);
+        }
+      angle += sweep;
+    }
+}
+
+static void
+draw_cartesian (Ctx *c)
+{
+  TallyChart *chart = c->chart;
+  cairo_t *cr = c->cr;
+  g_autoptr(GArray) yticks = NULL;
+  g_autoptr(GArray) xticks = NULL;
+  TallyChartTimeUnit unit = TALLY_CHART_TIME_DAY;
+  double ystep = 0, xstep = 0, ylo, yhi, xlo = 0, xhi = 1;
+  double lh = line_height (c);
+  double y_label_w = 0, x_label_h = 0, title_h = 0;
+  double legend_w = legend (c, FALSE);
+  double band = 0, max_xlabel_w = 0;
+  gboolean rotate = FALSE;
+  guint thin = 1;
+  guint n_cat = chart->categories->len;
+  guint max_yticks;
+
+  /* y ticks for a first guess of the plot height. */
+  max_yticks = (guint) CLAMP ((c->height - c->top - 3 * lh - PAD) / (lh * 2.5), 2, 10);
+  yticks = tally_chart_nice_ticks (chart->y_min, chart->y_max, max_yticks, &ystep);
+  ylo = g_array_index (yticks, double, 0);
+  yhi = g_array_index (yticks, double, yticks->len - 1);
+  for (guint i = 0; i < yticks->len; i++)
+    {
+      g_autofree char *t = y_label (chart, g_array_index (yticks, double, i), ystep);
+      double w;
+
+      measure (c, t, FALSE, 1, -1, &w, NULL);
+      y_label_w = MAX (y_label_w, w);
+    }
+  if (chart->y_title && *chart->y_title)
+    title_h = lh;
+
+  c->left = PAD + (title_h > 0 ? title_h + 6 : 0) + y_label_w + 6;
+  c->right = c->width - PAD - legend_w;
+  if (c->right - c->left < 40)
+    c->right = c->left + 40;
+
+  /* x labels: horizontal when they fit, else at 45°, thinned until they
+   * no longer overlap. */
+  if (chart->x_categorical)
+    {
+      band = (c->right - c->left) / MAX (1, n_cat);
+      for (guint i = 0; i < n_cat; i++)
+        {
+          double w;
+
+          measure (c, g_ptr_array_index (chart->categories, i), FALSE, 1, -1, &w, NULL);
+          max_xlabel_w = MAX (max_xlabel_w, w);
+        }
+      max_xlabel_w = MIN (max_xlabel_w, 140);
+      if (max_xlabel_w + 6 <= band)
+        x_label_h = lh;
+      else
+        {
+          double spacing = lh * 1.1 / sin (G_PI / 4);
+
+          rotate = TRUE;
+          thin = (guint) MAX (1, ceil (spacing / MAX (band, 0.01)));
+          x_label_h = max_xlabel_w * sin (G_PI / 4) + lh;
+        }
+    }
+  else
+    {
+      double span = c->right - c->left;
+
+      x_label_h = lh;
+      if (chart->x_type == TALLY_CHART_FIELD_TEMPORAL)
+        {
+          xlo = chart->x_min;
+          xhi = chart->x_max > chart->x_min ? chart->x_max : chart->x_min + 86400;
+          xticks = tally_chart_time_ticks (xlo, xhi, (guint) MAX (2, span / 90), &unit);
+        }
+      else
+        {
+          xticks = tally_chart_nice_ticks (chart->x_min, chart->x_max, (guint) MAX (2, span / 80), &xstep);
+          xlo = g_array_index (xticks, double, 0);
+          xhi = g_array_index (xticks, double, xticks->len - 1);
+        }
+    }
+
+  c->bottom = c->height - PAD - x_label_h - 6 - (chart->x_title && *chart->x_title ? lh + 4 : 0);
+  if (c->bottom - c->top < 30)
+    c->bottom = c->top + 30;
+
+  /* Grid and y axis labels. */
+  cairo_set_line_width (cr, 1);
+  for (guint i = 0; i < yticks->len; i++)
+    {
+      double v = g_array_index (yticks, double, i);
+      double y = round (map_y (c, ylo, yhi, v)) + 0.5;
+      g_autofree char *t = y_label (chart, v, ystep);
+
+      source (c, c->style->grid);
+      cairo_move_to (cr, c->left, y);
+      cairo_line_to (cr, c->right, y);
+      cairo_stroke (cr);
+      draw_text (c, t, c->left - 6, y, 1, 0.5, FALSE, 1, -1, 0, c->style->muted);
+    }
+  if (title_h > 0)
+    draw_text (c, chart->y_title, PAD, (c->top + c->bottom) / 2, 0.5, 0, TRUE, 1,
+               c->bottom - c->top, -G_PI / 2, c->style->foreground);
+
+  /* x axis labels. */
+  if (chart->x_categorical)
+    {
+      for (guint i = 0; i < n_cat; i += thin)
+        {
+          double x = c->left + band * (i + 0.5);
+          const char *label = g_ptr_array_index (chart->categories, i);
+
+          source (c, c->style->foreground);
+          cairo_move_to (cr, round (x) + 0.5, c->bottom);
+          cairo_line_to (cr, round (x) + 0.5, c->bottom + 4);
+          cairo_stroke (cr);
+          if (rotate)
+            draw_text (c, label, x + lh * 0.3, c->bottom + 6, 1, 0, FALSE, 1, 140, -G_PI / 4, c->style->muted);
+          else
+            draw_text (c, label, x, c->bottom + 6, 0.5, 0, FALSE, 1, band, 0, c->style->muted);
+        }
+    }
+  else
+    {
+      double last_right = -G_MAXDOUBLE;
+
+      for (guint i = 0; i < xticks->len; i++)
+        {
+          double v = g_array_index (xticks, double, i);
+          double x = round (map_x_cont (c, xlo, xhi, v)) + 0.5;
+          g_autofree char *t = NULL;
+          double w;
+
+          if (chart->x_type == TALLY_CHART_FIELD_TEMPORAL)
+            t = tally_chart_format_time (v, unit, chart->x_format);
+          else
+            t = tally_chart_format_number (v, chart->x_format, chart->x_format ? 0 : xstep);
+          source (c, c->style->grid);
+          cairo_move_to (cr, x, c->top);
+          cairo_line_to (cr, x, c->bottom);
+          cairo_stroke (cr);
+          measure (c, t, FALSE, 1, -1, &w, NULL);
+          if (x - w / 2 < last_right + 8 || x + w / 2 > c->width)
+            continue;
+          draw_text (c, t, x, c->bottom + 6, 0.5, 0, FALSE, 1, -1, 0, c->style->muted);
+          last_right = x + w / 2;
+        }
+    }
+  if (chart->x_title && *chart->x_title)
+    draw_text (c, chart->x_title, (c->left + c->right) / 2, c->height - PAD, 0.5, 1, TRUE, 1,
+               c->right - c->left, 0, c->style->foreground);
+
+  /* Baseline. */
+  source (c, c->style->foreground);
+  {
+    double y0 = round (map_y (c, ylo, yhi, MAX (ylo, MIN (0, yhi)))) + 0.5;
+
+    cairo_move_to (cr, c->left, y0);
+    cairo_line_to (cr, c->right, y0);
+    cairo_stroke (cr);
+  }
+
+  /* The marks, clipped to the plot. */
+  cairo_save (cr);
+  cairo_rectangle (cr, c->left - 4, c->top - 4, c->right - c->left + 8, c->bottom - c->top + 8);
+  cairo_clip (cr);
+  for (guint s = 0; s < chart->series->len; s++)
+    {
+      TallyChartSeries *series = g_ptr_array_index (chart->series, s);
+      double rgba[4];
+      gboolean markers;
+
+      tally_chart_palette_color (s, c->style->dark, rgba);
+
+#define PX(p) (chart->x_categorical ? c->left + band * ((p)->x + 0.5) : map_x_cont (c, xlo, xhi, (p)->x))
+
+      switch (chart->mark)
+        {
+        case TALLY_CHART_MARK_BAR:
+          for (guint i = 0; i < series->points->len; i++)
+            {
+              TallyChartPoint *p = &g_array_index (series->points, TallyChartPoint, i);
+              double inner = band * 0.8;
+              double x0 = c->left + band * p->x + (band - inner) / 2, w = inner;
+              double ya = map_y (c, ylo, yhi, chart->stacked ? p->y0 : 0);
+              double yb = map_y (c, ylo, yhi, chart->stacked ? p->y1 : p->y);
+
+              if (chart->grouped)
+                {
+                  w = inner / chart->series->len;
+                  x0 += w * s;
+                }
+              w = MAX (1, w - (chart->grouped ? 1 : 0));
+              source (c, rgba);
+              cairo_rectangle (cr, x0, MIN (ya, yb), w, fabs (ya - yb));
+              cairo_fill (cr);
+              if (chart->stacked && w > 4 && fabs (ya - yb) > 2)
+                {
+                  source (c, c->style->background);
+                  cairo_set_line_width (cr, 1);
+                  cairo_move_to (cr, x0, round (yb) + 0.5);
+                  cairo_line_to (cr, x0 + w, round (yb) + 0.5);
+                  cairo_stroke (cr);
+                }
+            }
+          break;
+
+        case TALLY_CHART_MARK_AREA:
+          if (series->points->len > 0)
+            {
+              cairo_new_path (cr);
+              for (guint i = 0; i < series->points->len; i++)
+                {
+                  TallyChartPoint *p = &g_array_index (series->points, TallyChartPoint, i);
+
+                  cairo_line_to (cr, PX (p), map_y (c, ylo, yhi, chart->stacked ? p->y1 : p->y));
+                }
+              for (guint i = series->points->len; i > 0; i--)
+                {
+                  TallyChartPoint *p = &g_array_index (series->points, TallyChartPoint, i - 1);
+
+                  cairo_line_to (cr, PX (p), map_y (c, ylo, yhi, chart->stacked ? p->y0 : 0));
+                }
+              cairo_close_path (cr);
+              cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], chart->stacked ? 0.85 : 0.55);
+              cairo_fill (cr);
+            }
+          G_GNUC_FALLTHROUGH;
+
+        case TALLY_CHART_MARK_LINE:
+          markers = tally_chart_spec_get_show_points (chart->spec)
+                    || (chart->mark == TALLY_CHART_MARK_LINE && series->points->len <= 1);
+          cairo_new_path (cr);
+          for (guint i = 0; i < series->points->len; i++)
+            {
+              TallyChartPoint *p = &g_array_index (series->points, TallyChartPoint, i);
+
+              cairo_line_to (cr, PX (p), map_y (c, ylo, yhi, chart->stacked ? p->y1 : p->y));
+            }
+          source (c, rgba);
+          cairo_set_line_width (cr, 2);
+          cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
+          cairo_stroke (cr);
+          if (markers)
+            for (guint i = 0; i < series->points->len; i++)
+              {
+                TallyChartPoint *p = &g_array_index (series->points, TallyChartPoint, i);
+
+                cairo_new_path (cr);
+                cairo_arc (cr, PX (p), map_y (c, ylo, yhi, chart->stacked ? p->y1 : p->y), 3, 0, 2 * G_PI);
+                cairo_fill (cr);
+              }
+          break;
+
+        case TALLY_CHART_MARK_POINT:
+          for (guint i = 0; i < series->points->len; i++)
+            {
+              TallyChartPoint *p = &g_array_index (series->points, TallyChartPoint, i);
+
+              cairo_new_path (cr);
+              cairo_arc (cr, PX (p), map_y (c, ylo, yhi, chart->stacked ? p->y1 : p->y), 3.5, 0, 2 * G_PI);
+              cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], 0.35);
+              cairo_fill_preserve (cr);
+              source (c, rgba);
+              cairo_set_line_width (cr, 1.5);
+              cairo_stroke (cr);
+            }
+          break;
+
+        case TALLY_CHART_MARK_ARC:
+        default:
+          break;
+        }
+#undef PX
+    }
+  cairo_restore (cr);
+
+  legend (c, TRUE);
+}
+
+/**
+ * tally_chart_render:
+ * @chart: a #TallyChart
+ * @cr: the Cairo context to draw on, its origin at the chart's top left
+ * @width: the width in device units (pixels at scale 1, points for PDF)
+ * @height: the height in device units
+ * @style: (nullable): the style, or %NULL for tally_chart_style_init()'s
+ *   light one
+ *
+ * Draws the chart (docs/charts.md §6): its title, axes, grid, marks and
+ * legend, or "No data" when nothing is plotted. The same function draws
+ * the widget and the PNG, SVG and PDF files. The state of @cr is saved and
+ * restored.
+ */
+void
+tally_chart_render (TallyChart            *chart,
+                    cairo_t               *cr,
+                    double                 width,
+                    double                 height,
+                    const TallyChartStyle *style)
+{
+  TallyChartStyle fallback;
+  cairo_font_options_t *options;
+  Ctx c = { 0 };
+  double title_h;
+
+  g_return_if_fail (TALLY_IS_CHART (chart));
+  g_return_if_fail (cr != NULL);
+
+  if (style == NULL)
+    {
+      tally_chart_style_init (&fallback, FALSE);
+      style = &fallback;
+    }
+
+  cairo_save (cr);
+  c.chart = chart;
+  c.cr = cr;
+  c.style = style;
+  c.width = width;
+  c.height = height;
+  c.layout = pango_cairo_create_layout (cr);
+  c.font = pango_font_description_new ();
+  pango_font_description_set_family (c.font, style->font_family ? style->font_family : "Sans");
+  c.bold = pango_font_description_copy (c.font);
+  pango_font_description_set_weight (c.bold, PANGO_WEIGHT_BOLD);
+
+  /* No hinting: the same layout at every scale and in every format. */
+  options = cairo_font_options_create ();
+  cairo_font_options_set_hint_style (options, CAIRO_HINT_STYLE_NONE);
+  cairo_font_options_set_hint_metrics (options, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_antialias (options, CAIRO_ANTIALIAS_GRAY);
+  pango_cairo_context_set_font_options (pango_layout_get_context (c.layout), options);
+  pango_layout_context_changed (c.layout);
+  cairo_font_options_destroy (options);
+
+  if (style->fill_background)
+    {
+      source (&c, style->background);
+      cairo_paint (cr);
+    }
+
+  draw_text (&c, tally_chart_spec_get_title (chart->spec), PAD, PAD, 0, 0, TRUE, 1.3,
+             width - 2 * PAD, 0, style->foreground);
+  measure (&c, tally_chart_spec_get_title (chart->spec), TRUE, 1.3, width - 2 * PAD, NULL, &title_h);
+  c.top = PAD + title_h + 10;
+
+  if (tally_chart_is_empty (chart))
+    draw_no_data (&c);
+  else if (chart->mark == TALLY_CHART_MARK_ARC)
+    {
+      double legend_w = legend (&c, FALSE);
+
+      c.left = PAD;
+      c.right = MAX (PAD + 20, width - PAD - legend_w - PAD);
+      c.bottom = height - PAD;
+      draw_arc (&c);
+      legend (&c, TRUE);
+    }
+  else
+    draw_cartesian (&c);
+
+  pango_font_description_free (c.font);
+  pango_font_description_free (c.bold);
+  g_object_unref (c.layout);
+  cairo_restore (cr);
+}
+
+static gboolean
+check_surface (cairo_surface_t  *surface,
+               const char       *path,
+               GError          **error)
+{
+  cairo_status_t status = cairo_surface_status (surface);
+
+  if (status != CAIRO_STATUS_SUCCESS)
+    {
+      g_set_error (error, TALLY_CHART_ERROR, TALLY_CHART_ERROR_WRITE,
+                   "cannot write %s: %s", path, cairo_status_to_string (status));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tally_chart_write_png:
+ * @chart: a #TallyChart
+ * @path: the file to write (replaced if it exists)
+ * @width: the width in pixels
+ * @height: the height in pixels
+ * @dark: whether to use the dark style
+ * @error: return location for a %TALLY_CHART_ERROR_WRITE error
+ *
+ * Draws @chart with tally_chart_render() into a PNG of @width × @height
+ * pixels.
+ *
+ * Returns: %TRUE when the file was written
+ */
+gboolean
+tally_chart_write_png (TallyChart  *chart,
+                       const char  *path,
+                       int          width,
+                       int          height,
+                       gboolean     dark,
+                       GError     **error)
+{
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  TallyChartStyle style;
+  cairo_status_t status;
+
+  g_return_val_if_fail (TALLY_IS_CHART (chart), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (width > 0 && height > 0, FALSE);
+
+  tally_chart_style_init (&style, dark);
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cr = cairo_create (surface);
+  tally_chart_render (chart, cr, width, height, &style);
+  cairo_destroy (cr);
+  status = cairo_surface_write_to_png (surface, path);
+  cairo_surface_destroy (surface);
+  if (status != CAIRO_STATUS_SUCCESS)
+    {
+      g_set_error (error, TALLY_CHART_ERROR, TALLY_CHART_ERROR_WRITE,
+                   "cannot write %s: %s", path, cairo_status_to_string (status));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tally_chart_write_svg:
+ * @chart: a #TallyChart
+ * @path: the file to write (replaced if it exists)
+ * @width: the width in points
+ * @height: the height in points
+ * @dark: whether to use the dark style
+ * @error: return location for a %TALLY_CHART_ERROR_WRITE error
+ *
+ * Draws @chart with tally_chart_render() into an SVG document (vectors,
+ * text as glyph outlines as Cairo writes it).
+ *
+ * Returns: %TRUE when the file was written
+ */
+gboolean
+tally_chart_write_svg (TallyChart  *chart,
+                       const char  *path,
+                       double       width,
+                       double       height,
+                       gboolean     dark,
+                       GError     **error)
+{
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  TallyChartStyle style;
+  gboolean ok;
+
+  g_return_val_if_fail (TALLY_IS_CHART (chart), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  tally_chart_style_init (&style, dark);
+  surface = cairo_svg_surface_create (path, width, height);
+  if (!check_surface (surface, path, error))
+    {
+      cairo_surface_destroy (surface);
+      return FALSE;
+    }
+  cr = cairo_create (surface);
+  tally_chart_render (chart, cr, width, height, &style);
+  cairo_destroy (cr);
+  cairo_surface_finish (surface);
+  ok = check_surface (surface, path, error);
+  cairo_surface_destroy (surface);
+  return ok;
+}
+
+/**
+ * tally_chart_write_pdf:
+ * @chart: a #TallyChart
+ * @path: the file to write (replaced if it exists)
+ * @width: the page width in points
+ * @height: the page height in points
+ * @dark: whether to use the dark style
+ * @error: return location for a %TALLY_CHART_ERROR_WRITE error
+ *
+ * Draws @chart with tally_chart_render() onto a one-page PDF of that size
+ * (vectors, real text that pdftotext extracts).
+ *
+ * Returns: %TRUE when the file was written
+ */
+gboolean
+tally_chart_write_pdf (TallyChart  *chart,
+                       const char  *path,
+                       double       width,
+                       double       height,
+                       gboolean     dark,
+                       GError     **error)
+{
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  TallyChartStyle style;
+  gboolean ok;
+
+  g_return_val_if_fail (TALLY_IS_CHART (chart), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  tally_chart_style_init (&style, dark);
+  surface = cairo_pdf_surface_create (path, width, height);
+  if (!check_surface (surface, path, error))
+    {
+      cairo_surface_destroy (surface);
+      return FALSE;
+    }
+  cr = cairo_create (surface);
+  tally_chart_render (chart, cr, width, height, &style);
+  cairo_show_page (cr);
+  cairo_destroy (cr);
+  cairo_surface_finish (surface);
+  ok = check_surface (surface, path, error);
+  cairo_surface_destroy (surface);
+  return ok;
+}
