@@ -448,7 +448,7 @@ draw_cartesian (Ctx *c)
         {
           xlo = chart->x_min;
           xhi = chart->x_max > chart->x_min ? chart->x_max : chart->x_min + 86400;
-          xticks = tally_chart_time_ticks (xlo, xhi, (guint) MAX (2, span / 90), &unit);
+          xticks = tally_chart_time_ticks (xlo, xhi, (guint) MAX (2, span / 60), &unit);
         }
       else
         {
@@ -509,7 +509,15 @@ draw_cartesian (Ctx *c)
           g_autofree char *t = NULL;
           double w;
 
-          if (chart->x_type == TALLY_CHART_FIELD_TEMPORAL)
+          /* Months name the year only on the first tick and in January. */
+          if (chart->x_type == TALLY_CHART_FIELD_TEMPORAL && chart->x_format == NULL
+              && unit == TALLY_CHART_TIME_MONTH && i > 0)
+            {
+              g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc ((gint64) v);
+
+              t = tally_chart_format_time (v, unit, dt && g_date_time_get_month (dt) == 1 ? "%b %Y" : "%b");
+            }
+          else if (chart->x_type == TALLY_CHART_FIELD_TEMPORAL)
             t = tally_chart_format_time (v, unit, chart->x_format);
           else
             t = tally_chart_format_number (v, chart->x_format, chart->x_format ? 0 : xstep);
@@ -572,12 +580,13 @@ draw_cartesian (Ctx *c)
               source (c, rgba);
               cairo_rectangle (cr, x0, MIN (ya, yb), w, fabs (ya - yb));
               cairo_fill (cr);
-              if (chart->stacked && w > 4 && fabs (ya - yb) > 2)
+              /* A hairline between stacked segments, not above the top one. */
+              if (chart->stacked && p->y0 != 0 && w > 4 && fabs (ya - yb) > 2)
                 {
                   source (c, c->style->background);
                   cairo_set_line_width (cr, 1);
-                  cairo_move_to (cr, x0, round (yb) + 0.5);
-                  cairo_line_to (cr, x0 + w, round (yb) + 0.5);
+                  cairo_move_to (cr, x0, round (ya) - 0.5);
+                  cairo_line_to (cr, x0 + w, round (ya) - 0.5);
                   cairo_stroke (cr);
                 }
             }

@@ -754,7 +754,7 @@ tally_chart_time_ticks (double              first,
 
   chosen.step = 0;
   for (guint i = 0; i < G_N_ELEMENTS (time_intervals); i++)
-    if (span / time_intervals[i].seconds + 1 <= max_ticks)
+    if (floor (span / time_intervals[i].seconds) + 1 <= max_ticks)
       {
         chosen = time_intervals[i];
         break;

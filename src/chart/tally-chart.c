@@ -335,7 +335,9 @@ order_groups (GPtrArray  *groups,
 
   if (cap > 0 && groups->len > cap)
     {
+      /* The copy shares the groups: it must not free them. */
       by_total = g_ptr_array_copy (groups, NULL, NULL);
+      g_ptr_array_set_free_func (by_total, NULL);
       keep = merge ? cap - 1 : cap;
       other = merge;
       /* Largest first; ties by first appearance. */
@@ -561,6 +563,10 @@ resolve (TallyChart  *self,
     for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
       {
         if (fields[i].enc == NULL || !fields[i].enc->present || fields[i].enc->field == NULL)
+          continue;
+        /* An empty `data.values` has no columns to check against. */
+        if (tally_chart_data_get_n_columns (self->data) == 0
+            && tally_chart_data_get_n_rows (self->data) == 0)
           continue;
         *fields[i].col = tally_chart_data_find_column (self->data, fields[i].enc->field);
         if (*fields[i].col < 0)
