@@ -176,9 +176,9 @@ test_receipt (void)
   g_assert_true (receipt.has_cost);
   g_assert_cmpint (receipt.input_tokens, ==, 1200);
   g_assert_cmpint (receipt.cache_write_tokens, ==, 120);
-  window = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
-  terminal = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
-  markdown = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
+  window = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
+  terminal = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
+  markdown = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
   g_assert_cmpstr (window, ==,
                    "Done · $0.0123 · 1,200 tokens in, 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
   g_assert_cmpstr (terminal, ==,
@@ -188,9 +188,9 @@ test_receipt (void)
 
   tally_receipt_init (&receipt, failed);
   g_assert_false (receipt.has_cost);
-  failed_window = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
-  failed_terminal = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
-  failed_markdown = tally_receipt_format (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
+  failed_window = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
+  failed_terminal = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
+  failed_markdown = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
   g_assert_cmpstr (failed_window, ==, "Failed · price unknown · -5 tokens in, 0 out · 1 API call · 2 min 5 s");
   g_assert_cmpstr (failed_terminal, ==,
                    "— failed · price unknown · -5 in · 0 out · cache 0 read, 0 written · 1 API call · 2 min 5 s");

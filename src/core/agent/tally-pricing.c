@@ -100,20 +100,3 @@ tally_pricing_compute_cost (const char       *model,
   *cost_usd = total / 1e6;
   return TRUE;
 }
-
-/**
- * tally_pricing_format_cost:
- * @known: whether the price was known
- * @cost_usd: the cost in US dollars
- *
- * Returns: (transfer full): "$0.0123" (four decimals) or "price unknown"
- */
-char *
-tally_pricing_format_cost (gboolean known,
-                           double   cost_usd)
-{
-  if (!known)
-    return g_strdup ("price unknown");
-
-  return g_strdup_printf ("$%.4f", cost_usd);
-}

@@ -10,7 +10,5 @@ G_BEGIN_DECLS
 gboolean tally_pricing_compute_cost (const char       *model,
                                      const TallyUsage *usage,
                                      double           *cost_usd);
-char    *tally_pricing_format_cost  (gboolean          known,
-                                     double            cost_usd);
 
 G_END_DECLS

@@ -329,7 +329,7 @@ describe_object (TallyToolDatabase  *database,
        * module is missing) is still described. */
       if (count_rows (database, quoted, &count, &count_error))
         {
-          g_autofree char *text = tally_tool_format_count (count);
+          g_autofree char *text = tally_format_count ((gint64) count, TALLY_GROUPING_COMMA);
 
           g_string_append_printf (out, "TABLE %s (%s %s)\n", name, text,
                                   count == 1 ? "row" : "rows");

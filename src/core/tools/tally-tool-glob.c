@@ -187,7 +187,7 @@ glob_run (TallyTool               *tool,
 
   if (matches->len > MAX_RESULTS)
     {
-      g_autofree char *more = tally_tool_format_count (matches->len - MAX_RESULTS);
+      g_autofree char *more = tally_format_count ((gint64) (matches->len - MAX_RESULTS), TALLY_GROUPING_COMMA);
 
       g_string_append_printf (out, "… %s more files not shown (cap %d); use a narrower "
                               "pattern or path\n", more, MAX_RESULTS);

@@ -253,7 +253,7 @@ grep_run (TallyTool               *tool,
 
   if (search.n_matches == 0 && !search.truncated)
     {
-      g_autofree char *files = tally_tool_format_count (search.n_files);
+      g_autofree char *files = tally_format_count ((gint64) search.n_files, TALLY_GROUPING_COMMA);
 
       g_string_append_printf (out, "No matches for %s (%s text %s searched)\n", pattern,
                               files, search.n_files == 1 ? "file" : "files");

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
+#include "tally-format.h"
 #include "tally-tool.h"
 
 G_BEGIN_DECLS
@@ -31,7 +32,6 @@ char     *tally_tool_dup_member_string  (JsonObject   *input,
                                          const char   *member);
 
 /* Text helpers (tally-tool.c). */
-char     *tally_tool_format_count       (guint64       n);
 void      tally_tool_append_clipped     (GString      *out,
                                          const char   *text,
                                          gssize        len,

@@ -678,7 +678,7 @@ append_cell (GString      *out,
 
     case SQLITE_BLOB:
       {
-        g_autofree char *count = tally_tool_format_count (sqlite3_column_bytes (stmt, column));
+        g_autofree char *count = tally_format_count ((gint64) (sqlite3_column_bytes (stmt, column)), TALLY_GROUPING_COMMA);
 
         g_string_append_printf (out, "<blob %s bytes>", count);
       }
@@ -825,7 +825,7 @@ query_run (TallyTool               *tool,
 
   if (hidden > 0)
     {
-      g_autofree char *hidden_text = tally_tool_format_count (hidden);
+      g_autofree char *hidden_text = tally_format_count ((gint64) hidden, TALLY_GROUPING_COMMA);
 
       if (byte_cap_hit)
         cap_note = g_strdup_printf ("output cap %d KiB", TALLY_TOOL_QUERY_DATABASE_MAX_BYTES / 1024);
@@ -838,11 +838,11 @@ query_run (TallyTool               *tool,
     }
 
   {
-    g_autofree char *total = tally_tool_format_count (shown + hidden);
+    g_autofree char *total = tally_format_count ((gint64) (shown + hidden), TALLY_GROUPING_COMMA);
 
     if (hidden > 0)
       {
-        g_autofree char *shown_text = tally_tool_format_count (shown);
+        g_autofree char *shown_text = tally_format_count ((gint64) shown, TALLY_GROUPING_COMMA);
 
         g_string_append_printf (out, "(%s of %s%s rows shown)", shown_text,
                                 count_capped ? "at least " : "", total);

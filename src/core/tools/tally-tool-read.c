@@ -243,7 +243,7 @@ read_run (TallyTool               *tool,
   if (out->len == 0)
     {
       guint64 n_lines = reader.line_no - 1;
-      g_autofree char *lines_text = tally_tool_format_count (n_lines);
+      g_autofree char *lines_text = tally_format_count ((gint64) n_lines, TALLY_GROUPING_COMMA);
 
       return g_strdup_printf ("(the file has %s %s; offset %" G_GUINT64_FORMAT
                               " is past its end)", lines_text,

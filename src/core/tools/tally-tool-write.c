@@ -7,6 +7,8 @@
 #include "tally-tool-write.h"
 #include "tally-tool-private.h"
 
+#include "tally-line-diff.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,13 +21,6 @@
 /* A diff longer than this is cut: it is for a person to glance at on an
  * approval card, not a patch to apply. */
 #define MAX_DIFF_BYTES (256 * 1024)
-/* Bounds of the line matching (Myers' O(ND) algorithm). Past either one
- * the changed middle of the file is shown as removed and re-added whole,
- * which is still a correct diff, only not the shortest. The trace kept for
- * D edits holds about D² offsets, so MAX_EDIT_DISTANCE bounds the memory
- * (8 MiB at 1000) and MAX_DIFF_WORK the time. */
-#define MAX_EDIT_DISTANCE 1000
-#define MAX_DIFF_WORK (20 * 1000 * 1000)
 
 /**
  * TallyToolWrite:
@@ -178,12 +173,6 @@ tally_tool_replace_file (const char  *path,
 
 /* Line diff ------------------------------------------------------------ */
 
-typedef enum {
-  OP_EQUAL,
-  OP_DELETE,
-  OP_INSERT,
-} DiffOp;
-
 typedef struct {
   const char *start;
   gsize       len;   /* including the '\n', when the line has one */
@@ -224,220 +213,22 @@ split_lines (const char *text,
   return lines;
 }
 
-/* One Myers step onto diagonal @k, from the furthest points of round d-1
- * held in @prev (indexed by diagonal, -1 where unreached): down from k+1
- * (an insertion) or right from k-1 (a deletion), whichever reaches further
- * while staying inside the n×m edit graph. */
-static gboolean
-myers_step (const gssize *prev,
-            gssize        k,
-            gssize        n,
-            gssize        m,
-            gssize       *x,
-            gboolean     *down)
-{
-  gssize x_down = prev[k + 1];
-  gssize x_right = prev[k - 1];
-  gboolean down_ok = x_down >= 0 && x_down - k <= m;
-  gboolean right_ok = x_right >= 0 && x_right + 1 <= n;
-
-  if (down_ok && (!right_ok || x_down >= x_right + 1))
-    {
-      *x = x_down;
-      *down = TRUE;
-      return TRUE;
-    }
-
-  if (right_ok)
-    {
-      *x = x_right + 1;
-      *down = FALSE;
-      return TRUE;
-    }
-
-  return FALSE;
-}
-
-/* Appends to @ops (in forward order) a shortest edit script turning @a
- * into @b (E. Myers, "An O(ND) Difference Algorithm and Its Variations",
- * 1986, the greedy forward search with the rounds kept for backtracking).
- * Returns %FALSE, appending nothing, when a bound is exceeded. */
-static gboolean
-myers_diff (const guint *a,
-            gssize       n,
-            const guint *b,
-            gssize       m,
-            GByteArray  *ops)
-{
-  g_autoptr(GPtrArray) trace = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GByteArray) reversed = g_byte_array_new ();
-  g_autofree gssize *v = NULL;
-  gssize max = n + m;
-  gssize offset = max + 1;
-  gssize d, x, y;
-  guint64 work = 0;
-  gboolean done = FALSE;
-
-  v = g_new (gssize, 2 * max + 3);
-  for (gssize i = 0; i < 2 * max + 3; i++)
-    v[i] = -1;
-
-  for (d = 0; !done; d++)
-    {
-      gssize *snapshot;
-
-      if (d > MAX_EDIT_DISTANCE)
-        return FALSE;
-
-      /* The furthest points of round d-1, diagonals -d-1 … d+1. */
-      snapshot = g_new (gssize, 2 * d + 3);
-      memcpy (snapshot, v + offset - d - 1, (2 * d + 3) * sizeof (gssize));
-      g_ptr_array_add (trace, snapshot);
-
-      for (gssize k = -d; k <= d; k += 2)
-        {
-          gboolean down;
-
-          if (d == 0)
-            x = 0;
-          else if (!myers_step (v + offset, k, n, m, &x, &down))
-            {
-              v[offset + k] = -1;
-              continue;
-            }
-
-          y = x - k;
-          while (x < n && y < m && a[x] == b[y])
-            {
-              x++;
-              y++;
-              work++;
-            }
-          v[offset + k] = x;
-
-          if (x >= n && y >= m)
-            {
-              done = TRUE;
-              break;
-            }
-
-          if (++work > MAX_DIFF_WORK)
-            return FALSE;
-        }
-    }
-
-  /* Walk back from the end through the kept rounds. */
-  x = n;
-  y = m;
-  for (d = trace->len - 1; d > 0; d--)
-    {
-      const gssize *prev = (const gssize *) g_ptr_array_index (trace, d) + d + 1;
-      gssize k = x - y;
-      gssize x_start;
-      gboolean down = FALSE;
-
-      if (!myers_step (prev, k, n, m, &x_start, &down))
-        g_assert_not_reached ();
-
-      for (; x > x_start; x--)
-        g_byte_array_append (reversed, (const guint8[]) { OP_EQUAL }, 1);
-
-      if (down)
-        {
-          g_byte_array_append (reversed, (const guint8[]) { OP_INSERT }, 1);
-          y = x - k - 1;
-        }
-      else
-        {
-          g_byte_array_append (reversed, (const guint8[]) { OP_DELETE }, 1);
-          x = x - 1;
-          y = x - k + 1;
-        }
-    }
-
-  for (; x > 0; x--)
-    g_byte_array_append (reversed, (const guint8[]) { OP_EQUAL }, 1);
-
-  for (guint i = reversed->len; i > 0; i--)
-    g_byte_array_append (ops, &reversed->data[i - 1], 1);
-
-  return TRUE;
-}
-
-static void
-append_ops (GByteArray *ops,
-            DiffOp      op,
-            gsize       count)
-{
-  guint8 byte = op;
-
-  for (gsize i = 0; i < count; i++)
-    g_byte_array_append (ops, &byte, 1);
-}
-
-/* Computes the edit script between two arrays of lines: the common head
- * and tail are matched first (the usual case for an edit), then the middle
- * with Myers, or as a whole replacement when it is too different. */
+/* The edit script between two arrays of lines, by the core's one line
+ * diff (tally_line_diff(): common head and tail, then Myers, removals
+ * before additions). */
 static GByteArray *
 diff_lines (GArray *old_lines,
             GArray *new_lines)
 {
-  GByteArray *ops = g_byte_array_new ();
-  gsize n = old_lines->len;
-  gsize m = new_lines->len;
-  gsize head = 0, tail = 0;
-  g_autofree guint *a = NULL;
-  g_autofree guint *b = NULL;
+  g_autofree guint *a = g_new (guint, old_lines->len + 1);
+  g_autofree guint *b = g_new (guint, new_lines->len + 1);
 
-  while (head < n && head < m &&
-         g_array_index (old_lines, Line, head).id == g_array_index (new_lines, Line, head).id)
-    head++;
+  for (guint i = 0; i < old_lines->len; i++)
+    a[i] = g_array_index (old_lines, Line, i).id;
+  for (guint i = 0; i < new_lines->len; i++)
+    b[i] = g_array_index (new_lines, Line, i).id;
 
-  while (tail < n - head && tail < m - head &&
-         g_array_index (old_lines, Line, n - 1 - tail).id ==
-         g_array_index (new_lines, Line, m - 1 - tail).id)
-    tail++;
-
-  append_ops (ops, OP_EQUAL, head);
-
-  a = g_new (guint, n - head - tail + 1);
-  b = g_new (guint, m - head - tail + 1);
-  for (gsize i = 0; i < n - head - tail; i++)
-    a[i] = g_array_index (old_lines, Line, head + i).id;
-  for (gsize i = 0; i < m - head - tail; i++)
-    b[i] = g_array_index (new_lines, Line, head + i).id;
-
-  if (!myers_diff (a, n - head - tail, b, m - head - tail, ops))
-    {
-      append_ops (ops, OP_DELETE, n - head - tail);
-      append_ops (ops, OP_INSERT, m - head - tail);
-    }
-
-  append_ops (ops, OP_EQUAL, tail);
-
-  /* Within each run of changes, removals come before additions, as `diff`
-   * prints them. */
-  for (guint i = 0; i < ops->len;)
-    {
-      guint j = i, n_delete = 0;
-
-      if (ops->data[i] == OP_EQUAL)
-        {
-          i++;
-          continue;
-        }
-
-      for (; j < ops->len && ops->data[j] != OP_EQUAL; j++)
-        if (ops->data[j] == OP_DELETE)
-          n_delete++;
-
-      for (guint t = i; t < j; t++)
-        ops->data[t] = (t - i < n_delete) ? OP_DELETE : OP_INSERT;
-
-      i = j;
-    }
-
-  return ops;
+  return tally_line_diff (a, old_lines->len, b, new_lines->len);
 }
 
 /* "start,count" of a hunk header, in the form `diff -u` prints: an empty
@@ -527,9 +318,9 @@ tally_tool_unified_diff (const char *old_text,
     {
       old_pos[i] = a;
       new_pos[i] = b;
-      if (ops->data[i] != OP_INSERT)
+      if (ops->data[i] != TALLY_DIFF_INSERT)
         a++;
-      if (ops->data[i] != OP_DELETE)
+      if (ops->data[i] != TALLY_DIFF_DELETE)
         b++;
     }
   old_pos[i] = a;
@@ -544,7 +335,7 @@ tally_tool_unified_diff (const char *old_text,
       guint change = i, last, j, start, end;
       gsize n_old = 0, n_new = 0;
 
-      while (change < ops->len && ops->data[change] == OP_EQUAL)
+      while (change < ops->len && ops->data[change] == TALLY_DIFF_EQUAL)
         change++;
       if (change == ops->len)
         break;
@@ -554,7 +345,7 @@ tally_tool_unified_diff (const char *old_text,
       last = change;
       for (j = change + 1; j < ops->len; j++)
         {
-          if (ops->data[j] != OP_EQUAL)
+          if (ops->data[j] != TALLY_DIFF_EQUAL)
             last = j;
           else if (j - last > 2 * DIFF_CONTEXT)
             break;
@@ -565,9 +356,9 @@ tally_tool_unified_diff (const char *old_text,
 
       for (j = start; j < end; j++)
         {
-          if (ops->data[j] != OP_INSERT)
+          if (ops->data[j] != TALLY_DIFF_INSERT)
             n_old++;
-          if (ops->data[j] != OP_DELETE)
+          if (ops->data[j] != TALLY_DIFF_DELETE)
             n_new++;
         }
 
@@ -583,13 +374,13 @@ tally_tool_unified_diff (const char *old_text,
 
           switch (ops->data[j])
             {
-            case OP_EQUAL:
+            case TALLY_DIFF_EQUAL:
               append_line (out, ' ', &g_array_index (old_lines, Line, old_pos[j]));
               break;
-            case OP_DELETE:
+            case TALLY_DIFF_DELETE:
               append_line (out, '-', &g_array_index (old_lines, Line, old_pos[j]));
               break;
-            case OP_INSERT:
+            case TALLY_DIFF_INSERT:
             default:
               append_line (out, '+', &g_array_index (new_lines, Line, new_pos[j]));
               break;

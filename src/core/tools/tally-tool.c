@@ -1069,33 +1069,6 @@ tally_tool_input_get_uint (JsonObject  *input,
 }
 
 /**
- * tally_tool_format_count:
- * @n: a count
- *
- * Returns: (transfer full): @n with thousands separators, e.g. "1,234"
- *   (always a comma: the text is for the model, not for the locale)
- */
-char *
-tally_tool_format_count (guint64 n)
-{
-  char digits[32];
-  GString *out = g_string_new (NULL);
-  gsize len;
-
-  g_snprintf (digits, sizeof digits, "%" G_GUINT64_FORMAT, n);
-  len = strlen (digits);
-
-  for (gsize i = 0; i < len; i++)
-    {
-      if (i > 0 && (len - i) % 3 == 0)
-        g_string_append_c (out, ',');
-      g_string_append_c (out, digits[i]);
-    }
-
-  return g_string_free (out, FALSE);
-}
-
-/**
  * tally_tool_append_clipped:
  * @out: the string to append to
  * @text: text, not necessarily valid UTF-8 nor nul-terminated

@@ -90,7 +90,7 @@ status_label (const char *status)
 }
 
 /**
- * tally_receipt_format:
+ * tally_receipt_dup_line:
  * @receipt: a receipt (tally_receipt_init())
  * @style: the frame to write it in
  *
@@ -102,8 +102,8 @@ status_label (const char *status)
  * Returns: (transfer full): the line
  */
 char *
-tally_receipt_format (const TallyReceipt *receipt,
-                      TallyReceiptStyle   style)
+tally_receipt_dup_line (const TallyReceipt *receipt,
+                        TallyReceiptStyle   style)
 {
   g_autofree char *cost = NULL;
   g_autofree char *in = NULL;

@@ -18,7 +18,7 @@ G_BEGIN_DECLS
  *   written) · 3.4 s*", the status added when not `done`; no call count
  *   (the export has always left it out)
  *
- * The frames tally_receipt_format() writes a receipt in. The parts inside
+ * The frames tally_receipt_dup_line() writes a receipt in. The parts inside
  * them (cost, counts, calls, time) are the same in all three.
  */
 typedef enum {
@@ -55,9 +55,9 @@ typedef struct {
   gint64      duration_ms;
 } TallyReceipt;
 
-void  tally_receipt_init   (TallyReceipt       *receipt,
-                            JsonObject         *turn_finished);
-char *tally_receipt_format (const TallyReceipt *receipt,
-                            TallyReceiptStyle   style);
+void  tally_receipt_init     (TallyReceipt       *receipt,
+                              JsonObject         *turn_finished);
+char *tally_receipt_dup_line (const TallyReceipt *receipt,
+                              TallyReceiptStyle   style);
 
 G_END_DECLS

@@ -8,18 +8,16 @@
 
 #include "tally-card-diff.h"
 
+#include "tally-line-diff.h"
+
 /*
  * Line diffs for the cards: the plan card compares two versions of a plan
  * (tally_card_diff_lines()), and both the plan card and the approval card
  * show a diff with coloured lines (tally_card_diff_show()).
  *
- * The comparison is the textbook longest-common-subsequence over lines,
- * after the common head and tail are set aside (plans change in places,
- * so what is left is small). Beyond a few million cells the table would
- * cost too much memory, and the middle is shown as removed, then added.
+ * The comparison is the core's line diff (tally_line_diff_strv(), the
+ * one the Write and Edit tools print their unified diffs with).
  */
-
-#define MAX_CELLS (4u * 1024u * 1024u)
 
 typedef struct {
   char        op;     /* ' ', '-' or '+' */
@@ -39,57 +37,6 @@ split_lines (const char *text)
       lines[n - 1] = NULL;
     }
   return g_steal_pointer (&lines);
-}
-
-static void
-diff_middle (GArray      *out,
-             char       **a,
-             guint        n,
-             char       **b,
-             guint        m)
-{
-  g_autofree guint32 *table = NULL;
-  guint i = 0, j = 0;
-
-  if ((guint64) (n + 1) * (m + 1) > MAX_CELLS)
-    {
-      for (i = 0; i < n; i++)
-        g_array_append_val (out, ((DiffLine) { '-', a[i] }));
-      for (j = 0; j < m; j++)
-        g_array_append_val (out, ((DiffLine) { '+', b[j] }));
-      return;
-    }
-
-  /* table[i][j]: length of the longest common subsequence of a[i..] and
-   * b[j..]. */
-  table = g_new0 (guint32, (gsize) (n + 1) * (m + 1));
-#define CELL(x, y) table[(gsize) (x) * (m + 1) + (y)]
-  for (guint x = n; x > 0; x--)
-    for (guint y = m; y > 0; y--)
-      {
-        if (g_str_equal (a[x - 1], b[y - 1]))
-          CELL (x - 1, y - 1) = CELL (x, y) + 1;
-        else
-          CELL (x - 1, y - 1) = MAX (CELL (x, y - 1), CELL (x - 1, y));
-      }
-
-  while (i < n && j < m)
-    {
-      if (g_str_equal (a[i], b[j]))
-        {
-          g_array_append_val (out, ((DiffLine) { ' ', a[i] }));
-          i++, j++;
-        }
-      else if (CELL (i + 1, j) >= CELL (i, j + 1))
-        g_array_append_val (out, ((DiffLine) { '-', a[i++] }));
-      else
-        g_array_append_val (out, ((DiffLine) { '+', b[j++] }));
-    }
-#undef CELL
-  for (; i < n; i++)
-    g_array_append_val (out, ((DiffLine) { '-', a[i] }));
-  for (; j < m; j++)
-    g_array_append_val (out, ((DiffLine) { '+', b[j] }));
 }
 
 /**
@@ -116,22 +63,27 @@ tally_card_diff_lines (const char *old_text,
   g_autoptr(GArray) lines = g_array_new (FALSE, FALSE, sizeof (DiffLine));
   g_autofree gboolean *keep = NULL;
   GString *out = g_string_new (NULL);
-  guint n = g_strv_length (a);
-  guint m = g_strv_length (b);
-  guint head = 0, tail = 0;
+  g_autoptr(GByteArray) ops = tally_line_diff_strv ((const char * const *) a, (const char * const *) b);
+  guint i_old = 0, i_new = 0;
   gboolean changed = FALSE;
   gboolean skipped = FALSE;
 
-  while (head < n && head < m && g_str_equal (a[head], b[head]))
-    head++;
-  while (tail < n - head && tail < m - head && g_str_equal (a[n - 1 - tail], b[m - 1 - tail]))
-    tail++;
-
-  for (guint i = 0; i < head; i++)
-    g_array_append_val (lines, ((DiffLine) { ' ', a[i] }));
-  diff_middle (lines, a + head, n - head - tail, b + head, m - head - tail);
-  for (guint i = n - tail; i < n; i++)
-    g_array_append_val (lines, ((DiffLine) { ' ', a[i] }));
+  for (guint i = 0; i < ops->len; i++)
+    switch ((TallyDiffOp) ops->data[i])
+      {
+      case TALLY_DIFF_EQUAL:
+        g_array_append_val (lines, ((DiffLine) { ' ', a[i_old] }));
+        i_old++, i_new++;
+        break;
+      case TALLY_DIFF_DELETE:
+        g_array_append_val (lines, ((DiffLine) { '-', a[i_old++] }));
+        break;
+      case TALLY_DIFF_INSERT:
+        g_array_append_val (lines, ((DiffLine) { '+', b[i_new++] }));
+        break;
+      default:
+        g_assert_not_reached ();
+      }
 
   /* Keep the changed lines and @context lines on either side of each. */
   keep = g_new0 (gboolean, lines->len + 1);

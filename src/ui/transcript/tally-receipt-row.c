@@ -8,6 +8,8 @@
 
 #include "tally-receipt-row.h"
 
+#include "tally-receipt.h"
+
 /**
  * TallyReceiptRow:
  *
@@ -28,41 +30,6 @@ struct _TallyReceiptRow
 
 G_DEFINE_FINAL_TYPE (TallyReceiptRow, tally_receipt_row, TALLY_TYPE_BLOCK_WIDGET)
 
-static gint64
-member_int (JsonObject *object,
-            const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return 0;
-  if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
-    return (gint64) json_node_get_double (node);
-  return json_node_get_int (node);
-}
-
-static char *
-format_count (gint64 n)
-{
-  /* The ' flag groups thousands the way the locale does. */
-  return g_strdup_printf ("%'" G_GINT64_FORMAT, n);
-}
-
-static char *
-format_duration (gint64 ms)
-{
-  char number[G_ASCII_DTOSTR_BUF_SIZE];
-
-  if (ms < 0)
-    ms = 0;
-  if (ms < 60 * 1000)
-    /* Translators: a duration in seconds, e.g. "3.4 s" */
-    return g_strdup_printf (_("%s s"), g_ascii_formatd (number, sizeof number, "%.1f", ms / 1000.0));
-
-  /* Translators: a duration in minutes and seconds, e.g. "2 min 5 s" */
-  return g_strdup_printf (_("%d min %d s"), (int) (ms / 60000), (int) ((ms / 1000) % 60));
-}
-
 /**
  * tally_receipt_format:
  * @status: (nullable): the turn's status: `done`, `cancelled` or `failed`
@@ -70,10 +37,10 @@ format_duration (gint64 ms)
  *   number, or null when the price is unknown), `duration_ms`, `api_calls`
  *   and `usage` with the API's token fields
  *
- * Writes a receipt line, e.g. "Done · $0.0123 · 1,200 tokens in, 340 out
- * · cache 800 read, 120 written · 2 API calls · 3.4 s". The cost keeps
- * four decimals (as `tally-cli --list` does); the cache part is left out
- * when nothing was read from or written to the cache.
+ * Writes the window's receipt line with the core's receipt formatter
+ * (tally_receipt_dup_line(), %TALLY_RECEIPT_STYLE_WINDOW), e.g. "Done ·
+ * $0.0123 · 1,200 tokens in, 340 out · cache 800 read, 120 written · 2 API
+ * calls · 3.4 s".
  *
  * Returns: (transfer full): the line
  */
@@ -81,71 +48,11 @@ char *
 tally_receipt_format (const char *status,
                       JsonObject *details)
 {
-  GString *out = g_string_new (NULL);
-  JsonObject *usage = NULL;
-  JsonNode *node;
-  gint64 cache_read;
-  gint64 cache_written;
-  gint64 calls;
+  TallyReceipt receipt;
 
-  if (g_strcmp0 (status, "cancelled") == 0)
-    g_string_append (out, _("Stopped"));
-  else if (g_strcmp0 (status, "failed") == 0)
-    g_string_append (out, _("Failed"));
-  else
-    g_string_append (out, _("Done"));
-
-  node = details != NULL ? json_object_get_member (details, "cost_usd") : NULL;
-  g_string_append (out, " · ");
-  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
-      (json_node_get_value_type (node) == G_TYPE_DOUBLE || json_node_get_value_type (node) == G_TYPE_INT64))
-    {
-      char number[G_ASCII_DTOSTR_BUF_SIZE];
-
-      g_string_append_printf (out, "$%s",
-                              g_ascii_formatd (number, sizeof number, "%.4f", json_node_get_double (node)));
-    }
-  else
-    g_string_append (out, _("price unknown"));
-
-  node = details != NULL ? json_object_get_member (details, "usage") : NULL;
-  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
-    usage = json_node_get_object (node);
-
-  {
-    g_autofree char *in = format_count (member_int (usage, "input_tokens"));
-    g_autofree char *out_tokens = format_count (member_int (usage, "output_tokens"));
-
-    g_string_append (out, " · ");
-    /* Translators: input and output tokens, e.g. "1,200 tokens in, 340 out" */
-    g_string_append_printf (out, _("%s tokens in, %s out"), in, out_tokens);
-  }
-
-  cache_read = member_int (usage, "cache_read_input_tokens");
-  cache_written = member_int (usage, "cache_creation_input_tokens");
-  if (cache_read > 0 || cache_written > 0)
-    {
-      g_autofree char *read = format_count (cache_read);
-      g_autofree char *written = format_count (cache_written);
-
-      g_string_append (out, " · ");
-      /* Translators: prompt-cache tokens, e.g. "cache 800 read, 120 written" */
-      g_string_append_printf (out, _("cache %s read, %s written"), read, written);
-    }
-
-  calls = member_int (details, "api_calls");
-  g_string_append (out, " · ");
-  g_string_append_printf (out, ngettext ("%u API call", "%u API calls", (gulong) calls),
-                          (guint) calls);
-
-  {
-    g_autofree char *duration = format_duration (member_int (details, "duration_ms"));
-
-    g_string_append (out, " · ");
-    g_string_append (out, duration);
-  }
-
-  return g_string_free (out, FALSE);
+  tally_receipt_init (&receipt, details);
+  receipt.status = status;
+  return tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
 }
 
 static void
