@@ -25,6 +25,7 @@ apt-get install -y -q --no-install-recommends \
   gsettings-desktop-schemas \
   imagemagick \
   libadwaita-1-dev \
+  libcairo2-dev \
   libclang-rt-14-dev \
   libglib2.0-bin \
   libgtk-4-dev \
@@ -33,6 +34,7 @@ apt-get install -y -q --no-install-recommends \
   libjson-glib-dev \
   libmd4c-dev \
   libmd4c-html0-dev \
+  libpango1.0-dev \
   libsecret-1-dev \
   libsoup-3.0-dev \
   libsqlite3-dev \
