@@ -8,7 +8,6 @@
 
 #include "tally-block-row.h"
 #include "tally-block-widget.h"
-#include "tally-error-banner.h"
 
 /**
  * TallyBlockRow:
@@ -149,22 +148,7 @@ enum {
   N_PROPS
 };
 
-enum {
-  RETRY_REQUESTED,
-  N_SIGNALS
-};
-
 static GParamSpec *properties[N_PROPS];
-static guint signals[N_SIGNALS];
-
-static void
-banner_retry_cb (TallyBlockRow *self,
-                 TallyBlock    *block)
-{
-  g_assert (TALLY_IS_BLOCK_ROW (self));
-
-  g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
-}
 
 static void
 set_kind_class (TallyBlockRow *self,
@@ -260,17 +244,6 @@ tally_block_row_class_init (TallyBlockRowClass *klass)
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
-  /**
-   * TallyBlockRow::retry-requested:
-   * @self: the row
-   * @block: the %TALLY_BLOCK_ERROR block whose Retry button was pressed
-   *
-   * Emitted when the analyst asks to retry after a retryable error.
-   */
-  signals[RETRY_REQUESTED] =
-    g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
-
   gtk_widget_class_set_layout_manager_type (widget_class, ADW_TYPE_CLAMP_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "tallyblockrow");
 }
@@ -347,7 +320,6 @@ tally_block_row_set_block (TallyBlockRow *self,
         {
           if (self->child != NULL)
             {
-              g_signal_handlers_disconnect_by_data (self->child, self);
               gtk_widget_unparent (self->child);
               pool_give (self->pool, g_steal_pointer (&self->child));
             }
@@ -357,8 +329,6 @@ tally_block_row_set_block (TallyBlockRow *self,
             self->child = g_object_ref_sink (g_object_new (type, NULL));
           self->child_type = type;
           gtk_widget_set_parent (self->child, GTK_WIDGET (self));
-          if (type == TALLY_TYPE_ERROR_BANNER)
-            g_signal_connect_swapped (self->child, "retry", G_CALLBACK (banner_retry_cb), self);
         }
       tally_block_widget_set_transcript (TALLY_BLOCK_WIDGET (self->child), self->transcript);
       tally_block_widget_set_workspace (TALLY_BLOCK_WIDGET (self->child), self->workspace);

@@ -15,8 +15,10 @@
  * An error in the transcript, styled like a banner: what went wrong, the
  * kind of failure and the request id (which the analyst can copy into a
  * support request), and a Retry button when the same request may be sent
- * again (`retryable` in the `error` event). The banner only reports the
- * click; the transcript view turns it into its retry-requested signal.
+ * again (`retryable` in the `error` event). Retry activates
+ * `session.retry` with the turn id of the failed turn, which the window
+ * installs (docs/architecture.md §3.2); nothing is relayed through the
+ * rows above the banner.
  *
  * Two errors offer a way out through an action button instead: a key the
  * API refused (kind `http`, status 401 or 403) opens the preferences, where
@@ -38,13 +40,6 @@ struct _TallyErrorBanner
 };
 
 G_DEFINE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY_TYPE_BLOCK_WIDGET)
-
-enum {
-  RETRY,
-  N_SIGNALS
-};
-
-static guint signals[N_SIGNALS];
 
 static const char *
 kind_title (const char *kind)
@@ -109,10 +104,17 @@ member_true (JsonObject *object,
 static void
 retry_clicked_cb (TallyErrorBanner *self)
 {
+  TallyBlock *block;
+  const char *turn_id;
+
   g_assert (TALLY_IS_ERROR_BANNER (self));
 
-  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
-    g_signal_emit (self, signals[RETRY], 0, TALLY_BLOCK_WIDGET_BLOCK (self));
+  block = TALLY_BLOCK_WIDGET_BLOCK (self);
+  if (block == NULL)
+    return;
+
+  turn_id = tally_block_get_turn_id (block);
+  gtk_widget_activate_action (GTK_WIDGET (self), "session.retry", "s", turn_id != NULL ? turn_id : "");
 }
 
 static void
@@ -235,19 +237,6 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
   object_class->dispose = tally_error_banner_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_error_banner_bind;
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_error_banner_bind;
-
-
-  /**
-   * TallyErrorBanner::retry:
-   * @self: the banner
-   * @block: the %TALLY_BLOCK_ERROR block shown
-   *
-   * Emitted when the analyst presses Retry (shown only for a retryable
-   * error).
-   */
-  signals[RETRY] =
-    g_signal_new ("retry", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-error-banner.ui");

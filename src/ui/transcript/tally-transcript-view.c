@@ -92,13 +92,7 @@ enum {
   N_PROPS
 };
 
-enum {
-  RETRY_REQUESTED,
-  N_SIGNALS
-};
-
 static GParamSpec *properties[N_PROPS];
-static guint signals[N_SIGNALS];
 
 static double
 end_value (TallyTranscriptView *self)
@@ -318,15 +312,6 @@ jump_clicked_cb (TallyTranscriptView *self)
 }
 
 static void
-row_retry_requested_cb (TallyTranscriptView *self,
-                        TallyBlock          *block)
-{
-  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
-
-  g_signal_emit (self, signals[RETRY_REQUESTED], 0, block);
-}
-
-static void
 setup_cb (GtkSignalListItemFactory *factory,
           GtkListItem              *item,
           TallyTranscriptView      *self)
@@ -339,8 +324,6 @@ setup_cb (GtkSignalListItemFactory *factory,
   gtk_list_item_set_activatable (item, FALSE);
   gtk_list_item_set_selectable (item, FALSE);
   gtk_list_item_set_child (item, row);
-  g_signal_connect_object (row, "retry-requested", G_CALLBACK (row_retry_requested_cb),
-                           self, G_CONNECT_SWAPPED);
 }
 
 static void
@@ -562,17 +545,6 @@ tally_transcript_view_class_init (TallyTranscriptViewClass *klass)
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
-  /**
-   * TallyTranscriptView::retry-requested:
-   * @self: the view
-   * @block: the %TALLY_BLOCK_ERROR block whose Retry button was pressed
-   *
-   * Emitted when the analyst presses Retry on a retryable error. What a
-   * retry sends is the caller's business; the view only reports it.
-   */
-  signals[RETRY_REQUESTED] =
-    g_signal_new ("retry-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, TALLY_TYPE_BLOCK);
 
 
   gtk_widget_class_set_template_from_resource (widget_class,

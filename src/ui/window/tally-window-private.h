@@ -9,10 +9,11 @@
 G_BEGIN_DECLS
 
 /*
- * TallyWindow is split in two files sharing this header: tally-window.c
- * (the session shown, sending, the header's pickers, actions) and
- * tally-window-sidebar.c (saved sessions, search, rename, delete with
- * undo).
+ * TallyWindow is split in three files sharing this header: tally-window.c
+ * (the session shown, sending, the header's pickers),
+ * tally-window-actions.c (the win.* and session.* actions and which of
+ * them are enabled) and tally-window-sidebar.c (saved sessions, search,
+ * rename, delete with undo).
  */
 struct _TallyWindow
 {
@@ -91,6 +92,13 @@ struct _TallyWindow
 
 /* tally-window.c */
 void             _tally_window_update_title           (TallyWindow      *self);
+void             _tally_window_update_context         (TallyWindow      *self);
+char            *_tally_window_dup_last_prompt        (TallyWindow      *self);
+void             _tally_window_stop_turn              (TallyWindow      *self);
+
+/* tally-window-actions.c */
+void             _tally_window_actions_class_init     (GtkWidgetClass   *widget_class);
+void             _tally_window_update_actions         (TallyWindow      *self);
 
 /* tally-window-sidebar.c */
 void             _tally_window_sidebar_class_init     (GtkWidgetClass   *widget_class);

@@ -122,25 +122,6 @@ add_toast_with_action (TallyWindow *self,
 
 /* State shown in the header and pages */
 
-static void
-update_actions (TallyWindow *self)
-{
-  gboolean has_store = tally_application_get_store (self->app) != NULL &&
-                       !tally_store_is_read_only (tally_application_get_store (self->app));
-  gboolean has_session = self->session != NULL;
-  GAction *action;
-
-  action = g_action_map_lookup_action (G_ACTION_MAP (self), "stop");
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), self->busy_session != NULL);
-  action = g_action_map_lookup_action (G_ACTION_MAP (self), "rename-session");
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), has_session && has_store);
-  action = g_action_map_lookup_action (G_ACTION_MAP (self), "delete-session");
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), has_session && has_store);
-  action = g_action_map_lookup_action (G_ACTION_MAP (self), "open-workspace");
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (action),
-                               has_session && self->workspace != NULL &&
-                               g_file_test (self->workspace, G_FILE_TEST_IS_DIR));
-}
 
 void
 _tally_window_update_title (TallyWindow *self)
@@ -165,8 +146,8 @@ _tally_window_update_title (TallyWindow *self)
   adw_window_title_set_subtitle (self->window_title, database);
 }
 
-static void
-update_context (TallyWindow *self)
+void
+_tally_window_update_context (TallyWindow *self)
 {
   g_autofree char *database = display_path (self->database);
   g_autofree char *workspace = NULL;
@@ -201,7 +182,7 @@ update_context (TallyWindow *self)
   gtk_widget_set_visible (GTK_WIDGET (self->suggestions_box), is_default_database (self->database));
 
   _tally_window_update_title (self);
-  update_actions (self);
+  _tally_window_update_actions (self);
 }
 
 static void
@@ -297,7 +278,7 @@ set_busy (TallyWindow  *self,
   g_set_object (&self->busy_session, session);
   g_set_object (&self->turn_cancellable, cancellable);
   tally_composer_set_busy (self->composer, session != NULL);
-  update_actions (self);
+  _tally_window_update_actions (self);
 }
 
 static void
@@ -499,8 +480,8 @@ transcript_items_changed_cb (TallyWindow *self)
 }
 
 /* The last thing the analyst asked in this session, for Retry. */
-static char *
-dup_last_prompt (TallyWindow *self)
+char *
+_tally_window_dup_last_prompt (TallyWindow *self)
 {
   GListModel *blocks;
 
@@ -574,7 +555,7 @@ show_session (TallyWindow  *self,
     }
 
   update_page (self);
-  update_context (self);
+  _tally_window_update_context (self);
 }
 
 static void
@@ -778,7 +759,7 @@ send_cb (GObject      *object,
         tally_window_add_toast (self, error->message);
     }
 
-  update_context (self);
+  _tally_window_update_context (self);
   _tally_window_refresh_sessions (self);
 }
 
@@ -899,7 +880,7 @@ start_turn (TallyWindow *self,
   tally_session_send_async (self->session, prompt, mode,
                             gtk_toggle_button_get_active (self->thinking_button),
                             cancellable, send_cb, g_object_ref (self));
-  update_context (self);
+  _tally_window_update_context (self);
 }
 
 /**
@@ -932,145 +913,15 @@ composer_send_cb (TallyWindow   *self,
   start_turn (self, text);
 }
 
-static void
-composer_stop_cb (TallyWindow *self)
+/* Stop: the composer's button and win.stop (Escape). */
+void
+_tally_window_stop_turn (TallyWindow *self)
 {
   g_assert (TALLY_IS_WINDOW (self));
 
   if (self->turn_cancellable != NULL)
     g_cancellable_cancel (self->turn_cancellable);
 }
-
-static void
-retry_requested_cb (TallyWindow         *self,
-                    TallyBlock          *block,
-                    TallyTranscriptView *view)
-{
-  g_autofree char *prompt = dup_last_prompt (self);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (prompt != NULL)
-    start_turn (self, prompt);
-}
-
-/* The cards: their decisions go to the agent of the session shown (a card
- * is only pending while its turn runs there). */
-
-static void
-card_failed (TallyWindow *self,
-             GError      *error)
-{
-  if (error == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-    tally_window_add_toast (self, _("This card is no longer waiting for an answer"));
-  else
-    tally_window_add_toast (self, error->message);
-}
-
-/* The cards' decisions: actions the cards activate with
- * gtk_widget_activate_action() (docs/architecture.md §3.2). */
-
-static void
-approve_action (GtkWidget  *widget,
-                const char *action_name,
-                GVariant   *parameter)
-{
-  TallyWindow *self = TALLY_WINDOW (widget);
-  const char *id, *input, *rule, *scope, *message;
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-  int decision;
-
-  g_assert (TALLY_IS_WINDOW (self));
-  g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(simsmsmsms)")));
-
-  g_variant_get (parameter, "(&sim&sm&sm&sm&s)", &id, &decision, &input, &rule, &scope, &message);
-  if (input != NULL)
-    node = json_from_string (input, NULL);
-
-  if (self->session == NULL || *id == '\0' ||
-      !tally_agent_resolve_approval (tally_session_get_agent (self->session), id, (TallyDecision) decision,
-                                     node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
-                                     rule, scope, message, &error))
-    card_failed (self, error);
-}
-
-static void
-answer_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
-{
-  TallyWindow *self = TALLY_WINDOW (widget);
-  const char *id, *answers;
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-
-  g_assert (TALLY_IS_WINDOW (self));
-  g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(sms)")));
-
-  g_variant_get (parameter, "(&sm&s)", &id, &answers);
-  if (answers != NULL)
-    node = json_from_string (answers, NULL);
-
-  if (self->session == NULL || *id == '\0' ||
-      !tally_agent_answer_question (tally_session_get_agent (self->session), id,
-                                    node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
-                                    &error))
-    card_failed (self, error);
-}
-
-static void
-implement_plan_action (GtkWidget  *widget,
-                       const char *action_name,
-                       GVariant   *parameter)
-{
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (self->busy_session != NULL)
-    {
-      tally_window_add_toast (self, _("Wait for the current reply to finish, then implement the plan"));
-      return;
-    }
-
-  /* Implement is the explicit choice that ends plan mode: the follow-up
-   * runs in ask mode, so every change still asks (docs/architecture.md
-   * §7.2). */
-  gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_ASK);
-  start_turn (self, _("Implement the plan."));
-}
-
-static void
-refine_plan_action (GtkWidget  *widget,
-                    const char *action_name,
-                    GVariant   *parameter)
-{
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  /* The analyst says what to change; the answer is a revised plan. */
-  gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_PLAN);
-  tally_composer_set_text (self->composer, _("Change the plan: "));
-  gtk_widget_grab_focus (GTK_WIDGET (self->composer));
-}
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* The key on the first-launch page */
@@ -1127,289 +978,6 @@ suggestion_activated_cb (TallyWindow   *self,
   gtk_widget_grab_focus (GTK_WIDGET (self->composer));
 }
 
-/* Database and workspace */
-
-static gboolean
-looks_like_sqlite (const char  *path,
-                   GError     **error)
-{
-  static const char magic[16] = "SQLite format 3";
-  g_autoptr(GFile) file = g_file_new_for_path (path);
-  g_autoptr(GFileInputStream) stream = NULL;
-  char header[16] = { 0 };
-  gsize read = 0;
-
-  stream = g_file_read (file, NULL, error);
-  if (stream == NULL ||
-      !g_input_stream_read_all (G_INPUT_STREAM (stream), header, sizeof header, &read, NULL, error))
-    return FALSE;
-
-  if (read < sizeof header || memcmp (header, magic, sizeof magic) != 0)
-    {
-      g_autofree char *name = g_path_get_basename (path);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("“%s” is not a SQLite database"), name);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static void
-database_chosen_cb (GtkNativeDialog *dialog,
-                    int              response,
-                    TallyWindow     *self)
-{
-  g_autoptr(GFile) file = NULL;
-  g_autofree char *path = NULL;
-  g_autoptr(GError) error = NULL;
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      path = file != NULL ? g_file_get_path (file) : NULL;
-    }
-  g_object_unref (dialog);
-
-  if (path == NULL)
-    return;
-
-  if (!looks_like_sqlite (path, &error))
-    {
-      tally_window_add_toast (self, error->message);
-      return;
-    }
-
-  g_free (self->database);
-  self->database = g_steal_pointer (&path);
-  if (self->session != NULL)
-    tally_agent_set_database (tally_session_get_agent (self->session), self->database);
-  update_context (self);
-}
-
-static void
-choose_database_action (GSimpleAction *action,
-                        GVariant      *parameter,
-                        gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-  GtkFileChooserNative *native;
-  g_autoptr(GtkFileFilter) sqlite = gtk_file_filter_new ();
-  g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
-
-  gtk_popover_popdown (self->context_popover);
-
-  gtk_file_filter_set_name (sqlite, _("SQLite Databases"));
-  gtk_file_filter_add_mime_type (sqlite, "application/vnd.sqlite3");
-  gtk_file_filter_add_mime_type (sqlite, "application/x-sqlite3");
-  gtk_file_filter_add_suffix (sqlite, "db");
-  gtk_file_filter_add_suffix (sqlite, "sqlite");
-  gtk_file_filter_add_suffix (sqlite, "sqlite3");
-  gtk_file_filter_set_name (all, _("All Files"));
-  gtk_file_filter_add_pattern (all, "*");
-
-  native = gtk_file_chooser_native_new (_("Choose a Database"), GTK_WINDOW (self),
-                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), sqlite);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), all);
-  gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (native), sqlite);
-  g_signal_connect_object (native, "response", G_CALLBACK (database_chosen_cb), self, 0);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
-}
-
-static void
-workspace_chosen_cb (GtkNativeDialog *dialog,
-                     int              response,
-                     TallyWindow     *self)
-{
-  g_autoptr(GFile) file = NULL;
-  g_autofree char *path = NULL;
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      path = file != NULL ? g_file_get_path (file) : NULL;
-    }
-  g_object_unref (dialog);
-
-  if (path == NULL)
-    return;
-
-  if (!g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      g_autofree char *message = g_strdup_printf (_("%s is not a folder"), path);
-      tally_window_add_toast (self, message);
-      return;
-    }
-
-  g_free (self->workspace);
-  self->workspace = g_steal_pointer (&path);
-  if (self->session != NULL)
-    tally_agent_set_workspace (tally_session_get_agent (self->session), self->workspace);
-  update_context (self);
-}
-
-static void
-choose_workspace_action (GSimpleAction *action,
-                         GVariant      *parameter,
-                         gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-  GtkFileChooserNative *native;
-
-  gtk_popover_popdown (self->context_popover);
-
-  native = gtk_file_chooser_native_new (_("Choose a Workspace Folder"), GTK_WINDOW (self),
-                                        GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Select"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  if (self->workspace != NULL && g_file_test (self->workspace, G_FILE_TEST_IS_DIR))
-    {
-      g_autoptr(GFile) current = g_file_new_for_path (self->workspace);
-      gtk_file_chooser_set_file (GTK_FILE_CHOOSER (native), current, NULL);
-    }
-  g_signal_connect_object (native, "response", G_CALLBACK (workspace_chosen_cb), self, 0);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
-}
-
-static void
-open_workspace_action (GSimpleAction *action,
-                       GVariant      *parameter,
-                       gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-  g_autoptr(GFile) file = NULL;
-  g_autofree char *uri = NULL;
-
-  if (self->workspace == NULL)
-    return;
-
-  gtk_popover_popdown (self->context_popover);
-  file = g_file_new_for_path (self->workspace);
-  uri = g_file_get_uri (file);
-  gtk_show_uri (GTK_WINDOW (self), uri, GDK_CURRENT_TIME);
-}
-
-/* Window actions */
-
-static void
-new_session_action (GSimpleAction *action,
-                    GVariant      *parameter,
-                    gpointer       user_data)
-{
-  tally_window_new_session (TALLY_WINDOW (user_data));
-}
-
-static void
-search_action (GSimpleAction *action,
-               GVariant      *parameter,
-               gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-
-  adw_flap_set_reveal_flap (self->flap, TRUE);
-  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
-}
-
-static void
-toggle_sidebar_action (GSimpleAction *action,
-                       GVariant      *parameter,
-                       gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-
-  adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
-}
-
-static void
-stop_action (GSimpleAction *action,
-             GVariant      *parameter,
-             gpointer       user_data)
-{
-  composer_stop_cb (TALLY_WINDOW (user_data));
-}
-
-static void
-rename_session_action (GSimpleAction *action,
-                       GVariant      *parameter,
-                       gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-  TallySessionRow *row;
-
-  if (self->session == NULL)
-    return;
-
-  row = _tally_window_find_row (self, tally_session_get_id (self->session));
-  if (row == NULL)
-    return;
-
-  adw_flap_set_reveal_flap (self->flap, TRUE);
-  tally_session_row_start_rename (row);
-}
-
-static void
-delete_session_action (GSimpleAction *action,
-                       GVariant      *parameter,
-                       gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-  TallySessionRow *row;
-
-  if (self->session == NULL)
-    return;
-
-  row = _tally_window_find_row (self, tally_session_get_id (self->session));
-  if (row != NULL)
-    _tally_window_delete_with_undo (self, tally_session_row_get_info (row));
-}
-
-static void
-undo_delete_action (GSimpleAction *action,
-                    GVariant      *parameter,
-                    gpointer       user_data)
-{
-  _tally_window_undo_delete (TALLY_WINDOW (user_data), g_variant_get_string (parameter, NULL));
-}
-
-/* "Raise the cap" on a budget error block: the cap of the session shown
- * goes up to the amount in the parameter (USD) for this session only; the
- * setting stays as it was (docs/protocol.md §12.4). */
-static void
-raise_cost_cap_action (GSimpleAction *action,
-                       GVariant      *parameter,
-                       gpointer       user_data)
-{
-  TallyWindow *self = user_data;
-  g_autofree char *message = NULL;
-  double cap = g_variant_get_double (parameter);
-
-  if (self->session == NULL || !(cap > 0))
-    return;
-
-  tally_agent_raise_max_cost (tally_session_get_agent (self->session), cap);
-  /* Translators: %.2f is an amount in US dollars */
-  message = g_strdup_printf (_("This session may now cost up to $%.2f. Send your message again to go on."), cap);
-  tally_window_add_toast (self, message);
-}
-
-static const GActionEntry win_actions[] = {
-  { "new-session", new_session_action },
-  { "raise-cost-cap", raise_cost_cap_action, "d" },
-  { "search", search_action },
-  { "toggle-sidebar", toggle_sidebar_action },
-  { "stop", stop_action },
-  { "rename-session", rename_session_action },
-  { "delete-session", delete_session_action },
-  { "undo-delete", undo_delete_action, "s" },
-  { "choose-database", choose_database_action },
-  { "choose-workspace", choose_workspace_action },
-  { "open-workspace", open_workspace_action },
-};
 
 /* Application state */
 
@@ -1731,16 +1299,9 @@ tally_window_class_init (TallyWindowClass *klass)
   _tally_window_sidebar_class_init (widget_class);
   tally_ui_init ();
 
-  /* What the cards decide (docs/architecture.md §3.2). */
-  gtk_widget_class_install_action (widget_class, "session.approve", "(simsmsmsms)", approve_action);
-  gtk_widget_class_install_action (widget_class, "session.answer", "(sms)", answer_action);
-  gtk_widget_class_install_action (widget_class, "session.implement-plan", "(sx)", implement_plan_action);
-  gtk_widget_class_install_action (widget_class, "session.refine-plan", "(sx)", refine_plan_action);
+  _tally_window_actions_class_init (widget_class);
   gtk_widget_class_bind_template_callback (widget_class, suggestion_activated_cb);
 
-  /* Escape stops a running turn; a focused widget that uses Escape itself
-   * (the search entry, a popover) gets it first. */
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.stop", NULL);
 }
 
 static void
@@ -1757,8 +1318,6 @@ tally_window_init (TallyWindow *self)
   self->pending_deletes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                  (GDestroyNotify)tally_session_info_unref);
 
-  g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions, G_N_ELEMENTS (win_actions), self);
-
   _tally_window_sidebar_init (self);
 
   for (guint i = 0; i < G_N_ELEMENTS (beanline_suggestions); i++)
@@ -1774,9 +1333,7 @@ tally_window_init (TallyWindow *self)
     }
 
   g_signal_connect_object (self->composer, "send", G_CALLBACK (composer_send_cb), self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->composer, "stop", G_CALLBACK (composer_stop_cb), self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->transcript_view, "retry-requested", G_CALLBACK (retry_requested_cb),
-                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->composer, "stop", G_CALLBACK (_tally_window_stop_turn), self, G_CONNECT_SWAPPED);
 
   adw_status_page_set_icon_name (self->welcome_page, APPLICATION_ID);
 

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-window"
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n.h>
+
+#include "tally-application-private.h"
+#include "tally-window-private.h"
+
+/*
+ * The window's actions, installed on the class with
+ * gtk_widget_class_install_action() (docs/architecture.md §3.2, §11.1):
+ *
+ * - `win.*`: what the header, the menus, the shortcuts and the toasts
+ *   ask for (a new session, search, the sidebar, stop, rename, delete and
+ *   undo, the database and workspace of the session, a raised spend cap);
+ * - `session.*`: what the cards and the error banner in the transcript
+ *   decide, with the ids the agent needs as parameters.
+ *
+ * GtkApplication's accelerators, GtkPopoverMenu and AdwToast find class
+ * actions the way they find the window's action groups, so the names stay
+ * `win.…` everywhere.
+ */
+
+/* Actions that only make sense in some states are disabled in the others,
+ * so their buttons, menu items and shortcuts follow. */
+void
+_tally_window_update_actions (TallyWindow *self)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  gboolean has_store = store != NULL && !tally_store_is_read_only (store);
+  gboolean has_session = self->session != NULL;
+  GtkWidget *widget = GTK_WIDGET (self);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  gtk_widget_action_set_enabled (widget, "win.stop", self->busy_session != NULL);
+  gtk_widget_action_set_enabled (widget, "win.rename-session", has_session && has_store);
+  gtk_widget_action_set_enabled (widget, "win.delete-session", has_session && has_store);
+  gtk_widget_action_set_enabled (widget, "win.open-workspace",
+                                 has_session && self->workspace != NULL &&
+                                 g_file_test (self->workspace, G_FILE_TEST_IS_DIR));
+}
+
+/* Database and workspace */
+
+static gboolean
+looks_like_sqlite (const char  *path,
+                   GError     **error)
+{
+  static const char magic[16] = "SQLite format 3";
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileInputStream) stream = NULL;
+  char header[16] = { 0 };
+  gsize read = 0;
+
+  stream = g_file_read (file, NULL, error);
+  if (stream == NULL ||
+      !g_input_stream_read_all (G_INPUT_STREAM (stream), header, sizeof header, &read, NULL, error))
+    return FALSE;
+
+  if (read < sizeof header || memcmp (header, magic, sizeof magic) != 0)
+    {
+      g_autofree char *name = g_path_get_basename (path);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   _("“%s” is not a SQLite database"), name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+database_chosen_cb (GtkNativeDialog *dialog,
+                    int              response,
+                    TallyWindow     *self)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      path = file != NULL ? g_file_get_path (file) : NULL;
+    }
+  g_object_unref (dialog);
+
+  if (path == NULL)
+    return;
+
+  if (!looks_like_sqlite (path, &error))
+    {
+      tally_window_add_toast (self, error->message);
+      return;
+    }
+
+  g_free (self->database);
+  self->database = g_steal_pointer (&path);
+  if (self->session != NULL)
+    tally_agent_set_database (tally_session_get_agent (self->session), self->database);
+  _tally_window_update_context (self);
+}
+
+static void
+choose_database_action (GtkWidget  *widget,
+                        const char *action_name,
+                        GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  GtkFileChooserNative *native;
+  g_autoptr(GtkFileFilter) sqlite = gtk_file_filter_new ();
+  g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  gtk_popover_popdown (self->context_popover);
+
+  gtk_file_filter_set_name (sqlite, _("SQLite Databases"));
+  gtk_file_filter_add_mime_type (sqlite, "application/vnd.sqlite3");
+  gtk_file_filter_add_mime_type (sqlite, "application/x-sqlite3");
+  gtk_file_filter_add_suffix (sqlite, "db");
+  gtk_file_filter_add_suffix (sqlite, "sqlite");
+  gtk_file_filter_add_suffix (sqlite, "sqlite3");
+  gtk_file_filter_set_name (all, _("All Files"));
+  gtk_file_filter_add_pattern (all, "*");
+
+  native = gtk_file_chooser_native_new (_("Choose a Database"), GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), sqlite);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), all);
+  gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (native), sqlite);
+  g_signal_connect_object (native, "response", G_CALLBACK (database_chosen_cb), self, 0);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static void
+workspace_chosen_cb (GtkNativeDialog *dialog,
+                     int              response,
+                     TallyWindow     *self)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *path = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      path = file != NULL ? g_file_get_path (file) : NULL;
+    }
+  g_object_unref (dialog);
+
+  if (path == NULL)
+    return;
+
+  if (!g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_autofree char *message = g_strdup_printf (_("%s is not a folder"), path);
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  g_free (self->workspace);
+  self->workspace = g_steal_pointer (&path);
+  if (self->session != NULL)
+    tally_agent_set_workspace (tally_session_get_agent (self->session), self->workspace);
+  _tally_window_update_context (self);
+}
+
+static void
+choose_workspace_action (GtkWidget  *widget,
+                         const char *action_name,
+                         GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  GtkFileChooserNative *native;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  gtk_popover_popdown (self->context_popover);
+
+  native = gtk_file_chooser_native_new (_("Choose a Workspace Folder"), GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Select"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  if (self->workspace != NULL && g_file_test (self->workspace, G_FILE_TEST_IS_DIR))
+    {
+      g_autoptr(GFile) current = g_file_new_for_path (self->workspace);
+      gtk_file_chooser_set_file (GTK_FILE_CHOOSER (native), current, NULL);
+    }
+  g_signal_connect_object (native, "response", G_CALLBACK (workspace_chosen_cb), self, 0);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static void
+open_workspace_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *uri = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (self->workspace == NULL)
+    return;
+
+  gtk_popover_popdown (self->context_popover);
+  file = g_file_new_for_path (self->workspace);
+  uri = g_file_get_uri (file);
+  gtk_show_uri (GTK_WINDOW (self), uri, GDK_CURRENT_TIME);
+}
+
+/* Window actions */
+
+static void
+new_session_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  tally_window_new_session (self);
+}
+
+static void
+search_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  adw_flap_set_reveal_flap (self->flap, TRUE);
+  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
+}
+
+static void
+toggle_sidebar_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
+}
+
+static void
+stop_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  _tally_window_stop_turn (self);
+}
+
+static void
+rename_session_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  TallySessionRow *row;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (self->session == NULL)
+    return;
+
+  row = _tally_window_find_row (self, tally_session_get_id (self->session));
+  if (row == NULL)
+    return;
+
+  adw_flap_set_reveal_flap (self->flap, TRUE);
+  tally_session_row_start_rename (row);
+}
+
+static void
+delete_session_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  TallySessionRow *row;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (self->session == NULL)
+    return;
+
+  row = _tally_window_find_row (self, tally_session_get_id (self->session));
+  if (row != NULL)
+    _tally_window_delete_with_undo (self, tally_session_row_get_info (row));
+}
+
+static void
+undo_delete_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  _tally_window_undo_delete (self, g_variant_get_string (parameter, NULL));
+}
+
+/* "Raise the cap" on a budget error block: the cap of the session shown
+ * goes up to the amount in the parameter (USD) for this session only; the
+ * setting stays as it was (docs/protocol.md §12.4). */
+static void
+raise_cost_cap_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  g_autofree char *message = NULL;
+  double cap = g_variant_get_double (parameter);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (self->session == NULL || !(cap > 0))
+    return;
+
+  tally_agent_raise_max_cost (tally_session_get_agent (self->session), cap);
+  /* Translators: %.2f is an amount in US dollars */
+  message = g_strdup_printf (_("This session may now cost up to $%.2f. Send your message again to go on."), cap);
+  tally_window_add_toast (self, message);
+}
+
+/* Retry on an error banner: the parameter is the failed turn's id; what
+ * goes again is the session's last prompt (docs/architecture.md §3.2). */
+static void
+retry_action (GtkWidget  *widget,
+              const char *action_name,
+              GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  g_autofree char *prompt = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE_STRING));
+
+  prompt = _tally_window_dup_last_prompt (self);
+  if (prompt != NULL)
+    tally_window_send (self, prompt);
+}
+
+/* The cards: their decisions go to the agent of the session shown (a card
+ * is only pending while its turn runs there). */
+
+static void
+card_failed (TallyWindow *self,
+             GError      *error)
+{
+  if (error == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+    tally_window_add_toast (self, _("This card is no longer waiting for an answer"));
+  else
+    tally_window_add_toast (self, error->message);
+}
+
+/* The cards' decisions: actions the cards activate with
+ * gtk_widget_activate_action() (docs/architecture.md §3.2). */
+
+static void
+approve_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  const char *id, *input, *rule, *scope, *message;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  int decision;
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(simsmsmsms)")));
+
+  g_variant_get (parameter, "(&sim&sm&sm&sm&s)", &id, &decision, &input, &rule, &scope, &message);
+  if (input != NULL)
+    node = json_from_string (input, NULL);
+
+  if (self->session == NULL || *id == '\0' ||
+      !tally_agent_resolve_approval (tally_session_get_agent (self->session), id, (TallyDecision) decision,
+                                     node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
+                                     rule, scope, message, &error))
+    card_failed (self, error);
+}
+
+static void
+answer_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+  const char *id, *answers;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(sms)")));
+
+  g_variant_get (parameter, "(&sm&s)", &id, &answers);
+  if (answers != NULL)
+    node = json_from_string (answers, NULL);
+
+  if (self->session == NULL || *id == '\0' ||
+      !tally_agent_answer_question (tally_session_get_agent (self->session), id,
+                                    node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
+                                    &error))
+    card_failed (self, error);
+}
+
+static void
+implement_plan_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (self->busy_session != NULL)
+    {
+      tally_window_add_toast (self, _("Wait for the current reply to finish, then implement the plan"));
+      return;
+    }
+
+  /* Implement is the explicit choice that ends plan mode: the follow-up
+   * runs in ask mode, so every change still asks (docs/architecture.md
+   * §7.2). */
+  gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_ASK);
+  tally_window_send (self, _("Implement the plan."));
+}
+
+static void
+refine_plan_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  /* The analyst says what to change; the answer is a revised plan. */
+  gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_PLAN);
+  tally_composer_set_text (self->composer, _("Change the plan: "));
+  gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+}
+
+/**
+ * _tally_window_actions_class_init:
+ * @widget_class: the #TallyWindow class
+ *
+ * Installs the `win.*` and `session.*` actions and the key binding of
+ * `win.stop` on @widget_class.
+ */
+void
+_tally_window_actions_class_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "win.new-session", NULL, new_session_action);
+  gtk_widget_class_install_action (widget_class, "win.raise-cost-cap", "d", raise_cost_cap_action);
+  gtk_widget_class_install_action (widget_class, "win.search", NULL, search_action);
+  gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, toggle_sidebar_action);
+  gtk_widget_class_install_action (widget_class, "win.stop", NULL, stop_action);
+  gtk_widget_class_install_action (widget_class, "win.rename-session", NULL, rename_session_action);
+  gtk_widget_class_install_action (widget_class, "win.delete-session", NULL, delete_session_action);
+  gtk_widget_class_install_action (widget_class, "win.undo-delete", "s", undo_delete_action);
+  gtk_widget_class_install_action (widget_class, "win.choose-database", NULL, choose_database_action);
+  gtk_widget_class_install_action (widget_class, "win.choose-workspace", NULL, choose_workspace_action);
+  gtk_widget_class_install_action (widget_class, "win.open-workspace", NULL, open_workspace_action);
+
+  /* What the cards decide (docs/architecture.md §3.2). */
+  gtk_widget_class_install_action (widget_class, "session.approve", "(simsmsmsms)", approve_action);
+  gtk_widget_class_install_action (widget_class, "session.answer", "(sms)", answer_action);
+  gtk_widget_class_install_action (widget_class, "session.implement-plan", "(sx)", implement_plan_action);
+  gtk_widget_class_install_action (widget_class, "session.refine-plan", "(sx)", refine_plan_action);
+  gtk_widget_class_install_action (widget_class, "session.retry", "s", retry_action);
+
+  /* Escape stops a running turn; a focused widget that uses Escape itself
+   * (the search entry, a popover) gets it first. */
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.stop", NULL);
+}
