@@ -540,6 +540,8 @@ deny_stop_action (GtkWidget  *widget,
   TallyApprovalCard *self = TALLY_APPROVAL_CARD (widget);
   g_autofree char *message = NULL;
 
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
   if (gtk_widget_get_visible (self->deny_panel))
     message = g_strdup (deny_message (self));
   decide (self, TALLY_DECISION_DENY_STOP, NULL, NULL, NULL, message);
@@ -552,6 +554,8 @@ cancel_action (GtkWidget  *widget,
 {
   TallyApprovalCard *self = TALLY_APPROVAL_CARD (widget);
   GtkButton *focus = NULL;
+
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
 
   if (gtk_widget_get_visible (self->edit_panel))
     focus = self->edit_button;

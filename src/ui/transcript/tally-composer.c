@@ -181,6 +181,8 @@ send_action (GtkWidget  *widget,
              const char *action_name,
              GVariant   *parameter)
 {
+  g_assert (TALLY_IS_COMPOSER (widget));
+
   tally_composer_send (TALLY_COMPOSER (widget));
 }
 
@@ -190,6 +192,8 @@ stop_action (GtkWidget  *widget,
              GVariant   *parameter)
 {
   TallyComposer *self = TALLY_COMPOSER (widget);
+
+  g_assert (TALLY_IS_COMPOSER (self));
 
   if (self->busy)
     g_signal_emit (self, signals[STOP], 0);

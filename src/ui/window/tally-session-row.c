@@ -198,6 +198,8 @@ rename_action (GtkWidget  *widget,
                const char *action_name,
                GVariant   *parameter)
 {
+  g_assert (TALLY_IS_SESSION_ROW (widget));
+
   tally_session_row_start_rename (TALLY_SESSION_ROW (widget));
 }
 
@@ -206,6 +208,8 @@ delete_action (GtkWidget  *widget,
                const char *action_name,
                GVariant   *parameter)
 {
+  g_assert (TALLY_IS_SESSION_ROW (widget));
+
   g_signal_emit (widget, signals[DELETE_REQUESTED], 0);
 }
 
