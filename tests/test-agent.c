@@ -36,7 +36,7 @@ event_cb (TallyAgent *agent,
   g_ptr_array_add (f->events, json_object_ref (event));
 
   if (f->cancel_on_event != NULL &&
-      g_str_equal (tally_event_get_event_type (event), f->cancel_on_event))
+      g_str_equal (tally_event_get_type_name (event), f->cancel_on_event))
     g_cancellable_cancel (f->cancellable);
 }
 
@@ -126,7 +126,7 @@ count_events (Fixture    *f,
   guint n = 0;
 
   for (guint i = 0; i < f->events->len; i++)
-    if (g_str_equal (tally_event_get_event_type (g_ptr_array_index (f->events, i)), type))
+    if (g_str_equal (tally_event_get_type_name (g_ptr_array_index (f->events, i)), type))
       n++;
   return n;
 }
@@ -140,7 +140,7 @@ find_event (Fixture    *f,
     {
       JsonObject *event = g_ptr_array_index (f->events, i);
 
-      if (g_str_equal (tally_event_get_event_type (event), type) && nth-- == 0)
+      if (g_str_equal (tally_event_get_type_name (event), type) && nth-- == 0)
         return event;
     }
   return NULL;
@@ -162,7 +162,7 @@ streamed_text (Fixture *f)
     {
       JsonObject *event = g_ptr_array_index (f->events, i);
 
-      if (g_str_equal (tally_event_get_event_type (event), "text_delta"))
+      if (g_str_equal (tally_event_get_type_name (event), "text_delta"))
         g_string_append (text, json_object_get_string_member (event, "text"));
     }
   return g_string_free (text, FALSE);
@@ -205,8 +205,8 @@ test_text_reply (void)
   g_assert_no_error (f.error);
   g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
 
-  g_assert_cmpstr (tally_event_get_event_type (g_ptr_array_index (f.events, 0)), ==, "session_created");
-  g_assert_cmpstr (tally_event_get_event_type (g_ptr_array_index (f.events, 1)), ==, "turn_started");
+  g_assert_cmpstr (tally_event_get_type_name (g_ptr_array_index (f.events, 0)), ==, "session_created");
+  g_assert_cmpstr (tally_event_get_type_name (g_ptr_array_index (f.events, 1)), ==, "turn_started");
   g_assert_cmpstr (json_object_get_string_member (g_ptr_array_index (f.events, 0), "title"), ==,
                    "How many stores are there?");
   g_assert_cmpstr (json_object_get_string_member (g_ptr_array_index (f.events, 1), "mode"), ==, "ask");
@@ -230,7 +230,7 @@ test_text_reply (void)
   g_assert_cmpstr (json_object_get_string_member (find_event (&f, "api_call", 0), "stop_reason"), ==, "end_turn");
 
   finished = last_event (&f);
-  g_assert_cmpstr (tally_event_get_event_type (finished), ==, "turn_finished");
+  g_assert_cmpstr (tally_event_get_type_name (finished), ==, "turn_finished");
   g_assert_cmpstr (json_object_get_string_member (finished, "status"), ==, "done");
   g_assert_cmpint (json_object_get_int_member (finished, "api_calls"), ==, 1);
   usage = json_object_get_object_member (finished, "usage");
@@ -411,7 +411,7 @@ test_thinking_forms (void)
   g_assert_cmpint (json_object_get_int_member (find_event (&f, "turn_started", 0), "budget_tokens"), ==, 8000);
 
   for (guint i = 0; i < f.events->len; i++)
-    if (g_str_equal (tally_event_get_event_type (g_ptr_array_index (f.events, i)), "thinking_delta"))
+    if (g_str_equal (tally_event_get_type_name (g_ptr_array_index (f.events, i)), "thinking_delta"))
       n_thinking++;
   g_assert_cmpuint (n_thinking, >, 0);
 

@@ -369,33 +369,33 @@ seed_session (const char *store_path,
   store = tally_store_open (store_path, &error);
   g_assert_no_error (error);
 
-  fields = tally_event_new ("session_created");
+  fields = tally_event_new (TALLY_EVENT_SESSION_CREATED);
   json_object_set_string_member (fields, "title", title);
   json_object_set_string_member (fields, "model", "claude-sonnet-5");
   json_object_set_string_member (fields, "workspace", g_get_tmp_dir ());
   json_object_set_string_member (fields, "database", g_getenv ("TALLY_SAMPLE_DB"));
   append (store, id, NULL, &seq, fields);
 
-  fields = tally_event_new ("turn_started");
+  fields = tally_event_new (TALLY_EVENT_TURN_STARTED);
   json_object_set_string_member (fields, "mode", "ask");
   json_object_set_boolean_member (fields, "thinking", FALSE);
   json_object_set_string_member (fields, "model", "claude-sonnet-5");
   json_object_set_string_member (fields, "text", title);
   append (store, id, turn, &seq, fields);
 
-  fields = tally_event_new ("text_delta");
+  fields = tally_event_new (TALLY_EVENT_TEXT_DELTA);
   json_object_set_int_member (fields, "call", 0);
   json_object_set_int_member (fields, "block", 0);
   json_object_set_string_member (fields, "text", answer);
   append (store, id, turn, &seq, fields);
 
-  fields = tally_event_new ("block_done");
+  fields = tally_event_new (TALLY_EVENT_BLOCK_DONE);
   json_object_set_int_member (fields, "call", 0);
   json_object_set_int_member (fields, "block", 0);
   json_object_set_string_member (fields, "kind", "text");
   append (store, id, turn, &seq, fields);
 
-  fields = tally_event_new ("turn_finished");
+  fields = tally_event_new (TALLY_EVENT_TURN_FINISHED);
   json_object_set_string_member (fields, "status", "done");
   json_object_set_double_member (fields, "cost_usd", 0.0123);
   json_object_set_int_member (fields, "duration_ms", 2400);

@@ -304,7 +304,7 @@ count_from (GPtrArray  *events,
   guint n = 0;
 
   for (guint i = from; i < events->len; i++)
-    if (g_str_equal (tally_event_get_event_type (g_ptr_array_index (events, i)), type))
+    if (g_str_equal (tally_event_get_type_name (g_ptr_array_index (events, i)), type))
       n++;
   return n;
 }
@@ -315,7 +315,7 @@ find_from (GPtrArray  *events,
            const char *type)
 {
   for (guint i = from; i < events->len; i++)
-    if (g_str_equal (tally_event_get_event_type (g_ptr_array_index (events, i)), type))
+    if (g_str_equal (tally_event_get_type_name (g_ptr_array_index (events, i)), type))
       return g_ptr_array_index (events, i);
   return NULL;
 }
@@ -330,7 +330,7 @@ text_from (GPtrArray *events,
     {
       JsonObject *event = g_ptr_array_index (events, i);
 
-      if (g_str_equal (tally_event_get_event_type (event), "text_delta"))
+      if (g_str_equal (tally_event_get_type_name (event), "text_delta"))
         g_string_append (text, json_object_get_string_member (event, "text"));
     }
   return g_string_free (text, FALSE);
@@ -419,7 +419,7 @@ first_done_cb (GObject      *object,
   g_assert_cmpuint (count_from (events, 0, "tool_use_start"), ==, 0);
   g_assert_cmpuint (count_from (events, 0, "tool_result"), ==, 0);
   event = g_ptr_array_index (events, events->len - 1);
-  g_assert_cmpstr (tally_event_get_event_type (event), ==, "turn_finished");
+  g_assert_cmpstr (tally_event_get_type_name (event), ==, "turn_finished");
   g_assert_cmpstr (json_object_get_string_member (event, "status"), ==, "failed");
   g_assert_cmpint (json_object_get_int_member (event, "api_calls"), ==, 0);
 

@@ -42,7 +42,7 @@ event_cb (TallyAgent *agent,
           JsonObject *event,
           Fixture    *f)
 {
-  const char *type = tally_event_get_event_type (event);
+  const char *type = tally_event_get_type_name (event);
 
   g_ptr_array_add (f->events, json_object_ref (event));
 
@@ -132,7 +132,7 @@ find_event (Fixture    *f,
     {
       JsonObject *event = g_ptr_array_index (f->events, i);
 
-      if (g_str_equal (tally_event_get_event_type (event), type) && nth-- == 0)
+      if (g_str_equal (tally_event_get_type_name (event), type) && nth-- == 0)
         return event;
     }
   return NULL;
@@ -216,7 +216,7 @@ resolve_cb (TallyAgent *agent,
   const char *rule = NULL;
   const char *scope = NULL;
 
-  g_assert_cmpstr (tally_event_get_event_type (event), ==, "approval_request");
+  g_assert_cmpstr (tally_event_get_type_name (event), ==, "approval_request");
   if (answer->edited != NULL)
     {
       g_autoptr(JsonParser) parser = json_parser_new ();

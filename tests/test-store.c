@@ -151,7 +151,7 @@ ev_session_created (const char *session_id,
                     const char *title,
                     const char *model)
 {
-  JsonObject *fields = tally_event_new ("session_created");
+  JsonObject *fields = tally_event_new (TALLY_EVENT_SESSION_CREATED);
 
   json_object_set_string_member (fields, "title", title);
   json_object_set_string_member (fields, "model", model);
@@ -167,7 +167,7 @@ ev_turn_started (const char *session_id,
                  const char *text,
                  const char *mode)
 {
-  JsonObject *fields = tally_event_new ("turn_started");
+  JsonObject *fields = tally_event_new (TALLY_EVENT_TURN_STARTED);
 
   json_object_set_string_member (fields, "mode", mode);
   json_object_set_boolean_member (fields, "thinking", FALSE);
@@ -183,7 +183,7 @@ ev_text_delta (const char *session_id,
                const char *turn_id,
                const char *text)
 {
-  JsonObject *fields = tally_event_new ("text_delta");
+  JsonObject *fields = tally_event_new (TALLY_EVENT_TEXT_DELTA);
 
   json_object_set_int_member (fields, "call", 0);
   json_object_set_int_member (fields, "block", 0);
@@ -198,7 +198,7 @@ ev_tool_use (const char *session_id,
              const char *tool_id,
              const char *sql)
 {
-  JsonObject *fields = tally_event_new ("tool_use_start");
+  JsonObject *fields = tally_event_new (TALLY_EVENT_TOOL_USE_START);
   JsonObject *input = json_object_new ();
 
   json_object_set_string_member (input, "sql", sql);
@@ -215,7 +215,7 @@ ev_tool_result (const char *session_id,
                 const char *tool_id,
                 const char *content)
 {
-  JsonObject *fields = tally_event_new ("tool_result");
+  JsonObject *fields = tally_event_new (TALLY_EVENT_TOOL_RESULT);
 
   json_object_set_string_member (fields, "tool_id", tool_id);
   json_object_set_string_member (fields, "content", content);
@@ -234,7 +234,7 @@ ev_turn_finished (const char *session_id,
                   gint64      cache_read,
                   gint64      cache_write)
 {
-  JsonObject *fields = tally_event_new ("turn_finished");
+  JsonObject *fields = tally_event_new (TALLY_EVENT_TURN_FINISHED);
 
   json_object_set_string_member (fields, "status", "done");
   if (isnan (cost))
@@ -379,7 +379,7 @@ insert_old_session (const char *path)
       g_autoptr(JsonObject) event = tally_event_from_json (payloads[i], NULL);
       char *quoted = sqlite3_mprintf ("INSERT INTO events VALUES ('old-session-1', %u, %lld, '%q', '%q');",
                                       i + 1, (long long)(1700000000001000 + i * 1000),
-                                      tally_event_get_event_type (event), payloads[i]);
+                                      tally_event_get_type_name (event), payloads[i]);
       g_string_append (sql, quoted);
       sqlite3_free (quoted);
     }
@@ -874,7 +874,7 @@ test_seq_order (void)
   g_clear_error (&error);
 
   /* Events without the stamp members are refused at once */
-  bad = tally_event_new ("text_delta");
+  bad = tally_event_new (TALLY_EVENT_TEXT_DELTA);
   g_assert_false (tally_store_append_event (store, bad, &error));
   g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_INVALID);
   g_clear_error (&error);
@@ -1311,7 +1311,7 @@ test_export (void)
                               "SELECT store, sum(amount) FROM sales GROUP BY store ORDER BY 2 DESC"), lines);
   append (store, ev_tool_result ("exp", 5, "t1", "toolu_9", long_result->str), lines);
   {
-    JsonObject *fields = tally_event_new ("error");
+    JsonObject *fields = tally_event_new (TALLY_EVENT_ERROR);
 
     json_object_set_string_member (fields, "kind", "stream");
     json_object_set_string_member (fields, "message", "Overloaded");
@@ -1320,7 +1320,7 @@ test_export (void)
     append (store, stamp (fields, "exp", 6, "t1"), lines);
   }
   {
-    JsonObject *fields = tally_event_new ("text_delta");
+    JsonObject *fields = tally_event_new (TALLY_EVENT_TEXT_DELTA);
 
     json_object_set_int_member (fields, "call", 1);
     json_object_set_int_member (fields, "block", 0);

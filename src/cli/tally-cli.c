@@ -330,108 +330,139 @@ static void
 print_event_readably (Cli        *cli,
                       JsonObject *event)
 {
-  const char *type = tally_event_get_event_type (event);
   const char *dim = cli->color ? "\033[2m" : "";
   const char *reset = cli->color ? "\033[0m" : "";
 
-  if (g_str_equal (type, "text_delta"))
+  switch (tally_event_get_event_type (event))
     {
-      if (cli->thinking_open)
-        {
-          g_printerr ("%s\n", reset);
-          cli->thinking_open = FALSE;
-        }
-      g_print ("%s", json_object_get_string_member (event, "text"));
-      out_flush ();
-      cli->text_open = TRUE;
-    }
-  else if (g_str_equal (type, "thinking_delta"))
-    {
-      if (!cli->thinking_open)
-        {
-          close_open_text (cli);
-          g_printerr ("%s%s ", dim, _("Thinking:"));
-          cli->thinking_open = TRUE;
-        }
-      g_printerr ("%s", json_object_get_string_member (event, "text"));
-    }
-  else if (g_str_equal (type, "tool_use_start"))
-    {
-      g_autofree char *input = one_line (json_object_get_member (event, "tool_input"), 100);
+    case TALLY_EVENT_TEXT_DELTA:
+      {
+        if (cli->thinking_open)
+          {
+            g_printerr ("%s\n", reset);
+            cli->thinking_open = FALSE;
+          }
+        g_print ("%s", json_object_get_string_member (event, "text"));
+        out_flush ();
+        cli->text_open = TRUE;
+      }
+      break;
 
-      close_open_text (cli);
-      g_printerr ("▸ %s %s%s%s\n", json_object_get_string_member (event, "tool_name"),
-                  dim, input, reset);
-    }
-  else if (g_str_equal (type, "tool_result"))
-    {
-      const char *content = json_object_get_string_member (event, "content");
+    case TALLY_EVENT_THINKING_DELTA:
+      {
+        if (!cli->thinking_open)
+          {
+            close_open_text (cli);
+            g_printerr ("%s%s ", dim, _("Thinking:"));
+            cli->thinking_open = TRUE;
+          }
+        g_printerr ("%s", json_object_get_string_member (event, "text"));
+      }
+      break;
 
-      if (json_object_get_boolean_member (event, "is_error"))
-        {
-          g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), content);
-          g_autofree char *line = one_line (node, 160);
+    case TALLY_EVENT_TOOL_USE_START:
+      {
+        g_autofree char *input = one_line (json_object_get_member (event, "tool_input"), 100);
 
-          g_printerr ("  ✗ %s\n", line);
-        }
-      else
-        {
-          guint lines = 0;
+        close_open_text (cli);
+        g_printerr ("▸ %s %s%s%s\n", json_object_get_string_member (event, "tool_name"),
+                    dim, input, reset);
+      }
+      break;
 
-          for (const char *p = content; *p != '\0'; p++)
-            if (*p == '\n')
-              lines++;
-          g_printerr ("  %s✓ ", dim);
-          g_printerr (ngettext ("%u line in %.1f s", "%u lines in %.1f s", lines + 1),
-                      lines + 1, json_object_get_int_member (event, "duration_ms") / 1000.0);
-          g_printerr ("%s\n", reset);
-        }
-    }
-  else if (g_str_equal (type, "retry"))
-    {
-      close_open_text (cli);
-      g_printerr (_("Retrying in %.1f s (HTTP %d, %s)…\n"),
-                  json_object_get_int_member (event, "delay_ms") / 1000.0,
-                  (int)json_object_get_int_member (event, "status"),
-                  json_object_get_string_member_with_default (event, "error_type", "?"));
-    }
-  else if (g_str_equal (type, "error"))
-    {
-      const char *request_id = json_object_get_string_member_with_default (event, "request_id", NULL);
+    case TALLY_EVENT_TOOL_RESULT:
+      {
+        const char *content = json_object_get_string_member (event, "content");
 
-      close_open_text (cli);
-      if (request_id != NULL)
-        g_printerr (_("Error (%s): %s (request %s)\n"),
-                    json_object_get_string_member (event, "kind"),
-                    json_object_get_string_member (event, "message"), request_id);
-      else
-        g_printerr (_("Error (%s): %s\n"),
-                    json_object_get_string_member (event, "kind"),
-                    json_object_get_string_member (event, "message"));
+        if (json_object_get_boolean_member (event, "is_error"))
+          {
+            g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), content);
+            g_autofree char *line = one_line (node, 160);
 
-      /* How to go on (docs/protocol.md §12.2). */
-      if (g_strcmp0 (json_object_get_string_member (event, "kind"), "budget") == 0)
-        g_printerr ("%s\n", _("Raise the cap with --max-cost USD (0 turns it off) to continue this session."));
-      else if (json_object_get_int_member_with_default (event, "status", 0) == 401 ||
-               json_object_get_int_member_with_default (event, "status", 0) == 403)
-        g_printerr ("%s\n", _("The API key was refused. Set ANTHROPIC_API_KEY to a valid key from the "
-                               "Anthropic Console and run tally-cli again."));
+            g_printerr ("  ✗ %s\n", line);
+          }
+        else
+          {
+            guint lines = 0;
+
+            for (const char *p = content; *p != '\0'; p++)
+              if (*p == '\n')
+                lines++;
+            g_printerr ("  %s✓ ", dim);
+            g_printerr (ngettext ("%u line in %.1f s", "%u lines in %.1f s", lines + 1),
+                        lines + 1, json_object_get_int_member (event, "duration_ms") / 1000.0);
+            g_printerr ("%s\n", reset);
+          }
+      }
+      break;
+
+    case TALLY_EVENT_RETRY:
+      {
+        close_open_text (cli);
+        g_printerr (_("Retrying in %.1f s (HTTP %d, %s)…\n"),
+                    json_object_get_int_member (event, "delay_ms") / 1000.0,
+                    (int)json_object_get_int_member (event, "status"),
+                    json_object_get_string_member_with_default (event, "error_type", "?"));
+      }
+      break;
+
+    case TALLY_EVENT_ERROR:
+      {
+        const char *request_id = json_object_get_string_member_with_default (event, "request_id", NULL);
+
+        close_open_text (cli);
+        if (request_id != NULL)
+          g_printerr (_("Error (%s): %s (request %s)\n"),
+                      json_object_get_string_member (event, "kind"),
+                      json_object_get_string_member (event, "message"), request_id);
+        else
+          g_printerr (_("Error (%s): %s\n"),
+                      json_object_get_string_member (event, "kind"),
+                      json_object_get_string_member (event, "message"));
+
+        /* How to go on (docs/protocol.md §12.2). */
+        if (g_strcmp0 (json_object_get_string_member (event, "kind"), "budget") == 0)
+          g_printerr ("%s\n", _("Raise the cap with --max-cost USD (0 turns it off) to continue this session."));
+        else if (json_object_get_int_member_with_default (event, "status", 0) == 401 ||
+                 json_object_get_int_member_with_default (event, "status", 0) == 403)
+          g_printerr ("%s\n", _("The API key was refused. Set ANTHROPIC_API_KEY to a valid key from the "
+                                 "Anthropic Console and run tally-cli again."));
+      }
+      break;
+
+    case TALLY_EVENT_PLAN_PROPOSED:
+      {
+        close_open_text (cli);
+        g_print (_("\n── Plan, version %d ──\n%s\n────\n"),
+                 (int)json_object_get_int_member (event, "version"),
+                 json_object_get_string_member (event, "markdown"));
+        out_flush ();
+      }
+      break;
+
+    case TALLY_EVENT_REDIRECT:
+      {
+        close_open_text (cli);
+        g_print ("\n> %s\n\n", json_object_get_string_member (event, "text"));
+      }
+      break;
+
+    case TALLY_EVENT_TURN_FINISHED:
+      print_receipt (cli, event);
+      break;
+
+    /* Shown elsewhere (the cards, the replayed prompt) or not at all. */
+    case TALLY_EVENT_SESSION_CREATED:
+    case TALLY_EVENT_TURN_STARTED:
+    case TALLY_EVENT_BLOCK_DONE:
+    case TALLY_EVENT_APPROVAL_REQUEST:
+    case TALLY_EVENT_APPROVAL_RESOLVED:
+    case TALLY_EVENT_QUESTION_REQUEST:
+    case TALLY_EVENT_QUESTION_RESOLVED:
+    case TALLY_EVENT_API_CALL:
+    case TALLY_EVENT_UNKNOWN:
+      break;
     }
-  else if (g_str_equal (type, "plan_proposed"))
-    {
-      close_open_text (cli);
-      g_print (_("\n── Plan, version %d ──\n%s\n────\n"),
-               (int)json_object_get_int_member (event, "version"),
-               json_object_get_string_member (event, "markdown"));
-      out_flush ();
-    }
-  else if (g_str_equal (type, "redirect"))
-    {
-      close_open_text (cli);
-      g_print ("\n> %s\n\n", json_object_get_string_member (event, "text"));
-    }
-  else if (g_str_equal (type, "turn_finished"))
-    print_receipt (cli, event);
 }
 
 /* Cards on stdin (docs/architecture.md §11.2): each pending card
@@ -767,10 +798,8 @@ static void
 start_card (Cli        *cli,
             JsonObject *event)
 {
-  const char *type = tally_event_get_event_type (event);
-
   card_done (cli);
-  if (g_str_equal (type, "approval_request"))
+  if (tally_event_get_event_type (event) == TALLY_EVENT_APPROVAL_REQUEST)
     {
       cli->card_is_question = FALSE;
       cli->card_id = g_strdup (json_object_get_string_member (event, "approval_id"));
@@ -796,9 +825,11 @@ agent_event_cb (TallyAgent *agent,
                 JsonObject *event,
                 Cli        *cli)
 {
-  if (g_str_equal (tally_event_get_event_type (event), "turn_started"))
+  TallyEventType type = tally_event_get_event_type (event);
+
+  if (type == TALLY_EVENT_TURN_STARTED)
     cli->attempts = 0;
-  else if (g_str_equal (tally_event_get_event_type (event), "api_call"))
+  else if (type == TALLY_EVENT_API_CALL)
     cli->attempts++;
 
   if (cli->json)
@@ -813,12 +844,8 @@ agent_event_cb (TallyAgent *agent,
   else
     print_event_readably (cli, event);
 
-  {
-    const char *type = tally_event_get_event_type (event);
-
-    if (g_str_equal (type, "approval_request") || g_str_equal (type, "question_request"))
-      start_card (cli, event);
-  }
+  if (type == TALLY_EVENT_APPROVAL_REQUEST || type == TALLY_EVENT_QUESTION_REQUEST)
+    start_card (cli, event);
 }
 
 static void
@@ -1124,7 +1151,7 @@ run_replay (Cli *cli)
                           parse_error->message);
               continue;
             }
-          if (g_str_equal (tally_event_get_event_type (event), "turn_started"))
+          if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED)
             {
               close_open_text (cli);
               g_print ("\n> %s\n\n", json_object_get_string_member_with_default (event, "text", ""));

@@ -45,7 +45,7 @@ static void
 build_session (TallyStore *store,
                const char *session_id)
 {
-  JsonObject *f = tally_event_new ("session_created");
+  JsonObject *f = tally_event_new (TALLY_EVENT_SESSION_CREATED);
 
   json_object_set_string_member (f, "title", "Ten thousand events");
   json_object_set_string_member (f, "model", "claude-sonnet-5");
@@ -58,7 +58,7 @@ build_session (TallyStore *store,
       g_autofree char *turn_id = g_strdup_printf ("turn-%u", t);
       g_autofree char *tool_id = g_strdup_printf ("toolu_%u", t);
 
-      f = tally_event_new ("turn_started");
+      f = tally_event_new (TALLY_EVENT_TURN_STARTED);
       json_object_set_string_member (f, "mode", "ask");
       json_object_set_boolean_member (f, "thinking", FALSE);
       json_object_set_int_member (f, "budget_tokens", 0);
@@ -66,13 +66,13 @@ build_session (TallyStore *store,
       json_object_set_string_member (f, "text", "How did the York stores do last week compared with Leeds?");
       append (store, session_id, turn_id, f);
 
-      f = tally_event_new ("tool_use_start");
+      f = tally_event_new (TALLY_EVENT_TOOL_USE_START);
       json_object_set_string_member (f, "tool_id", tool_id);
       json_object_set_string_member (f, "tool_name", "query_database");
       json_object_set_object_member (f, "tool_input", json_object_new ());
       append (store, session_id, turn_id, f);
 
-      f = tally_event_new ("tool_result");
+      f = tally_event_new (TALLY_EVENT_TOOL_RESULT);
       json_object_set_string_member (f, "tool_id", tool_id);
       json_object_set_string_member (f, "content", "city | revenue_gbp\nLeeds | 10234.5\nYork | 11873.25\n(2 rows)");
       json_object_set_boolean_member (f, "is_error", FALSE);
@@ -81,14 +81,14 @@ build_session (TallyStore *store,
 
       for (guint d = 0; d < 15; d++)
         {
-          f = tally_event_new ("text_delta");
+          f = tally_event_new (TALLY_EVENT_TEXT_DELTA);
           json_object_set_int_member (f, "call", 1);
           json_object_set_int_member (f, "block", 0);
           json_object_set_string_member (f, "text", d == 0 ? "## Week summary\n\n" : "York sold a little more **coffee** than Leeds. ");
           append (store, session_id, turn_id, f);
         }
 
-      f = tally_event_new ("turn_finished");
+      f = tally_event_new (TALLY_EVENT_TURN_FINISHED);
       json_object_set_string_member (f, "status", "done");
       json_object_set_double_member (f, "cost_usd", 0.0123);
       json_object_set_int_member (f, "duration_ms", 4200);

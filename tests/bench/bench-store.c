@@ -43,7 +43,7 @@ make_event (const char *session_id,
 
   if (seq == 1)
     {
-      fields = tally_event_new ("session_created");
+      fields = tally_event_new (TALLY_EVENT_SESSION_CREATED);
       json_object_set_string_member (fields, "title", "Benchmark session");
       json_object_set_string_member (fields, "model", "claude-sonnet-5");
       json_object_set_string_member (fields, "workspace", "/tmp/bench");
@@ -51,7 +51,7 @@ make_event (const char *session_id,
     }
   else if (seq % 400 == 0)
     {
-      fields = tally_event_new ("turn_started");
+      fields = tally_event_new (TALLY_EVENT_TURN_STARTED);
       json_object_set_string_member (fields, "mode", "ask");
       json_object_set_boolean_member (fields, "thinking", FALSE);
       json_object_set_int_member (fields, "budget_tokens", 0);
@@ -60,7 +60,7 @@ make_event (const char *session_id,
     }
   else if (seq % 400 == 399)
     {
-      fields = tally_event_new ("turn_finished");
+      fields = tally_event_new (TALLY_EVENT_TURN_FINISHED);
       json_object_set_string_member (fields, "status", "done");
       json_object_set_double_member (fields, "cost_usd", 0.0123);
       json_object_set_int_member (fields, "duration_ms", 4200);
@@ -69,7 +69,7 @@ make_event (const char *session_id,
     }
   else if (seq % 50 == 0)
     {
-      fields = tally_event_new ("tool_result");
+      fields = tally_event_new (TALLY_EVENT_TOOL_RESULT);
       json_object_set_string_member (fields, "tool_id", "toolu_01ABCDEF");
       json_object_set_string_member (fields, "content", big_result);
       json_object_set_boolean_member (fields, "is_error", FALSE);
@@ -77,7 +77,7 @@ make_event (const char *session_id,
     }
   else
     {
-      fields = tally_event_new ("text_delta");
+      fields = tally_event_new (TALLY_EVENT_TEXT_DELTA);
       json_object_set_int_member (fields, "call", 0);
       json_object_set_int_member (fields, "block", 1);
       json_object_set_string_member (fields, "text", " the Harbor store led with 1,204 lattes, ahead of Midtown ");

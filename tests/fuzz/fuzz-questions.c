@@ -185,18 +185,18 @@ show_and_answer (JsonObject *input)
   if (result == NULL || !g_utf8_validate (result, -1, NULL))
     fail ("the answer text is missing or not UTF-8", input);
 
-  fields = tally_event_new ("turn_started");
+  fields = tally_event_new (TALLY_EVENT_TURN_STARTED);
   json_object_set_string_member (fields, "prompt", "fuzz");
   json_object_set_string_member (fields, "mode", "ask");
   apply (transcript, fields, 1);
 
-  fields = tally_event_new ("question_request");
+  fields = tally_event_new (TALLY_EVENT_QUESTION_REQUEST);
   json_object_set_string_member (fields, "question_id", "q1");
   json_object_set_string_member (fields, "tool_id", "toolu_1");
   json_object_set_member (fields, "questions", json_node_copy (json_object_get_member (input, "questions")));
   apply (transcript, fields, 2);
 
-  fields = tally_event_new ("question_resolved");
+  fields = tally_event_new (TALLY_EVENT_QUESTION_RESOLVED);
   json_object_set_string_member (fields, "question_id", "q1");
   json_object_set_object_member (fields, "answers", json_object_ref (answers));
   json_object_set_string_member (fields, "reason", "answered");

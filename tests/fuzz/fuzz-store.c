@@ -81,7 +81,7 @@ LLVMFuzzerInitialize (int    *argc,
   store = tally_store_open (path, &error);
   g_assert_no_error (error);
 
-  fields = tally_event_new ("session_created");
+  fields = tally_event_new (TALLY_EVENT_SESSION_CREATED);
   json_object_set_string_member (fields, "title", "Fuzz");
   json_object_set_string_member (fields, "model", "claude-sonnet-4-5");
   json_object_set_string_member (fields, "workspace", dir);
@@ -221,7 +221,7 @@ check_events (GPtrArray *events,
       JsonObject *event = g_ptr_array_index (events, i);
       JsonNode *seq = json_object_get_member (event, "seq");
 
-      if (tally_event_get_event_type (event) == NULL || seq == NULL ||
+      if (tally_event_get_type_name (event) == NULL || seq == NULL ||
           json_node_get_value_type (seq) != G_TYPE_INT64 || json_node_get_int (seq) <= last)
         {
           g_autofree char *json = tally_event_to_json (event);

@@ -153,73 +153,6 @@ turn_free (gpointer data)
   g_free (turn);
 }
 
-/**
- * tally_mode_to_string:
- * @mode: a #TallyMode
- *
- * Returns: (transfer none): `"ask"`, `"plan"` or `"auto"`
- */
-const char *
-tally_mode_to_string (TallyMode mode)
-{
-  switch (mode)
-    {
-    case TALLY_MODE_PLAN:
-      return "plan";
-    case TALLY_MODE_AUTO:
-      return "auto";
-    case TALLY_MODE_ASK:
-    default:
-      return "ask";
-    }
-}
-
-/**
- * tally_mode_from_string:
- * @text: `"ask"`, `"plan"` or `"auto"`
- * @mode: (out): the mode
- *
- * Returns: %TRUE when @text names a mode
- */
-gboolean
-tally_mode_from_string (const char *text,
-                        TallyMode  *mode)
-{
-  g_return_val_if_fail (mode != NULL, FALSE);
-
-  if (g_strcmp0 (text, "ask") == 0)
-    *mode = TALLY_MODE_ASK;
-  else if (g_strcmp0 (text, "plan") == 0)
-    *mode = TALLY_MODE_PLAN;
-  else if (g_strcmp0 (text, "auto") == 0)
-    *mode = TALLY_MODE_AUTO;
-  else
-    return FALSE;
-
-  return TRUE;
-}
-
-/**
- * tally_turn_status_to_string:
- * @status: a #TallyTurnStatus
- *
- * Returns: (transfer none): `"done"`, `"cancelled"` or `"failed"`
- */
-const char *
-tally_turn_status_to_string (TallyTurnStatus status)
-{
-  switch (status)
-    {
-    case TALLY_TURN_CANCELLED:
-      return "cancelled";
-    case TALLY_TURN_FAILED:
-      return "failed";
-    case TALLY_TURN_DONE:
-    default:
-      return "done";
-    }
-}
-
 static void
 tally_agent_dispose (GObject *object)
 {
@@ -834,7 +767,7 @@ emit_tool_result (GTask      *task,
                   gint64      duration_ms)
 {
   Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new ("tool_result");
+  JsonObject *event = tally_event_new (TALLY_EVENT_TOOL_RESULT);
 
   json_object_set_string_member (event, "tool_id", tool_id);
   json_object_set_string_member (event, "content", content);
@@ -896,7 +829,7 @@ finish_turn (GTask           *task,
   g_signal_emit (self, signals[TURN_ENDING], 0);
   if (self->failure != NULL)
     {
-      event = tally_event_new ("error");
+      event = tally_event_new (TALLY_EVENT_ERROR);
       json_object_set_string_member (event, "kind", self->failure_kind);
       json_object_set_string_member (event, "message", self->failure->message);
       json_object_set_boolean_member (event, "retryable", FALSE);
@@ -915,7 +848,7 @@ finish_turn (GTask           *task,
 
   priced = tally_pricing_compute_cost (self->model, &turn->usage, &cost);
 
-  event = tally_event_new ("turn_finished");
+  event = tally_event_new (TALLY_EVENT_TURN_FINISHED);
   json_object_set_string_member (event, "status", tally_turn_status_to_string (status));
   if (priced)
     json_object_set_double_member (event, "cost_usd", cost);
@@ -950,7 +883,7 @@ fail_turn (GTask        *task,
            const char   *request_id)
 {
   Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new ("error");
+  JsonObject *event = tally_event_new (TALLY_EVENT_ERROR);
   g_autofree char *message = NULL;
 
   /* A refused key says so plainly (docs/protocol.md §12.2); the faces add
@@ -983,22 +916,22 @@ static void run_next_tool (GTask *task);
 static void deliver_redirect (GTask *task);
 
 static void
-emit_approval_resolved (GTask      *task,
-                        const char *approval_id,
-                        const char *tool_id,
-                        const char *decision,
-                        const char *reason,
-                        const char *message,
-                        JsonObject *extra)
+emit_approval_resolved (GTask         *task,
+                        const char    *approval_id,
+                        const char    *tool_id,
+                        TallyDecision  decision,
+                        const char    *reason,
+                        const char    *message,
+                        JsonObject    *extra)
 {
-  JsonObject *event = tally_event_new ("approval_resolved");
+  JsonObject *event = tally_event_new (TALLY_EVENT_APPROVAL_RESOLVED);
 
   if (approval_id != NULL)
     json_object_set_string_member (event, "approval_id", approval_id);
   else
     json_object_set_null_member (event, "approval_id");
   json_object_set_string_member (event, "tool_id", tool_id);
-  json_object_set_string_member (event, "decision", decision);
+  json_object_set_string_member (event, "decision", tally_decision_to_string (decision));
   if (extra != NULL)
     {
       GList *members = json_object_get_members (extra);
@@ -1178,21 +1111,21 @@ approval_settle (GTask         *task,
   const char *name = json_object_get_string_member_with_default (tool_use, "name", "");
   TallyTool *tool = tally_tool_registry_lookup (self->tools, name);
   gboolean outside = turn->pending_outside;
-  const char *decision_word;
+  gboolean denied = TRUE;
 
   pending_clear (turn);
 
   switch (decision)
     {
     case TALLY_DECISION_ALLOW:
-      decision_word = "allow";
+      denied = FALSE;
       break;
     case TALLY_DECISION_ALLOW_EDITED:
-      decision_word = "allow_edited";
+      denied = FALSE;
       json_object_set_object_member (extra, "updated_input", json_object_ref (updated_input));
       break;
     case TALLY_DECISION_ALLOW_ALWAYS:
-      decision_word = "allow_always";
+      denied = FALSE;
       if (rule != NULL)
         {
           json_object_set_string_member (extra, "rule", rule);
@@ -1204,18 +1137,22 @@ approval_settle (GTask         *task,
       json_object_set_boolean_member (extra, "stop", TRUE);
       G_GNUC_FALLTHROUGH;
     case TALLY_DECISION_DENY:
-    default:
-      decision_word = "deny";
-      if (message == NULL || *message == '\0')
-        message = "The analyst declined this tool call, so it did not run. Do not try it again "
-                  "another way; ask what they would like instead.";
       break;
     }
 
-  emit_approval_resolved (task, approval_id, tool_id, decision_word, reason,
-                          g_str_equal (decision_word, "deny") ? message : NULL, extra);
+  /* A decision out of range denies, like every other doubt (§6.4). */
+  if (denied)
+    {
+      decision = decision == TALLY_DECISION_DENY_STOP ? decision : TALLY_DECISION_DENY;
+      if (message == NULL || *message == '\0')
+        message = "The analyst declined this tool call, so it did not run. Do not try it again "
+                  "another way; ask what they would like instead.";
+    }
 
-  if (!g_str_equal (decision_word, "deny"))
+  emit_approval_resolved (task, approval_id, tool_id, decision, reason,
+                          denied ? message : NULL, extra);
+
+  if (!denied)
     {
       JsonObject *input = decision == TALLY_DECISION_ALLOW_EDITED
         ? updated_input : json_object_get_object_member (tool_use, "input");
@@ -1237,7 +1174,7 @@ approval_settle (GTask         *task,
           const char *stopped = "The analyst stopped the turn before this call; it did not run.";
 
           if (!g_str_equal (next_name, "AskUserQuestion") && !g_str_equal (next_name, "ExitPlanMode"))
-            emit_approval_resolved (task, NULL, next_id, "deny", "user", stopped, NULL);
+            emit_approval_resolved (task, NULL, next_id, TALLY_DECISION_DENY, "user", stopped, NULL);
           tool_answered (task, next_id, stopped, TRUE);
         }
       finish_turn (task, TALLY_TURN_CANCELLED, NULL);
@@ -1255,7 +1192,7 @@ question_settle (GTask      *task,
   Turn *turn = g_task_get_task_data (task);
   g_autofree char *question_id = g_strdup (turn->pending_id);
   JsonObject *input = json_object_get_object_member (current_tool_use (turn), "input");
-  JsonObject *event = tally_event_new ("question_resolved");
+  JsonObject *event = tally_event_new (TALLY_EVENT_QUESTION_RESOLVED);
   g_autofree char *text = NULL;
 
   pending_clear (turn);
@@ -1300,7 +1237,7 @@ handle_question (GTask      *task,
     }
 
   question_id = g_uuid_string_random ();
-  event = tally_event_new ("question_request");
+  event = tally_event_new (TALLY_EVENT_QUESTION_REQUEST);
   json_object_set_string_member (event, "question_id", question_id);
   json_object_set_string_member (event, "tool_id", current_tool_id (turn));
   json_object_set_member (event, "questions",
@@ -1333,7 +1270,7 @@ handle_plan (GTask      *task,
     self->plan_id = g_uuid_string_random ();
   self->plan_version++;
 
-  event = tally_event_new ("plan_proposed");
+  event = tally_event_new (TALLY_EVENT_PLAN_PROPOSED);
   json_object_set_string_member (event, "plan_id", self->plan_id);
   json_object_set_string_member (event, "markdown", plan);
   json_object_set_int_member (event, "version", self->plan_version);
@@ -1383,7 +1320,7 @@ run_next_tool (GTask *task)
       g_autofree char *message = g_strdup (g_hash_table_lookup (turn->refusals, id));
 
       if (!g_str_equal (name, "AskUserQuestion") && !g_str_equal (name, "ExitPlanMode"))
-        emit_approval_resolved (task, NULL, id, "deny", "rule", message, NULL);
+        emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, "rule", message, NULL);
       refuse_current (task, message);
       return;
     }
@@ -1394,7 +1331,7 @@ run_next_tool (GTask *task)
         g_strdup_printf ("There is no tool named “%s” in Tally. Use one of the tools listed in this "
                          "conversation.", name);
 
-      emit_approval_resolved (task, NULL, id, "deny", "rule", message, NULL);
+      emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, "rule", message, NULL);
       refuse_current (task, message);
       return;
     }
@@ -1405,7 +1342,7 @@ run_next_tool (GTask *task)
         g_strdup_printf ("The input of %s must be a JSON object; the call did not run.", name);
 
       if (!g_str_equal (name, "AskUserQuestion") && !g_str_equal (name, "ExitPlanMode"))
-        emit_approval_resolved (task, NULL, id, "deny", "rule", message, NULL);
+        emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, "rule", message, NULL);
       refuse_current (task, message);
       return;
     }
@@ -1429,7 +1366,7 @@ run_next_tool (GTask *task)
 
         if (verdict.rule != NULL)
           json_object_set_string_member (extra, "rule", verdict.rule);
-        emit_approval_resolved (task, NULL, id, "deny", verdict.reason, verdict.message, extra);
+        emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, verdict.reason, verdict.message, extra);
         json_object_unref (extra);
         refuse_current (task, verdict.message);
       }
@@ -1441,7 +1378,7 @@ run_next_tool (GTask *task)
 
         if (verdict.rule != NULL)
           json_object_set_string_member (extra, "rule", verdict.rule);
-        emit_approval_resolved (task, NULL, id, "allow", verdict.reason, NULL, extra);
+        emit_approval_resolved (task, NULL, id, TALLY_DECISION_ALLOW, verdict.reason, NULL, extra);
         json_object_unref (extra);
         run_current (task, tool, input, FALSE);
       }
@@ -1452,7 +1389,7 @@ run_next_tool (GTask *task)
       {
         g_autofree char *approval_id = g_uuid_string_random ();
         JsonArray *suggestions = tally_gate_dup_suggestions (name, input, &turn->context);
-        JsonObject *event = tally_event_new ("approval_request");
+        JsonObject *event = tally_event_new (TALLY_EVENT_APPROVAL_REQUEST);
 
         json_object_set_string_member (event, "approval_id", approval_id);
         json_object_set_string_member (event, "tool_id", id);
@@ -1500,7 +1437,7 @@ start_tools (GTask     *task,
 
       g_ptr_array_add (turn->tool_uses, json_object_ref (block));
 
-      event = tally_event_new ("tool_use_start");
+      event = tally_event_new (TALLY_EVENT_TOOL_USE_START);
       json_object_set_string_member (event, "tool_id",
                                      json_object_get_string_member_with_default (block, "id", ""));
       json_object_set_string_member (event, "tool_name",
@@ -1536,7 +1473,7 @@ deliver_redirect (GTask *task)
    * §5.1). */
   tally_conversation_add_user_text (self->conversation, turn->redirect->str);
 
-  event = tally_event_new ("redirect");
+  event = tally_event_new (TALLY_EVENT_REDIRECT);
   json_object_set_string_member (event, "text", turn->redirect->str);
   turn_emit (task, event);
 
@@ -1934,7 +1871,7 @@ stream_text_delta_cb (TallyMessageStream *stream,
                       GTask              *task)
 {
   Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new ("text_delta");
+  JsonObject *event = tally_event_new (TALLY_EVENT_TEXT_DELTA);
 
   json_object_set_int_member (event, "call", turn->call);
   json_object_set_int_member (event, "block", index);
@@ -1949,7 +1886,7 @@ stream_thinking_delta_cb (TallyMessageStream *stream,
                           GTask              *task)
 {
   Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new ("thinking_delta");
+  JsonObject *event = tally_event_new (TALLY_EVENT_THINKING_DELTA);
 
   json_object_set_int_member (event, "call", turn->call);
   json_object_set_int_member (event, "block", index);
@@ -1963,7 +1900,7 @@ emit_block_done (GTask      *task,
                  const char *kind)
 {
   Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new ("block_done");
+  JsonObject *event = tally_event_new (TALLY_EVENT_BLOCK_DONE);
 
   json_object_set_int_member (event, "call", turn->call);
   json_object_set_int_member (event, "block", index);
@@ -1993,7 +1930,7 @@ stream_retry_cb (TallyMessageStream *stream,
                  const char         *error_type,
                  GTask              *task)
 {
-  JsonObject *event = tally_event_new ("retry");
+  JsonObject *event = tally_event_new (TALLY_EVENT_RETRY);
 
   json_object_set_int_member (event, "attempt", attempt);
   json_object_set_int_member (event, "delay_ms", delay_ms);
@@ -2018,7 +1955,7 @@ stream_attempt_finished_cb (TallyMessageStream *stream,
   const TallyUsage *usage = tally_message_stream_get_usage (stream);
   const char *stop_reason = tally_message_stream_get_stop_reason (stream);
   const char *model = tally_message_stream_get_model (stream);
-  JsonObject *event = tally_event_new ("api_call");
+  JsonObject *event = tally_event_new (TALLY_EVENT_API_CALL);
 
   if (usage->reported)
     tally_usage_add (&turn->usage, usage);
@@ -2212,7 +2149,7 @@ stop_for_budget (GTask *task)
                        "This session has cost $%.4f, which reached its spend cap of $%.4f, so Tally "
                        "stopped before the next API call. Nothing more was sent.", spent, cap);
 
-  event = tally_event_new ("error");
+  event = tally_event_new (TALLY_EVENT_ERROR);
   json_object_set_string_member (event, "kind", "budget");
   json_object_set_string_member (event, "message", error->message);
   json_object_set_boolean_member (event, "retryable", FALSE);
@@ -2406,7 +2343,7 @@ tally_agent_send_async (TallyAgent          *self,
       g_autofree char *title = make_title (text);
 
       self->session_announced = TRUE;
-      event = tally_event_new ("session_created");
+      event = tally_event_new (TALLY_EVENT_SESSION_CREATED);
       json_object_set_string_member (event, "title", title);
       json_object_set_string_member (event, "model", self->model);
       if (self->workspace != NULL)
@@ -2420,7 +2357,7 @@ tally_agent_send_async (TallyAgent          *self,
       emit_event (self, NULL, event);
     }
 
-  event = tally_event_new ("turn_started");
+  event = tally_event_new (TALLY_EVENT_TURN_STARTED);
   json_object_set_string_member (event, "mode", tally_mode_to_string (mode));
   json_object_set_boolean_member (event, "thinking", thinking);
   json_object_set_int_member (event, "budget_tokens", turn->budget_used);

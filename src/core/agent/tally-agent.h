@@ -7,61 +7,9 @@
 #include "tally-client.h"
 #include "tally-conversation.h"
 #include "tally-tool-registry.h"
+#include "tally-types.h"
 
 G_BEGIN_DECLS
-
-/**
- * TallyMode:
- * @TALLY_MODE_ASK: read-only tools run, everything else asks (the default)
- * @TALLY_MODE_PLAN: explore read-only, then propose a plan; nothing mutates
- * @TALLY_MODE_AUTO: like ask, and edits inside the workspace run too
- *
- * The permission mode of a turn (docs/architecture.md §6).
- */
-typedef enum {
-  TALLY_MODE_ASK,
-  TALLY_MODE_PLAN,
-  TALLY_MODE_AUTO,
-} TallyMode;
-
-/**
- * TallyTurnStatus:
- * @TALLY_TURN_DONE: the model finished (`end_turn`, `max_tokens`, …)
- * @TALLY_TURN_CANCELLED: the turn was cancelled
- * @TALLY_TURN_FAILED: an error ended the turn
- *
- * How a turn ended; the `status` of the `turn_finished` event.
- */
-typedef enum {
-  TALLY_TURN_DONE,
-  TALLY_TURN_CANCELLED,
-  TALLY_TURN_FAILED,
-} TallyTurnStatus;
-
-/**
- * TallyDecision:
- * @TALLY_DECISION_ALLOW: allow this call once
- * @TALLY_DECISION_ALLOW_EDITED: run the call with an edited input (the
- *   history keeps the model's input)
- * @TALLY_DECISION_ALLOW_ALWAYS: allow it and keep the rule the card showed
- * @TALLY_DECISION_DENY: refuse it, optionally with a message for the model
- * @TALLY_DECISION_DENY_STOP: refuse it and end the turn once every pending
- *   call is answered
- *
- * The analyst's answer to an approval card.
- */
-typedef enum {
-  TALLY_DECISION_ALLOW,
-  TALLY_DECISION_ALLOW_EDITED,
-  TALLY_DECISION_ALLOW_ALWAYS,
-  TALLY_DECISION_DENY,
-  TALLY_DECISION_DENY_STOP,
-} TallyDecision;
-
-const char *tally_mode_to_string        (TallyMode        mode);
-gboolean    tally_mode_from_string      (const char      *text,
-                                         TallyMode       *mode);
-const char *tally_turn_status_to_string (TallyTurnStatus  status);
 
 #define TALLY_TYPE_AGENT (tally_agent_get_type ())
 

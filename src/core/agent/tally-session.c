@@ -8,8 +8,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "tally-enums.h"
 #include "tally-event.h"
 #include "tally-gate.h"
+#include "tally-json.h"
 #include "tally-model-table.h"
 #include "tally-pricing.h"
 #include "tally-session.h"
@@ -45,6 +47,20 @@ struct _TallySession
 
 G_DEFINE_FINAL_TYPE (TallySession, tally_session, G_TYPE_OBJECT)
 
+enum {
+  PROP_0,
+  PROP_ID,
+  PROP_AGENT,
+  PROP_TRANSCRIPT,
+  PROP_STORE,
+  PROP_MODE,
+  PROP_BUSY,
+  PROP_SPENT,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
 static void
 tally_session_dispose (GObject *object)
 {
@@ -64,9 +80,130 @@ tally_session_dispose (GObject *object)
 }
 
 static void
+tally_session_get_property (GObject    *object,
+                            guint       prop_id,
+                            GValue     *value,
+                            GParamSpec *pspec)
+{
+  TallySession *self = TALLY_SESSION (object);
+
+  switch (prop_id)
+    {
+    case PROP_ID:
+      g_value_set_string (value, tally_session_get_id (self));
+      break;
+
+    case PROP_AGENT:
+      g_value_set_object (value, self->agent);
+      break;
+
+    case PROP_TRANSCRIPT:
+      g_value_set_object (value, self->transcript);
+      break;
+
+    case PROP_STORE:
+      g_value_set_object (value, self->store);
+      break;
+
+    case PROP_MODE:
+      g_value_set_enum (value, self->mode);
+      break;
+
+    case PROP_BUSY:
+      g_value_set_boolean (value, tally_session_is_busy (self));
+      break;
+
+    case PROP_SPENT:
+      g_value_set_double (value, tally_agent_get_spent (self->agent));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 tally_session_class_init (TallySessionClass *klass)
 {
-  G_OBJECT_CLASS (klass)->dispose = tally_session_dispose;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = tally_session_dispose;
+  object_class->get_property = tally_session_get_property;
+
+  /**
+   * TallySession:id:
+   *
+   * The session id, a UUID string (#TallyAgent:session-id).
+   */
+  properties[PROP_ID] =
+    g_param_spec_string ("id", NULL, NULL,
+                         NULL,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallySession:agent:
+   *
+   * The #TallyAgent that runs the session's turns; it stays the same for
+   * the session's lifetime.
+   */
+  properties[PROP_AGENT] =
+    g_param_spec_object ("agent", NULL, NULL,
+                         TALLY_TYPE_AGENT,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallySession:transcript:
+   *
+   * The session's #TallyTranscript, a #GListModel of #TallyBlock.
+   */
+  properties[PROP_TRANSCRIPT] =
+    g_param_spec_object ("transcript", NULL, NULL,
+                         TALLY_TYPE_TRANSCRIPT,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallySession:store:
+   *
+   * The #TallyStore the session is written to, or %NULL for a session
+   * kept in memory only.
+   */
+  properties[PROP_STORE] =
+    g_param_spec_object ("store", NULL, NULL,
+                         TALLY_TYPE_STORE,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallySession:mode:
+   *
+   * The mode of the session's last turn (ask for a new session); notified
+   * when a turn starts in another mode.
+   */
+  properties[PROP_MODE] =
+    g_param_spec_enum ("mode", NULL, NULL,
+                       TALLY_TYPE_MODE, TALLY_MODE_ASK,
+                       (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallySession:busy:
+   *
+   * Whether a turn runs (#TallyAgent:busy).
+   */
+  properties[PROP_BUSY] =
+    g_param_spec_boolean ("busy", NULL, NULL,
+                          FALSE,
+                          (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallySession:spent:
+   *
+   * What the session has cost so far in US dollars (#TallyAgent:spent).
+   */
+  properties[PROP_SPENT] =
+    g_param_spec_double ("spent", NULL, NULL,
+                         0, G_MAXDOUBLE, 0,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
@@ -77,7 +214,6 @@ tally_session_init (TallySession *self)
   self->session_rules = g_ptr_array_new_with_free_func (g_free);
 }
 
-static const char *string_member (JsonObject *object, const char *name);
 
 static void
 record_event (TallySession *self,
@@ -97,42 +233,59 @@ static void
 persist_rule_and_plan (TallySession *self,
                        JsonObject   *event)
 {
-  const char *type = tally_event_get_event_type (event);
+  TallyEventType type = tally_event_get_event_type (event);
   g_autoptr(GError) error = NULL;
 
-  if (g_str_equal (type, "approval_resolved") &&
-      g_strcmp0 (string_member (event, "decision"), "allow_always") == 0 &&
-      string_member (event, "rule") != NULL &&
-      g_strcmp0 (string_member (event, "scope"), "session") == 0)
-    g_ptr_array_add (self->session_rules, g_strdup (string_member (event, "rule")));
+  if (type == TALLY_EVENT_APPROVAL_RESOLVED &&
+      g_strcmp0 (tally_json_object_get_string (event, "decision", NULL), "allow_always") == 0 &&
+      tally_json_object_get_string (event, "rule", NULL) != NULL &&
+      g_strcmp0 (tally_json_object_get_string (event, "scope", NULL), "session") == 0)
+    g_ptr_array_add (self->session_rules, g_strdup (tally_json_object_get_string (event, "rule", NULL)));
 
   if (self->store == NULL || tally_store_is_read_only (self->store))
     return;
 
   /* "Always allow" keeps the rule the card showed, exactly; session-scoped
    * rules live only as long as the agent. */
-  if (g_str_equal (type, "approval_resolved") &&
-      g_strcmp0 (string_member (event, "decision"), "allow_always") == 0 &&
-      string_member (event, "rule") != NULL &&
-      g_strcmp0 (string_member (event, "scope"), "session") != 0)
+  if (type == TALLY_EVENT_APPROVAL_RESOLVED &&
+      g_strcmp0 (tally_json_object_get_string (event, "decision", NULL), "allow_always") == 0 &&
+      tally_json_object_get_string (event, "rule", NULL) != NULL &&
+      g_strcmp0 (tally_json_object_get_string (event, "scope", NULL), "session") != 0)
     {
-      const char *scope = string_member (event, "scope");
+      const char *scope = tally_json_object_get_string (event, "scope", NULL);
 
       if (g_strcmp0 (scope, "global") != 0)
         scope = "workspace";
-      if (tally_store_add_rule (self->store, string_member (event, "rule"), "allow", scope,
+      if (tally_store_add_rule (self->store, tally_json_object_get_string (event, "rule", NULL), "allow", scope,
                                 g_str_equal (scope, "workspace") ? tally_agent_get_workspace (self->agent) : NULL,
                                 &error) < 0)
-        g_warning ("Could not keep the rule %s: %s", string_member (event, "rule"), error->message);
+        g_warning ("Could not keep the rule %s: %s", tally_json_object_get_string (event, "rule", NULL), error->message);
     }
-  else if (g_str_equal (type, "plan_proposed"))
+  else if (type == TALLY_EVENT_PLAN_PROPOSED)
     {
-      if (!tally_store_save_plan (self->store, string_member (event, "plan_id"),
+      if (!tally_store_save_plan (self->store, tally_json_object_get_string (event, "plan_id", NULL),
                                   json_object_get_int_member_with_default (event, "version", 1),
                                   tally_agent_get_session_id (self->agent),
-                                  string_member (event, "markdown"), &error))
+                                  tally_json_object_get_string (event, "markdown", NULL), &error))
         g_warning ("Could not keep the plan: %s", error->message);
     }
+}
+
+/* The agent's properties the session shows as its own: the same name
+ * except session-id, which is the session's id. */
+static void
+agent_notify_cb (TallyAgent   *agent,
+                 GParamSpec   *pspec,
+                 TallySession *self)
+{
+  g_assert (TALLY_IS_SESSION (self));
+
+  if (g_str_equal (pspec->name, "session-id"))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ID]);
+  else if (g_str_equal (pspec->name, "busy"))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+  else if (g_str_equal (pspec->name, "spent"))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SPENT]);
 }
 
 static void
@@ -140,9 +293,15 @@ agent_event_cb (TallyAgent   *agent,
                 JsonObject   *event,
                 TallySession *self)
 {
-  if (g_strcmp0 (tally_event_get_event_type (event), "turn_started") == 0)
-    tally_mode_from_string (json_object_get_string_member_with_default (event, "mode", "ask"),
-                            &self->mode);
+  TallyMode mode = self->mode;
+
+  if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED &&
+      tally_mode_from_string (json_object_get_string_member_with_default (event, "mode", "ask"), &mode) &&
+      mode != self->mode)
+    {
+      self->mode = mode;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODE]);
+    }
 
   record_event (self, event);
   persist_rule_and_plan (self, event);
@@ -276,6 +435,9 @@ session_new_with_agent (TallyStore        *store,
   g_signal_connect (self->agent, "event", G_CALLBACK (agent_event_cb), self);
   g_signal_connect (self->agent, "message-changed", G_CALLBACK (agent_message_changed_cb), self);
   g_signal_connect (self->agent, "turn-ending", G_CALLBACK (agent_turn_ending_cb), self);
+  g_signal_connect (self->agent, "notify::session-id", G_CALLBACK (agent_notify_cb), self);
+  g_signal_connect (self->agent, "notify::busy", G_CALLBACK (agent_notify_cb), self);
+  g_signal_connect (self->agent, "notify::spent", G_CALLBACK (agent_notify_cb), self);
   if (store != NULL)
     g_signal_connect_object (store, "write-failed", G_CALLBACK (store_write_failed_cb), self, 0);
 
@@ -322,17 +484,6 @@ tally_session_new (TallyStore        *store,
   return self;
 }
 
-static const char *
-string_member (JsonObject *object,
-               const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
 /* What the log says about the last turn: whether it finished, and how far
  * each of its tool calls got. */
 typedef struct {
@@ -358,15 +509,15 @@ scan_last_turn (GPtrArray *events,
   for (guint i = 0; i < events->len; i++)
     {
       JsonObject *event = g_ptr_array_index (events, i);
-      const char *type = tally_event_get_event_type (event);
-      const char *tool_id = string_member (event, "tool_id");
+      const char *tool_id = tally_event_get_tool_id (event);
 
       if (json_object_has_member (event, "ts"))
         last->last_ts = json_object_get_int_member (event, "ts");
 
-      if (g_str_equal (type, "turn_started"))
+      switch (tally_event_get_event_type (event))
         {
-          last->turn_id = string_member (event, "turn_id");
+        case TALLY_EVENT_TURN_STARTED:
+          last->turn_id = tally_event_get_turn_id (event);
           last->finished = FALSE;
           g_hash_table_remove_all (last->tool_state);
           g_ptr_array_set_size (last->tool_order, 0);
@@ -374,37 +525,66 @@ scan_last_turn (GPtrArray *events,
           last->usage.cache_creation_5m = last->usage.cache_creation_1h = -1;
           last->api_calls = 0;
           last->started_ts = last->last_ts;
-        }
-      else if (g_str_equal (type, "turn_finished"))
-        last->finished = TRUE;
-      else if (g_str_equal (type, "api_call"))
-        {
-          JsonObject *usage = json_object_get_object_member (event, "usage");
-          TallyUsage u = { 0 };
+          break;
 
-          if (usage != NULL)
+        case TALLY_EVENT_TURN_FINISHED:
+          last->finished = TRUE;
+          break;
+
+        case TALLY_EVENT_API_CALL:
+          {
+            JsonObject *usage = json_object_get_object_member (event, "usage");
+            TallyUsage u = { 0 };
+
+            if (usage != NULL)
+              {
+                u.input_tokens = json_object_get_int_member_with_default (usage, "input_tokens", 0);
+                u.output_tokens = json_object_get_int_member_with_default (usage, "output_tokens", 0);
+                u.cache_creation_input_tokens = json_object_get_int_member_with_default (usage, "cache_creation_input_tokens", 0);
+                u.cache_read_input_tokens = json_object_get_int_member_with_default (usage, "cache_read_input_tokens", 0);
+                u.cache_creation_5m = u.cache_creation_1h = -1;
+                u.reported = TRUE;
+                tally_usage_add (&last->usage, &u);
+              }
+            if (tally_json_object_get_string (event, "stop_reason", NULL) != NULL)
+              last->api_calls++;
+          }
+          break;
+
+        case TALLY_EVENT_TOOL_USE_START:
+          if (tool_id != NULL)
             {
-              u.input_tokens = json_object_get_int_member_with_default (usage, "input_tokens", 0);
-              u.output_tokens = json_object_get_int_member_with_default (usage, "output_tokens", 0);
-              u.cache_creation_input_tokens = json_object_get_int_member_with_default (usage, "cache_creation_input_tokens", 0);
-              u.cache_read_input_tokens = json_object_get_int_member_with_default (usage, "cache_read_input_tokens", 0);
-              u.cache_creation_5m = u.cache_creation_1h = -1;
-              u.reported = TRUE;
-              tally_usage_add (&last->usage, &u);
+              g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"started");
+              g_ptr_array_add (last->tool_order, (gpointer)tool_id);
             }
-          if (string_member (event, "stop_reason") != NULL)
-            last->api_calls++;
+          break;
+
+        case TALLY_EVENT_APPROVAL_RESOLVED:
+          if (tool_id != NULL &&
+              g_str_has_prefix (json_object_get_string_member_with_default (event, "decision", ""), "allow"))
+            g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"running");
+          break;
+
+        case TALLY_EVENT_TOOL_RESULT:
+          if (tool_id != NULL)
+            g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"answered");
+          break;
+
+        /* Nothing else tells how far the turn got. */
+        case TALLY_EVENT_SESSION_CREATED:
+        case TALLY_EVENT_REDIRECT:
+        case TALLY_EVENT_TEXT_DELTA:
+        case TALLY_EVENT_THINKING_DELTA:
+        case TALLY_EVENT_BLOCK_DONE:
+        case TALLY_EVENT_APPROVAL_REQUEST:
+        case TALLY_EVENT_QUESTION_REQUEST:
+        case TALLY_EVENT_QUESTION_RESOLVED:
+        case TALLY_EVENT_PLAN_PROPOSED:
+        case TALLY_EVENT_RETRY:
+        case TALLY_EVENT_ERROR:
+        case TALLY_EVENT_UNKNOWN:
+          break;
         }
-      else if (tool_id != NULL && g_str_equal (type, "tool_use_start"))
-        {
-          g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"started");
-          g_ptr_array_add (last->tool_order, (gpointer)tool_id);
-        }
-      else if (tool_id != NULL && g_str_equal (type, "approval_resolved") &&
-               g_str_has_prefix (json_object_get_string_member_with_default (event, "decision", ""), "allow"))
-        g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"running");
-      else if (tool_id != NULL && g_str_equal (type, "tool_result"))
-        g_hash_table_insert (last->tool_state, (gpointer)tool_id, (gpointer)"answered");
     }
 }
 
@@ -456,7 +636,7 @@ close_interrupted_turn (TallySession *self,
       g_hash_table_insert (reasons, g_strdup (tool_id), GINT_TO_POINTER (reason));
       message = tally_conversation_orphan_message (reason);
 
-      fields = tally_event_new ("tool_result");
+      fields = tally_event_new (TALLY_EVENT_TOOL_RESULT);
       json_object_set_string_member (fields, "tool_id", tool_id);
       json_object_set_string_member (fields, "content", message);
       json_object_set_boolean_member (fields, "is_error", TRUE);
@@ -470,7 +650,7 @@ close_interrupted_turn (TallySession *self,
   if (repaired > 0)
     agent_message_changed_cb (self->agent, tally_conversation_get_n_messages (conversation) - 1, self);
 
-  fields = tally_event_new ("error");
+  fields = tally_event_new (TALLY_EVENT_ERROR);
   json_object_set_string_member (fields, "kind", "store");
   json_object_set_string_member (fields, "message",
                                  "Tally stopped before this turn finished. The unfinished reply "
@@ -479,8 +659,8 @@ close_interrupted_turn (TallySession *self,
   json_object_set_null_member (fields, "request_id");
   emit_repair_event (self, last->turn_id, fields);
 
-  fields = tally_event_new ("turn_finished");
-  json_object_set_string_member (fields, "status", "failed");
+  fields = tally_event_new (TALLY_EVENT_TURN_FINISHED);
+  json_object_set_string_member (fields, "status", tally_turn_status_to_string (TALLY_TURN_FAILED));
   if (tally_pricing_compute_cost (tally_agent_get_model (self->agent), &last->usage, &cost))
     {
       json_object_set_double_member (fields, "cost_usd", cost);
@@ -561,21 +741,21 @@ tally_session_open (TallyStore         *store,
   for (guint i = 0; i < events->len; i++)
     {
       JsonObject *event = g_ptr_array_index (events, i);
-      const char *type = tally_event_get_event_type (event);
+      TallyEventType type = tally_event_get_event_type (event);
 
       max_seq = MAX (max_seq, json_object_get_int_member_with_default (event, "seq", 0));
-      if (g_str_equal (type, "turn_started"))
+      if (type == TALLY_EVENT_TURN_STARTED)
         {
           tally_mode_from_string (json_object_get_string_member_with_default (event, "mode", "ask"),
                                   &self->mode);
-          if (string_member (event, "model") != NULL)
-            tally_agent_set_model (self->agent, string_member (event, "model"));
+          if (tally_json_object_get_string (event, "model", NULL) != NULL)
+            tally_agent_set_model (self->agent, tally_json_object_get_string (event, "model", NULL));
         }
-      else if (g_str_equal (type, "turn_finished") && json_object_has_member (event, "cost_usd") &&
+      else if (type == TALLY_EVENT_TURN_FINISHED && json_object_has_member (event, "cost_usd") &&
                JSON_NODE_HOLDS_VALUE (json_object_get_member (event, "cost_usd")))
         spent += json_object_get_double_member (event, "cost_usd");
-      else if (g_str_equal (type, "plan_proposed") && string_member (event, "plan_id") != NULL)
-        tally_agent_set_plan (self->agent, string_member (event, "plan_id"),
+      else if (type == TALLY_EVENT_PLAN_PROPOSED && tally_json_object_get_string (event, "plan_id", NULL) != NULL)
+        tally_agent_set_plan (self->agent, tally_json_object_get_string (event, "plan_id", NULL),
                               json_object_get_int_member_with_default (event, "version", 1));
       tally_transcript_apply (self->transcript, event);
     }

@@ -291,7 +291,7 @@ static void
 export_event (Export     *export,
               JsonObject *event)
 {
-  const char *type = tally_event_get_event_type (event);
+  const char *type = tally_event_get_type_name (event);
   GString *out = export->out;
 
   if (g_str_equal (type, "text_delta"))

@@ -362,8 +362,10 @@ fill_transcript (sqlite3     *db,
                           -1, &insert, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2 (db,
                           "SELECT session_id, payload FROM events "
-                          "WHERE type IN ('turn_started', 'text_delta') ORDER BY session_id, seq",
-                          -1, &stmt, NULL) != SQLITE_OK)
+                          "WHERE type IN (?1, ?2) ORDER BY session_id, seq",
+                          -1, &stmt, NULL) != SQLITE_OK ||
+      sqlite3_bind_text (stmt, 1, tally_event_type_to_name (TALLY_EVENT_TURN_STARTED), -1, SQLITE_STATIC) != SQLITE_OK ||
+      sqlite3_bind_text (stmt, 2, tally_event_type_to_name (TALLY_EVENT_TEXT_DELTA), -1, SQLITE_STATIC) != SQLITE_OK)
     {
       tally_store_set_sqlite_error (error, db, sqlite3_errcode (db), path, "read");
       return FALSE;
@@ -380,6 +382,7 @@ fill_transcript (sqlite3     *db,
       JsonNode *root;
       JsonObject *event;
       const char *type;
+      TallyEventType event_type;
       const char *turn_id;
       const char *text;
 
@@ -398,17 +401,18 @@ fill_transcript (sqlite3     *db,
           !JSON_NODE_HOLDS_OBJECT (root))
         continue;
       event = json_node_get_object (root);
-      type = json_string (event, "type");
-      turn_id = json_string (event, "turn_id");
-      text = json_string (event, "text");
+      type = tally_json_object_get_string (event, "type", NULL);
+      turn_id = tally_json_object_get_string (event, "turn_id", NULL);
+      text = tally_json_object_get_string (event, "text", NULL);
       if (type == NULL || text == NULL)
         continue;
       if (turn_id == NULL)
         turn_id = "";
 
-      if (g_str_equal (type, "turn_started"))
+      event_type = tally_event_type_from_name (type);
+      if (event_type == TALLY_EVENT_TURN_STARTED)
         ok = ok && fill_insert (&fill, db, path, session_id, turn_id, "prompt", text, error);
-      else if (g_str_equal (type, "text_delta"))
+      else if (event_type == TALLY_EVENT_TEXT_DELTA)
         {
           GString *acc = g_hash_table_lookup (assistant, turn_id);
 

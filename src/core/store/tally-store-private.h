@@ -3,6 +3,8 @@
 
 #include <sqlite3.h>
 
+#include "tally-event.h"
+#include "tally-json.h"
 #include "tally-store.h"
 
 G_BEGIN_DECLS
@@ -18,51 +20,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
  * variants), -export.c (Markdown), -migrations.c and -salvage.c.
  */
 
-/* {{{ JSON helpers that never warn on unexpected shapes */
+/* {{{ JSON helpers that never warn on unexpected shapes
+ *
+ * Short names for the shared helpers of tally-json.h, kept while
+ * tally-store-export.c still reads events itself (issue 11 moves the export
+ * onto the transcript); the other store files call tally-json.h directly. */
 
-static inline const char *
-json_string (JsonObject *object,
-             const char *member)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE ||
-      json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
-static inline gboolean
-json_int (JsonObject *object,
-          const char *member,
-          gint64     *out)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE ||
-      json_node_get_value_type (node) != G_TYPE_INT64)
-    return FALSE;
-  *out = json_node_get_int (node);
-  return TRUE;
-}
-
-static inline gboolean
-json_number (JsonObject *object,
-             const char *member,
-             double     *out)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE)
-    return FALSE;
-  if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
-    *out = json_node_get_double (node);
-  else if (json_node_get_value_type (node) == G_TYPE_INT64)
-    *out = (double)json_node_get_int (node);
-  else
-    return FALSE;
-  return TRUE;
-}
+#define json_string(object, member)        tally_json_object_get_string ((object), (member), NULL)
+#define json_int(object, member, out)      tally_json_object_lookup_int ((object), (member), (out))
+#define json_number(object, member, out)   tally_json_object_lookup_double ((object), (member), (out))
+#define json_object_member(object, member) tally_json_object_get_object ((object), (member))
 
 static inline gint64
 json_int_or (JsonObject *object,
@@ -71,20 +38,8 @@ json_int_or (JsonObject *object,
 {
   gint64 value;
 
-  return json_int (object, member, &value) ? value : fallback;
+  return tally_json_object_lookup_int (object, member, &value) ? value : fallback;
 }
-
-static inline JsonObject *
-json_object_member (JsonObject *object,
-                    const char *member)
-{
-  JsonNode *node = json_object_get_member (object, member);
-
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    return NULL;
-  return json_node_get_object (node);
-}
-
 
 /* }}} */
 /* {{{ The queue, the signal target and the instance */
@@ -119,7 +74,8 @@ typedef struct {
   char       *session_id;
   gint64      seq;
   gint64      ts;
-  char       *type;
+  char       *type;        /* the event's type as written, for the events table */
+  TallyEventType event_type;
   char       *payload;     /* event line; plan markdown; new title; rule pattern */
   char       *turn_id;
   char       *text;        /* title, prompt or delta text */

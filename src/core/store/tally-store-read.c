@@ -331,9 +331,9 @@ parse_event_rows (GArray     *rows,
         problem = g_strdup ("its payload is not text");
       else if ((event = tally_event_from_json (row->payload, &local_error)) == NULL)
         problem = g_strdup (local_error->message);
-      else if (!json_int (event, "seq", &seq) || seq != row->seq)
+      else if (!tally_json_object_lookup_int (event, "seq", &seq) || seq != row->seq)
         problem = g_strdup ("its seq does not match its place in the log");
-      else if (g_strcmp0 (json_string (event, "session_id"), session_id) != 0)
+      else if (g_strcmp0 (tally_json_object_get_string (event, "session_id", NULL), session_id) != 0)
         problem = g_strdup ("it belongs to another session");
 
       if (problem != NULL)

@@ -403,28 +403,59 @@ remove_scratch (const char *dir)
   g_rmdir (dir);
 }
 
+/* The event types are bound by name (:turn_started, …) from the event
+ * module, the one place that spells them. */
 static const char rebuild_sessions_sql[] =
   "INSERT INTO sessions (id, title, created_us, updated_us, model, workspace, database, cost_usd, "
   "                      input_tokens, output_tokens, turns, cache_read, cache_write, last_mode) "
   "SELECT e.session_id,"
   "       coalesce ((SELECT json_extract (payload, '$.title') FROM events c"
-  "                  WHERE c.session_id = e.session_id AND c.type = 'session_created'), ''),"
+  "                  WHERE c.session_id = e.session_id AND c.type = :session_created), ''),"
   "       min (e.ts), max (e.ts),"
   "       (SELECT json_extract (payload, '$.model') FROM events c"
-  "        WHERE c.session_id = e.session_id AND c.type = 'turn_started' ORDER BY seq DESC LIMIT 1),"
+  "        WHERE c.session_id = e.session_id AND c.type = :turn_started ORDER BY seq DESC LIMIT 1),"
   "       (SELECT json_extract (payload, '$.workspace') FROM events c"
-  "        WHERE c.session_id = e.session_id AND c.type = 'session_created'),"
+  "        WHERE c.session_id = e.session_id AND c.type = :session_created),"
   "       (SELECT json_extract (payload, '$.database') FROM events c"
-  "        WHERE c.session_id = e.session_id AND c.type = 'session_created'),"
-  "       total (CASE WHEN e.type = 'turn_finished' THEN json_extract (e.payload, '$.cost_usd') END),"
-  "       total (CASE WHEN e.type = 'turn_finished' THEN json_extract (e.payload, '$.usage.input_tokens') END),"
-  "       total (CASE WHEN e.type = 'turn_finished' THEN json_extract (e.payload, '$.usage.output_tokens') END),"
-  "       sum (e.type = 'turn_started'),"
-  "       total (CASE WHEN e.type = 'turn_finished' THEN json_extract (e.payload, '$.usage.cache_read_input_tokens') END),"
-  "       total (CASE WHEN e.type = 'turn_finished' THEN json_extract (e.payload, '$.usage.cache_creation_input_tokens') END),"
+  "        WHERE c.session_id = e.session_id AND c.type = :session_created),"
+  "       total (CASE WHEN e.type = :turn_finished THEN json_extract (e.payload, '$.cost_usd') END),"
+  "       total (CASE WHEN e.type = :turn_finished THEN json_extract (e.payload, '$.usage.input_tokens') END),"
+  "       total (CASE WHEN e.type = :turn_finished THEN json_extract (e.payload, '$.usage.output_tokens') END),"
+  "       sum (e.type = :turn_started),"
+  "       total (CASE WHEN e.type = :turn_finished THEN json_extract (e.payload, '$.usage.cache_read_input_tokens') END),"
+  "       total (CASE WHEN e.type = :turn_finished THEN json_extract (e.payload, '$.usage.cache_creation_input_tokens') END),"
   "       (SELECT json_extract (payload, '$.mode') FROM events c"
-  "        WHERE c.session_id = e.session_id AND c.type = 'turn_started' ORDER BY seq DESC LIMIT 1) "
+  "        WHERE c.session_id = e.session_id AND c.type = :turn_started ORDER BY seq DESC LIMIT 1) "
   "FROM events e WHERE e.session_id NOT IN (SELECT id FROM sessions) GROUP BY e.session_id";
+
+static gboolean
+rebuild_sessions (Salvage  *salvage,
+                  GError  **error)
+{
+  static const TallyEventType bound[] = {
+    TALLY_EVENT_SESSION_CREATED, TALLY_EVENT_TURN_STARTED, TALLY_EVENT_TURN_FINISHED,
+  };
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  rc = sqlite3_prepare_v2 (salvage->out, rebuild_sessions_sql, -1, &stmt, NULL);
+  for (guint i = 0; rc == SQLITE_OK && i < G_N_ELEMENTS (bound); i++)
+    {
+      g_autofree char *parameter = g_strconcat (":", tally_event_type_to_name (bound[i]), NULL);
+
+      rc = sqlite3_bind_text (stmt, sqlite3_bind_parameter_index (stmt, parameter),
+                              tally_event_type_to_name (bound[i]), -1, SQLITE_STATIC);
+    }
+  if (rc == SQLITE_OK)
+    rc = sqlite3_step (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write");
+      return FALSE;
+    }
+
+  return TRUE;
+}
 
 static gboolean
 salvage_into (Salvage     *salvage,
@@ -477,7 +508,7 @@ salvage_into (Salvage     *salvage,
                             "UNION SELECT session_id FROM messages UNION SELECT session_id FROM plans "
                             "WHERE session_id IS NOT NULL)");
 
-  if (!tally_store_exec (salvage->out, salvage->out_path, rebuild_sessions_sql, error))
+  if (!rebuild_sessions (salvage, error))
     goto fail;
   report->sessions_rebuilt = sqlite3_changes (salvage->out);
 

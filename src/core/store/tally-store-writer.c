@@ -422,8 +422,9 @@ writer_apply_event (Writer  *w,
   *last = item->seq;
   writer_touch (w, item->session_id, item->ts);
 
-  if (g_str_equal (item->type, "session_created"))
+  switch (item->event_type)
     {
+    case TALLY_EVENT_SESSION_CREATED:
       if ((stmt = writer_stmt (w, STMT_SESSION_CREATED, error)) == NULL)
         return APPLY_FAILED;
       BIND_TEXT (stmt, 1, item->session_id);
@@ -435,9 +436,8 @@ writer_apply_event (Writer  *w,
       if ((result = writer_run (w, stmt, "write to", error)) != APPLY_OK)
         return result;
       return writer_upsert_text (w, item->session_id, "", "title", item->text, error);
-    }
-  else if (g_str_equal (item->type, "turn_started"))
-    {
+
+    case TALLY_EVENT_TURN_STARTED:
       if ((stmt = writer_stmt (w, STMT_TURN_STARTED, error)) == NULL)
         return APPLY_FAILED;
       BIND_TEXT (stmt, 1, item->session_id);
@@ -447,40 +447,61 @@ writer_apply_event (Writer  *w,
         return result;
       writer_get_turn (w, item->session_id, item->turn_id, TRUE);
       return writer_upsert_text (w, item->session_id, item->turn_id, "prompt", item->text, error);
-    }
-  else if (g_str_equal (item->type, "text_delta"))
-    {
-      TurnText *turn = writer_get_turn (w, item->session_id, item->turn_id, TRUE);
 
-      if (item->seq > turn->last_seq && item->text != NULL)
-        {
-          g_string_append (turn->text, item->text);
-          turn->last_seq = item->seq;
-        }
-    }
-  else if (g_str_equal (item->type, "turn_finished"))
-    {
-      TurnText *turn;
+    case TALLY_EVENT_TEXT_DELTA:
+      {
+        TurnText *turn = writer_get_turn (w, item->session_id, item->turn_id, TRUE);
 
-      if ((stmt = writer_stmt (w, STMT_TURN_FINISHED, error)) == NULL)
-        return APPLY_FAILED;
-      BIND_TEXT (stmt, 1, item->session_id);
-      if (item->cost_known)
-        sqlite3_bind_double (stmt, 2, item->cost);
-      else
-        sqlite3_bind_null (stmt, 2);
-      for (guint i = 0; i < 4; i++)
-        sqlite3_bind_int64 (stmt, 3 + i, item->usage[i]);
-      if ((result = writer_run (w, stmt, "write to", error)) != APPLY_OK)
-        return result;
+        if (item->seq > turn->last_seq && item->text != NULL)
+          {
+            g_string_append (turn->text, item->text);
+            turn->last_seq = item->seq;
+          }
+      }
+      break;
 
-      turn = writer_get_turn (w, item->session_id, item->turn_id, FALSE);
-      if (turn != NULL)
-        {
-          turn->finished = TRUE;
-          if (turn->text->len > 0)
-            return writer_upsert_text (w, item->session_id, item->turn_id, "assistant", turn->text->str, error);
-        }
+    case TALLY_EVENT_TURN_FINISHED:
+      {
+        TurnText *turn;
+
+        if ((stmt = writer_stmt (w, STMT_TURN_FINISHED, error)) == NULL)
+          return APPLY_FAILED;
+        BIND_TEXT (stmt, 1, item->session_id);
+        if (item->cost_known)
+          sqlite3_bind_double (stmt, 2, item->cost);
+        else
+          sqlite3_bind_null (stmt, 2);
+        for (guint i = 0; i < 4; i++)
+          sqlite3_bind_int64 (stmt, 3 + i, item->usage[i]);
+        if ((result = writer_run (w, stmt, "write to", error)) != APPLY_OK)
+          return result;
+
+        turn = writer_get_turn (w, item->session_id, item->turn_id, FALSE);
+        if (turn != NULL)
+          {
+            turn->finished = TRUE;
+            if (turn->text->len > 0)
+              return writer_upsert_text (w, item->session_id, item->turn_id, "assistant", turn->text->str, error);
+          }
+      }
+      break;
+
+    /* Kept in the log only. */
+    case TALLY_EVENT_REDIRECT:
+    case TALLY_EVENT_THINKING_DELTA:
+    case TALLY_EVENT_BLOCK_DONE:
+    case TALLY_EVENT_TOOL_USE_START:
+    case TALLY_EVENT_TOOL_RESULT:
+    case TALLY_EVENT_APPROVAL_REQUEST:
+    case TALLY_EVENT_APPROVAL_RESOLVED:
+    case TALLY_EVENT_QUESTION_REQUEST:
+    case TALLY_EVENT_QUESTION_RESOLVED:
+    case TALLY_EVENT_PLAN_PROPOSED:
+    case TALLY_EVENT_API_CALL:
+    case TALLY_EVENT_RETRY:
+    case TALLY_EVENT_ERROR:
+    case TALLY_EVENT_UNKNOWN:
+      break;
     }
 
   return APPLY_OK;

@@ -806,10 +806,10 @@ tally_store_append_event (TallyStore  *self,
   g_return_val_if_fail (TALLY_IS_STORE (self), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
 
-  session_id = json_string (event, "session_id");
-  type = json_string (event, "type");
+  session_id = tally_json_object_get_string (event, "session_id", NULL);
+  type = tally_json_object_get_string (event, "type", NULL);
   if (session_id == NULL || *session_id == '\0' || type == NULL ||
-      !json_int (event, "seq", &seq) || seq < 1 || !json_int (event, "ts", &ts))
+      !tally_json_object_lookup_int (event, "seq", &seq) || seq < 1 || !tally_json_object_lookup_int (event, "ts", &ts))
     {
       g_set_error_literal (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_INVALID,
                            "An event needs a string type and session_id, an integer seq of at "
@@ -848,36 +848,61 @@ tally_store_append_event (TallyStore  *self,
   item->seq = seq;
   item->ts = ts;
   item->type = g_strdup (type);
+  item->event_type = tally_event_get_event_type (event);
   item->payload = tally_event_to_json (event);
-  item->turn_id = g_strdup (json_string (event, "turn_id"));
+  item->turn_id = g_strdup (tally_json_object_get_string (event, "turn_id", NULL));
 
-  if (g_str_equal (type, "session_created"))
+  /* The writer projects these into the sessions, turns and search tables
+   * (docs/architecture.md §10); every event is kept in the log as is. */
+  switch (item->event_type)
     {
-      item->text = g_strdup (json_string (event, "title"));
-      item->model = g_strdup (json_string (event, "model"));
-      item->workspace = g_strdup (json_string (event, "workspace"));
-      item->database = g_strdup (json_string (event, "database"));
-    }
-  else if (g_str_equal (type, "turn_started"))
-    {
-      item->text = g_strdup (json_string (event, "text"));
-      item->mode = g_strdup (json_string (event, "mode"));
-      item->model = g_strdup (json_string (event, "model"));
-    }
-  else if (g_str_equal (type, "text_delta"))
-    item->text = g_strdup (json_string (event, "text"));
-  else if (g_str_equal (type, "turn_finished"))
-    {
-      JsonObject *usage = json_object_member (event, "usage");
+    case TALLY_EVENT_SESSION_CREATED:
+      item->text = g_strdup (tally_json_object_get_string (event, "title", NULL));
+      item->model = g_strdup (tally_json_object_get_string (event, "model", NULL));
+      item->workspace = g_strdup (tally_json_object_get_string (event, "workspace", NULL));
+      item->database = g_strdup (tally_json_object_get_string (event, "database", NULL));
+      break;
 
-      item->cost_known = json_number (event, "cost_usd", &item->cost);
-      if (usage != NULL)
-        {
-          item->usage[0] = json_int_or (usage, "input_tokens", 0);
-          item->usage[1] = json_int_or (usage, "output_tokens", 0);
-          item->usage[2] = json_int_or (usage, "cache_read_input_tokens", 0);
-          item->usage[3] = json_int_or (usage, "cache_creation_input_tokens", 0);
-        }
+    case TALLY_EVENT_TURN_STARTED:
+      item->text = g_strdup (tally_json_object_get_string (event, "text", NULL));
+      item->mode = g_strdup (tally_json_object_get_string (event, "mode", NULL));
+      item->model = g_strdup (tally_json_object_get_string (event, "model", NULL));
+      break;
+
+    case TALLY_EVENT_TEXT_DELTA:
+      item->text = g_strdup (tally_json_object_get_string (event, "text", NULL));
+      break;
+
+    case TALLY_EVENT_TURN_FINISHED:
+      {
+        JsonObject *usage = tally_json_object_get_object (event, "usage");
+
+        item->cost_known = tally_json_object_lookup_double (event, "cost_usd", &item->cost);
+        if (usage != NULL)
+          {
+            item->usage[0] = json_int_or (usage, "input_tokens", 0);
+            item->usage[1] = json_int_or (usage, "output_tokens", 0);
+            item->usage[2] = json_int_or (usage, "cache_read_input_tokens", 0);
+            item->usage[3] = json_int_or (usage, "cache_creation_input_tokens", 0);
+          }
+      }
+      break;
+
+    case TALLY_EVENT_REDIRECT:
+    case TALLY_EVENT_THINKING_DELTA:
+    case TALLY_EVENT_BLOCK_DONE:
+    case TALLY_EVENT_TOOL_USE_START:
+    case TALLY_EVENT_TOOL_RESULT:
+    case TALLY_EVENT_APPROVAL_REQUEST:
+    case TALLY_EVENT_APPROVAL_RESOLVED:
+    case TALLY_EVENT_QUESTION_REQUEST:
+    case TALLY_EVENT_QUESTION_RESOLVED:
+    case TALLY_EVENT_PLAN_PROPOSED:
+    case TALLY_EVENT_API_CALL:
+    case TALLY_EVENT_RETRY:
+    case TALLY_EVENT_ERROR:
+    case TALLY_EVENT_UNKNOWN:
+      break;
     }
 
   g_async_queue_push (self->queue, item);

@@ -34,19 +34,6 @@ struct _TallyBlock
 
 G_DEFINE_FINAL_TYPE (TallyBlock, tally_block, G_TYPE_OBJECT)
 
-G_DEFINE_ENUM_TYPE (TallyBlockKind, tally_block_kind,
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_USER, "user"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_TEXT, "text"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_THINKING, "thinking"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_TOOL_CALL, "tool-call"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_APPROVAL, "approval"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_QUESTION, "question"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_PLAN, "plan"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_RECEIPT, "receipt"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_ERROR, "error"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_INCOMPLETE, "incomplete"),
-  G_DEFINE_ENUM_VALUE (TALLY_BLOCK_NOTICE, "notice"))
-
 enum {
   PROP_0,
   PROP_KIND,
@@ -63,22 +50,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/**
- * tally_block_kind_to_string:
- * @kind: a #TallyBlockKind
- *
- * Returns: (transfer none): the kind's nick, e.g. `"tool-call"`
- */
-const char *
-tally_block_kind_to_string (TallyBlockKind kind)
-{
-  GEnumClass *klass = g_type_class_ref (TALLY_TYPE_BLOCK_KIND);
-  GEnumValue *value = g_enum_get_value (klass, kind);
-
-  g_type_class_unref (klass);
-  return value != NULL ? value->value_nick : "unknown";
-}
 
 static void
 tally_block_finalize (GObject *object)

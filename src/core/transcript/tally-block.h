@@ -4,42 +4,9 @@
 #include <glib-object.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-types.h"
+
 G_BEGIN_DECLS
-
-/**
- * TallyBlockKind:
- * @TALLY_BLOCK_USER: the analyst's message (`turn_started.text`)
- * @TALLY_BLOCK_TEXT: assistant text, streamed from `text_delta`
- * @TALLY_BLOCK_THINKING: the model's thinking, streamed from `thinking_delta`
- * @TALLY_BLOCK_TOOL_CALL: one tool call with its input and result
- * @TALLY_BLOCK_APPROVAL: an approval card (`approval_request`)
- * @TALLY_BLOCK_QUESTION: a question card (`question_request`)
- * @TALLY_BLOCK_PLAN: a plan card (`plan_proposed`)
- * @TALLY_BLOCK_RECEIPT: a turn's receipt (`turn_finished`)
- * @TALLY_BLOCK_ERROR: an error banner (`error`)
- * @TALLY_BLOCK_INCOMPLETE: marks a reply cut before it completed
- * @TALLY_BLOCK_NOTICE: a note from Tally itself (e.g. damaged history)
- *
- * What a transcript block shows.
- */
-typedef enum {
-  TALLY_BLOCK_USER,
-  TALLY_BLOCK_TEXT,
-  TALLY_BLOCK_THINKING,
-  TALLY_BLOCK_TOOL_CALL,
-  TALLY_BLOCK_APPROVAL,
-  TALLY_BLOCK_QUESTION,
-  TALLY_BLOCK_PLAN,
-  TALLY_BLOCK_RECEIPT,
-  TALLY_BLOCK_ERROR,
-  TALLY_BLOCK_INCOMPLETE,
-  TALLY_BLOCK_NOTICE,
-} TallyBlockKind;
-
-#define TALLY_TYPE_BLOCK_KIND (tally_block_kind_get_type ())
-GType tally_block_kind_get_type (void);
-
-const char *tally_block_kind_to_string (TallyBlockKind kind);
 
 #define TALLY_TYPE_BLOCK (tally_block_get_type ())
 

@@ -6,6 +6,9 @@
 
 #include "tally-transcript.h"
 
+#include "tally-event.h"
+#include "tally-json.h"
+
 /*
  * The reducer: the transcript is a pure function of the event log. Live
  * sessions and sessions replayed from the store go through the same
@@ -179,50 +182,16 @@ add_block (TallyTranscript *self,
   return block;
 }
 
-static const char *
-member_string (JsonObject *event,
-               const char *name)
-{
-  JsonNode *node = json_object_get_member (event, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
-      json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
-static gint64
-member_int (JsonObject *event,
-            const char *name)
-{
-  JsonNode *node = json_object_get_member (event, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return 0;
-  return json_node_get_int (node);
-}
-
-static gboolean
-member_bool (JsonObject *event,
-             const char *name)
-{
-  JsonNode *node = json_object_get_member (event, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return FALSE;
-  return json_node_get_boolean (node);
-}
-
 static TallyBlock *
 streaming_block (TallyTranscript *self,
                  JsonObject      *event,
                  TallyBlockKind   kind)
 {
-  const char *turn_id = member_string (event, "turn_id");
+  const char *turn_id = tally_json_object_get_string (event, "turn_id", NULL);
   g_autofree char *key = g_strdup_printf ("%s/%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
                                           turn_id ? turn_id : "-",
-                                          member_int (event, "call"),
-                                          member_int (event, "block"));
+                                          tally_json_object_get_int (event, "call", 0),
+                                          tally_json_object_get_int (event, "block", 0));
   TallyBlock *block = g_hash_table_lookup (self->streaming, key);
 
   if (block == NULL)
@@ -268,8 +237,8 @@ static void
 apply_tool_use_start (TallyTranscript *self,
                       JsonObject      *event)
 {
-  const char *tool_id = member_string (event, "tool_id");
-  const char *tool_name = member_string (event, "tool_name");
+  const char *tool_id = tally_json_object_get_string (event, "tool_id", NULL);
+  const char *tool_name = tally_json_object_get_string (event, "tool_name", NULL);
   g_autofree char *input = node_to_json (json_object_get_member (event, "tool_input"));
   TallyBlock *block;
 
@@ -280,7 +249,7 @@ apply_tool_use_start (TallyTranscript *self,
   if (g_strcmp0 (tool_name, "AskUserQuestion") == 0 || g_strcmp0 (tool_name, "ExitPlanMode") == 0)
     return;
 
-  block = add_block (self, TALLY_BLOCK_TOOL_CALL, member_string (event, "turn_id"));
+  block = add_block (self, TALLY_BLOCK_TOOL_CALL, tally_json_object_get_string (event, "turn_id", NULL));
   tally_block_set_tool (block, tool_id, tool_name, input);
   tally_block_set_state (block, "pending");
   if (tool_id != NULL)
@@ -317,11 +286,11 @@ static void
 apply_approval_resolved (TallyTranscript *self,
                          JsonObject      *event)
 {
-  const char *approval_id = member_string (event, "approval_id");
-  const char *decision = member_string (event, "decision");
+  const char *approval_id = tally_json_object_get_string (event, "approval_id", NULL);
+  const char *decision = tally_json_object_get_string (event, "decision", NULL);
   TallyBlock *card = approval_id != NULL ? g_hash_table_lookup (self->cards, approval_id) : NULL;
   TallyBlock *tool = NULL;
-  const char *tool_id = member_string (event, "tool_id");
+  const char *tool_id = tally_json_object_get_string (event, "tool_id", NULL);
 
   if (card != NULL)
     settle_card (card, event, decision);
@@ -336,15 +305,15 @@ static void
 apply_tool_result (TallyTranscript *self,
                    JsonObject      *event)
 {
-  const char *tool_id = member_string (event, "tool_id");
+  const char *tool_id = tally_json_object_get_string (event, "tool_id", NULL);
   TallyBlock *tool = tool_id != NULL ? g_hash_table_lookup (self->tools, tool_id) : NULL;
-  gboolean is_error = member_bool (event, "is_error");
+  gboolean is_error = tally_json_object_get_bool (event, "is_error", FALSE);
 
   if (tool == NULL)
     return;
 
-  tally_block_set_result (tool, member_string (event, "content"), is_error,
-                          member_int (event, "duration_ms"));
+  tally_block_set_result (tool, tally_json_object_get_string (event, "content", NULL), is_error,
+                          tally_json_object_get_int (event, "duration_ms", 0));
   if (g_strcmp0 (tally_block_get_state (tool), "denied") != 0)
     tally_block_set_state (tool, is_error ? "error" : "done");
   tally_block_set_finished (tool, TRUE);
@@ -356,16 +325,16 @@ apply_card_request (TallyTranscript *self,
                     TallyBlockKind   kind,
                     const char      *id_member)
 {
-  const char *id = member_string (event, id_member);
-  TallyBlock *block = add_block (self, kind, member_string (event, "turn_id"));
+  const char *id = tally_json_object_get_string (event, id_member, NULL);
+  TallyBlock *block = add_block (self, kind, tally_json_object_get_string (event, "turn_id", NULL));
 
   tally_block_set_details (block, event);
   tally_block_set_state (block, "pending");
   if (kind == TALLY_BLOCK_APPROVAL)
     {
       g_autofree char *input = node_to_json (json_object_get_member (event, "tool_input"));
-      tally_block_set_tool (block, member_string (event, "tool_id"),
-                            member_string (event, "tool_name"), input);
+      tally_block_set_tool (block, tally_json_object_get_string (event, "tool_id", NULL),
+                            tally_json_object_get_string (event, "tool_name", NULL), input);
     }
   if (id != NULL)
     g_hash_table_insert (self->cards, g_strdup (id), block);
@@ -375,13 +344,44 @@ static void
 apply_question_resolved (TallyTranscript *self,
                          JsonObject      *event)
 {
-  const char *id = member_string (event, "question_id");
+  const char *id = tally_json_object_get_string (event, "question_id", NULL);
   TallyBlock *card = id != NULL ? g_hash_table_lookup (self->cards, id) : NULL;
 
   if (card == NULL)
     return;
 
-  settle_card (card, event, member_string (event, "reason"));
+  settle_card (card, event, tally_json_object_get_string (event, "reason", NULL));
+}
+
+static void
+apply_turn_finished (TallyTranscript *self,
+                     JsonObject      *event,
+                     const char      *turn_id)
+{
+  const char *status = tally_json_object_get_string (event, "status", NULL);
+  TallyBlock *block;
+
+  if (g_strcmp0 (status, tally_turn_status_to_string (TALLY_TURN_DONE)) != 0)
+    mark_open_call_incomplete (self, turn_id);
+  close_call (self);
+
+  /* No tool of a finished turn is still waiting or running. */
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      TallyBlock *b = g_ptr_array_index (self->blocks, i);
+
+      if (tally_block_get_kind (b) == TALLY_BLOCK_TOOL_CALL && !tally_block_get_finished (b) &&
+          g_strcmp0 (tally_block_get_turn_id (b), turn_id) == 0)
+        {
+          tally_block_set_state (b, "interrupted");
+          tally_block_set_finished (b, TRUE);
+        }
+    }
+
+  block = add_block (self, TALLY_BLOCK_RECEIPT, turn_id);
+  tally_block_set_state (block, status);
+  tally_block_set_details (block, event);
+  tally_block_set_finished (block, TRUE);
 }
 
 /**
@@ -396,114 +396,119 @@ void
 tally_transcript_apply (TallyTranscript *self,
                         JsonObject      *event)
 {
-  const char *type;
   const char *turn_id;
   TallyBlock *block;
 
   g_return_if_fail (TALLY_IS_TRANSCRIPT (self));
   g_return_if_fail (event != NULL);
 
-  type = member_string (event, "type");
-  turn_id = member_string (event, "turn_id");
-  if (type == NULL)
+  if (tally_json_object_get_string (event, "type", NULL) == NULL)
     return;
+  turn_id = tally_event_get_turn_id (event);
 
   if (json_object_has_member (event, "seq"))
-    self->last_seq = MAX (self->last_seq, member_int (event, "seq"));
+    self->last_seq = MAX (self->last_seq, tally_event_get_seq (event));
 
-  if (g_str_equal (type, "session_created"))
+  switch (tally_event_get_event_type (event))
     {
+    case TALLY_EVENT_SESSION_CREATED:
       g_free (self->title);
-      self->title = g_strdup (member_string (event, "title"));
+      self->title = g_strdup (tally_json_object_get_string (event, "title", NULL));
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
-    }
-  else if (g_str_equal (type, "turn_started"))
-    {
+      break;
+
+    case TALLY_EVENT_TURN_STARTED:
       close_call (self);
       block = add_block (self, TALLY_BLOCK_USER, turn_id);
-      tally_block_set_text (block, member_string (event, "text"));
-      tally_block_set_state (block, member_string (event, "mode"));
+      tally_block_set_text (block, tally_event_get_text (event));
+      tally_block_set_state (block, tally_json_object_get_string (event, "mode", NULL));
       tally_block_set_details (block, event);
       tally_block_set_finished (block, TRUE);
-    }
-  else if (g_str_equal (type, "redirect"))
-    {
+      break;
+
+    case TALLY_EVENT_REDIRECT:
       /* The analyst's words delivered mid-turn with tool results. */
       block = add_block (self, TALLY_BLOCK_USER, turn_id);
-      tally_block_set_text (block, member_string (event, "text"));
+      tally_block_set_text (block, tally_event_get_text (event));
       tally_block_set_state (block, "redirect");
       tally_block_set_details (block, event);
       tally_block_set_finished (block, TRUE);
-    }
-  else if (g_str_equal (type, "text_delta"))
-    tally_block_append_text (streaming_block (self, event, TALLY_BLOCK_TEXT),
-                             member_string (event, "text"));
-  else if (g_str_equal (type, "thinking_delta"))
-    tally_block_append_text (streaming_block (self, event, TALLY_BLOCK_THINKING),
-                             member_string (event, "text"));
-  else if (g_str_equal (type, "block_done"))
-    {
-      const char *kind = member_string (event, "kind");
+      break;
 
-      if (g_strcmp0 (kind, "text") == 0 || g_strcmp0 (kind, "thinking") == 0)
-        tally_block_set_finished (streaming_block (self, event,
-                                                   g_str_equal (kind, "text") ? TALLY_BLOCK_TEXT
-                                                                              : TALLY_BLOCK_THINKING),
-                                  TRUE);
-    }
-  else if (g_str_equal (type, "tool_use_start"))
-    apply_tool_use_start (self, event);
-  else if (g_str_equal (type, "approval_request"))
-    apply_card_request (self, event, TALLY_BLOCK_APPROVAL, "approval_id");
-  else if (g_str_equal (type, "approval_resolved"))
-    apply_approval_resolved (self, event);
-  else if (g_str_equal (type, "tool_result"))
-    apply_tool_result (self, event);
-  else if (g_str_equal (type, "question_request"))
-    apply_card_request (self, event, TALLY_BLOCK_QUESTION, "question_id");
-  else if (g_str_equal (type, "question_resolved"))
-    apply_question_resolved (self, event);
-  else if (g_str_equal (type, "plan_proposed"))
-    {
+    case TALLY_EVENT_TEXT_DELTA:
+      tally_block_append_text (streaming_block (self, event, TALLY_BLOCK_TEXT),
+                               tally_event_get_text (event));
+      break;
+
+    case TALLY_EVENT_THINKING_DELTA:
+      tally_block_append_text (streaming_block (self, event, TALLY_BLOCK_THINKING),
+                               tally_event_get_text (event));
+      break;
+
+    case TALLY_EVENT_BLOCK_DONE:
+      {
+        const char *kind = tally_json_object_get_string (event, "kind", NULL);
+
+        if (g_strcmp0 (kind, "text") == 0 || g_strcmp0 (kind, "thinking") == 0)
+          tally_block_set_finished (streaming_block (self, event,
+                                                     g_str_equal (kind, "text") ? TALLY_BLOCK_TEXT
+                                                                                : TALLY_BLOCK_THINKING),
+                                    TRUE);
+      }
+      break;
+
+    case TALLY_EVENT_TOOL_USE_START:
+      apply_tool_use_start (self, event);
+      break;
+
+    case TALLY_EVENT_APPROVAL_REQUEST:
+      apply_card_request (self, event, TALLY_BLOCK_APPROVAL, "approval_id");
+      break;
+
+    case TALLY_EVENT_APPROVAL_RESOLVED:
+      apply_approval_resolved (self, event);
+      break;
+
+    case TALLY_EVENT_TOOL_RESULT:
+      apply_tool_result (self, event);
+      break;
+
+    case TALLY_EVENT_QUESTION_REQUEST:
+      apply_card_request (self, event, TALLY_BLOCK_QUESTION, "question_id");
+      break;
+
+    case TALLY_EVENT_QUESTION_RESOLVED:
+      apply_question_resolved (self, event);
+      break;
+
+    case TALLY_EVENT_PLAN_PROPOSED:
       block = add_block (self, TALLY_BLOCK_PLAN, turn_id);
-      tally_block_set_text (block, member_string (event, "markdown"));
+      tally_block_set_text (block, tally_json_object_get_string (event, "markdown", NULL));
       tally_block_set_details (block, event);
       tally_block_set_finished (block, TRUE);
-    }
-  else if (g_str_equal (type, "error"))
-    {
+      break;
+
+    case TALLY_EVENT_ERROR:
       mark_open_call_incomplete (self, turn_id);
       block = add_block (self, TALLY_BLOCK_ERROR, turn_id);
-      tally_block_set_text (block, member_string (event, "message"));
-      tally_block_set_state (block, member_string (event, "kind"));
+      tally_block_set_text (block, tally_json_object_get_string (event, "message", NULL));
+      tally_block_set_state (block, tally_json_object_get_string (event, "kind", NULL));
       tally_block_set_details (block, event);
       tally_block_set_finished (block, TRUE);
-    }
-  else if (g_str_equal (type, "turn_finished"))
-    {
-      const char *status = member_string (event, "status");
+      break;
 
-      if (g_strcmp0 (status, "done") != 0)
-        mark_open_call_incomplete (self, turn_id);
-      close_call (self);
+    case TALLY_EVENT_TURN_FINISHED:
+      apply_turn_finished (self, event, turn_id);
+      break;
 
-      /* No tool of a finished turn is still waiting or running. */
-      for (guint i = 0; i < self->blocks->len; i++)
-        {
-          TallyBlock *b = g_ptr_array_index (self->blocks, i);
+    case TALLY_EVENT_API_CALL:
+    case TALLY_EVENT_RETRY:
+      /* The receipt sums attempts from turn_finished; nothing to show. */
+      break;
 
-          if (tally_block_get_kind (b) == TALLY_BLOCK_TOOL_CALL && !tally_block_get_finished (b) &&
-              g_strcmp0 (tally_block_get_turn_id (b), turn_id) == 0)
-            {
-              tally_block_set_state (b, "interrupted");
-              tally_block_set_finished (b, TRUE);
-            }
-        }
-
-      block = add_block (self, TALLY_BLOCK_RECEIPT, turn_id);
-      tally_block_set_state (block, status);
-      tally_block_set_details (block, event);
-      tally_block_set_finished (block, TRUE);
+    case TALLY_EVENT_UNKNOWN:
+      /* A type from a newer build: the vocabulary may grow. */
+      break;
     }
 }
 

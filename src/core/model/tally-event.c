@@ -5,10 +5,44 @@
 #include "config.h"
 
 #include "tally-event.h"
+#include "tally-json.h"
+
+/**
+ * tally_event_type_to_name:
+ * @type: a #TallyEventType
+ *
+ * Returns: (transfer none): the type's wire name, e.g. `"text_delta"`
+ *   (the value's nick); `"unknown"` for a value out of range
+ */
+const char *
+tally_event_type_to_name (TallyEventType type)
+{
+  const char *nick = tally_enum_to_nick (TALLY_TYPE_EVENT_TYPE, type);
+
+  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_EVENT_TYPE, TALLY_EVENT_UNKNOWN);
+}
+
+/**
+ * tally_event_type_from_name:
+ * @name: (nullable): a wire name, e.g. `"tool_result"`
+ *
+ * Returns: the type @name names, %TALLY_EVENT_UNKNOWN for %NULL and for
+ *   names this build does not know
+ */
+TallyEventType
+tally_event_type_from_name (const char *name)
+{
+  int value;
+
+  if (!tally_enum_from_nick (TALLY_TYPE_EVENT_TYPE, name, &value))
+    return TALLY_EVENT_UNKNOWN;
+
+  return value;
+}
 
 /**
  * tally_event_new:
- * @type: the event type, e.g. `"text_delta"`
+ * @type: the event type, not %TALLY_EVENT_UNKNOWN
  *
  * Starts the fields of an event: an object holding only `type`. Add the
  * type's fields, then give it to tally_event_stamp() (the agent does that).
@@ -16,7 +50,24 @@
  * Returns: (transfer full): a new #JsonObject
  */
 JsonObject *
-tally_event_new (const char *type)
+tally_event_new (TallyEventType type)
+{
+  g_return_val_if_fail (type != TALLY_EVENT_UNKNOWN, NULL);
+
+  return tally_event_new_named (tally_event_type_to_name (type));
+}
+
+/**
+ * tally_event_new_named:
+ * @type: the event's wire name, known to this build or not
+ *
+ * Like tally_event_new() for a type given by name, for tests and tools
+ * that write a log by hand (a type a newer build added, say).
+ *
+ * Returns: (transfer full): a new #JsonObject
+ */
+JsonObject *
+tally_event_new_named (const char *type)
 {
   JsonObject *object;
 
@@ -150,14 +201,144 @@ tally_event_from_json (const char  *text,
  * tally_event_get_event_type:
  * @event: an event
  *
- * Returns: (transfer none): the event's `type`, or "unknown"
+ * Returns: the event's type; %TALLY_EVENT_UNKNOWN when its `type` is
+ *   missing, not a string or not known to this build
+ */
+TallyEventType
+tally_event_get_event_type (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, TALLY_EVENT_UNKNOWN);
+
+  return tally_event_type_from_name (tally_json_object_get_string (event, "type", NULL));
+}
+
+/**
+ * tally_event_get_type_name:
+ * @event: an event
+ *
+ * Returns: (transfer none): the event's `type` as written, also for a type
+ *   this build does not know; `"unknown"` when it is missing or not a string
  */
 const char *
-tally_event_get_event_type (JsonObject *event)
+tally_event_get_type_name (JsonObject *event)
 {
   g_return_val_if_fail (event != NULL, NULL);
 
-  return json_object_get_string_member_with_default (event, "type", "unknown");
+  return tally_json_object_get_string (event, "type",
+                                       tally_event_type_to_name (TALLY_EVENT_UNKNOWN));
+}
+
+/**
+ * tally_event_get_seq:
+ * @event: an event
+ *
+ * Returns: the event's `seq` (1, 2, 3, … per session), 0 when absent
+ */
+gint64
+tally_event_get_seq (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, 0);
+
+  return tally_json_object_get_int (event, "seq", 0);
+}
+
+/**
+ * tally_event_get_ts:
+ * @event: an event
+ *
+ * Returns: the event's `ts` in µs since the Unix epoch, 0 when absent
+ */
+gint64
+tally_event_get_ts (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, 0);
+
+  return tally_json_object_get_int (event, "ts", 0);
+}
+
+/**
+ * tally_event_get_session_id:
+ * @event: an event
+ *
+ * Returns: (transfer none) (nullable): the event's `session_id`
+ */
+const char *
+tally_event_get_session_id (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, NULL);
+
+  return tally_json_object_get_string (event, "session_id", NULL);
+}
+
+/**
+ * tally_event_get_turn_id:
+ * @event: an event
+ *
+ * Returns: (transfer none) (nullable): the event's `turn_id`, %NULL for
+ *   `session_created` and events outside a turn
+ */
+const char *
+tally_event_get_turn_id (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, NULL);
+
+  return tally_json_object_get_string (event, "turn_id", NULL);
+}
+
+/**
+ * tally_event_get_call:
+ * @event: a streaming or `api_call` event
+ *
+ * Returns: the `call` within the turn, from 0; 0 when absent
+ */
+gint64
+tally_event_get_call (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, 0);
+
+  return tally_json_object_get_int (event, "call", 0);
+}
+
+/**
+ * tally_event_get_block:
+ * @event: a streaming event (`text_delta`, `thinking_delta`, `block_done`)
+ *
+ * Returns: the API's content-block index within the call; 0 when absent
+ */
+gint64
+tally_event_get_block (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, 0);
+
+  return tally_json_object_get_int (event, "block", 0);
+}
+
+/**
+ * tally_event_get_text:
+ * @event: an event with a `text` (deltas, `turn_started`, `redirect`)
+ *
+ * Returns: (transfer none) (nullable): the `text`, %NULL when absent
+ */
+const char *
+tally_event_get_text (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, NULL);
+
+  return tally_json_object_get_string (event, "text", NULL);
+}
+
+/**
+ * tally_event_get_tool_id:
+ * @event: a tool or approval event
+ *
+ * Returns: (transfer none) (nullable): the `tool_id`, %NULL when absent
+ */
+const char *
+tally_event_get_tool_id (JsonObject *event)
+{
+  g_return_val_if_fail (event != NULL, NULL);
+
+  return tally_json_object_get_string (event, "tool_id", NULL);
 }
 
 /**

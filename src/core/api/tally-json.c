@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-json"
+
+#include "config.h"
+
+#include "tally-json.h"
+
+static JsonNode *
+value_member (JsonObject *object,
+              const char *member)
+{
+  JsonNode *node;
+
+  if (object == NULL || member == NULL)
+    return NULL;
+
+  node = json_object_get_member (object, member);
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return NULL;
+
+  return node;
+}
+
+/* A number or a boolean: what json_node_get_int() and friends convert. */
+static gboolean
+is_scalar (JsonNode *node)
+{
+  GType type = json_node_get_value_type (node);
+
+  return type == G_TYPE_INT64 || type == G_TYPE_DOUBLE || type == G_TYPE_BOOLEAN;
+}
+
+/**
+ * tally_json_object_get_string:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ * @default_value: (nullable): returned when the member is not a string
+ *
+ * Returns: (transfer none) (nullable): the member's string, owned by
+ *   @object, or @default_value
+ */
+const char *
+tally_json_object_get_string (JsonObject *object,
+                              const char *member,
+                              const char *default_value)
+{
+  JsonNode *node = value_member (object, member);
+
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
+    return default_value;
+
+  return json_node_get_string (node);
+}
+
+/**
+ * tally_json_object_get_int:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ * @default_value: returned when the member is not a number or boolean
+ *
+ * Reads an integer. A floating-point member is truncated towards zero and
+ * a boolean reads as 0 or 1, as json_node_get_int() does.
+ *
+ * Returns: the member's value, or @default_value
+ */
+gint64
+tally_json_object_get_int (JsonObject *object,
+                           const char *member,
+                           gint64      default_value)
+{
+  JsonNode *node = value_member (object, member);
+
+  if (node == NULL || !is_scalar (node))
+    return default_value;
+
+  return json_node_get_int (node);
+}
+
+/**
+ * tally_json_object_get_double:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ * @default_value: returned when the member is not a number or boolean
+ *
+ * Returns: the member's value, or @default_value
+ */
+double
+tally_json_object_get_double (JsonObject *object,
+                              const char *member,
+                              double      default_value)
+{
+  JsonNode *node = value_member (object, member);
+
+  if (node == NULL || !is_scalar (node))
+    return default_value;
+
+  return json_node_get_double (node);
+}
+
+/**
+ * tally_json_object_get_bool:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ * @default_value: returned when the member is not a boolean or number
+ *
+ * Reads a boolean; a number reads as %TRUE when it is not zero, as
+ * json_node_get_boolean() does.
+ *
+ * Returns: the member's value, or @default_value
+ */
+gboolean
+tally_json_object_get_bool (JsonObject *object,
+                            const char *member,
+                            gboolean    default_value)
+{
+  JsonNode *node = value_member (object, member);
+
+  if (node == NULL || !is_scalar (node))
+    return default_value;
+
+  return json_node_get_boolean (node);
+}
+
+/**
+ * tally_json_object_lookup_int:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ * @value: (out): the member's value
+ *
+ * The strict form of tally_json_object_get_int(), for data that must be an
+ * integer (a `seq`, a stored timestamp): a floating-point or boolean
+ * member does not count.
+ *
+ * Returns: %TRUE when the member is an integer; @value is left untouched
+ *   otherwise
+ */
+gboolean
+tally_json_object_lookup_int (JsonObject *object,
+                              const char *member,
+                              gint64     *value)
+{
+  JsonNode *node = value_member (object, member);
+
+  g_return_val_if_fail (value != NULL, FALSE);
+
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
+    return FALSE;
+
+  *value = json_node_get_int (node);
+  return TRUE;
+}
+
+/**
+ * tally_json_object_lookup_double:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ * @value: (out): the member's value
+ *
+ * Reads a number, integer or floating-point, telling a missing or
+ * non-numeric member (`"cost_usd": null`) apart from zero.
+ *
+ * Returns: %TRUE when the member is a number; @value is left untouched
+ *   otherwise
+ */
+gboolean
+tally_json_object_lookup_double (JsonObject *object,
+                                 const char *member,
+                                 double     *value)
+{
+  JsonNode *node = value_member (object, member);
+  GType type;
+
+  g_return_val_if_fail (value != NULL, FALSE);
+
+  if (node == NULL)
+    return FALSE;
+
+  type = json_node_get_value_type (node);
+  if (type == G_TYPE_DOUBLE)
+    *value = json_node_get_double (node);
+  else if (type == G_TYPE_INT64)
+    *value = (double)json_node_get_int (node);
+  else
+    return FALSE;
+
+  return TRUE;
+}
+
+/**
+ * tally_json_object_get_object:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ *
+ * Returns: (transfer none) (nullable): the member when it is an object,
+ *   else %NULL
+ */
+JsonObject *
+tally_json_object_get_object (JsonObject *object,
+                              const char *member)
+{
+  JsonNode *node;
+
+  if (object == NULL || member == NULL)
+    return NULL;
+
+  node = json_object_get_member (object, member);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return NULL;
+
+  return json_node_get_object (node);
+}
+
+/**
+ * tally_json_object_get_array:
+ * @object: (nullable): a JSON object
+ * @member: the member's name
+ *
+ * Returns: (transfer none) (nullable): the member when it is an array,
+ *   else %NULL
+ */
+JsonArray *
+tally_json_object_get_array (JsonObject *object,
+                             const char *member)
+{
+  JsonNode *node;
+
+  if (object == NULL || member == NULL)
+    return NULL;
+
+  node = json_object_get_member (object, member);
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return NULL;
+
+  return json_node_get_array (node);
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-types"
+
+#include "config.h"
+
+#include "tally-types.h"
+
+/**
+ * tally_enum_to_nick:
+ * @enum_type: the #GType of an enum registered by mkenums
+ * @value: one of its values
+ *
+ * Looks up the nick of @value, the spelling Tally writes to its event log
+ * and prints. The enum class is created once and kept, so the nick stays
+ * valid for the life of the process.
+ *
+ * Returns: (transfer none) (nullable): the nick, or %NULL when @value is
+ *   not a value of @enum_type
+ */
+const char *
+tally_enum_to_nick (GType enum_type,
+                    int   value)
+{
+  GEnumClass *klass;
+  GEnumValue *found;
+
+  g_return_val_if_fail (G_TYPE_IS_ENUM (enum_type), NULL);
+
+  /* The class is never unreferenced: static types keep theirs anyway, and
+   * the returned nick points into it. */
+  klass = g_type_class_peek (enum_type);
+  if (klass == NULL)
+    klass = g_type_class_ref (enum_type);
+
+  found = g_enum_get_value (klass, value);
+  return found != NULL ? found->value_nick : NULL;
+}
+
+/**
+ * tally_enum_from_nick:
+ * @enum_type: the #GType of an enum registered by mkenums
+ * @nick: (nullable): a nick, e.g. `"plan"`
+ * @value: (out): the value named by @nick
+ *
+ * The reverse of tally_enum_to_nick(); matching is exact.
+ *
+ * Returns: %TRUE when @nick names a value of @enum_type; @value is left
+ *   untouched otherwise
+ */
+gboolean
+tally_enum_from_nick (GType       enum_type,
+                      const char *nick,
+                      int        *value)
+{
+  GEnumClass *klass;
+  GEnumValue *found;
+
+  g_return_val_if_fail (G_TYPE_IS_ENUM (enum_type), FALSE);
+  g_return_val_if_fail (value != NULL, FALSE);
+
+  if (nick == NULL)
+    return FALSE;
+
+  klass = g_type_class_peek (enum_type);
+  if (klass == NULL)
+    klass = g_type_class_ref (enum_type);
+
+  found = g_enum_get_value_by_nick (klass, nick);
+  if (found == NULL)
+    return FALSE;
+
+  *value = found->value;
+  return TRUE;
+}
+
+/**
+ * tally_mode_to_string:
+ * @mode: a #TallyMode
+ *
+ * Returns: (transfer none): `"ask"`, `"plan"` or `"auto"`; `"ask"` for a
+ *   value out of range
+ */
+const char *
+tally_mode_to_string (TallyMode mode)
+{
+  const char *nick = tally_enum_to_nick (TALLY_TYPE_MODE, mode);
+
+  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_MODE, TALLY_MODE_ASK);
+}
+
+/**
+ * tally_mode_from_string:
+ * @text: (nullable): `"ask"`, `"plan"` or `"auto"`
+ * @mode: (out): the mode
+ *
+ * Returns: %TRUE when @text names a mode; @mode is left untouched
+ *   otherwise
+ */
+gboolean
+tally_mode_from_string (const char *text,
+                        TallyMode  *mode)
+{
+  int value;
+
+  g_return_val_if_fail (mode != NULL, FALSE);
+
+  if (!tally_enum_from_nick (TALLY_TYPE_MODE, text, &value))
+    return FALSE;
+
+  *mode = value;
+  return TRUE;
+}
+
+/**
+ * tally_turn_status_to_string:
+ * @status: a #TallyTurnStatus
+ *
+ * Returns: (transfer none): `"done"`, `"cancelled"` or `"failed"`; `"done"`
+ *   for a value out of range
+ */
+const char *
+tally_turn_status_to_string (TallyTurnStatus status)
+{
+  const char *nick = tally_enum_to_nick (TALLY_TYPE_TURN_STATUS, status);
+
+  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_TURN_STATUS, TALLY_TURN_DONE);
+}
+
+/**
+ * tally_decision_to_string:
+ * @decision: a #TallyDecision
+ *
+ * The word the `approval_resolved` event records for @decision: "deny and
+ * stop" is recorded as `deny` (its `stop` member says the rest).
+ *
+ * Returns: (transfer none): `"allow"`, `"allow_edited"`, `"allow_always"`
+ *   or `"deny"`; `"deny"` for a value out of range
+ */
+const char *
+tally_decision_to_string (TallyDecision decision)
+{
+  const char *nick;
+
+  if (decision == TALLY_DECISION_DENY_STOP)
+    decision = TALLY_DECISION_DENY;
+
+  nick = tally_enum_to_nick (TALLY_TYPE_DECISION, decision);
+  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_DECISION, TALLY_DECISION_DENY);
+}
+
+/**
+ * tally_block_kind_to_string:
+ * @kind: a #TallyBlockKind
+ *
+ * Returns: (transfer none): the kind's nick, e.g. `"tool-call"`, or
+ *   `"unknown"` for a value out of range
+ */
+const char *
+tally_block_kind_to_string (TallyBlockKind kind)
+{
+  const char *nick = tally_enum_to_nick (TALLY_TYPE_BLOCK_KIND, kind);
+
+  return nick != NULL ? nick : "unknown";
+}
