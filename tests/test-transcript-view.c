@@ -9,7 +9,9 @@
 
 #include <adwaita.h>
 #include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tally-approval-card.h"
 #include "tally-assistant-text.h"
@@ -367,7 +369,6 @@ test_rows (void)
   TallyThinkingDrawer *drawer;
   TallyToolChip *chip;
   TallyResultTable *table;
-  GtkGrid *grid;
   g_autofree char *mismatch = NULL;
 
   tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
@@ -465,17 +466,18 @@ test_rows (void)
   g_assert_cmpuint (tally_result_table_get_n_columns (table), ==, 2);
   g_assert_cmpuint (tally_result_table_get_n_rows (table), ==, 3);
   g_assert_cmpstr (tally_result_table_get_footer (table), ==, "3 rows");
-  grid = tally_result_table_get_grid (table);
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 0))), ==, "product");
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 0))), ==, "revenue");
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 1))), ==, "Espresso");
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 1))), ==, "1234.5");
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 3))), ==, "Mocha");
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 3))), ==, "NULL");
-  g_assert_null (gtk_grid_get_child_at (grid, 0, 4));
-  g_assert_true (gtk_widget_has_css_class (gtk_grid_get_child_at (grid, 1, 3), "null"));
-  g_assert_cmpfloat (gtk_label_get_xalign (GTK_LABEL (gtk_grid_get_child_at (grid, 1, 1))), ==, 1.0);
-  g_assert_cmpfloat (gtk_label_get_xalign (GTK_LABEL (gtk_grid_get_child_at (grid, 0, 1))), ==, 0.0);
+  g_assert_cmpuint (g_list_model_get_n_items (gtk_column_view_get_columns (tally_result_table_get_column_view (table))), ==, 2);
+  g_assert_cmpstr (tally_result_table_get_column_title (table, 0), ==, "product");
+  g_assert_cmpstr (tally_result_table_get_column_title (table, 1), ==, "revenue");
+  g_assert_cmpstr (tally_result_table_get_shown_text (table, 0, 0), ==, "Espresso");
+  g_assert_cmpstr (tally_result_table_get_shown_text (table, 0, 1), ==, "1,234.5");
+  /* 987 is padded by a punctuation and a figure space to line up. */
+  g_assert_cmpstr (tally_result_table_get_shown_text (table, 1, 1), ==, "987\u2008\u2007");
+  g_assert_cmpstr (tally_result_table_get_shown_text (table, 2, 0), ==, "Mocha");
+  g_assert_cmpstr (tally_result_table_get_shown_text (table, 2, 1), ==, "NULL");
+  g_assert_null (tally_result_table_get_shown_text (table, 3, 0));
+  g_assert_true (tally_result_table_get_column_is_numeric (table, 1));
+  g_assert_false (tally_result_table_get_column_is_numeric (table, 0));
 
   /* A failing tool shows its error text in the error style. */
   apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":12,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
@@ -1038,13 +1040,129 @@ test_result_table (void)
   /* Not tables: left empty so the text is shown instead. */
   g_assert_false (tally_result_table_set_result (self, "a | b\nx | y | z\n(1 row)"));
   g_assert_cmpuint (tally_result_table_get_n_columns (self), ==, 0);
-  g_assert_null (gtk_grid_get_child_at (tally_result_table_get_grid (self), 0, 0));
+  g_assert_null (tally_result_table_get_shown_text (self, 0, 0));
+  g_assert_cmpuint (g_list_model_get_n_items (gtk_column_view_get_columns (tally_result_table_get_column_view (self))), ==, 0);
   g_assert_false (tally_result_table_set_result (self, "no such table: sales"));
   g_assert_false (tally_result_table_set_result (self, "(0 rows)"));
   g_assert_false (tally_result_table_set_result (self, ""));
   g_assert_false (tally_result_table_set_result (self, NULL));
   g_assert_false (tally_result_table_set_result (self, "a\nb\nc"));
 
+  g_object_unref (table);
+}
+
+static void
+read_text_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  char **text = user_data;
+
+  *text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (object), result, NULL);
+  if (*text == NULL)
+    *text = g_strdup ("(nothing)");
+}
+
+static void
+save_csv_cb (GObject      *object,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  gboolean *saved = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *saved = tally_result_table_save_csv_finish (TALLY_RESULT_TABLE (object), result, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_result_table_out (void)
+{
+  GtkWidget *table = g_object_ref_sink (tally_result_table_new ());
+  TallyResultTable *self = TALLY_RESULT_TABLE (table);
+  GtkColumnView *view = tally_result_table_get_column_view (self);
+  g_autoptr(GtkColumnViewColumn) revenue = NULL;
+  g_autoptr(GtkColumnViewColumn) store = NULL;
+  g_autofree char *copied = NULL;
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "tally-test-result-XXXXXX.csv", NULL);
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  gboolean saved = FALSE;
+  int fd;
+  static const char expected_csv[] =
+    "store,revenue,note\r\n"
+    "York,1000.25,\r\n"
+    "Leeds,200,\"a, \"\"b\"\"\"\r\n"
+    "Bath,30,Z\xc3\xbcrich\tx\r\n";
+
+  GtkWindow *window = show_in_window (table, 700, 400);
+
+  /* Before a result the actions are off, and their buttons with them. */
+  g_assert_false (gtk_widget_is_sensitive (find_first (table, GTK_TYPE_BUTTON)));
+
+  g_assert_true (tally_result_table_set_result (self,
+                                                "store | revenue | note\n"
+                                                "Leeds | 200 | a, \"b\"\n"
+                                                "York | 1000.25 | NULL\n"
+                                                "Bath | 30 | Zürich\tx\n"
+                                                "(3 rows)"));
+  g_assert_true (tally_result_table_get_column_is_numeric (self, 1));
+  g_assert_false (tally_result_table_get_column_is_numeric (self, 2));
+  wait_frames (table, 2);
+  g_assert_true (gtk_widget_is_sensitive (find_first (table, GTK_TYPE_BUTTON)));
+
+  /* Numbers: grouped, decimal points lined up with figure spaces. */
+  g_assert_cmpstr (tally_result_table_get_shown_text (self, 0, 1), ==, "200\u2008\u2007\u2007");
+  g_assert_cmpstr (tally_result_table_get_shown_text (self, 1, 1), ==, "1,000.25");
+
+  /* A click on "revenue" sorts numerically: 30 < 200 < 1000.25, where
+   * text order would put 1000.25 first. */
+  revenue = g_list_model_get_item (gtk_column_view_get_columns (view), 1);
+  store = g_list_model_get_item (gtk_column_view_get_columns (view), 0);
+  g_assert_nonnull (gtk_column_view_column_get_sorter (revenue));
+  gtk_column_view_sort_by_column (view, revenue, GTK_SORT_ASCENDING);
+  g_assert_cmpstr (tally_result_table_get_shown_text (self, 0, 0), ==, "Bath");
+  g_assert_cmpstr (tally_result_table_get_shown_text (self, 1, 0), ==, "Leeds");
+  g_assert_cmpstr (tally_result_table_get_shown_text (self, 2, 0), ==, "York");
+  /* The tool's order is kept for get_cell(). */
+  g_assert_cmpstr (tally_result_table_get_cell (self, 0, 0), ==, "Leeds");
+
+  /* Copy: TSV with a header, in the order shown, raw values, NULL empty,
+   * the tab inside a value a space. */
+  g_assert_true (gtk_widget_activate_action (table, "table.copy", NULL));
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (table), NULL, read_text_cb, &copied);
+  while (copied == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpstr (copied, ==,
+                   "store\trevenue\tnote\n"
+                   "Bath\t30\tZürich x\n"
+                   "Leeds\t200\ta, \"b\"\n"
+                   "York\t1000.25\t\n");
+
+  /* Text columns sort by collation. */
+  gtk_column_view_sort_by_column (view, store, GTK_SORT_DESCENDING);
+  g_assert_cmpstr (tally_result_table_get_shown_text (self, 0, 0), ==, "York");
+  g_assert_cmpstr (tally_result_table_get_shown_text (self, 2, 0), ==, "Bath");
+
+  /* Save as CSV: RFC 4180 bytes, no byte order mark. */
+  gtk_column_view_sort_by_column (view, revenue, GTK_SORT_DESCENDING);
+  fd = g_mkstemp (path);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  file = g_file_new_for_path (path);
+  tally_result_table_save_csv_async (self, file, NULL, save_csv_cb, &saved);
+  while (!saved)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  g_assert_cmpmem (contents, length, expected_csv, sizeof expected_csv - 1);
+  g_unlink (path);
+
+  /* Refused text turns the actions off again. */
+  g_assert_false (tally_result_table_set_result (self, "not a table"));
+  g_assert_false (gtk_widget_is_sensitive (find_first (table, GTK_TYPE_BUTTON)));
+
+  gtk_window_destroy (window);
   g_object_unref (table);
 }
 
@@ -1198,6 +1316,59 @@ test_screenshot (void)
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
 }
 
+/* A wide, long result as the analyst sees it, for looking at: written
+ * only when TALLY_SCREENSHOT_DIR is set. */
+static void
+test_result_table_screenshot (void)
+{
+  const char *dir = g_getenv ("TALLY_SCREENSHOT_DIR");
+  static const char * const schemes[] = { "light", "dark" };
+  static const char * const stores[] = { "Briggate", "Harbour", "Central", "Northgate", "Riverside", "Old Town" };
+
+  if (dir == NULL)
+    {
+      g_test_skip ("set TALLY_SCREENSHOT_DIR to write screenshots");
+      return;
+    }
+
+  for (guint s = 0; s < G_N_ELEMENTS (schemes); s++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/result-table-%s.png", dir, schemes[s]);
+      g_autoptr(GString) text = g_string_new ("store | month | orders | revenue_gbp | avg_basket_gbp | refunds | top_product | manager_note\n");
+      GtkWidget *table = tally_result_table_new ();
+      GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+      g_autoptr(GtkColumnViewColumn) revenue = NULL;
+      GtkColumnView *view;
+      GtkWindow *window;
+
+      for (guint r = 0; r < 24; r++)
+        g_string_append_printf (text, "%s | 2024-%02u | %u | %u.%u | %u.%02u | %s | %s | %s\n",
+                                stores[r % G_N_ELEMENTS (stores)], 1 + r / 6, 800 + r * 137,
+                                12000 + r * 4931, r % 10, 9 + r % 7, (r * 13) % 100,
+                                r % 5 == 0 ? "NULL" : "3",
+                                r % 2 ? "Flat white" : "Espresso",
+                                r % 3 ? "" : "Closed for two days in the flood; revenue moved to Central and Harbour");
+      g_string_append (text, "(24 rows)");
+
+      adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                          s == 0 ? ADW_COLOR_SCHEME_FORCE_LIGHT : ADW_COLOR_SCHEME_FORCE_DARK);
+      g_assert_true (tally_result_table_set_result (TALLY_RESULT_TABLE (table), text->str));
+      gtk_widget_set_margin_start (box, 18);
+      gtk_widget_set_margin_end (box, 18);
+      gtk_widget_set_margin_top (box, 18);
+      gtk_widget_set_margin_bottom (box, 18);
+      gtk_box_append (GTK_BOX (box), table);
+      window = show_in_window (box, 760, 480);
+      view = tally_result_table_get_column_view (TALLY_RESULT_TABLE (table));
+      revenue = g_list_model_get_item (gtk_column_view_get_columns (view), 3);
+      gtk_column_view_sort_by_column (view, revenue, GTK_SORT_DESCENDING);
+      wait_frames (box, 6);
+      save_png (gtk_widget_get_parent (box), path);
+      gtk_window_destroy (window);
+    }
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1215,8 +1386,10 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-view/open-at-end", test_open_at_end);
   g_test_add_func ("/tally/transcript-view/ten-thousand", test_ten_thousand);
   g_test_add_func ("/tally/transcript-view/result-table", test_result_table);
+  g_test_add_func ("/tally/transcript-view/result-table-out", test_result_table_out);
   g_test_add_func ("/tally/transcript-view/summaries", test_summaries);
   g_test_add_func ("/tally/transcript-view/screenshot", test_screenshot);
+  g_test_add_func ("/tally/transcript-view/result-table-screenshot", test_result_table_screenshot);
 
   return g_test_run ();
 }

@@ -4,8 +4,12 @@
 
 #include "config.h"
 
+#include <adwaita.h>
+#include <locale.h>
+
 #include <glib/gi18n.h>
 
+#include "tally-format.h"
 #include "tally-result-table.h"
 
 /**
@@ -24,34 +28,483 @@
  * " | " itself makes its line split into too many cells. Such a result is
  * ambiguous and is refused (set_result() returns %FALSE) rather than shown
  * with values in the wrong columns; the caller then shows the plain text.
+ *
+ * The rows are a #GtkColumnView inside a scrolled window of bounded
+ * height, so the column titles stay in sight while a long result scrolls
+ * and a click on a title sorts by that column (numerically when every
+ * value in it is a number). Numeric columns are right-aligned, grouped as
+ * the locale groups digits and padded so their decimal points line up.
+ * The actions `table.copy` (tab-separated text with a header row, for a
+ * spreadsheet) and `table.save-csv` (an RFC 4180 file, see
+ * src/core/util/tally-csv.h) take the table out of the window as it is
+ * sorted, with the values as the tool wrote them.
  */
 
 #define SEPARATOR " | "
 #define NOTE_PREFIX "… "
+#define NULL_VALUE "NULL"
 #define MAX_CELL_WIDTH_CHARS 40
+#define MAX_VISIBLE_HEIGHT 360
+/* What the theme adds around a cell's text, and a title's sort arrow. */
+#define CELL_EXTRA_WIDTH 28
+#define TITLE_EXTRA_WIDTH 44
+#define FIGURE_SPACE "\u2007"
+#define PUNCTUATION_SPACE "\u2008"
+
+/* One result row: the values as the tool wrote them and as shown. */
+#define TALLY_TYPE_RESULT_ROW (tally_result_row_get_type ())
+G_DECLARE_FINAL_TYPE (TallyResultRow, tally_result_row, TALLY, RESULT_ROW, GObject)
+
+struct _TallyResultRow
+{
+  GObject parent_instance;
+
+  GStrv   cells;
+  GStrv   shown;
+};
+
+G_DEFINE_FINAL_TYPE (TallyResultRow, tally_result_row, G_TYPE_OBJECT)
+
+static void
+tally_result_row_finalize (GObject *object)
+{
+  TallyResultRow *row = (TallyResultRow *)object;
+
+  g_strfreev (row->cells);
+  g_strfreev (row->shown);
+
+  G_OBJECT_CLASS (tally_result_row_parent_class)->finalize (object);
+}
+
+static void
+tally_result_row_class_init (TallyResultRowClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = tally_result_row_finalize;
+}
+
+static void
+tally_result_row_init (TallyResultRow *row)
+{
+}
 
 struct _TallyResultTable
 {
-  GtkWidget          parent_instance;
+  GtkWidget           parent_instance;
 
-  GtkScrolledWindow *scroller;
-  GtkGrid           *grid;
-  GtkLabel          *footer;
+  /* Widgets */
+  GtkWidget          *header;
+  GtkScrolledWindow  *scroller;
+  GtkColumnView      *view;
+  GtkLabel           *footer;
 
-  GStrv              columns;
-  GPtrArray         *rows;      /* GStrv, each with as many cells as columns */
+  /* The result */
+  GStrv               columns;
+  GArray             *numeric;      /* gboolean per column */
+  GListStore         *rows;         /* TallyResultRow, in the tool's order */
+  GtkSortListModel   *sorted;       /* @rows as the column view sorts them */
+
+  /* Saving */
+  GtkFileChooserNative *chooser;
+  GCancellable       *cancellable;
 };
 
 G_DEFINE_FINAL_TYPE (TallyResultTable, tally_result_table, GTK_TYPE_WIDGET)
+
+/* Numbers */
+
+/* Splits @value into sign, integer and fraction digits when it is a plain
+ * decimal ("-12", "1234.5"); FALSE for anything else. */
+static gboolean
+split_decimal (const char  *value,
+               gboolean    *negative,
+               const char **digits,
+               gsize       *n_digits,
+               const char **fraction,
+               gsize       *n_fraction)
+{
+  const char *p = value;
+
+  *negative = *p == '-';
+  if (*p == '-')
+    p++;
+  *digits = p;
+  while (g_ascii_isdigit (*p))
+    p++;
+  *n_digits = p - *digits;
+  *fraction = NULL;
+  *n_fraction = 0;
+  if (*p == '.')
+    {
+      *fraction = ++p;
+      while (g_ascii_isdigit (*p))
+        p++;
+      *n_fraction = p - *fraction;
+      if (*n_fraction == 0)
+        return FALSE;
+    }
+  return *n_digits > 0 && *p == '\0';
+}
+
+/* Whether @value is a number as SQLite prints one: a plain decimal or one
+ * with an exponent ("1.5e-05"). Not "inf", "nan" or hexadecimal, which
+ * g_ascii_strtod() would take. */
+static gboolean
+is_number (const char *value)
+{
+  const char *p = value;
+  gboolean digits = FALSE;
+
+  if (*p == '-' || *p == '+')
+    p++;
+  for (; g_ascii_isdigit (*p); p++)
+    digits = TRUE;
+  if (*p == '.')
+    for (p++; g_ascii_isdigit (*p); p++)
+      digits = TRUE;
+  if (!digits)
+    return FALSE;
+  if (*p == 'e' || *p == 'E')
+    {
+      p++;
+      if (*p == '-' || *p == '+')
+        p++;
+      if (!g_ascii_isdigit (*p))
+        return FALSE;
+      while (g_ascii_isdigit (*p))
+        p++;
+    }
+  return *p == '\0';
+}
+
+static gboolean
+is_missing (const char *value)
+{
+  return value[0] == '\0' || g_str_equal (value, NULL_VALUE);
+}
+
+/* @value as shown in a numeric column: the integer digits grouped as the
+ * locale groups them, the locale's decimal point, and the fraction padded
+ * with figure spaces to @n_decimals digits so that the points line up in a
+ * right-aligned column of tabular digits. Values that are not plain
+ * decimals are shown as they are. */
+static char *
+format_number (const char *value,
+               gsize       n_decimals)
+{
+  const char *digits, *fraction;
+  gsize n_digits, n_fraction;
+  gboolean negative;
+  GString *out;
+
+  if (!split_decimal (value, &negative, &digits, &n_digits, &fraction, &n_fraction) ||
+      n_digits > 18)
+    return g_strdup (value);
+
+  out = g_string_new (negative ? "-" : NULL);
+  {
+    g_autofree char *grouped = tally_format_count (g_ascii_strtoll (digits, NULL, 10),
+                                                   TALLY_GROUPING_LOCALE);
+    g_string_append (out, grouped);
+  }
+
+  if (n_fraction > 0)
+    {
+      const char *point = localeconv ()->decimal_point;
+
+      g_string_append (out, point != NULL && point[0] != '\0' ? point : ".");
+      g_string_append_len (out, fraction, n_fraction);
+    }
+  else if (n_decimals > 0)
+    g_string_append (out, PUNCTUATION_SPACE);
+  for (gsize i = n_fraction; i < n_decimals; i++)
+    g_string_append (out, FIGURE_SPACE);
+
+  return g_string_free (out, FALSE);
+}
+
+/* Sorting */
+
+static int
+compare_rows_cb (gconstpointer a,
+                 gconstpointer b,
+                 gpointer      user_data)
+{
+  const TallyResultRow *row_a = a;
+  const TallyResultRow *row_b = b;
+  guint column = GPOINTER_TO_UINT (user_data) >> 1;
+  gboolean numeric = GPOINTER_TO_UINT (user_data) & 1;
+  const char *x = row_a->cells[column];
+  const char *y = row_b->cells[column];
+  gboolean x_missing = is_missing (x);
+  gboolean y_missing = is_missing (y);
+
+  /* Missing values first, as SQLite orders NULL. */
+  if (x_missing || y_missing)
+    return (int) y_missing - (int) x_missing;
+
+  if (numeric)
+    {
+      double dx = g_ascii_strtod (x, NULL);
+      double dy = g_ascii_strtod (y, NULL);
+
+      return (dx > dy) - (dx < dy);
+    }
+
+  return g_utf8_collate (x, y);
+}
+
+/* Cells */
+
+static void
+setup_cell_cb (GtkSignalListItemFactory *factory,
+               GtkListItem              *item,
+               gpointer                  user_data)
+{
+  gboolean numeric = GPOINTER_TO_UINT (user_data) & 1;
+  GtkWidget *label = gtk_label_new (NULL);
+
+  /* One line per cell; a long value is ellipsized, whole in the tooltip. */
+  gtk_label_set_single_line_mode (GTK_LABEL (label), TRUE);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_label_set_xalign (GTK_LABEL (label), numeric ? 1.0 : 0.0);
+  gtk_widget_add_css_class (label, "cell");
+  if (numeric)
+    gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+bind_cell_cb (GtkSignalListItemFactory *factory,
+              GtkListItem              *item,
+              gpointer                  user_data)
+{
+  guint column = GPOINTER_TO_UINT (user_data) >> 1;
+  TallyResultRow *row = gtk_list_item_get_item (item);
+  GtkWidget *label = gtk_list_item_get_child (item);
+  const char *value = row->cells[column];
+
+  gtk_label_set_text (GTK_LABEL (label), row->shown[column]);
+  gtk_widget_set_tooltip_text (label, g_utf8_strlen (value, -1) > MAX_CELL_WIDTH_CHARS ? value : NULL);
+  if (g_str_equal (value, NULL_VALUE))
+    gtk_widget_add_css_class (label, "null");
+  else
+    gtk_widget_remove_css_class (label, "null");
+}
+
+/* The width a column needs for its title and its widest values, at most
+ * about %MAX_CELL_WIDTH_CHARS characters: the column view itself sizes
+ * columns by the rows it has built, which would change as it scrolls. */
+static int
+measure_column (TallyResultTable *self,
+                guint             column)
+{
+  g_autoptr(PangoLayout) layout = gtk_widget_create_pango_layout (GTK_WIDGET (self->view), NULL);
+  guint n_rows = g_list_model_get_n_items (G_LIST_MODEL (self->rows));
+  guint widest[3] = { G_MAXUINT, G_MAXUINT, G_MAXUINT };
+  glong widest_chars[3] = { -1, -1, -1 };
+  int width, title_width;
+
+  /* Digits are tabular, so the longest values are the widest; lay out
+   * the three longest rather than every value. */
+  for (guint r = 0; r < n_rows; r++)
+    {
+      g_autoptr(TallyResultRow) row = g_list_model_get_item (G_LIST_MODEL (self->rows), r);
+      glong chars = g_utf8_strlen (row->shown[column], -1);
+
+      for (guint i = 0; i < G_N_ELEMENTS (widest); i++)
+        if (chars > widest_chars[i])
+          {
+            memmove (&widest[i + 1], &widest[i], (G_N_ELEMENTS (widest) - i - 1) * sizeof widest[0]);
+            memmove (&widest_chars[i + 1], &widest_chars[i], (G_N_ELEMENTS (widest) - i - 1) * sizeof widest_chars[0]);
+            widest[i] = r;
+            widest_chars[i] = chars;
+            break;
+          }
+    }
+
+  width = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (widest) && widest[i] != G_MAXUINT; i++)
+    {
+      g_autoptr(TallyResultRow) row = g_list_model_get_item (G_LIST_MODEL (self->rows), widest[i]);
+      const char *text = row->shown[column];
+      const char *end = g_utf8_offset_to_pointer (text, MIN (widest_chars[i], MAX_CELL_WIDTH_CHARS));
+      int w;
+
+      pango_layout_set_text (layout, text, end - text);
+      pango_layout_get_pixel_size (layout, &w, NULL);
+      width = MAX (width, w + CELL_EXTRA_WIDTH);
+    }
+
+  pango_layout_set_markup (layout, "", 0);
+  {
+    g_autofree char *markup = g_markup_printf_escaped ("<b>%s</b>", self->columns[column]);
+    const char *title = self->columns[column];
+
+    if (g_utf8_strlen (title, -1) > MAX_CELL_WIDTH_CHARS)
+      {
+        g_autofree char *cut = g_utf8_substring (title, 0, MAX_CELL_WIDTH_CHARS);
+
+        g_free (markup);
+        markup = g_markup_printf_escaped ("<b>%s</b>", cut);
+      }
+    pango_layout_set_markup (layout, markup, -1);
+  }
+  pango_layout_get_pixel_size (layout, &title_width, NULL);
+
+  return MAX (width, title_width + TITLE_EXTRA_WIDTH);
+}
+
+static void
+add_column (TallyResultTable *self,
+            guint             column)
+{
+  gboolean numeric = g_array_index (self->numeric, gboolean, column);
+  gpointer data = GUINT_TO_POINTER ((column << 1) | (numeric ? 1 : 0));
+  g_autoptr(GtkListItemFactory) factory = gtk_signal_list_item_factory_new ();
+  g_autoptr(GtkColumnViewColumn) view_column = NULL;
+  g_autoptr(GtkSorter) sorter = NULL;
+
+  g_signal_connect (factory, "setup", G_CALLBACK (setup_cell_cb), data);
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_cell_cb), data);
+  sorter = GTK_SORTER (gtk_custom_sorter_new (compare_rows_cb, data, NULL));
+
+  view_column = gtk_column_view_column_new (self->columns[column], g_object_ref (factory));
+  gtk_column_view_column_set_sorter (view_column, sorter);
+  gtk_column_view_column_set_resizable (view_column, TRUE);
+  gtk_column_view_column_set_fixed_width (view_column, measure_column (self, column));
+  gtk_column_view_append_column (self->view, view_column);
+}
+
+static void
+clear (TallyResultTable *self)
+{
+  GListModel *columns = gtk_column_view_get_columns (self->view);
+
+  while (g_list_model_get_n_items (columns) > 0)
+    {
+      g_autoptr(GtkColumnViewColumn) column = g_list_model_get_item (columns, 0);
+
+      gtk_column_view_remove_column (self->view, column);
+    }
+  g_clear_pointer (&self->columns, g_strfreev);
+  g_array_set_size (self->numeric, 0);
+  g_list_store_remove_all (self->rows);
+  gtk_label_set_text (self->footer, "");
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.copy", FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.save-csv", FALSE);
+}
+
+/* A new order starts at the top: the list view would otherwise keep the
+ * row that was in sight, wherever the sort moved it. */
+static void
+sort_changed_cb (TallyResultTable *self)
+{
+  g_assert (TALLY_IS_RESULT_TABLE (self));
+
+  /* The columns go while the table is disposed, which changes the sort. */
+  if (self->scroller != NULL)
+    gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (self->scroller), 0);
+}
+
+/* Actions */
+
+static void
+copy_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  TallyResultTable *self = TALLY_RESULT_TABLE (widget);
+  g_autofree char *text = NULL;
+
+  g_assert (TALLY_IS_RESULT_TABLE (self));
+
+  text = tally_result_table_dup_text (self, TALLY_CSV_FORMAT_TSV);
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), text);
+}
+
+static void
+save_csv_cb (GObject      *object,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  TallyResultTable *self = TALLY_RESULT_TABLE (object);
+  g_autoptr(GError) error = NULL;
+  GtkRoot *root;
+  GtkWidget *dialog;
+
+  if (tally_result_table_save_csv_finish (self, result, &error) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  root = gtk_widget_get_root (GTK_WIDGET (self));
+  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                   _("Could Not Save the Table"), error->message);
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+static void
+chooser_response_cb (TallyResultTable *self,
+                     int               response,
+                     GtkNativeDialog  *chooser)
+{
+  g_assert (TALLY_IS_RESULT_TABLE (self));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+
+      if (file != NULL)
+        tally_result_table_save_csv_async (self, file, self->cancellable, save_csv_cb, NULL);
+    }
+  g_clear_object (&self->chooser);
+}
+
+static void
+save_csv_action (GtkWidget  *widget,
+                 const char *action_name,
+                 GVariant   *parameter)
+{
+  TallyResultTable *self = TALLY_RESULT_TABLE (widget);
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+  GtkRoot *root = gtk_widget_get_root (widget);
+
+  g_assert (TALLY_IS_RESULT_TABLE (self));
+
+  if (self->chooser != NULL)
+    return;
+
+  self->chooser = gtk_file_chooser_native_new (_("Save Table as CSV"),
+                                               GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                               GTK_FILE_CHOOSER_ACTION_SAVE,
+                                               _("_Save"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
+  /* Translators: the file name offered when a query result is saved. */
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), _("query-result.csv"));
+  gtk_file_filter_set_name (filter, _("CSV Files"));
+  gtk_file_filter_add_mime_type (filter, "text/csv");
+  gtk_file_filter_add_suffix (filter, "csv");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+/* Object */
 
 static void
 tally_result_table_dispose (GObject *object)
 {
   TallyResultTable *self = (TallyResultTable *)object;
 
+  g_cancellable_cancel (self->cancellable);
+  if (self->chooser != NULL)
+    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+  g_clear_object (&self->chooser);
+  g_clear_pointer (&self->header, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->scroller, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->footer, gtk_widget_unparent);
-  self->grid = NULL;
+  self->view = NULL;
+  g_clear_object (&self->sorted);
 
   G_OBJECT_CLASS (tally_result_table_parent_class)->dispose (object);
 }
@@ -62,7 +515,9 @@ tally_result_table_finalize (GObject *object)
   TallyResultTable *self = (TallyResultTable *)object;
 
   g_clear_pointer (&self->columns, g_strfreev);
-  g_clear_pointer (&self->rows, g_ptr_array_unref);
+  g_clear_pointer (&self->numeric, g_array_unref);
+  g_clear_object (&self->rows);
+  g_clear_object (&self->cancellable);
 
   G_OBJECT_CLASS (tally_result_table_parent_class)->finalize (object);
 }
@@ -76,31 +531,90 @@ tally_result_table_class_init (TallyResultTableClass *klass)
   object_class->dispose = tally_result_table_dispose;
   object_class->finalize = tally_result_table_finalize;
 
+  /**
+   * TallyResultTable|table.copy:
+   *
+   * Puts the table on the clipboard as tab-separated text with a header
+   * row, in the order shown.
+   */
+  gtk_widget_class_install_action (widget_class, "table.copy", NULL, copy_action);
+
+  /**
+   * TallyResultTable|table.save-csv:
+   *
+   * Asks for a file and saves the table there as CSV (RFC 4180, UTF-8).
+   */
+  gtk_widget_class_install_action (widget_class, "table.save-csv", NULL, save_csv_action);
+
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_c, GDK_CONTROL_MASK, "table.copy", NULL);
 
   gtk_widget_class_set_css_name (widget_class, "tallyresulttable");
-  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_TABLE);
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+static GtkWidget *
+header_button (const char *icon_name,
+               const char *action_name,
+               const char *tooltip)
+{
+  GtkWidget *button = g_object_new (GTK_TYPE_BUTTON,
+                                    "icon-name", icon_name,
+                                    "action-name", action_name,
+                                    "tooltip-text", tooltip,
+                                    "valign", GTK_ALIGN_CENTER,
+                                    NULL);
+
+  gtk_widget_add_css_class (button, "flat");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (button),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, tooltip,
+                                  -1);
+  return button;
 }
 
 static void
 tally_result_table_init (TallyResultTable *self)
 {
   GtkLayoutManager *layout;
+  g_autoptr(GtkNoSelection) selection = NULL;
 
   layout = gtk_box_layout_new (GTK_ORIENTATION_VERTICAL);
   gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 4);
   gtk_widget_set_layout_manager (GTK_WIDGET (self), layout);
 
-  /* Wide tables scroll sideways; never up and down, which would trap the
-   * wheel inside the transcript. */
+  self->header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_set_halign (self->header, GTK_ALIGN_END);
+  gtk_widget_add_css_class (self->header, "table-header");
+  gtk_box_append (GTK_BOX (self->header), header_button ("edit-copy-symbolic", "table.copy",
+                                                         _("Copy Table")));
+  gtk_box_append (GTK_BOX (self->header), header_button ("document-save-symbolic", "table.save-csv",
+                                                         _("Save Table as CSV…")));
+  gtk_widget_set_parent (self->header, GTK_WIDGET (self));
+
+  /* Long results scroll inside a bounded height, under column titles
+   * that stay put. The scroll bars are not overlaid: a table wider than
+   * the transcript shows at once that it scrolls sideways. */
   self->scroller = GTK_SCROLLED_WINDOW (gtk_scrolled_window_new ());
-  gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
+  gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_overlay_scrolling (self->scroller, FALSE);
   gtk_scrolled_window_set_propagate_natural_width (self->scroller, TRUE);
+  gtk_scrolled_window_set_propagate_natural_height (self->scroller, TRUE);
+  gtk_scrolled_window_set_max_content_height (self->scroller, MAX_VISIBLE_HEIGHT);
   gtk_widget_add_css_class (GTK_WIDGET (self->scroller), "frame");
   gtk_widget_set_halign (GTK_WIDGET (self->scroller), GTK_ALIGN_START);
   gtk_widget_set_parent (GTK_WIDGET (self->scroller), GTK_WIDGET (self));
 
-  self->grid = GTK_GRID (gtk_grid_new ());
-  gtk_scrolled_window_set_child (self->scroller, GTK_WIDGET (self->grid));
+  self->rows = g_list_store_new (TALLY_TYPE_RESULT_ROW);
+  self->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  self->sorted = gtk_sort_list_model_new (g_object_ref (G_LIST_MODEL (self->rows)),
+                                          g_object_ref (gtk_column_view_get_sorter (self->view)));
+  selection = gtk_no_selection_new (g_object_ref (G_LIST_MODEL (self->sorted)));
+  gtk_column_view_set_model (self->view, GTK_SELECTION_MODEL (selection));
+  g_signal_connect_object (gtk_column_view_get_sorter (self->view), "changed",
+                           G_CALLBACK (sort_changed_cb), self, G_CONNECT_SWAPPED);
+  gtk_column_view_set_show_row_separators (self->view, TRUE);
+  gtk_column_view_set_show_column_separators (self->view, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->view), "data-table");
+  gtk_scrolled_window_set_child (self->scroller, GTK_WIDGET (self->view));
 
   self->footer = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_xalign (self->footer, 0.0);
@@ -109,7 +623,11 @@ tally_result_table_init (TallyResultTable *self)
   gtk_widget_add_css_class (GTK_WIDGET (self->footer), "dim-label");
   gtk_widget_set_parent (GTK_WIDGET (self->footer), GTK_WIDGET (self));
 
-  self->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
+  self->numeric = g_array_new (FALSE, TRUE, sizeof (gboolean));
+  self->cancellable = g_cancellable_new ();
+
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.copy", FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.save-csv", FALSE);
 }
 
 /**
@@ -126,73 +644,11 @@ tally_result_table_new (void)
   return g_object_new (TALLY_TYPE_RESULT_TABLE, NULL);
 }
 
-static gboolean
-looks_numeric (const char *value)
-{
-  char *end = NULL;
-
-  if (value[0] == '\0')
-    return FALSE;
-  g_ascii_strtod (value, &end);
-  return end != NULL && *end == '\0';
-}
-
-static void
-clear_grid (TallyResultTable *self)
-{
-  GtkWidget *child;
-
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->grid))) != NULL)
-    gtk_grid_remove (self->grid, child);
-}
-
-static void
-add_cell (TallyResultTable *self,
-          const char       *value,
-          guint             row,
-          guint             column,
-          gboolean          title)
-{
-  GtkWidget *label = g_object_new (GTK_TYPE_LABEL,
-                                   "label", value,
-                                   "accessible-role", title ? GTK_ACCESSIBLE_ROLE_COLUMN_HEADER
-                                                            : GTK_ACCESSIBLE_ROLE_CELL,
-                                   NULL);
-
-  /* One line per cell: wrapped cells would make the table's height
-   * depend on widths the sideways scrolling leaves open. Long values
-   * (the tool cuts them at 200 characters) are ellipsized, whole in
-   * the tooltip. */
-  gtk_label_set_single_line_mode (GTK_LABEL (label), TRUE);
-  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
-  gtk_label_set_width_chars (GTK_LABEL (label), MIN ((int) g_utf8_strlen (value, -1), 6));
-  gtk_label_set_max_width_chars (GTK_LABEL (label), MAX_CELL_WIDTH_CHARS);
-  if (g_utf8_strlen (value, -1) > MAX_CELL_WIDTH_CHARS)
-    gtk_widget_set_tooltip_text (label, value);
-  gtk_label_set_xalign (GTK_LABEL (label), !title && looks_numeric (value) ? 1.0 : 0.0);
-  gtk_widget_add_css_class (label, title ? "column-title" : "cell");
-  if (!title && row % 2 == 0)
-    gtk_widget_add_css_class (label, "even");
-  if (!title && g_str_equal (value, "NULL"))
-    gtk_widget_add_css_class (label, "null");
-  if (column == 0)
-    gtk_widget_add_css_class (label, "first");
-  gtk_grid_attach (self->grid, label, column, row, 1, 1);
-}
-
-static void
-clear (TallyResultTable *self)
-{
-  clear_grid (self);
-  g_clear_pointer (&self->columns, g_strfreev);
-  g_ptr_array_set_size (self->rows, 0);
-  gtk_label_set_text (self->footer, "");
-}
-
 /* Parses @text into columns, rows and the two closing lines. */
 static gboolean
 parse (TallyResultTable  *self,
        const char        *text,
+       GPtrArray         *rows,
        char             **note,
        char             **count)
 {
@@ -232,10 +688,60 @@ parse (TallyResultTable  *self,
           g_strfreev (cells);
           return FALSE;
         }
-      g_ptr_array_add (self->rows, cells);
+      g_ptr_array_add (rows, cells);
     }
 
   return TRUE;
+}
+
+/* Fills the store with @rows, each with its cells as shown: numeric
+ * columns (every value a number or missing, at least one number) are
+ * formatted with format_number(), the others shown as written. */
+static void
+fill (TallyResultTable *self,
+      GPtrArray        *rows)
+{
+  guint n_columns = g_strv_length (self->columns);
+  g_autofree gsize *decimals = g_new0 (gsize, n_columns);
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+
+  g_array_set_size (self->numeric, n_columns);
+  for (guint c = 0; c < n_columns; c++)
+    {
+      gboolean numeric = FALSE;
+
+      for (guint r = 0; r < rows->len; r++)
+        {
+          const char *value = ((GStrv) g_ptr_array_index (rows, r))[c];
+          const char *point;
+
+          if (is_missing (value))
+            continue;
+          if (!is_number (value))
+            {
+              numeric = FALSE;
+              break;
+            }
+          numeric = TRUE;
+          if ((point = strchr (value, '.')) != NULL && strpbrk (value, "eE") == NULL)
+            decimals[c] = MAX (decimals[c], strlen (point + 1));
+        }
+      g_array_index (self->numeric, gboolean, c) = numeric;
+    }
+
+  for (guint r = 0; r < rows->len; r++)
+    {
+      TallyResultRow *row = g_object_new (TALLY_TYPE_RESULT_ROW, NULL);
+
+      row->cells = g_steal_pointer (&g_ptr_array_index (rows, r));
+      row->shown = g_new0 (char *, n_columns + 1);
+      for (guint c = 0; c < n_columns; c++)
+        row->shown[c] = g_array_index (self->numeric, gboolean, c) && !is_missing (row->cells[c])
+                        ? format_number (row->cells[c], decimals[c])
+                        : g_strdup (row->cells[c]);
+      g_ptr_array_add (items, row);
+    }
+  g_list_store_splice (self->rows, 0, 0, items->pdata, items->len);
 }
 
 /**
@@ -245,8 +751,8 @@ parse (TallyResultTable  *self,
  *   names, one line per row with values separated by " | ", an optional
  *   note line starting with "… " and a closing line "(N rows)"
  *
- * Shows @text as a table with its row count (and note) underneath. At
- * most %TALLY_RESULT_TABLE_MAX_SHOWN_ROWS rows are laid out.
+ * Shows @text as a table with its row count (and note) underneath. Every
+ * row is shown; the column view builds widgets only for those in sight.
  *
  * Returns: %TRUE if @text was a table; %FALSE (and the table is left
  *   empty) when it is not one, or when a line has a different number of
@@ -257,47 +763,42 @@ gboolean
 tally_result_table_set_result (TallyResultTable *self,
                                const char       *text)
 {
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
   g_autofree char *note = NULL;
   g_autofree char *count = NULL;
   g_autoptr(GString) footer = NULL;
-  guint n_shown;
+  g_autofree char *description = NULL;
 
   g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), FALSE);
 
   clear (self);
-  if (text == NULL || !parse (self, text, &note, &count))
+  if (text == NULL || !parse (self, text, rows, &note, &count))
     {
       clear (self);
       return FALSE;
     }
 
+  fill (self, rows);
   for (guint c = 0; self->columns[c] != NULL; c++)
-    add_cell (self, self->columns[c], 0, c, TRUE);
-
-  n_shown = MIN (self->rows->len, TALLY_RESULT_TABLE_MAX_SHOWN_ROWS);
-  for (guint r = 0; r < n_shown; r++)
-    {
-      GStrv cells = g_ptr_array_index (self->rows, r);
-
-      for (guint c = 0; cells[c] != NULL; c++)
-        add_cell (self, cells[c], r + 1, c, FALSE);
-    }
+    add_column (self, c);
 
   footer = g_string_new (count);
-  if (n_shown < self->rows->len)
-    {
-      g_string_append (footer, " · ");
-      g_string_append_printf (footer,
-                              ngettext ("the first %u is laid out here",
-                                        "the first %u are laid out here", n_shown),
-                              n_shown);
-    }
   if (note != NULL)
     {
       g_string_append (footer, " · ");
       g_string_append (footer, note);
     }
   gtk_label_set_text (self->footer, footer->str);
+
+  /* Translators: an accessible description of a query result. */
+  description = g_strdup_printf (_("Query result, %u columns, %s"),
+                                 g_strv_length (self->columns), count);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, description,
+                                  -1);
+
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.copy", TRUE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.save-csv", TRUE);
 
   return TRUE;
 }
@@ -319,14 +820,13 @@ tally_result_table_get_n_columns (TallyResultTable *self)
  * tally_result_table_get_n_rows:
  * @self: a #TallyResultTable
  *
- * Returns: the number of rows in the result (the header not counted),
- *   including any beyond %TALLY_RESULT_TABLE_MAX_SHOWN_ROWS
+ * Returns: the number of rows in the result, the header not counted
  */
 guint
 tally_result_table_get_n_rows (TallyResultTable *self)
 {
   g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), 0);
-  return self->rows->len;
+  return g_list_model_get_n_items (G_LIST_MODEL (self->rows));
 }
 
 /**
@@ -349,9 +849,41 @@ tally_result_table_get_column_title (TallyResultTable *self,
 }
 
 /**
+ * tally_result_table_get_column_is_numeric:
+ * @self: a #TallyResultTable
+ * @column: a column index, from 0
+ *
+ * A column is numeric when each of its values is a number or missing
+ * (empty or `NULL`) and at least one is a number. Numeric columns are
+ * right-aligned, grouped, and sort by value.
+ *
+ * Returns: whether @column is numeric; %FALSE when out of range
+ */
+gboolean
+tally_result_table_get_column_is_numeric (TallyResultTable *self,
+                                          guint             column)
+{
+  g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), FALSE);
+
+  if (column >= self->numeric->len)
+    return FALSE;
+  return g_array_index (self->numeric, gboolean, column);
+}
+
+static TallyResultRow *
+peek_row (GListModel *model,
+          guint       position)
+{
+  g_autoptr(TallyResultRow) row = g_list_model_get_item (model, position);
+
+  /* The store holds a reference for as long as the row is in it. */
+  return row;
+}
+
+/**
  * tally_result_table_get_cell:
  * @self: a #TallyResultTable
- * @row: a row index, from 0 (the header not counted)
+ * @row: a row index in the tool's order, from 0 (the header not counted)
  * @column: a column index, from 0
  *
  * Returns: (transfer none) (nullable): the value as the tool wrote it
@@ -362,14 +894,33 @@ tally_result_table_get_cell (TallyResultTable *self,
                              guint             row,
                              guint             column)
 {
-  GStrv cells;
-
   g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), NULL);
 
-  if (row >= self->rows->len || column >= tally_result_table_get_n_columns (self))
+  if (row >= tally_result_table_get_n_rows (self) || column >= tally_result_table_get_n_columns (self))
     return NULL;
-  cells = g_ptr_array_index (self->rows, row);
-  return cells[column];
+  return peek_row (G_LIST_MODEL (self->rows), row)->cells[column];
+}
+
+/**
+ * tally_result_table_get_shown_text:
+ * @self: a #TallyResultTable
+ * @position: a row's position as the table is sorted now, from 0
+ * @column: a column index, from 0
+ *
+ * Returns: (transfer none) (nullable): the text the cell shows (a number
+ *   grouped and padded to line up, see #TallyResultTable), %NULL when out
+ *   of range
+ */
+const char *
+tally_result_table_get_shown_text (TallyResultTable *self,
+                                   guint             position,
+                                   guint             column)
+{
+  g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), NULL);
+
+  if (position >= tally_result_table_get_n_rows (self) || column >= tally_result_table_get_n_columns (self))
+    return NULL;
+  return peek_row (G_LIST_MODEL (self->sorted), position)->shown[column];
 }
 
 /**
@@ -388,15 +939,128 @@ tally_result_table_get_footer (TallyResultTable *self)
 }
 
 /**
- * tally_result_table_get_grid:
+ * tally_result_table_get_column_view:
  * @self: a #TallyResultTable
  *
- * Returns: (transfer none): the grid of labels: column titles on row 0,
- *   values from row 1
+ * Returns: (transfer none): the column view showing the rows; its sorter
+ *   (gtk_column_view_get_sorter()) orders them
  */
-GtkGrid *
-tally_result_table_get_grid (TallyResultTable *self)
+GtkColumnView *
+tally_result_table_get_column_view (TallyResultTable *self)
 {
   g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), NULL);
-  return self->grid;
+  return self->view;
+}
+
+/**
+ * tally_result_table_dup_text:
+ * @self: a #TallyResultTable
+ * @format: %TALLY_CSV_FORMAT_TSV for the clipboard or
+ *   %TALLY_CSV_FORMAT_CSV for a file
+ *
+ * Writes the table with tally_csv_format_table(): a header row of column
+ * names, then the rows in the order shown, each value as the tool wrote
+ * it (not grouped) and `NULL` as an empty cell.
+ *
+ * Returns: (transfer full): the text; empty when no table is shown
+ */
+char *
+tally_result_table_dup_text (TallyResultTable *self,
+                             TallyCsvFormat    format)
+{
+  guint n_columns, n_rows;
+  g_autoptr(GString) out = NULL;
+  g_autofree const char **cells = NULL;
+
+  g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), NULL);
+
+  out = g_string_new (NULL);
+  n_columns = tally_result_table_get_n_columns (self);
+  if (n_columns == 0)
+    return g_string_free (g_steal_pointer (&out), FALSE);
+
+  tally_csv_append_row (out, format, (const char * const *) self->columns, n_columns);
+  cells = g_new0 (const char *, n_columns);
+  n_rows = tally_result_table_get_n_rows (self);
+  for (guint r = 0; r < n_rows; r++)
+    {
+      TallyResultRow *row = peek_row (G_LIST_MODEL (self->sorted), r);
+
+      for (guint c = 0; c < n_columns; c++)
+        cells[c] = g_str_equal (row->cells[c], NULL_VALUE) ? NULL : row->cells[c];
+      tally_csv_append_row (out, format, cells, n_columns);
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+replace_contents_cb (GObject      *object,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!g_file_replace_contents_finish (G_FILE (object), result, NULL, &error))
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/**
+ * tally_result_table_save_csv_async:
+ * @self: a #TallyResultTable
+ * @file: where to write
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when the file is written
+ * @user_data: data for @callback
+ *
+ * Writes the table to @file as tally_result_table_dup_text() makes it with
+ * %TALLY_CSV_FORMAT_CSV: RFC 4180, UTF-8 without a byte order mark,
+ * replacing the file if it exists. The `table.save-csv` action calls this
+ * with the file the analyst chose.
+ */
+void
+tally_result_table_save_csv_async (TallyResultTable    *self,
+                                   GFile               *file,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  char *text;
+
+  g_return_if_fail (TALLY_IS_RESULT_TABLE (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_result_table_save_csv_async);
+
+  text = tally_result_table_dup_text (self, TALLY_CSV_FORMAT_CSV);
+  bytes = g_bytes_new_take (text, strlen (text));
+  g_file_replace_contents_bytes_async (file, bytes, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
+                                       cancellable, replace_contents_cb, g_steal_pointer (&task));
+}
+
+/**
+ * tally_result_table_save_csv_finish:
+ * @self: a #TallyResultTable
+ * @result: the result given to the callback
+ * @error: return location for an error
+ *
+ * Returns: %TRUE when the file was written; %FALSE with @error set (a
+ *   #GIOError) otherwise
+ */
+gboolean
+tally_result_table_save_csv_finish (TallyResultTable  *self,
+                                    GAsyncResult      *result,
+                                    GError           **error)
+{
+  g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_result_table_save_csv_async, FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
 }
