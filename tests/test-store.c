@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "tally-event.h"
+#include "tally-export.h"
 #include "tally-store.h"
 #include "tally-store-private.h"
 
@@ -962,7 +963,7 @@ test_damaged_rows (void)
 
   /* Export still works around the damage */
   {
-    g_autofree char *markdown = tally_store_export_markdown (store, "sess-dmg", &error);
+    g_autofree char *markdown = tally_export_session_markdown (store, "sess-dmg", &error);
 
     g_assert_no_error (error);
     g_assert_true (strstr (markdown, "4 damaged events were left out") != NULL);
@@ -1330,7 +1331,7 @@ test_export (void)
   append (store, ev_turn_finished ("exp", 8, "t1", 0.0123, 1200, 345, 0, 0), lines);
   flush_ok (store);
 
-  markdown = tally_store_export_markdown (store, "exp", &error);
+  markdown = tally_export_session_markdown (store, "exp", &error);
   g_assert_no_error (error);
   g_test_message ("%s", markdown);
   g_assert_true (g_str_has_prefix (markdown, "# Revenue by store\n"));
@@ -1354,8 +1355,99 @@ test_export (void)
     g_string_append_printf (expected_jsonl, "%s\n", (char *)lines->pdata[i]);
   g_assert_cmpstr (jsonl, ==, expected_jsonl->str);
 
-  g_assert_null (tally_store_export_markdown (store, "missing", &error));
+  g_assert_null (tally_export_session_markdown (store, "missing", &error));
   g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_NOT_FOUND);
+
+  g_clear_object (&store);
+  tmp_store_clear (&tmp);
+}
+
+static JsonObject *
+ev_stream_delta (TallyEventType type,
+                 gint64         seq,
+                 gint64         block,
+                 const char    *text)
+{
+  JsonObject *fields = tally_event_new (type);
+
+  json_object_set_int_member (fields, "call", 0);
+  json_object_set_int_member (fields, "block", block);
+  json_object_set_string_member (fields, "text", text);
+  return stamp (fields, "exp2", seq, "t1");
+}
+
+/* The export walks the reducer's blocks: thinking is counted over its whole
+ * text (a word split across two deltas is one word, as in the thinking
+ * drawer), and a denial stands between its tool call and the result. */
+static void
+test_export_thinking_and_denial (void)
+{
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *markdown = NULL;
+  const char *tool, *denied, *result;
+  TmpStore tmp;
+
+  tmp_store_init (&tmp);
+  store = open_store (tmp.path);
+  append (store, ev_session_created ("exp2", 1, "Quarterly", "claude-sonnet-5"), NULL);
+  append (store, ev_turn_started ("exp2", 2, "t1", "Sum the quarter", "ask"), NULL);
+  append (store, ev_stream_delta (TALLY_EVENT_THINKING_DELTA, 3, 0, "The quar"), NULL);
+  append (store, ev_stream_delta (TALLY_EVENT_THINKING_DELTA, 4, 0, "terly sum"), NULL);
+  {
+    JsonObject *fields = tally_event_new (TALLY_EVENT_BLOCK_DONE);
+
+    json_object_set_int_member (fields, "call", 0);
+    json_object_set_int_member (fields, "block", 0);
+    json_object_set_string_member (fields, "kind", "thinking");
+    append (store, stamp (fields, "exp2", 5, "t1"), NULL);
+  }
+  append (store, ev_stream_delta (TALLY_EVENT_TEXT_DELTA, 6, 1, "Deleting the old file."), NULL);
+  {
+    JsonObject *fields = tally_event_new (TALLY_EVENT_TOOL_USE_START);
+    JsonObject *input = json_object_new ();
+
+    json_object_set_string_member (input, "command", "rm old.csv");
+    json_object_set_string_member (fields, "tool_id", "toolu_rm");
+    json_object_set_string_member (fields, "tool_name", "Bash");
+    json_object_set_object_member (fields, "tool_input", input);
+    append (store, stamp (fields, "exp2", 7, "t1"), NULL);
+  }
+  {
+    JsonObject *fields = tally_event_new (TALLY_EVENT_APPROVAL_REQUEST);
+    JsonObject *input = json_object_new ();
+
+    json_object_set_string_member (input, "command", "rm old.csv");
+    json_object_set_string_member (fields, "approval_id", "appr_1");
+    json_object_set_string_member (fields, "tool_id", "toolu_rm");
+    json_object_set_string_member (fields, "tool_name", "Bash");
+    json_object_set_object_member (fields, "tool_input", input);
+    append (store, stamp (fields, "exp2", 8, "t1"), NULL);
+  }
+  {
+    JsonObject *fields = tally_event_new (TALLY_EVENT_APPROVAL_RESOLVED);
+
+    json_object_set_string_member (fields, "approval_id", "appr_1");
+    json_object_set_string_member (fields, "tool_id", "toolu_rm");
+    json_object_set_string_member (fields, "decision", "deny");
+    json_object_set_string_member (fields, "reason", "user");
+    json_object_set_string_member (fields, "message", "keep it");
+    append (store, stamp (fields, "exp2", 9, "t1"), NULL);
+  }
+  append (store, ev_tool_result ("exp2", 10, "t1", "toolu_rm", "The analyst denied this: keep it"), NULL);
+  flush_ok (store);
+
+  markdown = tally_export_session_markdown (store, "exp2", &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", markdown);
+  g_assert_nonnull (strstr (markdown, "*Thought for 3 words.*\n\nDeleting the old file.\n\n"));
+  tool = strstr (markdown, "**Tool:** `Bash`\n\n```sh\nrm old.csv\n```\n");
+  denied = strstr (markdown, "*Denied (user): keep it*\n");
+  result = strstr (markdown, "Result:\n\n```\nThe analyst denied this: keep it\n```\n");
+  g_assert_nonnull (tool);
+  g_assert_nonnull (denied);
+  g_assert_nonnull (result);
+  g_assert_true (tool < denied && denied < result);
 
   g_clear_object (&store);
   tmp_store_clear (&tmp);
@@ -1758,7 +1850,6 @@ typedef struct {
   GPtrArray *sessions;
   GPtrArray *events;
   GPtrArray *warnings;
-  char      *markdown;
   guint      pending;
 } AsyncResults;
 
@@ -1789,19 +1880,6 @@ events_done_cb (GObject      *object,
 }
 
 static void
-markdown_done_cb (GObject      *object,
-                  GAsyncResult *result,
-                  gpointer      user_data)
-{
-  AsyncResults *r = user_data;
-  g_autoptr(GError) error = NULL;
-
-  r->markdown = tally_store_export_markdown_finish (TALLY_STORE (object), result, &error);
-  g_assert_no_error (error);
-  r->pending--;
-}
-
-static void
 test_async (void)
 {
   g_autoptr(TallyStore) store = NULL;
@@ -1813,22 +1891,19 @@ test_async (void)
   fill_search_sessions (store);
   flush_ok (store);
 
-  r.pending = 3;
+  r.pending = 2;
   tally_store_list_sessions_async (store, NULL, list_done_cb, &r);
   tally_store_load_events_async (store, "search-a", NULL, events_done_cb, &r);
-  tally_store_export_markdown_async (store, "search-a", NULL, markdown_done_cb, &r);
   while (r.pending > 0)
     g_main_context_iteration (NULL, TRUE);
 
   g_assert_cmpuint (r.sessions->len, ==, 2);
   g_assert_cmpuint (r.events->len, ==, 5);
   g_assert_cmpuint (r.warnings->len, ==, 0);
-  g_assert_true (strstr (r.markdown, "# Weekly numbers") != NULL);
 
   g_ptr_array_unref (r.sessions);
   g_ptr_array_unref (r.events);
   g_ptr_array_unref (r.warnings);
-  g_free (r.markdown);
   g_clear_object (&store);
   tmp_store_clear (&tmp);
 }
@@ -1858,6 +1933,7 @@ main (int   argc,
   g_test_add_func ("/tally/store/conversation", test_conversation);
   g_test_add_func ("/tally/store/search", test_search);
   g_test_add_func ("/tally/store/export", test_export);
+  g_test_add_func ("/tally/store/export-thinking-and-denial", test_export_thinking_and_denial);
   g_test_add_func ("/tally/store/write-failure", test_write_failure);
   g_test_add_func ("/tally/store/session-lock", test_session_lock);
   g_test_add_func ("/tally/store/salvage", test_salvage);

@@ -23,9 +23,11 @@
 #include "tally-api-error.h"
 #include "tally-client.h"
 #include "tally-event.h"
+#include "tally-export.h"
 #include "tally-model-table.h"
 #include "tally-pricing.h"
 #include "tally-questions.h"
+#include "tally-receipt.h"
 #include "tally-secret-env.h"
 #include "tally-session.h"
 #include "tally-store.h"
@@ -277,52 +279,21 @@ one_line (JsonNode *node,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
-static char *
-format_count (gint64 n)
-{
-  g_autofree char *digits = g_strdup_printf ("%" G_GINT64_FORMAT, n);
-  GString *out = g_string_new (NULL);
-  gsize len = strlen (digits);
-
-  for (gsize i = 0; i < len; i++)
-    {
-      if (i > 0 && (len - i) % 3 == 0 && digits[0] != '-')
-        g_string_append_c (out, ',');
-      g_string_append_c (out, digits[i]);
-    }
-
-  return g_string_free (out, FALSE);
-}
-
 static void
 print_receipt (Cli        *cli,
                JsonObject *event)
 {
-  JsonObject *usage = json_object_get_object_member (event, "usage");
-  JsonNode *cost = json_object_get_member (event, "cost_usd");
-  g_autofree char *cost_text = NULL;
-  g_autofree char *in = format_count (json_object_get_int_member (usage, "input_tokens"));
-  g_autofree char *out = format_count (json_object_get_int_member (usage, "output_tokens"));
-  g_autofree char *cache_read = format_count (json_object_get_int_member (usage, "cache_read_input_tokens"));
-  g_autofree char *cache_write = format_count (json_object_get_int_member (usage, "cache_creation_input_tokens"));
-  const char *status = json_object_get_string_member (event, "status");
-  double seconds = json_object_get_int_member (event, "duration_ms") / 1000.0;
+  TallyReceipt receipt;
+  g_autofree char *line = NULL;
+
+  tally_receipt_init (&receipt, event);
   /* Every HTTP attempt that got an answer, failed ones included, so a
    * failed turn's cost is never next to "0 API calls". */
-  gint64 calls = MAX (cli->attempts, json_object_get_int_member (event, "api_calls"));
-
-  if (cost == NULL || JSON_NODE_HOLDS_NULL (cost))
-    cost_text = g_strdup (_("price unknown"));
-  else
-    cost_text = g_strdup_printf ("$%.4f", json_node_get_double (cost));
+  receipt.api_calls = MAX (cli->attempts, receipt.api_calls);
+  line = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
 
   close_open_text (cli);
-  /* TRANSLATORS: the receipt line that ends every turn: status, cost,
-   * tokens in and out, prompt cache reads and writes, API calls, seconds */
-  g_print (ngettext ("— %s · %s · %s in · %s out · cache %s read, %s written · %d API call · %.1f s\n",
-                     "— %s · %s · %s in · %s out · cache %s read, %s written · %d API calls · %.1f s\n",
-                     (gulong)calls),
-           status, cost_text, in, out, cache_read, cache_write, (int)calls, seconds);
+  g_print ("%s\n", line);
   out_flush ();
 }
 
@@ -1181,7 +1152,7 @@ run_export (void)
 
   info = tally_store_find_session (store, opt_export, &error);
   if (info != NULL)
-    text = g_str_equal (format, "md") ? tally_store_export_markdown (store, info->id, &error)
+    text = g_str_equal (format, "md") ? tally_export_session_markdown (store, info->id, &error)
                                       : tally_store_export_jsonl (store, info->id, &error);
   if (text == NULL)
     {

@@ -38,6 +38,7 @@
 
 #include "tally-conversation.h"
 #include "tally-event.h"
+#include "tally-export.h"
 #include "tally-fuzz.h"
 #include "tally-store.h"
 #include "tally-transcript.h"
@@ -262,7 +263,7 @@ load_all (const char *query,
   lines = tally_store_load_event_lines (store, SESSION_ID, &error);
   g_assert_no_error (error);
 
-  markdown = tally_store_export_markdown (store, SESSION_ID, &error);
+  markdown = tally_export_session_markdown (store, SESSION_ID, &error);
   g_assert_no_error (error);
   jsonl = tally_store_export_jsonl (store, SESSION_ID, &error);
   g_assert_no_error (error);

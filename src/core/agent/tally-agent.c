@@ -9,6 +9,7 @@
 
 #include "tally-agent.h"
 #include "tally-api-error.h"
+#include "tally-enums.h"
 #include "tally-event.h"
 #include "tally-gate.h"
 #include "tally-model-table.h"
@@ -80,6 +81,42 @@ enum {
 };
 
 static guint signals[N_SIGNALS];
+
+enum {
+  PROP_0,
+  PROP_SESSION_ID,
+  PROP_MODEL,
+  PROP_DATABASE,
+  PROP_WORKSPACE,
+  PROP_MAX_TOKENS,
+  PROP_THINKING_BUDGET,
+  PROP_MAX_COST,
+  PROP_SPENT,
+  PROP_LAST_MODE,
+  PROP_APPROVAL_TIMEOUT,
+  PROP_QUESTION_TIMEOUT,
+  PROP_BUSY,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* Replaces the string in @field with @value (transfer full). Returns
+ * whether the value changed, for the setters that notify only then. */
+static gboolean
+replace_string (char **field,
+                char  *value)
+{
+  if (g_strcmp0 (*field, value) == 0)
+    {
+      g_free (value);
+      return FALSE;
+    }
+
+  g_free (*field);
+  *field = value;
+  return TRUE;
+}
 
 typedef enum {
   PENDING_NONE,
@@ -184,12 +221,270 @@ tally_agent_finalize (GObject *object)
 }
 
 static void
+tally_agent_get_property (GObject    *object,
+                          guint       prop_id,
+                          GValue     *value,
+                          GParamSpec *pspec)
+{
+  TallyAgent *self = TALLY_AGENT (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION_ID:
+      g_value_set_string (value, self->session_id);
+      break;
+
+    case PROP_MODEL:
+      g_value_set_string (value, self->model);
+      break;
+
+    case PROP_DATABASE:
+      g_value_set_string (value, self->database);
+      break;
+
+    case PROP_WORKSPACE:
+      g_value_set_string (value, self->workspace);
+      break;
+
+    case PROP_MAX_TOKENS:
+      g_value_set_int64 (value, self->max_tokens);
+      break;
+
+    case PROP_THINKING_BUDGET:
+      g_value_set_int64 (value, self->thinking_budget);
+      break;
+
+    case PROP_MAX_COST:
+      g_value_set_double (value, tally_agent_get_max_cost (self));
+      break;
+
+    case PROP_SPENT:
+      g_value_set_double (value, tally_agent_get_spent (self));
+      break;
+
+    case PROP_LAST_MODE:
+      g_value_set_enum (value, self->last_mode);
+      break;
+
+    case PROP_APPROVAL_TIMEOUT:
+      g_value_set_uint (value, self->approval_timeout_s);
+      break;
+
+    case PROP_QUESTION_TIMEOUT:
+      g_value_set_uint (value, self->question_timeout_s);
+      break;
+
+    case PROP_BUSY:
+      g_value_set_boolean (value, tally_agent_is_busy (self));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tally_agent_set_property (GObject      *object,
+                          guint         prop_id,
+                          const GValue *value,
+                          GParamSpec   *pspec)
+{
+  TallyAgent *self = TALLY_AGENT (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION_ID:
+      tally_agent_set_session_id (self, g_value_get_string (value));
+      break;
+
+    case PROP_MODEL:
+      tally_agent_set_model (self, g_value_get_string (value));
+      break;
+
+    case PROP_DATABASE:
+      tally_agent_set_database (self, g_value_get_string (value));
+      break;
+
+    case PROP_WORKSPACE:
+      tally_agent_set_workspace (self, g_value_get_string (value));
+      break;
+
+    case PROP_MAX_TOKENS:
+      tally_agent_set_max_tokens (self, g_value_get_int64 (value));
+      break;
+
+    case PROP_THINKING_BUDGET:
+      tally_agent_set_thinking_budget (self, g_value_get_int64 (value));
+      break;
+
+    case PROP_MAX_COST:
+      tally_agent_set_max_cost (self, g_value_get_double (value));
+      break;
+
+    case PROP_SPENT:
+      tally_agent_set_spent (self, g_value_get_double (value));
+      break;
+
+    case PROP_LAST_MODE:
+      tally_agent_set_last_mode (self, g_value_get_enum (value));
+      break;
+
+    case PROP_APPROVAL_TIMEOUT:
+      tally_agent_set_timeouts (self, g_value_get_uint (value), self->question_timeout_s);
+      break;
+
+    case PROP_QUESTION_TIMEOUT:
+      tally_agent_set_timeouts (self, self->approval_timeout_s, g_value_get_uint (value));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 tally_agent_class_init (TallyAgentClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->dispose = tally_agent_dispose;
   object_class->finalize = tally_agent_finalize;
+  object_class->get_property = tally_agent_get_property;
+  object_class->set_property = tally_agent_set_property;
+
+  /**
+   * TallyAgent:session-id:
+   *
+   * The session id, a UUID string; a new agent makes a random one. Setting
+   * it continues a stored session (tally_agent_set_session_id()).
+   */
+  properties[PROP_SESSION_ID] =
+    g_param_spec_string ("session-id", NULL, NULL,
+                         NULL,
+                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:model:
+   *
+   * The model id of the next turns. Setting an alias of the bundled model
+   * table (docs/protocol.md §3) stores the id it resolves to.
+   */
+  properties[PROP_MODEL] =
+    g_param_spec_string ("model", NULL, NULL,
+                         NULL,
+                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:database:
+   *
+   * The absolute path of the SQLite database the tools query, or %NULL.
+   */
+  properties[PROP_DATABASE] =
+    g_param_spec_string ("database", NULL, NULL,
+                         NULL,
+                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:workspace:
+   *
+   * The folder the file tools work in, absolute and with symbolic links
+   * resolved when it exists, or %NULL.
+   */
+  properties[PROP_WORKSPACE] =
+    g_param_spec_string ("workspace", NULL, NULL,
+                         NULL,
+                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:max-tokens:
+   *
+   * The `max_tokens` of each API call, thinking included, in tokens.
+   */
+  properties[PROP_MAX_TOKENS] =
+    g_param_spec_int64 ("max-tokens", NULL, NULL,
+                        1, G_MAXINT64, DEFAULT_MAX_TOKENS,
+                        (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:thinking-budget:
+   *
+   * The thinking budget in tokens for models that take a manual budget;
+   * clamped to 1024 ≤ N < #TallyAgent:max-tokens when sent.
+   */
+  properties[PROP_THINKING_BUDGET] =
+    g_param_spec_int64 ("thinking-budget", NULL, NULL,
+                        G_MININT64, G_MAXINT64, DEFAULT_THINKING_BUDGET,
+                        (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:max-cost:
+   *
+   * The session's spend cap in force, in US dollars, 0 when there is none
+   * (docs/protocol.md §12.4). Reading gives tally_agent_get_max_cost() (a
+   * cap raised with tally_agent_raise_max_cost() counts); writing sets the
+   * cap as tally_agent_set_max_cost() does.
+   */
+  properties[PROP_MAX_COST] =
+    g_param_spec_double ("max-cost", NULL, NULL,
+                         -G_MAXDOUBLE, G_MAXDOUBLE, 0,
+                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:spent:
+   *
+   * What the session has cost so far in US dollars (tally_agent_get_spent()):
+   * its finished turns and the priced usage of the running one. Notified
+   * when it is set, when a response of the running turn reports usage and
+   * when a turn ends.
+   */
+  properties[PROP_SPENT] =
+    g_param_spec_double ("spent", NULL, NULL,
+                         -G_MAXDOUBLE, G_MAXDOUBLE, 0,
+                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:last-mode:
+   *
+   * The mode of the session's last turn; a mode reminder is sent only when
+   * the next turn's mode differs.
+   */
+  properties[PROP_LAST_MODE] =
+    g_param_spec_enum ("last-mode", NULL, NULL,
+                       TALLY_TYPE_MODE, TALLY_MODE_ASK,
+                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:approval-timeout:
+   *
+   * Seconds an approval card waits before it denies, 0 for no limit.
+   */
+  properties[PROP_APPROVAL_TIMEOUT] =
+    g_param_spec_uint ("approval-timeout", NULL, NULL,
+                       0, G_MAXUINT, 120,
+                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:question-timeout:
+   *
+   * Seconds a question card waits before it is dismissed, 0 for no limit.
+   */
+  properties[PROP_QUESTION_TIMEOUT] =
+    g_param_spec_uint ("question-timeout", NULL, NULL,
+                       0, G_MAXUINT, 300,
+                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyAgent:busy:
+   *
+   * Whether a turn runs: %TRUE from tally_agent_send_async() until the
+   * turn's `turn_finished` event has been emitted.
+   */
+  properties[PROP_BUSY] =
+    g_param_spec_boolean ("busy", NULL, NULL,
+                          FALSE,
+                          (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
    * TallyAgent::event:
@@ -338,9 +633,9 @@ tally_agent_set_session_id (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (session_id != NULL);
 
-  g_free (self->session_id);
-  self->session_id = g_strdup (session_id);
   self->session_announced = TRUE;
+  if (replace_string (&self->session_id, g_strdup (session_id)))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SESSION_ID]);
 }
 
 /**
@@ -370,8 +665,8 @@ tally_agent_set_model (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (model != NULL);
 
-  g_free (self->model);
-  self->model = g_strdup (tally_model_table_resolve (model));
+  if (replace_string (&self->model, g_strdup (tally_model_table_resolve (model))))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODEL]);
 }
 
 /**
@@ -400,8 +695,8 @@ tally_agent_set_database (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  g_free (self->database);
-  self->database = path != NULL ? g_canonicalize_filename (path, NULL) : NULL;
+  if (replace_string (&self->database, path != NULL ? g_canonicalize_filename (path, NULL) : NULL))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DATABASE]);
 }
 
 /**
@@ -430,23 +725,26 @@ tally_agent_set_workspace (TallyAgent *self,
                            const char *path)
 {
   g_autofree char *absolute = NULL;
+  char *workspace = NULL;
   char *real;
 
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  g_clear_pointer (&self->workspace, g_free);
-  if (path == NULL)
-    return;
-
-  absolute = g_canonicalize_filename (path, NULL);
-  real = realpath (absolute, NULL);
-  if (real != NULL)
+  if (path != NULL)
     {
-      self->workspace = g_strdup (real);
-      free (real);
+      absolute = g_canonicalize_filename (path, NULL);
+      real = realpath (absolute, NULL);
+      if (real != NULL)
+        {
+          workspace = g_strdup (real);
+          free (real);
+        }
+      else
+        workspace = g_steal_pointer (&absolute);
     }
-  else
-    self->workspace = g_steal_pointer (&absolute);
+
+  if (replace_string (&self->workspace, workspace))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKSPACE]);
 }
 
 /**
@@ -463,7 +761,11 @@ tally_agent_set_max_tokens (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (max_tokens > 0);
 
+  if (self->max_tokens == max_tokens)
+    return;
+
   self->max_tokens = max_tokens;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_TOKENS]);
 }
 
 /**
@@ -480,7 +782,11 @@ tally_agent_set_thinking_budget (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
+  if (self->thinking_budget == budget_tokens)
+    return;
+
   self->thinking_budget = budget_tokens;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_THINKING_BUDGET]);
 }
 
 /**
@@ -499,9 +805,14 @@ void
 tally_agent_set_max_cost (TallyAgent *self,
                           double      max_cost_usd)
 {
+  double in_force;
+
   g_return_if_fail (TALLY_IS_AGENT (self));
 
+  in_force = tally_agent_get_max_cost (self);
   self->max_cost_usd = MAX (max_cost_usd, 0);
+  if (tally_agent_get_max_cost (self) != in_force)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_COST]);
 }
 
 /**
@@ -517,9 +828,14 @@ void
 tally_agent_raise_max_cost (TallyAgent *self,
                             double      max_cost_usd)
 {
+  double in_force;
+
   g_return_if_fail (TALLY_IS_AGENT (self));
 
+  in_force = tally_agent_get_max_cost (self);
   self->raised_cost_usd = MAX (self->raised_cost_usd, max_cost_usd);
+  if (tally_agent_get_max_cost (self) != in_force)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_COST]);
 }
 
 /**
@@ -553,7 +869,12 @@ tally_agent_set_spent (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  self->spent_usd = MAX (spent_usd, 0);
+  spent_usd = MAX (spent_usd, 0);
+  if (self->spent_usd == spent_usd)
+    return;
+
+  self->spent_usd = spent_usd;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SPENT]);
 }
 
 /**
@@ -627,7 +948,12 @@ tally_agent_set_last_mode (TallyAgent *self,
                            TallyMode   mode)
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
+
+  if (self->last_mode == mode)
+    return;
+
   self->last_mode = mode;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAST_MODE]);
 }
 
 /**
@@ -862,8 +1188,10 @@ finish_turn (GTask           *task,
 
   if (priced)
     self->spent_usd += cost;
-  self->last_mode = turn->mode;
   self->turn_task = NULL;
+  /* The running turn's cost moved into spent_usd: "spent" is unchanged. */
+  tally_agent_set_last_mode (self, turn->mode);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
 
   if (status == TALLY_TURN_FAILED)
     {
@@ -1790,8 +2118,17 @@ tally_agent_set_timeouts (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  self->approval_timeout_s = approval_timeout_s;
-  self->question_timeout_s = question_timeout_s;
+  if (self->approval_timeout_s != approval_timeout_s)
+    {
+      self->approval_timeout_s = approval_timeout_s;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APPROVAL_TIMEOUT]);
+    }
+
+  if (self->question_timeout_s != question_timeout_s)
+    {
+      self->question_timeout_s = question_timeout_s;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_QUESTION_TIMEOUT]);
+    }
 }
 
 /**
@@ -1958,7 +2295,14 @@ stream_attempt_finished_cb (TallyMessageStream *stream,
   JsonObject *event = tally_event_new (TALLY_EVENT_API_CALL);
 
   if (usage->reported)
-    tally_usage_add (&turn->usage, usage);
+    {
+      TallyAgent *self = g_task_get_source_object (task);
+      double spent = tally_agent_get_spent (self);
+
+      tally_usage_add (&turn->usage, usage);
+      if (tally_agent_get_spent (self) != spent)
+        g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SPENT]);
+    }
   g_free (turn->last_request_id);
   turn->last_request_id = g_strdup (request_id);
   turn->last_status = status;
@@ -2330,6 +2674,7 @@ tally_agent_send_async (TallyAgent          *self,
   g_task_set_task_data (task, turn, turn_free);
 
   self->turn_task = task;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
   g_clear_pointer (&self->pending_redirect, g_free);
   if (cancellable != NULL)
     {

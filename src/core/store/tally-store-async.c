@@ -16,7 +16,6 @@ typedef enum {
   READ_LIST_SESSIONS,
   READ_LOAD_EVENTS,
   READ_SEARCH,
-  READ_EXPORT_MARKDOWN,
 } ReadKind;
 
 typedef struct {
@@ -65,10 +64,6 @@ read_thread (GTask        *task,
       break;
     case READ_SEARCH:
       result = tally_store_search (self, read->text, &error);
-      break;
-    case READ_EXPORT_MARKDOWN:
-      result = tally_store_export_markdown (self, read->session_id, &error);
-      result_free = g_free;
       break;
     default:
       g_assert_not_reached ();
@@ -246,45 +241,4 @@ tally_store_search_finish (TallyStore    *self,
                            GError       **error)
 {
   return read_finish (self, result, tally_store_search_async, error);
-}
-
-/**
- * tally_store_export_markdown_async:
- * @self: a #TallyStore
- * @session_id: the session's full id
- * @cancellable: (nullable): a #GCancellable
- * @callback: called on the calling thread's main context when done
- * @user_data: data for @callback
- *
- * Runs tally_store_export_markdown() in a worker thread.
- */
-void
-tally_store_export_markdown_async (TallyStore          *self,
-                                   const char          *session_id,
-                                   GCancellable        *cancellable,
-                                   GAsyncReadyCallback  callback,
-                                   gpointer             user_data)
-{
-  g_return_if_fail (TALLY_IS_STORE (self));
-  g_return_if_fail (session_id != NULL);
-
-  read_in_thread (self, READ_EXPORT_MARKDOWN, tally_store_export_markdown_async, session_id, NULL,
-                  cancellable, callback, user_data);
-}
-
-/**
- * tally_store_export_markdown_finish:
- * @self: a #TallyStore
- * @result: the #GAsyncResult given to the callback
- * @error: return location for a #GError
- *
- * Returns: (transfer full) (nullable): as tally_store_export_markdown();
- *   %NULL with an error
- */
-char *
-tally_store_export_markdown_finish (TallyStore    *self,
-                                    GAsyncResult  *result,
-                                    GError       **error)
-{
-  return read_finish (self, result, tally_store_export_markdown_async, error);
 }

@@ -272,6 +272,15 @@ tally_store_target_report (SignalTarget *target,
 
 G_DEFINE_FINAL_TYPE (TallyStore, tally_store, G_TYPE_OBJECT)
 
+enum {
+  PROP_0,
+  PROP_PATH,
+  PROP_READ_ONLY,
+  PROP_READ_ONLY_REASON,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
 
 static void
 tally_store_dispose (GObject *object)
@@ -320,12 +329,77 @@ tally_store_finalize (GObject *object)
 }
 
 static void
+tally_store_get_property (GObject    *object,
+                          guint       prop_id,
+                          GValue     *value,
+                          GParamSpec *pspec)
+{
+  TallyStore *self = TALLY_STORE (object);
+
+  switch (prop_id)
+    {
+    case PROP_PATH:
+      g_value_set_string (value, self->path);
+      break;
+
+    case PROP_READ_ONLY:
+      g_value_set_boolean (value, self->read_only);
+      break;
+
+    case PROP_READ_ONLY_REASON:
+      g_value_set_string (value, self->read_only_reason);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 tally_store_class_init (TallyStoreClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->dispose = tally_store_dispose;
   object_class->finalize = tally_store_finalize;
+  object_class->get_property = tally_store_get_property;
+
+  /**
+   * TallyStore:path:
+   *
+   * The store's file (a file name in the GLib file name encoding), as
+   * given to tally_store_open() or tally_store_get_default_path().
+   */
+  properties[PROP_PATH] =
+    g_param_spec_string ("path", NULL, NULL,
+                         NULL,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyStore:read-only:
+   *
+   * Whether the store was opened read-only: the file was written by a
+   * newer Tally, or it cannot be written (docs/architecture.md §10). It is
+   * decided by tally_store_open() and does not change afterwards; writes
+   * then fail with %TALLY_STORE_ERROR_READ_ONLY.
+   */
+  properties[PROP_READ_ONLY] =
+    g_param_spec_boolean ("read-only", NULL, NULL,
+                          FALSE,
+                          (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * TallyStore:read-only-reason:
+   *
+   * A sentence for the user saying why #TallyStore:read-only is set, or
+   * %NULL while the store is writable.
+   */
+  properties[PROP_READ_ONLY_REASON] =
+    g_param_spec_string ("read-only-reason", NULL, NULL,
+                         NULL,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
    * TallyStore::write-failed:
@@ -495,8 +569,12 @@ become_read_only (TallyStore *self,
   sqlite3_exec (db, "PRAGMA query_only = ON", NULL, NULL, NULL);
   self->read_db = db;
   self->read_only = TRUE;
+  g_free (self->read_only_reason);
   self->read_only_reason = reason;
   g_message ("%s", reason);
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READ_ONLY]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READ_ONLY_REASON]);
 }
 
 /**

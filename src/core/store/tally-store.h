@@ -242,9 +242,6 @@ gboolean          tally_store_load_conversation (TallyStore        *self,
 GPtrArray        *tally_store_search          (TallyStore          *self,
                                                const char          *text,
                                                GError             **error);
-char             *tally_store_export_markdown (TallyStore          *self,
-                                               const char          *session_id,
-                                               GError             **error);
 char             *tally_store_export_jsonl    (TallyStore          *self,
                                                const char          *session_id,
                                                GError             **error);
@@ -280,13 +277,5 @@ void              tally_store_search_async         (TallyStore          *self,
 GPtrArray        *tally_store_search_finish        (TallyStore          *self,
                                                     GAsyncResult        *result,
                                                     GError             **error);
-void              tally_store_export_markdown_async  (TallyStore          *self,
-                                                      const char          *session_id,
-                                                      GCancellable        *cancellable,
-                                                      GAsyncReadyCallback  callback,
-                                                      gpointer             user_data);
-char             *tally_store_export_markdown_finish (TallyStore          *self,
-                                                      GAsyncResult        *result,
-                                                      GError             **error);
 
 G_END_DECLS

@@ -6,6 +6,8 @@
 
 #include "tally-block.h"
 
+#include "tally-format.h"
+
 /*
  * One block of the transcript. Blocks are made and changed only by the
  * reducer (TallyTranscript); views bind to their properties and redraw on
@@ -578,29 +580,18 @@ tally_block_set_details (TallyBlock *self,
  * tally_block_get_word_count:
  * @self: a #TallyBlock
  *
- * Counts the words of the text: runs of characters that are not white
- * space. The thinking drawer says "Thought for N words" with it.
+ * Counts the words of the whole text with tally_count_words(), so a word
+ * split across two deltas is one word. The thinking drawer says "Thought
+ * for N words" with it, and so does the Markdown export.
  *
  * Returns: the number of words
  */
 guint
 tally_block_get_word_count (TallyBlock *self)
 {
-  guint words = 0;
-  gboolean in_word = FALSE;
-
   g_return_val_if_fail (TALLY_IS_BLOCK (self), 0);
 
-  for (const char *p = self->text->str; *p != '\0'; p = g_utf8_next_char (p))
-    {
-      gboolean space = g_unichar_isspace (g_utf8_get_char (p));
-
-      if (!space && !in_word)
-        words++;
-      in_word = !space;
-    }
-
-  return words;
+  return tally_count_words (self->text->str);
 }
 
 static void
