@@ -12,6 +12,7 @@
 #include "tally-markdown-code-block.h"
 #include "tally-markdown-renderer.h"
 #include "tally-markdown-scanner.h"
+#include "tally-markdown-table.h"
 #include "tally-markdown-view-private.h"
 #include "tally-ui.h"
 
@@ -739,6 +740,59 @@ test_links (void)
   g_ptr_array_unref (log.urls);
 }
 
+
+static void
+table_read_text_cb (GObject      *object,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  char **text = user_data;
+
+  *text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (object), result, NULL);
+  if (*text == NULL)
+    *text = g_strdup ("(nothing)");
+}
+
+/* A table in a message leaves the window: table.copy puts its plain
+ * cells on the clipboard as TSV with the header row, and the CSV text is
+ * RFC 4180. */
+static void
+test_table_copy (void)
+{
+  GtkTextBuffer *buffer;
+  GtkWidget *table;
+  g_autofree char *copied = NULL;
+  g_autofree char *csv = NULL;
+  Fixture fx;
+
+  fixture_open (&fx, 600);
+  tally_markdown_view_set_markdown (fx.view,
+                                    "| store | **revenue** |\n|---|---:|\n"
+                                    "| Leeds, Briggate | 1,200 |\n| `Köln` | [say \"hi\"](https://example.org) |\n");
+  spin_until (has_height, tally_markdown_view_get_text_view (fx.view), "the text view to be laid out");
+
+  buffer = gtk_text_view_get_buffer (tally_markdown_view_get_text_view (fx.view));
+  table = anchor_widget (nth_anchor (buffer, 0));
+  g_assert_true (TALLY_IS_MARKDOWN_TABLE_WIDGET (table));
+
+  g_assert_true (gtk_widget_activate_action (table, "table.copy", NULL));
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (table), NULL, table_read_text_cb, &copied);
+  while (copied == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpstr (copied, ==,
+                   "store\trevenue\n"
+                   "Leeds, Briggate\t1,200\n"
+                   "Köln\tsay \"hi\"\n");
+
+  csv = tally_markdown_table_widget_dup_text (TALLY_MARKDOWN_TABLE_WIDGET (table), TALLY_CSV_FORMAT_CSV);
+  g_assert_cmpstr (csv, ==,
+                   "store,revenue\r\n"
+                   "\"Leeds, Briggate\",\"1,200\"\r\n"
+                   "Köln,\"say \"\"hi\"\"\"\r\n");
+
+  fixture_close (&fx);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Code blocks                                                              */
 
@@ -1007,6 +1061,7 @@ main (int   argc,
   g_test_add_func ("/tally/markdown/coalescing", test_coalescing);
   g_test_add_func ("/tally/markdown/links", test_links);
   g_test_add_func ("/tally/markdown/code-block", test_code_block);
+  g_test_add_func ("/tally/markdown/table-copy", test_table_copy);
   g_test_add_func ("/tally/markdown/theme-colors", test_theme_colors);
   g_test_add_func ("/tally/markdown/block-width", test_block_width);
 

@@ -4,9 +4,11 @@
 
 #include "config.h"
 
+#include <adwaita.h>
 #include <gtksourceview/gtksource.h>
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "tally-markdown-table.h"
 
@@ -16,7 +18,236 @@
  * scrolls sideways when the columns do not fit. Cells keep to one line:
  * a wrapping label's height is measured for its narrowest width inside a
  * horizontally scrolling parent, which would leave tall empty rows.
+ *
+ * The grid sits in a #TallyMarkdownTableWidget under two buttons for its
+ * actions: `table.copy` puts the cells' plain text on the clipboard as
+ * tab-separated text and `table.save-csv` saves them as an RFC 4180 file
+ * (both written by src/core/util/tally-csv.c), the header row first.
  */
+
+/**
+ * TallyMarkdownTableWidget:
+ *
+ * A markdown table in a message, with the actions `table.copy` and
+ * `table.save-csv`.
+ */
+struct _TallyMarkdownTableWidget
+{
+  GtkWidget             parent_instance;
+
+  GtkWidget            *header;
+  GtkWidget            *scroller;
+
+  /* The plain cells, row-major, the header row first. */
+  GStrv                 plain;
+  guint                 n_columns;
+  guint                 n_rows;
+
+  GtkFileChooserNative *chooser;
+  GCancellable         *cancellable;
+};
+
+G_DEFINE_FINAL_TYPE (TallyMarkdownTableWidget, tally_markdown_table_widget, GTK_TYPE_WIDGET)
+
+static void
+copy_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  TallyMarkdownTableWidget *self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
+  g_autofree char *text = NULL;
+
+  g_assert (TALLY_IS_MARKDOWN_TABLE_WIDGET (self));
+
+  text = tally_markdown_table_widget_dup_text (self, TALLY_CSV_FORMAT_TSV);
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), text);
+}
+
+static void
+replace_contents_cb (GObject      *object,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(GtkWidget) widget = user_data;
+  g_autoptr(GError) error = NULL;
+  GtkRoot *root;
+  GtkWidget *dialog;
+
+  if (g_file_replace_contents_finish (G_FILE (object), result, NULL, &error) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  root = gtk_widget_get_root (widget);
+  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                   _("Could Not Save the Table"), error->message);
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+static void
+chooser_response_cb (TallyMarkdownTableWidget *self,
+                     int                       response,
+                     GtkNativeDialog          *chooser)
+{
+  g_assert (TALLY_IS_MARKDOWN_TABLE_WIDGET (self));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+      char *text = tally_markdown_table_widget_dup_text (self, TALLY_CSV_FORMAT_CSV);
+      g_autoptr(GBytes) bytes = g_bytes_new_take (text, strlen (text));
+
+      if (file != NULL)
+        g_file_replace_contents_bytes_async (file, bytes, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
+                                             self->cancellable, replace_contents_cb, g_object_ref (self));
+    }
+  g_clear_object (&self->chooser);
+}
+
+static void
+save_csv_action (GtkWidget  *widget,
+                 const char *action_name,
+                 GVariant   *parameter)
+{
+  TallyMarkdownTableWidget *self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+  GtkRoot *root = gtk_widget_get_root (widget);
+
+  g_assert (TALLY_IS_MARKDOWN_TABLE_WIDGET (self));
+
+  if (self->chooser != NULL)
+    return;
+
+  self->chooser = gtk_file_chooser_native_new (_("Save Table as CSV"),
+                                               GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                               GTK_FILE_CHOOSER_ACTION_SAVE,
+                                               _("_Save"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
+  /* Translators: the file name offered when a table in a message is saved. */
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), _("table.csv"));
+  gtk_file_filter_set_name (filter, _("CSV Files"));
+  gtk_file_filter_add_mime_type (filter, "text/csv");
+  gtk_file_filter_add_suffix (filter, "csv");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+static void
+tally_markdown_table_widget_dispose (GObject *object)
+{
+  TallyMarkdownTableWidget *self = (TallyMarkdownTableWidget *)object;
+
+  g_cancellable_cancel (self->cancellable);
+  if (self->chooser != NULL)
+    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+  g_clear_object (&self->chooser);
+  g_clear_pointer (&self->header, gtk_widget_unparent);
+  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+
+  G_OBJECT_CLASS (tally_markdown_table_widget_parent_class)->dispose (object);
+}
+
+static void
+tally_markdown_table_widget_finalize (GObject *object)
+{
+  TallyMarkdownTableWidget *self = (TallyMarkdownTableWidget *)object;
+
+  g_clear_pointer (&self->plain, g_strfreev);
+  g_clear_object (&self->cancellable);
+
+  G_OBJECT_CLASS (tally_markdown_table_widget_parent_class)->finalize (object);
+}
+
+static void
+tally_markdown_table_widget_class_init (TallyMarkdownTableWidgetClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tally_markdown_table_widget_dispose;
+  object_class->finalize = tally_markdown_table_widget_finalize;
+
+  gtk_widget_class_install_action (widget_class, "table.copy", NULL, copy_action);
+  gtk_widget_class_install_action (widget_class, "table.save-csv", NULL, save_csv_action);
+
+  gtk_widget_class_set_css_name (widget_class, "tallymarkdowntable");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+static GtkWidget *
+header_button (const char *icon_name,
+               const char *action_name,
+               const char *tooltip)
+{
+  GtkWidget *button = g_object_new (GTK_TYPE_BUTTON,
+                                    "icon-name", icon_name,
+                                    "action-name", action_name,
+                                    "tooltip-text", tooltip,
+                                    NULL);
+
+  gtk_widget_add_css_class (button, "flat");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (button),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, tooltip,
+                                  -1);
+  return button;
+}
+
+static void
+tally_markdown_table_widget_init (TallyMarkdownTableWidget *self)
+{
+  GtkLayoutManager *layout = gtk_box_layout_new (GTK_ORIENTATION_VERTICAL);
+
+  gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 2);
+  gtk_widget_set_layout_manager (GTK_WIDGET (self), layout);
+
+  self->header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_set_halign (self->header, GTK_ALIGN_END);
+  gtk_widget_add_css_class (self->header, "table-header");
+  gtk_box_append (GTK_BOX (self->header), header_button ("edit-copy-symbolic", "table.copy",
+                                                         _("Copy Table")));
+  gtk_box_append (GTK_BOX (self->header), header_button ("document-save-symbolic", "table.save-csv",
+                                                         _("Save Table as CSV…")));
+  gtk_widget_set_parent (self->header, GTK_WIDGET (self));
+
+  self->cancellable = g_cancellable_new ();
+}
+
+/**
+ * tally_markdown_table_widget_dup_text:
+ * @self: a #TallyMarkdownTableWidget
+ * @format: %TALLY_CSV_FORMAT_TSV for the clipboard or
+ *   %TALLY_CSV_FORMAT_CSV for a file
+ *
+ * Writes the table's plain cells (markup left out, links as their text)
+ * with tally_csv_format_table(), the header row first.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+tally_markdown_table_widget_dup_text (TallyMarkdownTableWidget *self,
+                                      TallyCsvFormat            format)
+{
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_TABLE_WIDGET (self), NULL);
+
+  return tally_csv_format_table (format, (const char * const *) self->plain, self->n_columns, self->n_rows);
+}
+
+/* Keeps a copy of @table's plain cells for the actions: the anchor owns
+ * @table and may go before the widget. */
+static void
+keep_plain (TallyMarkdownTableWidget *self,
+            const TallyMarkdownTable *table)
+{
+  gsize n = (gsize) table->n_rows * table->n_columns;
+
+  g_clear_pointer (&self->plain, g_strfreev);
+  self->plain = g_new0 (char *, n + 1);
+  for (gsize i = 0; i < n; i++)
+    self->plain[i] = g_strdup (table->plain[i] != NULL ? table->plain[i] : "");
+  self->n_columns = table->n_columns;
+  self->n_rows = table->n_rows;
+}
 
 typedef struct
 {
@@ -155,7 +386,8 @@ grid_sync (GtkWidget                *scroller,
  *   activated; links are inert when %NULL
  * @user_data: data for @link_func; it must outlive the widget
  *
- * Builds the widget for @table. The grid gets the style class `md-table`,
+ * Builds the widget for @table, a #TallyMarkdownTableWidget. The grid gets
+ * the style class `md-table`,
  * its labels `cell`, plus `header` for the header row, `odd` for every
  * other body row, `last-row` and `last-column`; the outer scrolled window
  * gets `md-table-frame`.
@@ -167,6 +399,7 @@ tally_markdown_table_widget_new (const TallyMarkdownTable *table,
                                  TallyMarkdownLinkFunc     link_func,
                                  gpointer                  user_data)
 {
+  TallyMarkdownTableWidget *self;
   GtkWidget *scroller;
   GtkWidget *grid;
   LinkHandler *handler;
@@ -197,7 +430,12 @@ tally_markdown_table_widget_new (const TallyMarkdownTable *table,
   g_object_set_data (G_OBJECT (scroller), "tally-markdown-columns", GUINT_TO_POINTER (table->n_columns));
   grid_sync (scroller, table);
 
-  return scroller;
+  self = g_object_new (TALLY_TYPE_MARKDOWN_TABLE_WIDGET, NULL);
+  self->scroller = scroller;
+  gtk_widget_set_parent (scroller, GTK_WIDGET (self));
+  keep_plain (self, table);
+
+  return GTK_WIDGET (self);
 }
 
 /**
@@ -215,14 +453,19 @@ gboolean
 tally_markdown_table_widget_update (GtkWidget                *widget,
                                     const TallyMarkdownTable *table)
 {
+  TallyMarkdownTableWidget *self;
+
   g_return_val_if_fail (GTK_IS_WIDGET (widget), FALSE);
   g_return_val_if_fail (table != NULL, FALSE);
 
-  if (g_object_get_data (G_OBJECT (widget), "tally-markdown-grid") == NULL ||
-      GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (widget), "tally-markdown-columns")) != table->n_columns)
+  if (!TALLY_IS_MARKDOWN_TABLE_WIDGET (widget))
+    return FALSE;
+  self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
+  if (GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (self->scroller), "tally-markdown-columns")) != table->n_columns)
     return FALSE;
 
-  grid_sync (widget, table);
+  grid_sync (self->scroller, table);
+  keep_plain (self, table);
   return TRUE;
 }
 
@@ -237,5 +480,5 @@ tally_markdown_table_widget_is_table (GtkWidget *widget)
 {
   g_return_val_if_fail (GTK_IS_WIDGET (widget), FALSE);
 
-  return g_object_get_data (G_OBJECT (widget), "tally-markdown-grid") != NULL;
+  return TALLY_IS_MARKDOWN_TABLE_WIDGET (widget);
 }

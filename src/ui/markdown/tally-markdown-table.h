@@ -3,6 +3,7 @@
 
 #include <gtk/gtk.h>
 
+#include "tally-csv.h"
 #include "tally-markdown-renderer.h"
 
 G_BEGIN_DECLS
@@ -16,6 +17,13 @@ G_BEGIN_DECLS
  */
 typedef void (*TallyMarkdownLinkFunc) (const char *url,
                                        gpointer    user_data);
+
+#define TALLY_TYPE_MARKDOWN_TABLE_WIDGET (tally_markdown_table_widget_get_type ())
+
+G_DECLARE_FINAL_TYPE (TallyMarkdownTableWidget, tally_markdown_table_widget, TALLY, MARKDOWN_TABLE_WIDGET, GtkWidget)
+
+char      *tally_markdown_table_widget_dup_text (TallyMarkdownTableWidget *self,
+                                                 TallyCsvFormat            format);
 
 GtkWidget *tally_markdown_table_widget_new      (const TallyMarkdownTable *table,
                                                  TallyMarkdownLinkFunc     link_func,
