@@ -434,6 +434,34 @@ settle (GtkWidget *widget)
   gtk_widget_remove_tick_callback (widget, id);
 }
 
+typedef struct {
+  GtkScrolledWindow *scroller;
+  GtkPolicyType      expected;
+} PolicyWait;
+
+static gboolean
+policy_is (gpointer data)
+{
+  PolicyWait *wait = data;
+  GtkPolicyType policy;
+
+  gtk_scrolled_window_get_policy (wait->scroller, NULL, &policy);
+  return policy == wait->expected;
+}
+
+/* The composer sets its scroll policy in an idle after the text view is
+ * allocated. Under a sanitizer the frame clock can keep the main loop busy
+ * for several frames before that idle runs, so the test waits for the
+ * policy (failing after WAIT_TIMEOUT_MS) instead of counting frames. */
+static void
+wait_for_policy (GtkWidget     *scroller,
+                 GtkPolicyType  expected)
+{
+  PolicyWait wait = { GTK_SCROLLED_WINDOW (scroller), expected };
+
+  wait_for (policy_is, &wait, "the composer's scroll policy");
+}
+
 static void
 test_grows (void)
 {
@@ -473,12 +501,14 @@ test_grows (void)
   many_lines = gtk_widget_get_height (scroller);
   g_assert_cmpint (many_lines, <=, 200);
   g_assert_cmpint (many_lines, >, three_lines);
+  wait_for_policy (scroller, GTK_POLICY_AUTOMATIC);
   gtk_scrolled_window_get_policy (GTK_SCROLLED_WINDOW (scroller), NULL, &policy);
   g_assert_cmpint (policy, ==, GTK_POLICY_AUTOMATIC);
 
   tally_composer_set_text (composer, NULL);
   settle (GTK_WIDGET (composer));
   g_assert_cmpint (gtk_widget_get_height (scroller), ==, one_line);
+  wait_for_policy (scroller, GTK_POLICY_EXTERNAL);
   gtk_scrolled_window_get_policy (GTK_SCROLLED_WINDOW (scroller), NULL, &policy);
   g_assert_cmpint (policy, ==, GTK_POLICY_EXTERNAL);
 
