@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "tally-api-error.h"
+#include "tally-json.h"
 
 /*
  * The retry policy of #TallyClient (docs/protocol.md §11): which failures
@@ -44,40 +45,10 @@ type_for_code (TallyApiError code)
     case TALLY_API_ERROR_STALLED:
     case TALLY_API_ERROR_INCOMPLETE:
     case TALLY_API_ERROR_PROTOCOL:
+    case TALLY_API_ERROR_BUDGET:
     default:
       return "api_error";
     }
-}
-
-/* The string member @name of @object, or NULL when @object is NULL or the
- * member is absent or not a string: an error body may have any shape. */
-static const char *
-string_member (JsonObject *object,
-               const char *name)
-{
-  JsonNode *node;
-
-  if (object == NULL)
-    return NULL;
-
-  node = json_object_get_member (object, name);
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
-      json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-
-  return json_node_get_string (node);
-}
-
-static JsonObject *
-object_member (JsonObject *object,
-               const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    return NULL;
-
-  return json_node_get_object (node);
 }
 
 /**
@@ -116,14 +87,14 @@ tally_client_error_from_response (guint         status,
       if (JSON_NODE_HOLDS_OBJECT (root))
         {
           JsonObject *object = json_node_get_object (root);
-          JsonObject *error_object = object_member (object, "error");
-          const char *id = string_member (object, "request_id");
+          JsonObject *error_object = tally_json_object_get_object (object, "error");
+          const char *id = tally_json_object_get_string (object, "request_id", NULL);
 
           if (id != NULL)
             *request_id = g_strdup (id);
 
-          type = string_member (error_object, "type");
-          message = string_member (error_object, "message");
+          type = tally_json_object_get_string (error_object, "type", NULL);
+          message = tally_json_object_get_string (error_object, "message", NULL);
         }
     }
 
