@@ -5,12 +5,14 @@
 #include <locale.h>
 #include <string.h>
 
+#include "tally-csv.h"
 #include "tally-format.h"
 #include "tally-line-diff.h"
 #include "tally-receipt.h"
 
 /* The shared formatting of src/core/util: grouped counts, word counts,
- * the line diff and the receipt, each checked against known values. */
+ * the line diff, the receipt and TSV/CSV text, each checked against known
+ * values. */
 
 static void
 test_count_grouping (void)
@@ -202,6 +204,61 @@ test_receipt (void)
   g_assert_cmpint (receipt.api_calls, ==, 0);
 }
 
+/* A table with every case a cell can hold: a comma, a double quote, a
+ * tab, LF, CRLF, an empty cell, a NULL cell and non-ASCII text. */
+static const char * const awkward_table[] = {
+  "store", "note", "revenue £",
+  "Leeds, Briggate", "say \"hi\"", "1234.5",
+  "Köln\tAltstadt", "two\nlines", "",
+  "Zürich", "crlf\r\nend", NULL,
+};
+
+static void
+test_csv_tsv (void)
+{
+  g_autofree char *tsv = tally_csv_format_table (TALLY_CSV_FORMAT_TSV, awkward_table, 3, 4);
+
+  g_assert_cmpstr (tsv, ==,
+                   "store\tnote\trevenue £\n"
+                   "Leeds, Briggate\tsay \"hi\"\t1234.5\n"
+                   "Köln Altstadt\ttwo lines\t\n"
+                   "Zürich\tcrlf  end\t\n");
+}
+
+static void
+test_csv_rfc4180 (void)
+{
+  g_autofree char *csv = tally_csv_format_table (TALLY_CSV_FORMAT_CSV, awkward_table, 3, 4);
+  static const char expected[] =
+    "store,note,revenue \xc2\xa3\r\n"
+    "\"Leeds, Briggate\",\"say \"\"hi\"\"\",1234.5\r\n"
+    "K\xc3\xb6ln\tAltstadt,\"two\nlines\",\r\n"
+    "Z\xc3\xbcrich,\"crlf\r\nend\",\r\n";
+
+  /* Byte for byte: UTF-8 kept as it is, no byte order mark. */
+  g_assert_cmpuint (strlen (csv), ==, sizeof expected - 1);
+  g_assert_cmpmem (csv, strlen (csv), expected, sizeof expected - 1);
+}
+
+static void
+test_csv_edges (void)
+{
+  static const char * const one_column[] = { "n", "", NULL, "\"" };
+  g_autofree char *csv = tally_csv_format_table (TALLY_CSV_FORMAT_CSV, one_column, 1, 4);
+  g_autofree char *tsv = tally_csv_format_table (TALLY_CSV_FORMAT_TSV, one_column, 1, 4);
+  g_autofree char *none = tally_csv_format_table (TALLY_CSV_FORMAT_CSV, NULL, 3, 0);
+  g_autoptr(GString) row = g_string_new ("x");
+
+  /* A record of one empty field is quoted, so it is not a blank line. */
+  g_assert_cmpstr (csv, ==, "n\r\n\"\"\r\n\"\"\r\n\"\"\"\"\r\n");
+  g_assert_cmpstr (tsv, ==, "n\n\n\n\"\n");
+  g_assert_cmpstr (none, ==, "");
+
+  /* Rows append to what is there. */
+  tally_csv_append_row (row, TALLY_CSV_FORMAT_CSV, (const char * const[]) { "a", " b " }, 2);
+  g_assert_cmpstr (row->str, ==, "xa, b \r\n");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -214,6 +271,9 @@ main (int   argc,
   g_test_add_func ("/tally/format/line-diff", test_line_diff);
   g_test_add_func ("/tally/format/line-diff-ids", test_line_diff_ids);
   g_test_add_func ("/tally/format/receipt", test_receipt);
+  g_test_add_func ("/tally/format/csv/tsv", test_csv_tsv);
+  g_test_add_func ("/tally/format/csv/rfc4180", test_csv_rfc4180);
+  g_test_add_func ("/tally/format/csv/edges", test_csv_edges);
 
   return g_test_run ();
 }
