@@ -12,6 +12,7 @@
 
 #include "tally-gate.h"
 #include "tally-questions.h"
+#include "tally-tool-registry.h"
 
 static const TallyToolContext context = { (char *) "/nonexistent/db.sqlite", (char *) "/nonexistent/ws", FALSE };
 
@@ -293,6 +294,36 @@ test_evaluate (void)
   }
 }
 
+/* create_chart only adds files: no card in ask and auto, refused in plan
+ * like every tool that changes files (docs/security.md). */
+static void
+test_create_chart_modes (void)
+{
+  g_autoptr(TallyToolRegistry) registry = tally_tool_registry_new_default ();
+  g_autoptr(GPtrArray) rules = g_ptr_array_new_with_free_func ((GDestroyNotify) tally_gate_rule_free);
+  g_autoptr(JsonObject) input = parse_object ("{\"spec\":{\"title\":\"T\",\"mark\":\"bar\"}}");
+  TallyTool *tool = tally_tool_registry_lookup (registry, "create_chart");
+  static const struct { TallyMode mode; TallyGateAction action; } cases[] = {
+    { TALLY_MODE_ASK, TALLY_GATE_ALLOW },
+    { TALLY_MODE_AUTO, TALLY_GATE_ALLOW },
+    { TALLY_MODE_PLAN, TALLY_GATE_DENY },
+  };
+
+  g_assert_nonnull (tool);
+  g_assert_false (tally_tool_is_read_only (tool));
+  g_assert_true (tally_tool_adds_files_only (tool));
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TallyGateVerdict verdict;
+
+      tally_gate_evaluate (rules, "create_chart", tool, input, cases[i].mode, &context, &verdict);
+      g_assert_cmpint (verdict.action, ==, cases[i].action);
+      g_assert_cmpstr (verdict.reason, ==, "mode");
+      tally_gate_verdict_clear (&verdict);
+    }
+}
+
 /* Inputs that are not what the rules expect match nothing, loudly or not:
  * no critical, no crash. */
 static void
@@ -469,6 +500,7 @@ main (int    argc,
   g_test_add_func ("/tally/gate/deny-rules", test_deny_rules);
   g_test_add_func ("/tally/gate/evaluate", test_evaluate);
   g_test_add_func ("/tally/gate/odd-inputs", test_odd_inputs);
+  g_test_add_func ("/tally/gate/create-chart-modes", test_create_chart_modes);
   g_test_add_func ("/tally/questions/validate", test_questions);
 
   return g_test_run ();

@@ -1032,11 +1032,13 @@ test_registry_json (void)
   array = json_node_get_array (root);
   /* The read-only tools first, then Write, Edit and Bash
    * (test-mutating-tools.c checks those), then the card-backed
-   * AskUserQuestion and ExitPlanMode (test-negotiation.c). */
-  g_assert_cmpuint (json_array_get_length (array), ==, 10);
-  g_assert_cmpuint (tally_tool_registry_get_n_tools (registry), ==, 10);
+   * AskUserQuestion and ExitPlanMode (test-negotiation.c), then
+   * create_chart (test-create-chart.c). */
+  g_assert_cmpuint (json_array_get_length (array), ==, 11);
+  g_assert_cmpuint (tally_tool_registry_get_n_tools (registry), ==, 11);
   g_assert_cmpstr (tally_tool_get_name (tally_tool_registry_get_tool (registry, 8)), ==, "AskUserQuestion");
   g_assert_cmpstr (tally_tool_get_name (tally_tool_registry_get_tool (registry, 9)), ==, "ExitPlanMode");
+  g_assert_cmpstr (tally_tool_get_name (tally_tool_registry_get_tool (registry, 10)), ==, "create_chart");
 
   for (guint i = 0; i < 5; i++)
     {
@@ -1068,7 +1070,7 @@ test_registry_json (void)
 
   g_assert_null (tally_tool_registry_lookup (registry, "read"));
   g_assert_null (tally_tool_registry_lookup (registry, "bash"));
-  g_assert_null (tally_tool_registry_get_tool (registry, 10));
+  g_assert_null (tally_tool_registry_get_tool (registry, 11));
 
   /* The tools array is compact JSON and begins with the first tool. */
   g_assert_true (g_str_has_prefix (first, "[{\"name\":\"query_database\",\"description\":\""));

@@ -20,8 +20,9 @@
  *   3. plan mode refuses every tool that changes something;
  *   4. a path outside the workspace always asks;
  *   5. allow rules;
- *   6. the mode: read-only tools run in every mode, `auto` also runs edits
- *      inside the workspace;
+ *   6. the mode: read-only tools run in every mode, tools that only add
+ *      new files (create_chart) run in `ask` and `auto`, `auto` also runs
+ *      edits inside the workspace;
  *   7. everything else asks.
  *
  * Nothing here ever allows by default: a call that no step allows asks.
@@ -1237,7 +1238,9 @@ tally_gate_evaluate (GPtrArray              *rules,
       return;
     }
 
-  if (read_only || (mode == TALLY_MODE_AUTO && is_edit_tool (tool_name)))
+  if (read_only ||
+      (tool != NULL && tally_tool_adds_files_only (tool)) ||
+      (mode == TALLY_MODE_AUTO && is_edit_tool (tool_name)))
     {
       verdict->action = TALLY_GATE_ALLOW;
       verdict->reason = "mode";

@@ -108,6 +108,16 @@ gboolean           tally_tool_database_set_step_error (TallyToolDatabase *databa
                                                        GError           **error);
 void               tally_tool_database_free     (TallyToolDatabase      *database);
 
+/* A query's rows as data, for create_chart (tally-tool-query-database.c). */
+JsonArray         *tally_tool_query_database_fetch_rows (TallyTool               *tool,
+                                                         const TallyToolContext  *context,
+                                                         const char              *sql,
+                                                         guint                    max_rows,
+                                                         GCancellable            *cancellable,
+                                                         char                  ***column_names,
+                                                         gboolean                *more,
+                                                         GError                 **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyToolDatabase, tally_tool_database_free)
 
 G_END_DECLS

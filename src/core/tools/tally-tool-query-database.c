@@ -718,6 +718,173 @@ append_cell (GString      *out,
     }
 }
 
+/* The one way a statement of the model's reaches the database: checks the
+ * text, opens a read-only connection with the tool's limits (timeout,
+ * memory) and prepares the statement through the authorizer. Shared by
+ * query_run() and tally_tool_query_database_fetch_rows(), so create_chart
+ * runs its `sql` exactly as query_database does. */
+static sqlite3_stmt *
+query_prepare (TallyToolQueryDatabase  *self,
+               const TallyToolContext  *context,
+               const char              *sql,
+               GCancellable            *cancellable,
+               TallyToolDatabase      **out_database,
+               GError                 **error)
+{
+  g_autoptr(TallyToolDatabase) database = NULL;
+  sqlite3_stmt *stmt;
+
+  if (sql == NULL || sql[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`sql` is required and must not be empty");
+      return NULL;
+    }
+
+  database = tally_tool_database_open (context, cancellable, error);
+  if (database == NULL)
+    return NULL;
+
+  tally_tool_database_set_limits (database,
+                                  (guint) g_atomic_int_get (&self->timeout_ms),
+                                  self->max_memory);
+
+  stmt = tally_tool_database_prepare (database, sql, error);
+  if (stmt == NULL)
+    return NULL;
+
+  *out_database = g_steal_pointer (&database);
+  return stmt;
+}
+
+/* A cell as a JSON scalar for a chart: numbers stay numbers, a BLOB is
+ * described, text is kept whole (the chart engine reads it). */
+static JsonNode *
+cell_to_node (sqlite3_stmt *stmt,
+              int           column)
+{
+  JsonNode *node = json_node_alloc ();
+
+  switch (sqlite3_column_type (stmt, column))
+    {
+    case SQLITE_NULL:
+      json_node_init_null (node);
+      break;
+
+    case SQLITE_INTEGER:
+      json_node_init_int (node, sqlite3_column_int64 (stmt, column));
+      break;
+
+    case SQLITE_FLOAT:
+      json_node_init_double (node, sqlite3_column_double (stmt, column));
+      break;
+
+    case SQLITE_BLOB:
+      {
+        g_autofree char *text = g_strdup_printf ("<blob %d bytes>", sqlite3_column_bytes (stmt, column));
+
+        json_node_init_string (node, text);
+      }
+      break;
+
+    case SQLITE_TEXT:
+    default:
+      json_node_init_string (node, (const char *) sqlite3_column_text (stmt, column));
+      break;
+    }
+
+  return node;
+}
+
+/**
+ * tally_tool_query_database_fetch_rows:
+ * @tool: the `query_database` tool (its timeout and memory limits apply)
+ * @context: the database to read
+ * @sql: one read-only statement
+ * @max_rows: the most rows to return
+ * @cancellable: (nullable): a #GCancellable
+ * @column_names: (out) (transfer full) (array zero-terminated=1): the
+ *   result's column names
+ * @more: (out): set to %TRUE when the statement had more than @max_rows
+ *   rows (the rest is not read)
+ * @error: return location for a %TALLY_TOOL_ERROR error (the same messages
+ *   as `query_database`), or %G_IO_ERROR_CANCELLED
+ *
+ * Runs @sql exactly as `query_database` does (the same read-only
+ * connection, authorizer, limits and messages) and returns the rows as
+ * data rather than text. For create_chart (docs/charts.md). Blocking: call
+ * it from a worker thread.
+ *
+ * Returns: (transfer full) (nullable): the rows, each a JSON array of
+ *   scalars (integer, double, string or null) in column order, or %NULL
+ *   with @error set
+ */
+JsonArray *
+tally_tool_query_database_fetch_rows (TallyTool               *tool,
+                                      const TallyToolContext  *context,
+                                      const char              *sql,
+                                      guint                    max_rows,
+                                      GCancellable            *cancellable,
+                                      char                  ***column_names,
+                                      gboolean                *more,
+                                      GError                 **error)
+{
+  g_autoptr(TallyToolDatabase) database = NULL;
+  g_autoptr(JsonArray) rows = NULL;
+  g_autoptr(GStrvBuilder) names = NULL;
+  sqlite3_stmt *stmt;
+  int n_columns;
+  int rc;
+
+  g_return_val_if_fail (TALLY_IS_TOOL_QUERY_DATABASE (tool), NULL);
+  g_return_val_if_fail (column_names != NULL && more != NULL, NULL);
+
+  *column_names = NULL;
+  *more = FALSE;
+
+  stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
+  if (stmt == NULL)
+    return NULL;
+
+  names = g_strv_builder_new ();
+  n_columns = sqlite3_column_count (stmt);
+  for (int i = 0; i < n_columns; i++)
+    {
+      const char *name = sqlite3_column_name (stmt, i);
+
+      g_strv_builder_add (names, name ? name : "?");
+    }
+
+  rows = json_array_new ();
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      JsonArray *row;
+
+      if (json_array_get_length (rows) >= max_rows)
+        {
+          *more = TRUE;
+          rc = SQLITE_DONE;
+          break;
+        }
+
+      row = json_array_sized_new ((guint) n_columns);
+      for (int i = 0; i < n_columns; i++)
+        json_array_add_element (row, cell_to_node (stmt, i));
+      json_array_add_array_element (rows, row);
+    }
+
+  if (!tally_tool_database_set_step_error (database, rc, error))
+    {
+      sqlite3_finalize (stmt);
+      return NULL;
+    }
+
+  sqlite3_finalize (stmt);
+
+  *column_names = g_strv_builder_end (names);
+  return g_steal_pointer (&rows);
+}
+
 static char *
 query_run (TallyTool               *tool,
            const TallyToolContext  *context,
@@ -743,26 +910,11 @@ query_run (TallyTool               *tool,
       !tally_tool_input_get_uint (input, "max_rows", &has_max_rows, &max_rows, error))
     return NULL;
 
-  if (sql[0] == '\0')
-    {
-      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                           "`sql` is required and must not be empty");
-      return NULL;
-    }
-
   if (!has_max_rows)
     max_rows = TALLY_TOOL_QUERY_DATABASE_DEFAULT_ROWS;
   max_rows = MIN (max_rows, TALLY_TOOL_QUERY_DATABASE_MAX_ROWS);
 
-  database = tally_tool_database_open (context, cancellable, error);
-  if (database == NULL)
-    return NULL;
-
-  tally_tool_database_set_limits (database,
-                                  (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
-                                  TALLY_TOOL_QUERY_DATABASE (tool)->max_memory);
-
-  stmt = tally_tool_database_prepare (database, sql, error);
+  stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
     return NULL;
 

@@ -8,6 +8,7 @@
 
 #include "tally-tool-ask-user-question.h"
 #include "tally-tool-bash.h"
+#include "tally-tool-create-chart.h"
 #include "tally-tool-exit-plan-mode.h"
 #include "tally-tool-edit.h"
 #include "tally-tool-get-schema.h"
@@ -107,6 +108,13 @@ tally_tool_registry_new_default (void)
 
       tally_tool_registry_add (self, tool);
     }
+
+  /* create_chart runs its `sql` under query_database's limits. */
+  {
+    g_autoptr(TallyTool) chart = tally_tool_create_chart_new (tally_tool_registry_lookup (self, "query_database"));
+
+    tally_tool_registry_add (self, chart);
+  }
 
   return self;
 }

@@ -110,6 +110,23 @@ tally_tool_is_read_only (TallyTool *self)
 }
 
 /**
+ * tally_tool_adds_files_only:
+ * @self: a #TallyTool
+ *
+ * Returns: %TRUE when the tool's only change is adding new files inside
+ *   the workspace (#TallyToolClass.adds_files_only), so the permission
+ *   gate runs it without a card in `ask` and `auto` and refuses it in
+ *   `plan`
+ */
+gboolean
+tally_tool_adds_files_only (TallyTool *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL (self), FALSE);
+
+  return TALLY_TOOL_GET_CLASS (self)->adds_files_only;
+}
+
+/**
  * tally_tool_run:
  * @self: a #TallyTool
  * @context: what the tool may touch (database, workspace)
@@ -118,7 +135,8 @@ tally_tool_is_read_only (TallyTool *self)
  * @error: return location for a #GError
  *
  * Runs the tool synchronously, blocking the calling thread: call it from a
- * worker thread, or use tally_tool_run_async().
+ * worker thread, or use tally_tool_run_async(). A tool's artifact (see
+ * tally_tool_run_full()) is dropped.
  *
  * Errors are in the %TALLY_TOOL_ERROR domain (see #TallyToolError); a
  * cancelled run fails with %G_IO_ERROR_CANCELLED.
@@ -133,16 +151,49 @@ tally_tool_run (TallyTool              *self,
                 GCancellable           *cancellable,
                 GError                **error)
 {
+  return tally_tool_run_full (self, context, input, cancellable, NULL, error);
+}
+
+/**
+ * tally_tool_run_full:
+ * @self: a #TallyTool
+ * @context: what the tool may touch (database, workspace)
+ * @input: the `input` object of the model's `tool_use` block
+ * @cancellable: (nullable): a #GCancellable
+ * @artifact: (out) (optional) (nullable) (transfer full): the run's
+ *   artifact, a JSON object, or %NULL when the tool made none (only
+ *   `create_chart` makes one: the fields of a `chart_created` event)
+ * @error: return location for a #GError
+ *
+ * Like tally_tool_run(), and also returns the artifact of tools that
+ * set #TallyToolClass.run_with_artifact. Blocking.
+ *
+ * Returns: (transfer full): the text of the `tool_result`, or %NULL with
+ *   @error set (%TALLY_TOOL_ERROR, or %G_IO_ERROR_CANCELLED)
+ */
+char *
+tally_tool_run_full (TallyTool              *self,
+                     const TallyToolContext *context,
+                     JsonObject             *input,
+                     GCancellable           *cancellable,
+                     JsonObject            **artifact,
+                     GError                **error)
+{
   TallyToolClass *klass;
   static const TallyToolContext empty_context = { NULL, NULL };
+  g_autoptr(JsonObject) made = NULL;
+  char *text;
 
   g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
   g_return_val_if_fail (!cancellable || G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  if (artifact != NULL)
+    *artifact = NULL;
+
   klass = TALLY_TOOL_GET_CLASS (self);
 
-  if (klass->run == NULL)
+  if (klass->run == NULL && klass->run_with_artifact == NULL)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
                    "The tool %s cannot run", klass->name ? klass->name : "?");
@@ -159,13 +210,39 @@ tally_tool_run (TallyTool              *self,
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
 
-  return klass->run (self, context ? context : &empty_context, input, cancellable, error);
+  if (context == NULL)
+    context = &empty_context;
+
+  if (klass->run_with_artifact != NULL)
+    text = klass->run_with_artifact (self, context, input, cancellable, &made, error);
+  else
+    text = klass->run (self, context, input, cancellable, error);
+
+  if (text != NULL && artifact != NULL)
+    *artifact = g_steal_pointer (&made);
+
+  return text;
 }
 
 typedef struct {
   TallyToolContext  context;
   JsonObject       *input;
 } RunData;
+
+/* What a threaded run returns: the text, and the artifact as JSON text
+ * (parsed again in the caller's thread, see copy_input()). */
+typedef struct {
+  char *text;
+  char *artifact;
+} RunResult;
+
+static void
+run_result_free (RunResult *result)
+{
+  g_free (result->text);
+  g_free (result->artifact);
+  g_free (result);
+}
 
 static void
 run_data_free (RunData *data)
@@ -205,15 +282,29 @@ run_thread (GTask        *task,
 {
   RunData *data = task_data;
   GError *error = NULL;
+  g_autoptr(JsonObject) artifact = NULL;
+  RunResult *result;
   char *text;
 
-  text = tally_tool_run (TALLY_TOOL (source_object), &data->context,
-                         data->input, cancellable, &error);
+  text = tally_tool_run_full (TALLY_TOOL (source_object), &data->context,
+                              data->input, cancellable, &artifact, &error);
 
   if (text == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, text, g_free);
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+
+  result = g_new0 (RunResult, 1);
+  result->text = text;
+  if (artifact != NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+      json_node_set_object (node, artifact);
+      result->artifact = json_to_string (node, FALSE);
+    }
+  g_task_return_pointer (task, result, (GDestroyNotify) run_result_free);
 }
 
 /**
@@ -275,11 +366,53 @@ tally_tool_run_finish (TallyTool     *self,
                        GAsyncResult  *result,
                        GError       **error)
 {
+  return tally_tool_run_finish_full (self, result, NULL, error);
+}
+
+/**
+ * tally_tool_run_finish_full:
+ * @self: a #TallyTool
+ * @result: the #GAsyncResult given to the callback
+ * @artifact: (out) (optional) (nullable) (transfer full): the run's
+ *   artifact (see tally_tool_run_full()), or %NULL
+ * @error: return location for a #GError
+ *
+ * Completes tally_tool_run_async(), with the artifact.
+ *
+ * Returns: (transfer full): the text of the `tool_result`, or %NULL with
+ *   @error set (%TALLY_TOOL_ERROR, or %G_IO_ERROR_CANCELLED)
+ */
+char *
+tally_tool_run_finish_full (TallyTool     *self,
+                            GAsyncResult  *result,
+                            JsonObject   **artifact,
+                            GError       **error)
+{
+  RunResult *run_result;
+  char *text;
+
   g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_tool_run_async, NULL);
 
-  return g_task_propagate_pointer (G_TASK (result), error);
+  if (artifact != NULL)
+    *artifact = NULL;
+
+  run_result = g_task_propagate_pointer (G_TASK (result), error);
+  if (run_result == NULL)
+    return NULL;
+
+  if (artifact != NULL && run_result->artifact != NULL)
+    {
+      g_autoptr(JsonNode) node = json_from_string (run_result->artifact, NULL);
+
+      if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+        *artifact = json_object_ref (json_node_get_object (node));
+    }
+
+  text = g_steal_pointer (&run_result->text);
+  run_result_free (run_result);
+  return text;
 }
 
 /**

@@ -69,6 +69,10 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  * @description: the description the model reads (Tally's own words)
  * @input_schema: the JSON Schema of the input, as a JSON text
  * @read_only: %TRUE when the tool never changes anything
+ * @adds_files_only: %TRUE when the only change the tool makes is to add
+ *   new files inside the workspace, never overwriting one (`create_chart`
+ *   under `charts/`): the gate runs it without a card in `ask` and `auto`
+ *   and refuses it in `plan` (docs/security.md, "Modes")
  * @run: runs the tool; called in a worker thread; returns the text for the
  *   `tool_result` (transfer full) or %NULL with @error set
  * @dup_paths: (nullable): returns the file paths named by an input, as
@@ -78,6 +82,11 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  * @dup_summary: (nullable): returns a one-line human summary of an input
  *   (transfer full), or %NULL to fall back to the default (the compact JSON
  *   input). See tally_tool_dup_summary().
+ * @run_with_artifact: (nullable): like @run, and may also return an
+ *   artifact: a JSON object the agent turns into an event of its own
+ *   after the `tool_result` (for `create_chart`, the fields of
+ *   `chart_created`). A tool that sets it leaves @run %NULL. See
+ *   tally_tool_run_full().
  * @dup_preview: (nullable): returns what a call would change, shown on its
  *   approval card before it runs (e.g. a unified diff of the file for
  *   `Write` and `Edit`; transfer full), or %NULL with @error set; may read
@@ -94,12 +103,19 @@ struct _TallyToolClass
   const char *description;
   const char *input_schema;
   gboolean    read_only;
+  gboolean    adds_files_only;
 
   char *(*run) (TallyTool              *self,
                 const TallyToolContext *context,
                 JsonObject             *input,
                 GCancellable           *cancellable,
                 GError                **error);
+  char  *(*run_with_artifact) (TallyTool              *self,
+                               const TallyToolContext *context,
+                               JsonObject             *input,
+                               GCancellable           *cancellable,
+                               JsonObject            **artifact,
+                               GError                **error);
   char **(*dup_paths)   (TallyTool              *self,
                          JsonObject             *input);
   char  *(*dup_summary) (TallyTool              *self,
@@ -110,17 +126,24 @@ struct _TallyToolClass
                          GError                **error);
 
   /*< private >*/
-  gpointer padding[5];
+  gpointer padding[4];
 };
 
 const char *tally_tool_get_name         (TallyTool              *self);
 const char *tally_tool_get_description  (TallyTool              *self);
 const char *tally_tool_get_input_schema (TallyTool              *self);
 gboolean    tally_tool_is_read_only     (TallyTool              *self);
+gboolean    tally_tool_adds_files_only  (TallyTool              *self);
 char       *tally_tool_run              (TallyTool              *self,
                                          const TallyToolContext *context,
                                          JsonObject             *input,
                                          GCancellable           *cancellable,
+                                         GError                **error);
+char       *tally_tool_run_full         (TallyTool              *self,
+                                         const TallyToolContext *context,
+                                         JsonObject             *input,
+                                         GCancellable           *cancellable,
+                                         JsonObject            **artifact,
                                          GError                **error);
 void        tally_tool_run_async        (TallyTool              *self,
                                          const TallyToolContext *context,
@@ -130,6 +153,10 @@ void        tally_tool_run_async        (TallyTool              *self,
                                          gpointer                user_data);
 char       *tally_tool_run_finish       (TallyTool              *self,
                                          GAsyncResult           *result,
+                                         GError                **error);
+char       *tally_tool_run_finish_full  (TallyTool              *self,
+                                         GAsyncResult           *result,
+                                         JsonObject            **artifact,
                                          GError                **error);
 char      **tally_tool_dup_paths        (TallyTool              *self,
                                          JsonObject             *input);
