@@ -61,18 +61,6 @@ tally_message_stream_usage_init (TallyUsage *usage)
 
 /* Reading members of an event */
 
-static JsonObject *
-get_object (JsonObject *object,
-            const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    return NULL;
-
-  return json_node_get_object (node);
-}
-
 static gboolean
 get_int (JsonObject *object,
          const char *name,
@@ -213,7 +201,7 @@ merge_usage (TallyUsage *usage,
   get_int (object, "cache_creation_input_tokens", &usage->cache_creation_input_tokens);
   get_int (object, "cache_read_input_tokens", &usage->cache_read_input_tokens);
 
-  cache_creation = get_object (object, "cache_creation");
+  cache_creation = tally_json_object_get_object (object, "cache_creation");
   if (cache_creation != NULL)
     {
       get_int (cache_creation, "ephemeral_5m_input_tokens", &usage->cache_creation_5m);
@@ -232,16 +220,16 @@ handle_message_start (TallyMessageStream  *self,
   if (self->started)
     return protocol_error (error, "second message_start event in one stream");
 
-  message = get_object (object, "message");
+  message = tally_json_object_get_object (object, "message");
   if (message == NULL)
     return protocol_error (error, "message_start event without a message object");
 
   g_free (self->message_id);
-  self->message_id = g_strdup (get_string (message, "id"));
+  self->message_id = g_strdup (tally_json_object_get_string (message, "id", NULL));
   g_free (self->model);
-  self->model = g_strdup (get_string (message, "model"));
+  self->model = g_strdup (tally_json_object_get_string (message, "model", NULL));
 
-  usage = get_object (message, "usage");
+  usage = tally_json_object_get_object (message, "usage");
   if (usage != NULL)
     merge_usage (&self->usage, usage);
 
@@ -277,7 +265,7 @@ handle_block_start (TallyMessageStream  *self,
     return protocol_error (error, "content_block_start event %u without a content_block object", index);
 
   start = json_node_get_object (start_node);
-  type = get_string (start, "type");
+  type = tally_json_object_get_string (start, "type", NULL);
   if (type == NULL)
     return protocol_error (error, "content block %u has no type", index);
 
@@ -295,7 +283,7 @@ handle_block_start (TallyMessageStream  *self,
         JsonNode *citations;
 
         block->citations = g_ptr_array_new_with_free_func (g_free);
-        if ((str = get_string (start, "text")) != NULL)
+        if ((str = tally_json_object_get_string (start, "text", NULL)) != NULL)
           g_string_append (block->text, str);
 
         citations = json_object_get_member (start, "citations");
@@ -311,9 +299,9 @@ handle_block_start (TallyMessageStream  *self,
       break;
 
     case BLOCK_THINKING:
-      if ((str = get_string (start, "thinking")) != NULL)
+      if ((str = tally_json_object_get_string (start, "thinking", NULL)) != NULL)
         g_string_append (block->text, str);
-      str = get_string (start, "signature");
+      str = tally_json_object_get_string (start, "signature", NULL);
       block->signature = g_strdup (str ? str : "");
       break;
 
@@ -385,11 +373,11 @@ handle_block_delta (TallyMessageStream  *self,
   if (block == NULL)
     return FALSE;
 
-  delta = get_object (object, "delta");
+  delta = tally_json_object_get_object (object, "delta");
   if (delta == NULL)
     return protocol_error (error, "content_block_delta event for block %u without a delta object", index);
 
-  type = get_string (delta, "type");
+  type = tally_json_object_get_string (delta, "type", NULL);
   if (type == NULL)
     return protocol_error (error, "content_block_delta event for block %u without a delta type", index);
 
@@ -399,7 +387,7 @@ handle_block_delta (TallyMessageStream  *self,
     case BLOCK_TEXT:
       if (g_str_equal (type, "text_delta"))
         {
-          if ((str = get_string (delta, "text")) == NULL)
+          if ((str = tally_json_object_get_string (delta, "text", NULL)) == NULL)
             return protocol_error (error, "text_delta for block %u without text", index);
           g_string_append (block->text, str);
           g_signal_emit (self, tally_message_stream_signals[TEXT_DELTA], 0, index, str);
@@ -426,14 +414,14 @@ handle_block_delta (TallyMessageStream  *self,
     case BLOCK_THINKING:
       if (g_str_equal (type, "thinking_delta"))
         {
-          if ((str = get_string (delta, "thinking")) == NULL)
+          if ((str = tally_json_object_get_string (delta, "thinking", NULL)) == NULL)
             return protocol_error (error, "thinking_delta for block %u without thinking", index);
           g_string_append (block->text, str);
           g_signal_emit (self, tally_message_stream_signals[THINKING_DELTA], 0, index, str);
         }
       else if (g_str_equal (type, "signature_delta"))
         {
-          if ((str = get_string (delta, "signature")) == NULL)
+          if ((str = tally_json_object_get_string (delta, "signature", NULL)) == NULL)
             return protocol_error (error, "signature_delta for block %u without signature", index);
           g_free (block->signature);
           block->signature = g_strdup (str);
@@ -443,7 +431,7 @@ handle_block_delta (TallyMessageStream  *self,
     case BLOCK_TOOL_USE:
       if (g_str_equal (type, "input_json_delta"))
         {
-          if ((str = get_string (delta, "partial_json")) == NULL)
+          if ((str = tally_json_object_get_string (delta, "partial_json", NULL)) == NULL)
             return protocol_error (error, "input_json_delta for block %u without partial_json", index);
           g_string_append (block->text, str);
         }
@@ -558,7 +546,7 @@ set_nullable_string (char       **field,
     return;
 
   g_free (*field);
-  *field = g_strdup (get_string (object, name));
+  *field = g_strdup (tally_json_object_get_string (object, name, NULL));
 }
 
 static gboolean
@@ -566,8 +554,8 @@ handle_message_delta (TallyMessageStream  *self,
                       JsonObject          *object,
                       GError             **error)
 {
-  JsonObject *delta = get_object (object, "delta");
-  JsonObject *usage = get_object (object, "usage");
+  JsonObject *delta = tally_json_object_get_object (object, "delta");
+  JsonObject *usage = tally_json_object_get_object (object, "usage");
 
   if (delta != NULL)
     {
@@ -586,14 +574,14 @@ handle_error_event (TallyMessageStream  *self,
                     JsonObject          *object,
                     GError             **error)
 {
-  JsonObject *api_error = get_object (object, "error");
+  JsonObject *api_error = tally_json_object_get_object (object, "error");
   const char *type = NULL;
   const char *message = NULL;
 
   if (api_error != NULL)
     {
-      type = get_string (api_error, "type");
-      message = get_string (api_error, "message");
+      type = tally_json_object_get_string (api_error, "type", NULL);
+      message = tally_json_object_get_string (api_error, "message", NULL);
     }
 
   g_free (self->error_type);
@@ -634,7 +622,7 @@ apply_event_internal (TallyMessageStream  *self,
   object = json_node_get_object (root);
   name = event_name;
   if (name == NULL)
-    name = get_string (object, "type");
+    name = tally_json_object_get_string (object, "type", NULL);
   if (name == NULL)
     return protocol_error (error, "event without a name or a JSON type");
 

@@ -126,8 +126,8 @@ static void
 append_tool_block_json (GString *out,
                         Block   *block)
 {
-  const char *id = get_string (block->start, "id");
-  const char *name = get_string (block->start, "name");
+  const char *id = tally_json_object_get_string (block->start, "id", NULL);
+  const char *name = tally_json_object_get_string (block->start, "name", NULL);
   const char *caller;
   gsize caller_len;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
+#include "tally-json.h"
 #include "tally-message-stream.h"
 #include "tally-sse-decoder.h"
 
@@ -90,20 +91,6 @@ enum {
 
 /* The signal ids, set in class_init (tally-message-stream.c). */
 extern guint tally_message_stream_signals[N_SIGNALS];
-
-/* The string member @name of an event's object, or NULL when it is absent
- * or not a string. */
-static inline const char *
-get_string (JsonObject *object,
-            const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-
-  return json_node_get_string (node);
-}
 
 /* tally-message-stream-events.c */
 void   tally_message_stream_usage_init         (TallyUsage  *usage);
