@@ -739,3 +739,101 @@ tally_store_load_plan_versions (TallyStore  *self,
 }
 
 /* }}} */
+
+/* {{{ Boxed records */
+
+/**
+ * tally_rule_get_type:
+ *
+ * Returns: the boxed #GType of #TallyRule
+ */
+G_DEFINE_BOXED_TYPE (TallyRule, tally_rule, tally_rule_copy, tally_rule_free)
+
+/**
+ * tally_plan_version_get_type:
+ *
+ * Returns: the boxed #GType of #TallyPlanVersion
+ */
+G_DEFINE_BOXED_TYPE (TallyPlanVersion, tally_plan_version, tally_plan_version_copy, tally_plan_version_free)
+
+/**
+ * tally_rule_copy:
+ * @rule: a #TallyRule
+ *
+ * Returns: (transfer full): a deep copy of @rule
+ */
+TallyRule *
+tally_rule_copy (const TallyRule *rule)
+{
+  TallyRule *copy;
+
+  g_return_val_if_fail (rule != NULL, NULL);
+
+  copy = g_new0 (TallyRule, 1);
+  copy->id = rule->id;
+  copy->pattern = g_strdup (rule->pattern);
+  copy->decision = g_strdup (rule->decision);
+  copy->scope = g_strdup (rule->scope);
+  copy->workspace = g_strdup (rule->workspace);
+  copy->created_us = rule->created_us;
+  return copy;
+}
+
+/**
+ * tally_rule_free:
+ * @rule: (transfer full) (nullable): a #TallyRule
+ *
+ * Frees @rule and its strings.
+ */
+void
+tally_rule_free (TallyRule *rule)
+{
+  if (rule == NULL)
+    return;
+  g_free (rule->pattern);
+  g_free (rule->decision);
+  g_free (rule->scope);
+  g_free (rule->workspace);
+  g_free (rule);
+}
+
+/**
+ * tally_plan_version_copy:
+ * @plan: a #TallyPlanVersion
+ *
+ * Returns: (transfer full): a deep copy of @plan
+ */
+TallyPlanVersion *
+tally_plan_version_copy (const TallyPlanVersion *plan)
+{
+  TallyPlanVersion *copy;
+
+  g_return_val_if_fail (plan != NULL, NULL);
+
+  copy = g_new0 (TallyPlanVersion, 1);
+  copy->plan_id = g_strdup (plan->plan_id);
+  copy->version = plan->version;
+  copy->session_id = g_strdup (plan->session_id);
+  copy->markdown = g_strdup (plan->markdown);
+  copy->created_us = plan->created_us;
+  return copy;
+}
+
+/**
+ * tally_plan_version_free:
+ * @plan: (transfer full) (nullable): a #TallyPlanVersion
+ *
+ * Frees @plan and its strings.
+ */
+void
+tally_plan_version_free (TallyPlanVersion *plan)
+{
+  if (plan == NULL)
+    return;
+  g_free (plan->plan_id);
+  g_free (plan->session_id);
+  g_free (plan->markdown);
+  g_free (plan);
+}
+
+/* }}} */
