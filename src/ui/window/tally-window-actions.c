@@ -74,23 +74,30 @@ looks_like_sqlite (const char  *path,
   return TRUE;
 }
 
+/* The local path the file chooser @dialog answered with, or %NULL when it
+ * was cancelled; the dialog is released. */
+static char *
+dup_chosen_path (GtkNativeDialog *dialog,
+                 int              response)
+{
+  g_autoptr(GFile) file = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+  g_object_unref (dialog);
+
+  return file != NULL ? g_file_get_path (file) : NULL;
+}
+
 static void
 database_chosen_cb (GtkNativeDialog *dialog,
                     int              response,
                     TallyWindow     *self)
 {
-  g_autoptr(GFile) file = NULL;
-  g_autofree char *path = NULL;
+  g_autofree char *path = dup_chosen_path (dialog, response);
   g_autoptr(GError) error = NULL;
 
   g_assert (TALLY_IS_WINDOW (self));
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      path = file != NULL ? g_file_get_path (file) : NULL;
-    }
-  g_object_unref (dialog);
 
   if (path == NULL)
     return;
@@ -109,16 +116,12 @@ database_chosen_cb (GtkNativeDialog *dialog,
 }
 
 static void
-choose_database_action (GtkWidget  *widget,
-                        const char *action_name,
-                        GVariant   *parameter)
+choose_database_activate (TallyWindow *self,
+                          GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
   GtkFileChooserNative *native;
   g_autoptr(GtkFileFilter) sqlite = gtk_file_filter_new ();
   g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
-
-  g_assert (TALLY_IS_WINDOW (self));
 
   gtk_popover_popdown (self->context_popover);
 
@@ -146,17 +149,9 @@ workspace_chosen_cb (GtkNativeDialog *dialog,
                      int              response,
                      TallyWindow     *self)
 {
-  g_autoptr(GFile) file = NULL;
-  g_autofree char *path = NULL;
+  g_autofree char *path = dup_chosen_path (dialog, response);
 
   g_assert (TALLY_IS_WINDOW (self));
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      path = file != NULL ? g_file_get_path (file) : NULL;
-    }
-  g_object_unref (dialog);
 
   if (path == NULL)
     return;
@@ -176,14 +171,10 @@ workspace_chosen_cb (GtkNativeDialog *dialog,
 }
 
 static void
-choose_workspace_action (GtkWidget  *widget,
-                         const char *action_name,
-                         GVariant   *parameter)
+choose_workspace_activate (TallyWindow *self,
+                           GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
   GtkFileChooserNative *native;
-
-  g_assert (TALLY_IS_WINDOW (self));
 
   gtk_popover_popdown (self->context_popover);
 
@@ -200,15 +191,11 @@ choose_workspace_action (GtkWidget  *widget,
 }
 
 static void
-open_workspace_action (GtkWidget  *widget,
-                       const char *action_name,
-                       GVariant   *parameter)
+open_workspace_activate (TallyWindow *self,
+                         GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
   g_autoptr(GFile) file = NULL;
   g_autofree char *uri = NULL;
-
-  g_assert (TALLY_IS_WINDOW (self));
 
   if (self->workspace == NULL)
     return;
@@ -221,69 +208,51 @@ open_workspace_action (GtkWidget  *widget,
 
 /* Window actions */
 
-static void
-new_session_action (GtkWidget  *widget,
-                    const char *action_name,
-                    GVariant   *parameter)
+/* The sidebar row of the session shown, or %NULL. */
+static TallySessionRow *
+current_row (TallyWindow *self)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
+  if (self->session == NULL)
+    return NULL;
 
-  g_assert (TALLY_IS_WINDOW (self));
+  return _tally_window_find_row (self, tally_session_get_id (self->session));
+}
 
+static void
+new_session_activate (TallyWindow *self,
+                      GVariant    *parameter)
+{
   tally_window_new_session (self);
 }
 
 static void
-search_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
+search_activate (TallyWindow *self,
+                 GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
   adw_flap_set_reveal_flap (self->flap, TRUE);
   gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
 }
 
 static void
-toggle_sidebar_action (GtkWidget  *widget,
-                       const char *action_name,
-                       GVariant   *parameter)
+toggle_sidebar_activate (TallyWindow *self,
+                         GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
   adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
 }
 
 static void
-stop_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
+stop_activate (TallyWindow *self,
+               GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
   _tally_window_stop_turn (self);
 }
 
 static void
-rename_session_action (GtkWidget  *widget,
-                       const char *action_name,
-                       GVariant   *parameter)
+rename_session_activate (TallyWindow *self,
+                         GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-  TallySessionRow *row;
+  TallySessionRow *row = current_row (self);
 
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (self->session == NULL)
-    return;
-
-  row = _tally_window_find_row (self, tally_session_get_id (self->session));
   if (row == NULL)
     return;
 
@@ -292,32 +261,19 @@ rename_session_action (GtkWidget  *widget,
 }
 
 static void
-delete_session_action (GtkWidget  *widget,
-                       const char *action_name,
-                       GVariant   *parameter)
+delete_session_activate (TallyWindow *self,
+                         GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-  TallySessionRow *row;
+  TallySessionRow *row = current_row (self);
 
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (self->session == NULL)
-    return;
-
-  row = _tally_window_find_row (self, tally_session_get_id (self->session));
   if (row != NULL)
     _tally_window_delete_with_undo (self, tally_session_row_get_info (row));
 }
 
 static void
-undo_delete_action (GtkWidget  *widget,
-                    const char *action_name,
-                    GVariant   *parameter)
+undo_delete_activate (TallyWindow *self,
+                      GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
   _tally_window_undo_delete (self, g_variant_get_string (parameter, NULL));
 }
 
@@ -325,15 +281,11 @@ undo_delete_action (GtkWidget  *widget,
  * goes up to the amount in the parameter (USD) for this session only; the
  * setting stays as it was (docs/protocol.md §12.4). */
 static void
-raise_cost_cap_action (GtkWidget  *widget,
-                       const char *action_name,
-                       GVariant   *parameter)
+raise_cost_cap_activate (TallyWindow *self,
+                         GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
   g_autofree char *message = NULL;
   double cap = g_variant_get_double (parameter);
-
-  g_assert (TALLY_IS_WINDOW (self));
 
   if (self->session == NULL || !(cap > 0))
     return;
@@ -347,14 +299,11 @@ raise_cost_cap_action (GtkWidget  *widget,
 /* Retry on an error banner: the parameter is the failed turn's id; what
  * goes again is the session's last prompt (docs/architecture.md §3.2). */
 static void
-retry_action (GtkWidget  *widget,
-              const char *action_name,
-              GVariant   *parameter)
+retry_activate (TallyWindow *self,
+                GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
   g_autofree char *prompt = NULL;
 
-  g_assert (TALLY_IS_WINDOW (self));
   g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE_STRING));
 
   prompt = _tally_window_dup_last_prompt (self);
@@ -379,17 +328,14 @@ card_failed (TallyWindow *self,
  * gtk_widget_activate_action() (docs/architecture.md §3.2). */
 
 static void
-approve_action (GtkWidget  *widget,
-                const char *action_name,
-                GVariant   *parameter)
+approve_activate (TallyWindow *self,
+                  GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
   const char *id, *input, *rule, *scope, *message;
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
   int decision;
 
-  g_assert (TALLY_IS_WINDOW (self));
   g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(simsmsmsms)")));
 
   g_variant_get (parameter, "(&sim&sm&sm&sm&s)", &id, &decision, &input, &rule, &scope, &message);
@@ -404,16 +350,13 @@ approve_action (GtkWidget  *widget,
 }
 
 static void
-answer_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
+answer_activate (TallyWindow *self,
+                 GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
   const char *id, *answers;
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
 
-  g_assert (TALLY_IS_WINDOW (self));
   g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE ("(sms)")));
 
   g_variant_get (parameter, "(&sm&s)", &id, &answers);
@@ -428,14 +371,9 @@ answer_action (GtkWidget  *widget,
 }
 
 static void
-implement_plan_action (GtkWidget  *widget,
-                       const char *action_name,
-                       GVariant   *parameter)
+implement_plan_activate (TallyWindow *self,
+                         GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
   if (self->busy_session != NULL)
     {
       tally_window_add_toast (self, _("Wait for the current reply to finish, then implement the plan"));
@@ -450,18 +388,64 @@ implement_plan_action (GtkWidget  *widget,
 }
 
 static void
-refine_plan_action (GtkWidget  *widget,
-                    const char *action_name,
-                    GVariant   *parameter)
+refine_plan_activate (TallyWindow *self,
+                      GVariant    *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
   /* The analyst says what to change; the answer is a revised plan. */
   gtk_drop_down_set_selected (self->mode_dropdown, TALLY_MODE_PLAN);
   tally_composer_set_text (self->composer, _("Change the plan: "));
   gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+}
+
+/* One entry per action: its name, the type of its parameter and what it
+ * does. Every action goes through window_action_cb(), which finds the
+ * entry by name. */
+static const struct {
+  const char *name;
+  const char *parameter_type;
+  void (*activate) (TallyWindow *self,
+                    GVariant    *parameter);
+} window_actions[] = {
+  { "win.new-session", NULL, new_session_activate },
+  { "win.raise-cost-cap", "d", raise_cost_cap_activate },
+  { "win.search", NULL, search_activate },
+  { "win.toggle-sidebar", NULL, toggle_sidebar_activate },
+  { "win.stop", NULL, stop_activate },
+  { "win.rename-session", NULL, rename_session_activate },
+  { "win.delete-session", NULL, delete_session_activate },
+  { "win.undo-delete", "s", undo_delete_activate },
+  { "win.choose-database", NULL, choose_database_activate },
+  { "win.choose-workspace", NULL, choose_workspace_activate },
+  { "win.open-workspace", NULL, open_workspace_activate },
+
+  /* What the cards decide (docs/architecture.md §3.2). */
+  { "session.approve", "(simsmsmsms)", approve_activate },
+  { "session.answer", "(sms)", answer_activate },
+  { "session.implement-plan", "(sx)", implement_plan_activate },
+  { "session.refine-plan", "(sx)", refine_plan_activate },
+  { "session.retry", "s", retry_activate },
+};
+
+static void
+window_action_cb (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (action_name != NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (window_actions); i++)
+    {
+      if (g_str_equal (window_actions[i].name, action_name))
+        {
+          window_actions[i].activate (self, parameter);
+          return;
+        }
+    }
+
+  g_assert_not_reached ();
 }
 
 /**
@@ -474,24 +458,9 @@ refine_plan_action (GtkWidget  *widget,
 void
 _tally_window_actions_class_init (GtkWidgetClass *widget_class)
 {
-  gtk_widget_class_install_action (widget_class, "win.new-session", NULL, new_session_action);
-  gtk_widget_class_install_action (widget_class, "win.raise-cost-cap", "d", raise_cost_cap_action);
-  gtk_widget_class_install_action (widget_class, "win.search", NULL, search_action);
-  gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, toggle_sidebar_action);
-  gtk_widget_class_install_action (widget_class, "win.stop", NULL, stop_action);
-  gtk_widget_class_install_action (widget_class, "win.rename-session", NULL, rename_session_action);
-  gtk_widget_class_install_action (widget_class, "win.delete-session", NULL, delete_session_action);
-  gtk_widget_class_install_action (widget_class, "win.undo-delete", "s", undo_delete_action);
-  gtk_widget_class_install_action (widget_class, "win.choose-database", NULL, choose_database_action);
-  gtk_widget_class_install_action (widget_class, "win.choose-workspace", NULL, choose_workspace_action);
-  gtk_widget_class_install_action (widget_class, "win.open-workspace", NULL, open_workspace_action);
-
-  /* What the cards decide (docs/architecture.md §3.2). */
-  gtk_widget_class_install_action (widget_class, "session.approve", "(simsmsmsms)", approve_action);
-  gtk_widget_class_install_action (widget_class, "session.answer", "(sms)", answer_action);
-  gtk_widget_class_install_action (widget_class, "session.implement-plan", "(sx)", implement_plan_action);
-  gtk_widget_class_install_action (widget_class, "session.refine-plan", "(sx)", refine_plan_action);
-  gtk_widget_class_install_action (widget_class, "session.retry", "s", retry_action);
+  for (guint i = 0; i < G_N_ELEMENTS (window_actions); i++)
+    gtk_widget_class_install_action (widget_class, window_actions[i].name,
+                                     window_actions[i].parameter_type, window_action_cb);
 
   /* Escape stops a running turn; a focused widget that uses Escape itself
    * (the search entry, a popover) gets it first. */
