@@ -34,22 +34,52 @@ G_DEFINE_FINAL_TYPE (TallyAgent, tally_agent, G_TYPE_OBJECT)
 guint tally_agent_signals[N_SIGNALS];
 GParamSpec *tally_agent_properties[N_PROPS];
 
-/* Replaces the string in @field with @value (transfer full). Returns
- * whether the value changed, for the setters that notify only then. */
-static gboolean
-replace_string (char **field,
-                char  *value)
+/* The setters of the notifying properties: store @value and notify
+ * @prop_id only when it changed. The string one takes @value (transfer
+ * full). */
+static void
+set_string_property (TallyAgent *self,
+                     char      **field,
+                     char       *value,
+                     guint       prop_id)
 {
   if (g_strcmp0 (*field, value) == 0)
     {
       g_free (value);
-      return FALSE;
+      return;
     }
 
   g_free (*field);
   *field = value;
-  return TRUE;
+  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[prop_id]);
 }
+
+static void
+set_int64_property (TallyAgent *self,
+                    gint64     *field,
+                    gint64      value,
+                    guint       prop_id)
+{
+  if (*field == value)
+    return;
+
+  *field = value;
+  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[prop_id]);
+}
+
+static void
+set_uint_property (TallyAgent *self,
+                   guint      *field,
+                   guint       value,
+                   guint       prop_id)
+{
+  if (*field == value)
+    return;
+
+  *field = value;
+  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[prop_id]);
+}
+
 static void
 tally_agent_dispose (GObject *object)
 {
@@ -494,8 +524,7 @@ tally_agent_set_session_id (TallyAgent *self,
   g_return_if_fail (session_id != NULL);
 
   self->session_announced = TRUE;
-  if (replace_string (&self->session_id, g_strdup (session_id)))
-    g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_SESSION_ID]);
+  set_string_property (self, &self->session_id, g_strdup (session_id), PROP_SESSION_ID);
 }
 
 /**
@@ -525,8 +554,7 @@ tally_agent_set_model (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (model != NULL);
 
-  if (replace_string (&self->model, g_strdup (tally_model_table_resolve (model))))
-    g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_MODEL]);
+  set_string_property (self, &self->model, g_strdup (tally_model_table_resolve (model)), PROP_MODEL);
 }
 
 /**
@@ -555,8 +583,8 @@ tally_agent_set_database (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  if (replace_string (&self->database, path != NULL ? g_canonicalize_filename (path, NULL) : NULL))
-    g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_DATABASE]);
+  set_string_property (self, &self->database,
+                       path != NULL ? g_canonicalize_filename (path, NULL) : NULL, PROP_DATABASE);
 }
 
 /**
@@ -603,8 +631,7 @@ tally_agent_set_workspace (TallyAgent *self,
         workspace = g_steal_pointer (&absolute);
     }
 
-  if (replace_string (&self->workspace, workspace))
-    g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_WORKSPACE]);
+  set_string_property (self, &self->workspace, workspace, PROP_WORKSPACE);
 }
 
 /**
@@ -621,11 +648,7 @@ tally_agent_set_max_tokens (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (max_tokens > 0);
 
-  if (self->max_tokens == max_tokens)
-    return;
-
-  self->max_tokens = max_tokens;
-  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_MAX_TOKENS]);
+  set_int64_property (self, &self->max_tokens, max_tokens, PROP_MAX_TOKENS);
 }
 
 /**
@@ -642,11 +665,7 @@ tally_agent_set_thinking_budget (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  if (self->thinking_budget == budget_tokens)
-    return;
-
-  self->thinking_budget = budget_tokens;
-  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_THINKING_BUDGET]);
+  set_int64_property (self, &self->thinking_budget, budget_tokens, PROP_THINKING_BUDGET);
 }
 
 /**
@@ -858,17 +877,8 @@ tally_agent_set_timeouts (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  if (self->approval_timeout_s != approval_timeout_s)
-    {
-      self->approval_timeout_s = approval_timeout_s;
-      g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_APPROVAL_TIMEOUT]);
-    }
-
-  if (self->question_timeout_s != question_timeout_s)
-    {
-      self->question_timeout_s = question_timeout_s;
-      g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[PROP_QUESTION_TIMEOUT]);
-    }
+  set_uint_property (self, &self->approval_timeout_s, approval_timeout_s, PROP_APPROVAL_TIMEOUT);
+  set_uint_property (self, &self->question_timeout_s, question_timeout_s, PROP_QUESTION_TIMEOUT);
 }
 
 /**
