@@ -917,6 +917,7 @@ check_rows_match_blocks (GtkWidget *view,
         case TALLY_BLOCK_ERROR: g_assert_true (TALLY_IS_ERROR_BANNER (child)); break;
         case TALLY_BLOCK_APPROVAL: g_assert_true (TALLY_IS_APPROVAL_CARD (child)); break;
         case TALLY_BLOCK_QUESTION:
+        case TALLY_BLOCK_CHART:
         case TALLY_BLOCK_PLAN: g_assert_false (TALLY_IS_NOTE_ROW (child)); break;
         case TALLY_BLOCK_INCOMPLETE:
         case TALLY_BLOCK_NOTICE:

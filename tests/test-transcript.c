@@ -14,6 +14,7 @@
 #include "tally-store.h"
 #include "tally-test-mock.h"
 #include "tally-transcript.h"
+#include "tally-transcript-export.h"
 
 static JsonObject *
 ev (const char *json)
@@ -110,6 +111,55 @@ test_reducer_cards_and_denials (void)
     "tool-call\tdone\tfinished\twhole\tBash\tok\t\ta.txt\n"
     "approval\tallow\tfinished\twhole\tBash\tok\t\t-\n"
     "receipt\tdone\tfinished\twhole\t-\tok\t\t-\n");
+}
+
+/* chart_created becomes a chart block after its tool call, with the
+ * event as details (the spec and rows inline), and the Markdown export
+ * shows the SVG and names the query (issue 12 §1, §3). */
+static void
+test_reducer_chart (void)
+{
+  static const char * const events[] = {
+    "{\"type\":\"turn_started\",\"seq\":1,\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Chart it\"}",
+    "{\"type\":\"tool_use_start\",\"seq\":2,\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"tool_name\":\"create_chart\",\"tool_input\":{}}",
+    "{\"type\":\"approval_resolved\",\"seq\":3,\"turn_id\":\"t1\",\"approval_id\":null,\"tool_id\":\"tu1\",\"decision\":\"allow\",\"reason\":\"mode\"}",
+    "{\"type\":\"tool_result\",\"seq\":4,\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"content\":\"A bar chart.\",\"is_error\":false,\"duration_ms\":40}",
+    "{\"type\":\"chart_created\",\"seq\":5,\"turn_id\":\"t1\",\"chart_id\":\"c1\",\"tool_id\":\"tu1\",\"title\":\"Revenue by store\","
+    "\"spec\":{\"title\":\"Revenue by store\",\"mark\":\"bar\",\"encoding\":{\"x\":{\"field\":\"store\",\"type\":\"nominal\"},"
+    "\"y\":{\"field\":\"revenue\",\"type\":\"quantitative\"}},\"data\":{\"values\":[{\"store\":\"York\",\"revenue\":12.5}]}},"
+    "\"files\":[\"charts/revenue-by-store.svg\",\"charts/revenue-by-store.png\"],\"rows\":1,"
+    "\"sql\":\"SELECT store,\\n revenue FROM r\"}",
+    "{\"type\":\"turn_finished\",\"seq\":6,\"turn_id\":\"t1\",\"status\":\"done\",\"cost_usd\":null,\"duration_ms\":10,\"api_calls\":1,\"usage\":{}}",
+    NULL
+  };
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autoptr(TallyBlock) chart = NULL;
+  g_autofree char *trace = NULL;
+  g_autofree char *markdown = NULL;
+  TallyTranscriptExportHeader header = { .title = "Charts" };
+  JsonObject *details;
+
+  apply_all (transcript, events);
+  trace = tally_transcript_dup_trace (transcript);
+  g_assert_cmpstr (trace, ==,
+    "user\task\tfinished\twhole\t-\tok\tChart it\t-\n"
+    "tool-call\tdone\tfinished\twhole\tcreate_chart\tok\t\tA bar chart.\n"
+    "chart\t-\tfinished\twhole\tcreate_chart\tok\tRevenue by store\t-\n"
+    "receipt\tdone\tfinished\twhole\t-\tok\t\t-\n");
+
+  chart = g_list_model_get_item (G_LIST_MODEL (transcript), 2);
+  g_assert_cmpint (tally_block_get_kind (chart), ==, TALLY_BLOCK_CHART);
+  g_assert_cmpstr (tally_block_get_tool_id (chart), ==, "tu1");
+  details = tally_block_get_details (chart);
+  g_assert_cmpstr (json_object_get_string_member (details, "chart_id"), ==, "c1");
+  g_assert_cmpint (json_object_get_int_member (details, "rows"), ==, 1);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (
+                      json_object_get_object_member (json_object_get_object_member (details, "spec"), "data"),
+                      "values")), ==, 1);
+
+  markdown = tally_transcript_export_markdown (transcript, &header);
+  g_assert_nonnull (strstr (markdown, "![Revenue by store](charts/revenue-by-store.svg)\n\n"
+                                      "*Data:* `SELECT store,  revenue FROM r`\n\n"));
 }
 
 /* Live versus replayed, through a real session, store and mock. */
@@ -215,6 +265,7 @@ main (int    argc,
 
   g_test_add_func ("/tally/transcript/reducer-blocks", test_reducer_blocks);
   g_test_add_func ("/tally/transcript/reducer-cards-and-denials", test_reducer_cards_and_denials);
+  g_test_add_func ("/tally/transcript/reducer-chart", test_reducer_chart);
   g_test_add_func ("/tally/transcript/replay-equals-live", test_replay_equals_live);
 
   return g_test_run ();

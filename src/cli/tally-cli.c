@@ -24,6 +24,7 @@
 #include "tally-client.h"
 #include "tally-event.h"
 #include "tally-export.h"
+#include "tally-json.h"
 #include "tally-model-table.h"
 #include "tally-pricing.h"
 #include "tally-questions.h"
@@ -415,6 +416,23 @@ print_event_readably (Cli        *cli,
       {
         close_open_text (cli);
         g_print ("\n> %s\n\n", json_object_get_string_member (event, "text"));
+      }
+      break;
+
+    case TALLY_EVENT_CHART_CREATED:
+      {
+        JsonArray *files = tally_json_object_get_array (event, "files");
+        g_autoptr(GString) names = g_string_new (NULL);
+
+        for (guint i = 0; files != NULL && i < json_array_get_length (files); i++)
+          {
+            if (i > 0)
+              g_string_append (names, ", ");
+            g_string_append (names, json_array_get_string_element (files, i));
+          }
+        /* TRANSLATORS: a chart the agent drew, then its files */
+        g_printerr (_("  Chart “%s”: %s\n"),
+                    tally_json_object_get_string (event, "title", ""), names->str);
       }
       break;
 

@@ -58,6 +58,54 @@ tally_event_new (TallyEventType type)
 }
 
 /**
+ * tally_event_new_chart_created:
+ * @chart_id: a new UUID for the chart
+ * @tool_id: the `create_chart` call that drew it
+ * @artifact: the call's artifact (tally_tool_run_full()): `title`
+ *   (string), `spec` (object: the resolved spec with its rows inline as
+ *   `data.values`), `files` (array of workspace-relative paths), `rows`
+ *   (integer), and optionally `capped` (true when the inline rows were cut
+ *   at %TALLY_CHART_MAX_ROWS) and `sql` (the statement the rows came from)
+ *
+ * Builds the fields of a `chart_created` event (docs/architecture.md
+ * §4.4) in their documented order: `chart_id`, `tool_id`, `title`, `spec`,
+ * `files`, `rows`, then `capped` and `sql` when present. Members of
+ * @artifact with the wrong JSON type are written as empty values.
+ *
+ * Returns: (transfer full): a new #JsonObject
+ */
+JsonObject *
+tally_event_new_chart_created (const char *chart_id,
+                               const char *tool_id,
+                               JsonObject *artifact)
+{
+  JsonObject *event;
+  JsonObject *spec;
+  JsonArray *files;
+
+  g_return_val_if_fail (chart_id != NULL, NULL);
+  g_return_val_if_fail (tool_id != NULL, NULL);
+  g_return_val_if_fail (artifact != NULL, NULL);
+
+  spec = tally_json_object_get_object (artifact, "spec");
+  files = tally_json_object_get_array (artifact, "files");
+
+  event = tally_event_new (TALLY_EVENT_CHART_CREATED);
+  json_object_set_string_member (event, "chart_id", chart_id);
+  json_object_set_string_member (event, "tool_id", tool_id);
+  json_object_set_string_member (event, "title", tally_json_object_get_string (artifact, "title", ""));
+  json_object_set_object_member (event, "spec", spec ? json_object_ref (spec) : json_object_new ());
+  json_object_set_array_member (event, "files", files ? json_array_ref (files) : json_array_new ());
+  json_object_set_int_member (event, "rows", tally_json_object_get_int (artifact, "rows", 0));
+  if (tally_json_object_get_bool (artifact, "capped", FALSE))
+    json_object_set_boolean_member (event, "capped", TRUE);
+  if (tally_json_object_get_string (artifact, "sql", NULL) != NULL)
+    json_object_set_string_member (event, "sql", tally_json_object_get_string (artifact, "sql", NULL));
+
+  return event;
+}
+
+/**
  * tally_event_new_named:
  * @type: the event's wire name, known to this build or not
  *

@@ -28,6 +28,8 @@ G_BEGIN_DECLS
  * @TALLY_EVENT_API_CALL: `api_call`, one HTTP attempt (§4.6)
  * @TALLY_EVENT_RETRY: `retry`, an attempt about to be retried (§4.6)
  * @TALLY_EVENT_ERROR: `error`, what ended a turn (§4.6)
+ * @TALLY_EVENT_CHART_CREATED: `chart_created`, a chart `create_chart` drew,
+ *   with its spec and rows inline (§4.4)
  *
  * The type of an event, docs/architecture.md §4. Each value's nick is its
  * wire name, the `type` member of the event; tally_event_type_to_name()
@@ -53,6 +55,7 @@ typedef enum {
   TALLY_EVENT_API_CALL,                      /*< nick=api_call >*/
   TALLY_EVENT_RETRY,                         /*< nick=retry >*/
   TALLY_EVENT_ERROR,                         /*< nick=error >*/
+  TALLY_EVENT_CHART_CREATED,                 /*< nick=chart_created >*/
 } TallyEventType;
 
 const char     *tally_event_type_to_name   (TallyEventType  type);
@@ -68,6 +71,9 @@ TallyEventType  tally_event_type_from_name (const char     *name);
 
 JsonObject *tally_event_new             (TallyEventType type);
 JsonObject *tally_event_new_named       (const char *type);
+JsonObject *tally_event_new_chart_created (const char *chart_id,
+                                           const char *tool_id,
+                                           JsonObject *artifact);
 JsonObject *tally_event_stamp           (JsonObject *fields,
                                          gint64      seq,
                                          gint64      ts,

@@ -89,6 +89,8 @@ typedef enum {
  * @TALLY_BLOCK_ERROR: an error banner (`error`)
  * @TALLY_BLOCK_INCOMPLETE: marks a reply cut before it completed
  * @TALLY_BLOCK_NOTICE: a note from Tally itself (e.g. damaged history)
+ * @TALLY_BLOCK_CHART: a chart `create_chart` drew (`chart_created`); its
+ *   details are the event, with the spec and rows inline
  *
  * What a transcript block shows (docs/architecture.md §9). The nicks
  * (`user`, `tool-call`, …) name the kind in traces and CSS classes.
@@ -105,6 +107,7 @@ typedef enum {
   TALLY_BLOCK_ERROR,
   TALLY_BLOCK_INCOMPLETE,
   TALLY_BLOCK_NOTICE,
+  TALLY_BLOCK_CHART,
 } TallyBlockKind;
 
 const char *tally_enum_to_nick          (GType            enum_type,

@@ -369,6 +369,46 @@ append_receipt (GString    *out,
   g_string_append_printf (out, "%s\n\n", line);
 }
 
+/* A chart as an image of its SVG, and the query its rows came from, so a
+ * reader can reproduce it (issue 12 §3, provenance). */
+static void
+append_chart (GString    *out,
+              TallyBlock *block)
+{
+  JsonObject *details = tally_block_get_details (block);
+  JsonArray *files = details ? tally_json_object_get_array (details, "files") : NULL;
+  const char *title = tally_block_get_text (block) != NULL ? tally_block_get_text (block) : "";
+  const char *sql = details ? tally_json_object_get_string (details, "sql", NULL) : NULL;
+  const char *svg = NULL;
+
+  for (guint i = 0; files != NULL && i < json_array_get_length (files); i++)
+    {
+      const char *file = json_array_get_string_element (files, i);
+
+      if (file != NULL && g_str_has_suffix (file, ".svg"))
+        svg = file;
+    }
+
+  if (svg != NULL)
+    g_string_append_printf (out, "![%s](%s)\n\n", title, svg);
+  else
+    g_string_append_printf (out, "**Chart:** %s\n\n", title);
+
+  if (sql != NULL)
+    {
+      g_autofree char *flat = g_strdup (sql);
+      gboolean has_backtick = strchr (sql, '`') != NULL;
+
+      g_strdelimit (flat, "\r\n\t", ' ');
+      g_strstrip (flat);
+      /* A backtick in the SQL needs a double fence, padded by spaces. */
+      if (has_backtick)
+        g_string_append_printf (out, "*Data:* `` %s ``\n\n", flat);
+      else
+        g_string_append_printf (out, "*Data:* `%s`\n\n", flat);
+    }
+}
+
 static void
 append_block (GString         *out,
               TallyTranscript *transcript,
@@ -421,6 +461,10 @@ append_block (GString         *out,
 
     case TALLY_BLOCK_RECEIPT:
       append_receipt (out, block);
+      break;
+
+    case TALLY_BLOCK_CHART:
+      append_chart (out, block);
       break;
 
     case TALLY_BLOCK_INCOMPLETE:

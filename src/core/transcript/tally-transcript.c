@@ -488,6 +488,17 @@ tally_transcript_apply (TallyTranscript *self,
       tally_block_set_finished (block, TRUE);
       break;
 
+    case TALLY_EVENT_CHART_CREATED:
+      /* Drawn again from the event's inline spec and rows, so replay
+       * needs neither the database nor the files (issue 12 §1). */
+      block = add_block (self, TALLY_BLOCK_CHART, turn_id);
+      tally_block_set_text (block, tally_json_object_get_string (event, "title", NULL));
+      tally_block_set_tool (block, tally_json_object_get_string (event, "tool_id", NULL),
+                            "create_chart", NULL);
+      tally_block_set_details (block, event);
+      tally_block_set_finished (block, TRUE);
+      break;
+
     case TALLY_EVENT_ERROR:
       mark_open_call_incomplete (self, turn_id);
       block = add_block (self, TALLY_BLOCK_ERROR, turn_id);

@@ -117,6 +117,13 @@ sync_row (TallyNoteRow *self)
       css = "card-placeholder";
       break;
 
+    case TALLY_BLOCK_CHART:
+      /* Translators: a chart the agent drew, with its title */
+      text = g_strdup_printf (_("Chart — %s"), tally_block_get_text (block) ? tally_block_get_text (block) : "");
+      icon = "image-x-generic-symbolic";
+      css = "card-placeholder";
+      break;
+
     case TALLY_BLOCK_NOTICE:
     case TALLY_BLOCK_USER:
     case TALLY_BLOCK_TEXT:
