@@ -323,8 +323,6 @@ tally_tool_edit_dup_diff (const TallyToolContext  *context,
   g_autofree char *path = NULL;
   g_autofree char *display = NULL;
   g_autofree char *old_text = NULL;
-  g_autofree char *old_label = NULL;
-  g_autofree char *new_label = NULL;
   g_autoptr(GString) new_text = NULL;
   gsize old_length = 0;
   guint count = 0;
@@ -335,9 +333,5 @@ tally_tool_edit_dup_diff (const TallyToolContext  *context,
                      &new_text, &count, error))
     return NULL;
 
-  old_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("a/", display, NULL);
-  new_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("b/", display, NULL);
-
-  return tally_tool_unified_diff (old_text, old_length, new_text->str, new_text->len,
-                                  old_label, new_label);
+  return tally_tool_dup_file_diff (display, old_text, old_length, new_text->str, new_text->len);
 }

@@ -89,6 +89,11 @@ char     *tally_tool_unified_diff       (const char   *old_text,
                                          gsize         new_length,
                                          const char   *old_label,
                                          const char   *new_label);
+char     *tally_tool_dup_file_diff      (const char   *display,
+                                         const char   *old_text,
+                                         gsize         old_length,
+                                         const char   *new_text,
+                                         gsize         new_length);
 
 /* Read-only SQLite access (tally-tool-query-database.c). */
 typedef struct _TallyToolDatabase TallyToolDatabase;

@@ -401,6 +401,37 @@ tally_tool_unified_diff (const char *old_text,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+/**
+ * tally_tool_dup_file_diff:
+ * @display: the file's path as shown: relative to the workspace, or
+ *   absolute for a file outside it
+ * @old_text: the file as it is
+ * @old_length: its length in bytes
+ * @new_text: the file as the change would leave it
+ * @new_length: its length in bytes
+ *
+ * The approval cards' preview of a change to one file (`Write`, `Edit`):
+ * tally_tool_unified_diff() with headers `--- a/PATH` and `+++ b/PATH`, or
+ * the absolute path without the prefixes on both lines.
+ *
+ * Returns: (transfer full): the diff, or "" when the texts are equal
+ */
+char *
+tally_tool_dup_file_diff (const char *display,
+                          const char *old_text,
+                          gsize       old_length,
+                          const char *new_text,
+                          gsize       new_length)
+{
+  g_autofree char *old_label = NULL;
+  g_autofree char *new_label = NULL;
+
+  old_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("a/", display, NULL);
+  new_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("b/", display, NULL);
+
+  return tally_tool_unified_diff (old_text, old_length, new_text, new_length, old_label, new_label);
+}
+
 /* The Write tool ------------------------------------------------------- */
 
 /* Checks the input and the target of a Write; on success @path is the
@@ -613,8 +644,6 @@ tally_tool_write_dup_diff (const TallyToolContext  *context,
   g_autofree char *path = NULL;
   g_autofree char *display = NULL;
   g_autofree char *old_text = NULL;
-  g_autofree char *old_label = NULL;
-  g_autofree char *new_label = NULL;
   const char *content = NULL;
   gboolean exists = FALSE;
   gsize old_length = 0;
@@ -636,9 +665,6 @@ tally_tool_write_dup_diff (const TallyToolContext  *context,
         }
     }
 
-  old_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("a/", display, NULL);
-  new_label = g_path_is_absolute (display) ? g_strdup (display) : g_strconcat ("b/", display, NULL);
-
-  return tally_tool_unified_diff (old_text ? old_text : "", old_length,
-                                  content, strlen (content), old_label, new_label);
+  return tally_tool_dup_file_diff (display, old_text ? old_text : "", old_length,
+                                   content, strlen (content));
 }
