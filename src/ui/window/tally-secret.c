@@ -65,6 +65,9 @@ lookup_cb (GObject      *object,
   GError *error = NULL;
   char *key;
 
+  g_assert (G_IS_TASK (task));
+  g_assert (G_IS_ASYNC_RESULT (result));
+
   key = secret_password_lookup_finish (result, &error);
   if (error != NULL)
     g_task_return_error (task, error);
@@ -109,21 +112,31 @@ char *
 tally_secret_lookup_finish (GAsyncResult  *result,
                             GError       **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_secret_lookup_async, NULL);
+  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_lookup_async), NULL);
 
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* The answer to a store or a clear: both only fail with an error.
+ * secret_password_clear_finish() returns %FALSE without one when there was
+ * nothing to remove; that is success here. */
 static void
-store_cb (GObject      *object,
-          GAsyncResult *result,
-          gpointer      user_data)
+done_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
 {
   g_autoptr(GTask) task = user_data;
   GError *error = NULL;
 
-  if (!secret_password_store_finish (result, &error))
+  g_assert (G_IS_TASK (task));
+  g_assert (G_IS_ASYNC_RESULT (result));
+
+  if (g_task_get_source_tag (task) == tally_secret_store_async)
+    secret_password_store_finish (result, &error);
+  else
+    secret_password_clear_finish (result, &error);
+
+  if (error != NULL)
     g_task_return_error (task, error);
   else
     g_task_return_boolean (task, TRUE);
@@ -153,7 +166,7 @@ tally_secret_store_async (const char          *api_key,
   g_task_set_source_tag (task, tally_secret_store_async);
   secret_password_store (tally_secret_get_schema (), SECRET_COLLECTION_DEFAULT,
                          _("Anthropic API key for Tally"), api_key,
-                         cancellable, store_cb, task,
+                         cancellable, done_cb, task,
                          "service", SERVICE_ATTRIBUTE,
                          NULL);
 }
@@ -172,27 +185,9 @@ gboolean
 tally_secret_store_finish (GAsyncResult  *result,
                            GError       **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_secret_store_async, FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_store_async), FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
-}
-
-static void
-clear_cb (GObject      *object,
-          GAsyncResult *result,
-          gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  GError *error = NULL;
-
-  /* secret_password_clear_finish() returns FALSE without an error when
-   * there was nothing to remove; that is success here. */
-  secret_password_clear_finish (result, &error);
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_boolean (task, TRUE);
 }
 
 /**
@@ -211,7 +206,7 @@ tally_secret_clear_async (GCancellable        *cancellable,
   GTask *task = g_task_new (NULL, cancellable, callback, user_data);
 
   g_task_set_source_tag (task, tally_secret_clear_async);
-  secret_password_clear (tally_secret_get_schema (), cancellable, clear_cb, task,
+  secret_password_clear (tally_secret_get_schema (), cancellable, done_cb, task,
                          "service", SERVICE_ATTRIBUTE,
                          NULL);
 }
@@ -229,8 +224,7 @@ gboolean
 tally_secret_clear_finish (GAsyncResult  *result,
                            GError       **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_secret_clear_async, FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_clear_async), FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
 }
