@@ -24,6 +24,9 @@ static void
 first_frame_cb (GdkFrameClock *clock,
                 GApplication  *app)
 {
+  g_assert (GDK_IS_FRAME_CLOCK (clock));
+  g_assert (G_IS_APPLICATION (app));
+
   g_signal_handlers_disconnect_by_func (clock, first_frame_cb, app);
   printf ("first-frame-ms %.1f\n", (g_get_monotonic_time () - process_start_us) / 1000.0);
   fflush (stdout);
@@ -36,6 +39,9 @@ window_mapped_cb (GtkWidget    *window,
 {
   GdkFrameClock *clock = gtk_widget_get_frame_clock (window);
 
+  g_assert (GTK_IS_WIDGET (window));
+  g_assert (G_IS_APPLICATION (app));
+
   if (clock != NULL)
     g_signal_connect (clock, "after-paint", G_CALLBACK (first_frame_cb), app);
 }
@@ -44,6 +50,9 @@ static void
 window_added_cb (GtkApplication *app,
                  GtkWindow      *window)
 {
+  g_assert (GTK_IS_APPLICATION (app));
+  g_assert (GTK_IS_WINDOW (window));
+
   g_signal_connect_after (window, "map", G_CALLBACK (window_mapped_cb), app);
 }
 

@@ -250,6 +250,9 @@ diff_done_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   g_autofree char *diff = g_task_propagate_pointer (G_TASK (result), &error);
 
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+  g_assert (G_IS_TASK (result));
+
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
       g_task_get_cancellable (G_TASK (result)) != self->diff_cancellable)
     return;

@@ -108,6 +108,8 @@ append_html_cb (const MD_CHAR *text,
                 MD_SIZE        size,
                 void          *user_data)
 {
+  g_assert (user_data != NULL);
+
   g_string_append_len (user_data, text, size);
 }
 
@@ -279,6 +281,8 @@ launch_done_cb (GObject      *object,
                 gpointer      user_data)
 {
   g_autoptr(GError) error = NULL;
+
+  g_assert (G_IS_ASYNC_RESULT (result));
 
   if (!g_app_info_launch_default_for_uri_finish (result, &error))
     g_warning ("Could not open a link of a plan: %s", error->message);
@@ -504,6 +508,9 @@ measured_cb (GObject      *object,
   g_autoptr(JSCValue) value = NULL;
   int height;
 
+  g_assert (TALLY_IS_PLAN_CARD (self));
+  g_assert (WEBKIT_IS_WEB_VIEW (object));
+
   value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (object), result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || (GtkWidget *) object != self->web_view)
     return;
@@ -531,6 +538,8 @@ measure_cb (gpointer user_data)
   static const char script[] =
     "Math.ceil(document.getElementById('plan').getBoundingClientRect().height)";
   int width;
+
+  g_assert (TALLY_IS_PLAN_CARD (self));
 
   self->measure_id = 0;
   if (self->web_view == NULL || self->expecting_load ||

@@ -133,6 +133,8 @@ copied_timeout_cb (gpointer user_data)
 {
   TallyMarkdownCodeBlock *self = user_data;
 
+  g_assert (TALLY_IS_MARKDOWN_CODE_BLOCK (self));
+
   self->copied_id = 0;
   gtk_button_set_icon_name (self->copy_button, "edit-copy-symbolic");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->copy_button), _("Copy"));

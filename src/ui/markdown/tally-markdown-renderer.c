@@ -598,6 +598,8 @@ enter_block_cb (MD_BLOCKTYPE  type,
 {
   Builder *b = user_data;
 
+  g_assert (b != NULL);
+
   b->depth++;
   if (b->depth == 2)
     b->doc->n_blocks++;
@@ -733,6 +735,8 @@ leave_block_cb (MD_BLOCKTYPE  type,
                 void         *user_data)
 {
   Builder *b = user_data;
+
+  g_assert (b != NULL);
 
   switch (type)
     {
@@ -871,6 +875,8 @@ enter_span_cb (MD_SPANTYPE  type,
   Builder *b = user_data;
   OpenSpan span = { NULL, b->doc->n_chars, FALSE };
 
+  g_assert (b != NULL);
+
   if (b->in_cell)
     {
       cell_enter_span (b, type, detail);
@@ -916,6 +922,8 @@ leave_span_cb (MD_SPANTYPE  type,
   Builder *b = user_data;
   OpenSpan *span;
 
+  g_assert (b != NULL);
+
   if (b->in_cell)
     {
       cell_leave_span (b);
@@ -945,6 +953,8 @@ text_cb (MD_TEXTTYPE    type,
   Builder *b = user_data;
   guintptr from = (guintptr) text;
   guintptr source_end = (guintptr) b->source + b->source_len;
+
+  g_assert (b != NULL);
 
   /* A text span inside the source never runs past its end; md4c 0.4.8 can
    * report one that does for damaged input (found by fuzzing: a size near

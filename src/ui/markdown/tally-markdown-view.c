@@ -147,6 +147,8 @@ colors_idle_cb (gpointer user_data)
 {
   TallyMarkdownView *self = user_data;
 
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
   self->colors_idle_id = 0;
   apply_colors (self);
   return G_SOURCE_REMOVE;
@@ -192,6 +194,8 @@ static void
 table_link_cb (const char *url,
                gpointer    user_data)
 {
+  g_assert (TALLY_IS_MARKDOWN_VIEW (user_data));
+
   activate_link (TALLY_MARKDOWN_VIEW (user_data), url);
 }
 
@@ -201,6 +205,9 @@ show_uri_cb (GObject      *source,
              gpointer      user_data)
 {
   g_autoptr(GError) error = NULL;
+
+  g_assert (GTK_IS_WINDOW (source));
+  g_assert (G_IS_ASYNC_RESULT (result));
 
   if (!gtk_show_uri_full_finish (GTK_WINDOW (source), result, &error))
     g_warning ("Could not open the link: %s", error->message);
@@ -617,6 +624,8 @@ tick_cb (GtkWidget     *widget,
          gpointer       user_data)
 {
   TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
 
   self->tick_id = 0;
   if (self->dirty)

@@ -128,6 +128,8 @@ update_scroll_policy_cb (gpointer user_data)
   GtkPolicyType policy;
   GtkPolicyType current;
 
+  g_assert (TALLY_IS_COMPOSER (self));
+
   self->policy_idle_id = 0;
 
   policy = gtk_adjustment_get_upper (adjustment) > gtk_adjustment_get_page_size (adjustment) + 1

@@ -50,6 +50,8 @@ sync_text_tick_cb (GtkWidget     *widget,
 {
   TallyThinkingDrawer *self = TALLY_THINKING_DRAWER (widget);
 
+  g_assert (TALLY_IS_THINKING_DRAWER (self));
+
   self->tick_id = 0;
   sync_text (self);
   return G_SOURCE_REMOVE;

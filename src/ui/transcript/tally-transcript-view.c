@@ -185,6 +185,8 @@ pin_next_frame_cb (gpointer user_data)
 {
   TallyTranscriptView *self = user_data;
 
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
   self->pin_idle_id = 0;
   schedule_pin (self);
   return G_SOURCE_REMOVE;
@@ -289,6 +291,8 @@ scroll_tick_cb (GtkWidget     *widget,
   TallyTranscriptView *self = TALLY_TRANSCRIPT_VIEW (widget);
   gint64 now = gdk_frame_clock_get_frame_time (clock);
   double t = (double) (now - self->scroll_start_time) / SCROLL_DURATION_US;
+
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
 
   /* The end moves while rows are measured on the way, so the target is
    * read again on every frame. */

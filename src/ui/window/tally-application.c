@@ -219,6 +219,9 @@ lookup_key_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   char *key;
 
+  g_assert (TALLY_IS_APPLICATION (self));
+  g_assert (G_IS_ASYNC_RESULT (result));
+
   key = tally_secret_lookup_finish (result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
@@ -329,6 +332,8 @@ preferences_action (GSimpleAction *action,
   GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
   GtkWindow *preferences = GTK_WINDOW (tally_preferences_window_new (self));
 
+  g_assert (TALLY_IS_APPLICATION (self));
+
   gtk_window_set_transient_for (preferences, parent);
   gtk_window_present (preferences);
 }
@@ -341,6 +346,8 @@ about_action (GSimpleAction *action,
   TallyApplication *self = user_data;
   GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
   static const char *developers[] = { "The Tally developers", NULL };
+
+  g_assert (TALLY_IS_APPLICATION (self));
 
   adw_show_about_window (parent,
                          "application-name", _("Tally"),
@@ -362,6 +369,8 @@ new_window_action (GSimpleAction *action,
 {
   TallyApplication *self = user_data;
 
+  g_assert (TALLY_IS_APPLICATION (self));
+
   gtk_window_present (GTK_WINDOW (new_window (self)));
 }
 
@@ -372,6 +381,8 @@ quit_action (GSimpleAction *action,
 {
   TallyApplication *self = user_data;
   GList *windows = gtk_application_get_windows (GTK_APPLICATION (self));
+
+  g_assert (TALLY_IS_APPLICATION (self));
 
   /* Closing each window runs its close handler (cancel running turns,
    * carry out pending deletions) before the application ends. */
@@ -1039,6 +1050,9 @@ store_key_cb (GObject      *object,
   SetKeyData *data = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
 
+  g_assert (TALLY_IS_APPLICATION (self));
+  g_assert (G_IS_ASYNC_RESULT (result));
+
   if (tally_secret_store_finish (result, &error))
     {
       if (g_strcmp0 (self->api_key, data->api_key) == 0)
@@ -1152,6 +1166,8 @@ clear_key_cb (GObject      *object,
               gpointer      user_data)
 {
   g_autoptr(GError) error = NULL;
+
+  g_assert (G_IS_ASYNC_RESULT (result));
 
   if (!tally_secret_clear_finish (result, &error))
     g_debug ("Could not remove the key from the keyring: %s", error->message);

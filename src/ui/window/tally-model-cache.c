@@ -449,6 +449,9 @@ list_models_cb (GObject      *object,
   JsonArray *models = NULL;
   gint64 now = g_get_real_time ();
 
+  g_assert (TALLY_IS_MODEL_CACHE (self));
+  g_assert (TALLY_IS_CLIENT (client));
+
   root = tally_client_list_models_finish (client, result, &error);
   if (root == NULL)
     {

@@ -123,6 +123,9 @@ key_stored_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   TallyApiKeySource source;
 
+  g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
+  g_assert (TALLY_IS_APPLICATION (object));
+
   source = tally_application_set_api_key_finish (TALLY_APPLICATION (object), result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
@@ -265,6 +268,8 @@ model_setup_cb (GtkSignalListItemFactory *factory,
 {
   GtkWidget *label = gtk_label_new (NULL);
 
+  g_assert (GTK_IS_LIST_ITEM (item));
+
   gtk_label_set_xalign (GTK_LABEL (label), 0);
   gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
   gtk_list_item_set_child (item, label);
@@ -276,6 +281,9 @@ model_bind_cb (GtkSignalListItemFactory *factory,
                TallyModelCache          *cache)
 {
   const char *id = gtk_string_object_get_string (gtk_list_item_get_item (item));
+
+  g_assert (GTK_IS_LIST_ITEM (item));
+  g_assert (TALLY_IS_MODEL_CACHE (cache));
 
   gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (item)),
                        tally_model_cache_get_display_name (cache, id));

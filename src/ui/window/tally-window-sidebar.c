@@ -191,6 +191,9 @@ list_sessions_cb (GObject      *object,
   g_autoptr(GPtrArray) sessions = NULL;
   g_autoptr(GError) error = NULL;
 
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (TALLY_IS_STORE (object));
+
   sessions = tally_store_list_sessions_finish (TALLY_STORE (object), result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
@@ -256,6 +259,9 @@ search_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   GHashTableIter iter;
   gpointer key, value;
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (TALLY_IS_STORE (object));
 
   hits = tally_store_search_finish (TALLY_STORE (object), result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || self->closed)
@@ -517,6 +523,8 @@ refresh_dates_cb (gpointer user_data)
   TallyWindow *self = user_data;
   GHashTableIter iter;
   gpointer value;
+
+  g_assert (TALLY_IS_WINDOW (self));
 
   g_hash_table_iter_init (&iter, self->rows);
   while (g_hash_table_iter_next (&iter, NULL, &value))

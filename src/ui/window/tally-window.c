@@ -230,6 +230,9 @@ salvage_done_cb (GObject      *object,
   g_autofree char *message = NULL;
   TallySalvageReport report = { 0 };
 
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (G_IS_ASYNC_RESULT (result));
+
   gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), TRUE);
   if (!tally_store_salvage_finish (result, &report, &error))
     message = g_strdup_printf (_("Salvage failed: %s"), error->message);
@@ -360,6 +363,8 @@ model_factory_setup_cb (GtkSignalListItemFactory *factory,
 {
   GtkWidget *label = gtk_label_new (NULL);
 
+  g_assert (GTK_IS_LIST_ITEM (item));
+
   gtk_label_set_xalign (GTK_LABEL (label), 0);
   gtk_list_item_set_child (item, label);
 }
@@ -387,6 +392,8 @@ model_list_setup_cb (GtkSignalListItemFactory *factory,
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *name = gtk_label_new (NULL);
   GtkWidget *id = gtk_label_new (NULL);
+
+  g_assert (GTK_IS_LIST_ITEM (item));
 
   gtk_label_set_xalign (GTK_LABEL (name), 0);
   gtk_label_set_xalign (GTK_LABEL (id), 0);
@@ -424,6 +431,9 @@ refresh_models_cb (GObject      *object,
 {
   g_autoptr(TallyWindow) self = user_data;
   g_autoptr(GError) error = NULL;
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (TALLY_IS_MODEL_CACHE (object));
 
   self->fetching_models = FALSE;
 
@@ -726,6 +736,9 @@ send_cb (GObject      *object,
   TallySession *session = TALLY_SESSION (object);
   g_autoptr(GError) error = NULL;
 
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (TALLY_IS_SESSION (object));
+
   tally_session_send_finish (session, result, &error);
 
   /* The window may have been closed while the turn ran. */
@@ -934,6 +947,9 @@ key_saved_cb (GObject      *object,
   g_autoptr(TallyWindow) self = user_data;
   g_autoptr(GError) error = NULL;
   TallyApiKeySource source;
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (TALLY_IS_APPLICATION (object));
 
   source = tally_application_set_api_key_finish (TALLY_APPLICATION (object), result, &error);
   if (self->closed || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
