@@ -671,6 +671,25 @@ first_launch_body (TallyApplication *app,
   g_assert_cmpuint (count_blocks (tally_session_get_transcript (tally_window_get_session (window)),
                                   TALLY_BLOCK_TEXT), ==, 1);
 
+  /* The agent of the session shown follows the preferences. */
+  {
+    GSettings *settings = tally_application_get_settings (app);
+    TallyAgent *agent = tally_session_get_agent (tally_window_get_session (window));
+    gint64 budget = 0;
+    guint approval_timeout = 0;
+
+    g_settings_set_int (settings, "thinking-budget", 4096);
+    g_settings_set_uint (settings, "approval-timeout", 42);
+    g_settings_set_double (settings, "max-session-cost", 1.5);
+    g_object_get (agent, "thinking-budget", &budget, "approval-timeout", &approval_timeout, NULL);
+    g_assert_cmpint (budget, ==, 4096);
+    g_assert_cmpuint (approval_timeout, ==, 42);
+    g_assert_cmpfloat_with_epsilon (tally_agent_get_max_cost (agent), 1.5, 1e-9);
+    g_settings_reset (settings, "thinking-budget");
+    g_settings_reset (settings, "approval-timeout");
+    g_settings_reset (settings, "max-session-cost");
+  }
+
   /* Sending without a key says what to do, and sends nothing. */
   tally_window_send (window, "And in April?");
   g_assert_false (tally_window_is_busy (window));

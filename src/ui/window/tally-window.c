@@ -513,6 +513,29 @@ _tally_window_dup_last_prompt (TallyWindow *self)
 }
 
 
+/* The preferences that apply to every session follow the settings while
+ * the agent lives: a change in the preferences reaches a running turn at
+ * its next card or API call. Binding again replaces the binding, so a
+ * session shown twice (or in two windows) is bound once. */
+static void
+bind_agent_settings (TallyWindow *self,
+                     TallyAgent  *agent)
+{
+  static const struct {
+    const char *key;
+    const char *property;
+  } bindings[] = {
+    { "thinking-budget", "thinking-budget" },
+    { "approval-timeout", "approval-timeout" },
+    { "question-timeout", "question-timeout" },
+    { "max-session-cost", "max-cost" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bindings); i++)
+    g_settings_bind (self->settings, bindings[i].key, agent, bindings[i].property,
+                     G_SETTINGS_BIND_GET | G_SETTINGS_BIND_NO_SENSITIVITY);
+}
+
 /* Shows @session (transfer full), or a new session when NULL. */
 static void
 show_session (TallyWindow  *self,
@@ -529,6 +552,8 @@ show_session (TallyWindow  *self,
     {
       TallyAgent *agent = tally_session_get_agent (session);
       TallyTranscript *transcript = tally_session_get_transcript (session);
+
+      bind_agent_settings (self, agent);
 
       g_free (self->database);
       self->database = g_strdup (tally_agent_get_database (agent));
@@ -871,11 +896,6 @@ start_turn (TallyWindow *self,
 
   agent = tally_session_get_agent (self->session);
   tally_agent_set_model (agent, self->model);
-  tally_agent_set_thinking_budget (agent, g_settings_get_int (self->settings, "thinking-budget"));
-  tally_agent_set_timeouts (agent,
-                            g_settings_get_uint (self->settings, "approval-timeout"),
-                            g_settings_get_uint (self->settings, "question-timeout"));
-  tally_agent_set_max_cost (agent, g_settings_get_double (self->settings, "max-session-cost"));
 
   mode = (TallyMode)gtk_drop_down_get_selected (self->mode_dropdown);
   if (mode > TALLY_MODE_AUTO)
