@@ -61,57 +61,55 @@ toast (TallyPreferencesWindow *self,
   adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self), adw_toast_new (escaped));
 }
 
+/* What the preferences say about each key source, and whether the key can
+ * be typed in or forgotten there. */
+typedef struct {
+  const char *title;
+  const char *subtitle;
+  const char *icon;
+  gboolean can_edit;
+  gboolean can_forget;
+} KeyStatus;
+
+static const KeyStatus key_statuses[] = {
+  [TALLY_API_KEY_SOURCE_NONE] = {
+    N_("No key yet"),
+    N_("Paste a key from the Anthropic Console above. Saved sessions open without one."),
+    "dialog-information-symbolic", TRUE, FALSE },
+  [TALLY_API_KEY_SOURCE_LOOKING_UP] = {
+    N_("Looking for a key in your keyring…"), NULL,
+    "content-loading-symbolic", TRUE, FALSE },
+  [TALLY_API_KEY_SOURCE_ENVIRONMENT] = {
+    N_("Set by the environment"),
+    N_("The ANTHROPIC_API_KEY variable overrides any key stored here."),
+    "emblem-system-symbolic", FALSE, FALSE },
+  [TALLY_API_KEY_SOURCE_KEYRING] = {
+    N_("Stored in your keyring"),
+    N_("Tally reads the key from the keyring at start; it is never written to a file."),
+    "channel-secure-symbolic", TRUE, TRUE },
+  [TALLY_API_KEY_SOURCE_MEMORY] = {
+    N_("No keyring available: the key is kept for this session only"),
+    N_("It is forgotten when Tally quits, and never written anywhere."),
+    "dialog-warning-symbolic", TRUE, TRUE },
+};
+
 static void
 update_key_status (TallyPreferencesWindow *self)
 {
   TallyApiKeySource source = tally_application_get_api_key_source (self->app);
-  const char *title = NULL;
-  const char *subtitle = NULL;
-  const char *icon = NULL;
-  gboolean can_edit = TRUE;
-  gboolean can_forget = FALSE;
+  const KeyStatus *status;
 
-  switch (source)
-    {
-    case TALLY_API_KEY_SOURCE_NONE:
-      title = _("No key yet");
-      subtitle = _("Paste a key from the Anthropic Console above. Saved sessions open without one.");
-      icon = "dialog-information-symbolic";
-      break;
-    case TALLY_API_KEY_SOURCE_LOOKING_UP:
-      title = _("Looking for a key in your keyring…");
-      icon = "content-loading-symbolic";
-      break;
-    case TALLY_API_KEY_SOURCE_ENVIRONMENT:
-      title = _("Set by the environment");
-      subtitle = _("The ANTHROPIC_API_KEY variable overrides any key stored here.");
-      icon = "emblem-system-symbolic";
-      can_edit = FALSE;
-      break;
-    case TALLY_API_KEY_SOURCE_KEYRING:
-      title = _("Stored in your keyring");
-      subtitle = _("Tally reads the key from the keyring at start; it is never written to a file.");
-      icon = "channel-secure-symbolic";
-      can_forget = TRUE;
-      break;
-    case TALLY_API_KEY_SOURCE_MEMORY:
-      title = _("No keyring available: the key is kept for this session only");
-      subtitle = _("It is forgotten when Tally quits, and never written anywhere.");
-      icon = "dialog-warning-symbolic";
-      can_forget = TRUE;
-      break;
-    default:
-      g_assert_not_reached ();
-    }
+  g_assert ((guint) source < G_N_ELEMENTS (key_statuses));
+  status = &key_statuses[source];
 
   g_free (self->key_status);
-  self->key_status = g_strdup (title);
+  self->key_status = g_strdup (_(status->title));
 
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->key_status_row), title);
-  adw_action_row_set_subtitle (self->key_status_row, subtitle != NULL ? subtitle : "");
-  gtk_image_set_from_icon_name (self->key_status_icon, icon);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->key_row), can_edit);
-  gtk_widget_set_visible (GTK_WIDGET (self->forget_key_button), can_forget);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->key_status_row), self->key_status);
+  adw_action_row_set_subtitle (self->key_status_row, status->subtitle != NULL ? _(status->subtitle) : "");
+  gtk_image_set_from_icon_name (self->key_status_icon, status->icon);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->key_row), status->can_edit);
+  gtk_widget_set_visible (GTK_WIDGET (self->forget_key_button), status->can_forget);
 }
 
 static void
