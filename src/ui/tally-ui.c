@@ -11,6 +11,7 @@
 #include "tally-approval-card.h"
 #include "tally-assistant-text.h"
 #include "tally-block-widget.h"
+#include "tally-chart-row.h"
 #include "tally-error-banner.h"
 #include "tally-note-row.h"
 #include "tally-plan-card.h"
@@ -55,6 +56,7 @@ tally_ui_init (void)
   tally_block_widget_register_kind (TALLY_BLOCK_APPROVAL, TALLY_TYPE_APPROVAL_CARD);
   tally_block_widget_register_kind (TALLY_BLOCK_QUESTION, TALLY_TYPE_QUESTION_CARD);
   tally_block_widget_register_kind (TALLY_BLOCK_PLAN, TALLY_TYPE_PLAN_CARD);
+  tally_block_widget_register_kind (TALLY_BLOCK_CHART, TALLY_TYPE_CHART_ROW);
   tally_block_widget_register_kind (TALLY_BLOCK_INCOMPLETE, TALLY_TYPE_NOTE_ROW);
   tally_block_widget_register_kind (TALLY_BLOCK_NOTICE, TALLY_TYPE_NOTE_ROW);
 
