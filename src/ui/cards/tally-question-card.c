@@ -9,6 +9,7 @@
 #include "tally-question-card.h"
 #include "tally-cards-common.h"
 #include "tally-chip-layout.h"
+#include "tally-json.h"
 #include "tally-questions.h"
 
 /**
@@ -403,17 +404,6 @@ dismiss_clicked_cb (TallyQuestionCard *self)
 
 /* Building the questions */
 
-static const char *
-member_string (JsonObject *object,
-               const char *member)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, member) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
 static GtkWidget *
 make_chip (Question   *q,
            guint       index,
@@ -457,8 +447,8 @@ build_question (TallyQuestionCard *self,
                 JsonObject        *object)
 {
   Question *q = g_new0 (Question, 1);
-  const char *text = member_string (object, "question");
-  const char *header = member_string (object, "header");
+  const char *text = tally_json_object_get_string (object, "question", NULL);
+  const char *header = tally_json_object_get_string (object, "header", NULL);
   JsonNode *options = json_object_get_member (object, "options");
   JsonNode *multi = json_object_get_member (object, "multiSelect");
   GtkEventController *keys;
@@ -524,11 +514,11 @@ build_question (TallyQuestionCard *self,
           if (!JSON_NODE_HOLDS_OBJECT (node))
             continue;
           option = json_node_get_object (node);
-          option_label = member_string (option, "label");
+          option_label = tally_json_object_get_string (option, "label", NULL);
           if (option_label == NULL)
             continue;
-          description = member_string (option, "description");
-          preview = member_string (option, "preview");
+          description = tally_json_object_get_string (option, "description", NULL);
+          preview = tally_json_object_get_string (option, "preview", NULL);
 
           chip = make_chip (q, q->chips->len, option_label, description);
           g_ptr_array_add (q->chips, chip);
@@ -685,7 +675,7 @@ sync_card (TallyQuestionCard *self)
   for (guint i = 0; i < n; i++)
     {
       Question *q = g_ptr_array_index (self->questions, i);
-      const char *answer = answers != NULL ? member_string (answers, q->question) : NULL;
+      const char *answer = answers != NULL ? tally_json_object_get_string (answers, q->question, NULL) : NULL;
 
       gtk_widget_set_visible (q->hint, !settled);
       gtk_widget_set_visible (q->flow, !settled);

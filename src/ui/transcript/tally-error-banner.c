@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-error-banner.h"
+#include "tally-json.h"
 
 /**
  * TallyErrorBanner:
@@ -63,44 +64,6 @@ kind_title (const char *kind)
   return NULL;
 }
 
-static const char *
-member_string (JsonObject *object,
-               const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
-      json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
-static double
-member_double (JsonObject *object,
-               const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return 0;
-  if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
-    return json_node_get_double (node);
-  if (json_node_get_value_type (node) == G_TYPE_INT64)
-    return (double)json_node_get_int (node);
-  return 0;
-}
-
-static gboolean
-member_true (JsonObject *object,
-             const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  return node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
-         json_node_get_value_type (node) == G_TYPE_BOOLEAN &&
-         json_node_get_boolean (node);
-}
-
 static void
 retry_clicked_cb (TallyErrorBanner *self)
 {
@@ -145,7 +108,7 @@ sync_banner (TallyErrorBanner *self)
   else if (kind != NULL)
     g_string_append (meta, kind);
 
-  request_id = member_string (details, "request_id");
+  request_id = tally_json_object_get_string (details, "request_id", NULL);
   if (request_id != NULL && request_id[0] != '\0')
     {
       if (meta->len > 0)
@@ -159,8 +122,8 @@ sync_banner (TallyErrorBanner *self)
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->action_button), NULL);
   if (g_strcmp0 (kind, "budget") == 0)
     {
-      double spent = member_double (details, "spent_usd");
-      double cap = member_double (details, "max_cost_usd");
+      double spent = tally_json_object_get_double (details, "spent_usd", 0);
+      double cap = tally_json_object_get_double (details, "max_cost_usd", 0);
 
       if (cap > 0)
         {
@@ -180,7 +143,7 @@ sync_banner (TallyErrorBanner *self)
         }
     }
   else if (g_strcmp0 (kind, "http") == 0 &&
-           (member_double (details, "status") == 401 || member_double (details, "status") == 403))
+           (tally_json_object_get_double (details, "status", 0) == 401 || tally_json_object_get_double (details, "status", 0) == 403))
     {
       g_string_prepend (meta, " · ");
       g_string_prepend (meta, _("The API key was refused"));
@@ -192,7 +155,7 @@ sync_banner (TallyErrorBanner *self)
   gtk_label_set_text (self->message_label, message);
   gtk_label_set_text (self->meta_label, meta->str);
   gtk_widget_set_visible (GTK_WIDGET (self->meta_label), meta->len > 0);
-  gtk_widget_set_visible (GTK_WIDGET (self->retry_button), member_true (details, "retryable"));
+  gtk_widget_set_visible (GTK_WIDGET (self->retry_button), tally_json_object_get_bool (details, "retryable", FALSE));
 
   /* Translators: an error in the transcript, for screen readers */
   accessible = g_strdup_printf (_("Error: %s"), message);

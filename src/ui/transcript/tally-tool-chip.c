@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-tool-chip.h"
+#include "tally-json.h"
 
 /**
  * TallyToolChip:
@@ -49,18 +50,6 @@ struct _TallyToolChip
 };
 
 G_DEFINE_FINAL_TYPE (TallyToolChip, tally_tool_chip, TALLY_TYPE_BLOCK_WIDGET)
-
-static const char *
-member_string (JsonObject *object,
-               const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
-      json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
 
 /* Folds runs of white space (SQL is often laid out over lines) into one
  * space and cuts the result to a sensible length for one line. */
@@ -130,15 +119,15 @@ tally_tool_summarize_input (const char *tool_name,
   input = json_node_get_object (root);
 
   if (g_strcmp0 (tool_name, "query_database") == 0)
-    value = member_string (input, "sql");
+    value = tally_json_object_get_string (input, "sql", NULL);
   else if (g_strcmp0 (tool_name, "Read") == 0 || g_strcmp0 (tool_name, "Write") == 0 ||
            g_strcmp0 (tool_name, "Edit") == 0)
-    value = member_string (input, "file_path");
+    value = tally_json_object_get_string (input, "file_path", NULL);
   else if (g_strcmp0 (tool_name, "Glob") == 0 || g_strcmp0 (tool_name, "Grep") == 0)
     {
-      const char *pattern = member_string (input, "pattern");
-      const char *path = member_string (input, "path");
-      const char *glob = member_string (input, "glob");
+      const char *pattern = tally_json_object_get_string (input, "pattern", NULL);
+      const char *path = tally_json_object_get_string (input, "path", NULL);
+      const char *glob = tally_json_object_get_string (input, "glob", NULL);
 
       if (pattern != NULL && (path != NULL || glob != NULL))
         {
@@ -156,10 +145,10 @@ tally_tool_summarize_input (const char *tool_name,
         value = pattern;
     }
   else if (g_strcmp0 (tool_name, "Bash") == 0)
-    value = member_string (input, "command");
+    value = tally_json_object_get_string (input, "command", NULL);
   else if (g_strcmp0 (tool_name, "get_schema") == 0)
     {
-      value = member_string (input, "table");
+      value = tally_json_object_get_string (input, "table", NULL);
       if (value == NULL)
         value = _("all tables");
     }
@@ -216,7 +205,7 @@ format_input (const char  *tool_name,
   if (g_strcmp0 (tool_name, "query_database") == 0 && JSON_NODE_HOLDS_OBJECT (root))
     {
       JsonObject *input = json_node_get_object (root);
-      const char *sql = member_string (input, "sql");
+      const char *sql = tally_json_object_get_string (input, "sql", NULL);
       JsonNode *max_rows = json_object_get_member (input, "max_rows");
 
       if (sql != NULL)
