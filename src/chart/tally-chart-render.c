@@ -753,13 +753,12 @@ tally_chart_render (TallyChart            *chart,
   cairo_restore (cr);
 }
 
+/* Turns a Cairo status after writing @path into a TALLY_CHART_ERROR_WRITE */
 static gboolean
-check_surface (cairo_surface_t  *surface,
-               const char       *path,
-               GError          **error)
+check_status (cairo_status_t   status,
+              const char      *path,
+              GError         **error)
 {
-  cairo_status_t status = cairo_surface_status (surface);
-
   if (status != CAIRO_STATUS_SUCCESS)
     {
       g_set_error (error, TALLY_CHART_ERROR, TALLY_CHART_ERROR_WRITE,
@@ -767,6 +766,37 @@ check_surface (cairo_surface_t  *surface,
       return FALSE;
     }
   return TRUE;
+}
+
+/* Draws @chart onto @surface, a vector surface (SVG or PDF) writing @path,
+ * then finishes and destroys it; @show_page ends a PDF's one page. */
+static gboolean
+write_vector (TallyChart       *chart,
+              cairo_surface_t  *surface,
+              const char       *path,
+              double            width,
+              double            height,
+              gboolean          dark,
+              gboolean          show_page,
+              GError          **error)
+{
+  TallyChartStyle style;
+  cairo_t *cr;
+  gboolean ok = FALSE;
+
+  if (check_status (cairo_surface_status (surface), path, error))
+    {
+      tally_chart_style_init (&style, dark);
+      cr = cairo_create (surface);
+      tally_chart_render (chart, cr, width, height, &style);
+      if (show_page)
+        cairo_show_page (cr);
+      cairo_destroy (cr);
+      cairo_surface_finish (surface);
+      ok = check_status (cairo_surface_status (surface), path, error);
+    }
+  cairo_surface_destroy (surface);
+  return ok;
 }
 
 /**
@@ -807,13 +837,7 @@ tally_chart_write_png (TallyChart  *chart,
   cairo_destroy (cr);
   status = cairo_surface_write_to_png (surface, path);
   cairo_surface_destroy (surface);
-  if (status != CAIRO_STATUS_SUCCESS)
-    {
-      g_set_error (error, TALLY_CHART_ERROR, TALLY_CHART_ERROR_WRITE,
-                   "cannot write %s: %s", path, cairo_status_to_string (status));
-      return FALSE;
-    }
-  return TRUE;
+  return check_status (status, path, error);
 }
 
 /**
@@ -838,28 +862,11 @@ tally_chart_write_svg (TallyChart  *chart,
                        gboolean     dark,
                        GError     **error)
 {
-  cairo_surface_t *surface;
-  cairo_t *cr;
-  TallyChartStyle style;
-  gboolean ok;
-
   g_return_val_if_fail (TALLY_IS_CHART (chart), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
-  tally_chart_style_init (&style, dark);
-  surface = cairo_svg_surface_create (path, width, height);
-  if (!check_surface (surface, path, error))
-    {
-      cairo_surface_destroy (surface);
-      return FALSE;
-    }
-  cr = cairo_create (surface);
-  tally_chart_render (chart, cr, width, height, &style);
-  cairo_destroy (cr);
-  cairo_surface_finish (surface);
-  ok = check_surface (surface, path, error);
-  cairo_surface_destroy (surface);
-  return ok;
+  return write_vector (chart, cairo_svg_surface_create (path, width, height), path,
+                       width, height, dark, FALSE, error);
 }
 
 /**
@@ -884,27 +891,9 @@ tally_chart_write_pdf (TallyChart  *chart,
                        gboolean     dark,
                        GError     **error)
 {
-  cairo_surface_t *surface;
-  cairo_t *cr;
-  TallyChartStyle style;
-  gboolean ok;
-
   g_return_val_if_fail (TALLY_IS_CHART (chart), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
-  tally_chart_style_init (&style, dark);
-  surface = cairo_pdf_surface_create (path, width, height);
-  if (!check_surface (surface, path, error))
-    {
-      cairo_surface_destroy (surface);
-      return FALSE;
-    }
-  cr = cairo_create (surface);
-  tally_chart_render (chart, cr, width, height, &style);
-  cairo_show_page (cr);
-  cairo_destroy (cr);
-  cairo_surface_finish (surface);
-  ok = check_surface (surface, path, error);
-  cairo_surface_destroy (surface);
-  return ok;
+  return write_vector (chart, cairo_pdf_surface_create (path, width, height), path,
+                       width, height, dark, TRUE, error);
 }

@@ -155,9 +155,12 @@ typedef enum {
   READ_BAD,
 } ReadResult;
 
+/* Reads a cell as a number or, when @temporal, as a time in seconds since
+ * 1970: NULL and "NaN" are skipped, anything else unreadable is bad. */
 static ReadResult
-read_number (JsonNode *node,
-             double   *out)
+read_value (JsonNode *node,
+            gboolean  temporal,
+            double   *out)
 {
   GType type;
 
@@ -167,57 +170,41 @@ read_number (JsonNode *node,
   if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE)
     {
       *out = json_node_get_double (node);
+      if (temporal)
+        {
+          double v = *out;
+
+          /* A bare year (2024) is a year; other numbers are milliseconds
+           * since 1970, as in Vega-Lite. */
+          if (v == floor (v) && v >= 1000 && v <= 9999)
+            {
+              char text[8];
+
+              g_snprintf (text, sizeof text, "%04d", (int) v);
+              return tally_chart_parse_time (text, out) ? READ_OK : READ_BAD;
+            }
+          *out = v / 1000.0;
+        }
       return isfinite (*out) ? READ_OK : READ_SKIP;
     }
   if (type == G_TYPE_STRING)
     {
-      g_autofree char *text = g_strstrip (g_strdup (json_node_get_string (node)));
+      g_autofree char *text = g_strdup (json_node_get_string (node));
       char *end = NULL;
 
+      /* Numbers may have white space around them; times are read as they are */
+      if (!temporal)
+        g_strstrip (text);
       if (g_ascii_strcasecmp (text, "nan") == 0 || g_ascii_strcasecmp (text, "null") == 0)
         return READ_SKIP;
+      if (temporal)
+        return tally_chart_parse_time (text, out) ? READ_OK : READ_BAD;
       if (*text == '\0')
         return READ_BAD;
       *out = g_ascii_strtod (text, &end);
       if (end == NULL || *end != '\0')
         return READ_BAD;
       return isfinite (*out) ? READ_OK : READ_SKIP;
-    }
-  return READ_BAD;
-}
-
-static ReadResult
-read_time (JsonNode *node,
-           double   *out)
-{
-  GType type;
-
-  if (node == NULL)
-    return READ_SKIP;
-  type = json_node_get_value_type (node);
-  if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE)
-    {
-      double v = json_node_get_double (node);
-
-      /* A bare year (2024) is a year; other numbers are milliseconds since
-       * 1970, as in Vega-Lite. */
-      if (v == floor (v) && v >= 1000 && v <= 9999)
-        {
-          char text[8];
-
-          g_snprintf (text, sizeof text, "%04d", (int) v);
-          return tally_chart_parse_time (text, out) ? READ_OK : READ_BAD;
-        }
-      *out = v / 1000.0;
-      return isfinite (*out) ? READ_OK : READ_SKIP;
-    }
-  if (type == G_TYPE_STRING)
-    {
-      const char *text = json_node_get_string (node);
-
-      if (g_ascii_strcasecmp (text, "nan") == 0 || g_ascii_strcasecmp (text, "null") == 0)
-        return READ_SKIP;
-      return tally_chart_parse_time (text, out) ? READ_OK : READ_BAD;
     }
   return READ_BAD;
 }
@@ -421,6 +408,25 @@ get_group (GHashTable *table,
   return g;
 }
 
+/* Adds @value to the aggregate of the cell (@xg, @sg) in @cells, made on
+ * first use; cells are keyed by the two groups' first-appearance order. */
+static void
+cells_add (GHashTable *cells,
+           Group      *xg,
+           Group      *sg,
+           double      value)
+{
+  g_autofree char *cell_key = g_strdup_printf ("%u\x1f%u", xg->order, sg->order);
+  Acc *acc = g_hash_table_lookup (cells, cell_key);
+
+  if (acc == NULL)
+    {
+      acc = g_new0 (Acc, 1);
+      g_hash_table_insert (cells, g_steal_pointer (&cell_key), acc);
+    }
+  acc_add (acc, value);
+}
+
 static char *
 default_title (const TallyChartEncoding *enc)
 {
@@ -609,7 +615,7 @@ resolve (TallyChart  *self,
 
       if (value_col >= 0)
         {
-          rr = read_number (tally_chart_data_get_cell (self->data, r, value_col), &value);
+          rr = read_value (tally_chart_data_get_cell (self->data, r, value_col), FALSE, &value);
           if (rr == READ_BAD)
             {
               g_propagate_error (error, not_numeric_error (self, r, value_col, value_channel, FALSE));
@@ -628,10 +634,8 @@ resolve (TallyChart  *self,
         {
           JsonNode *cell = tally_chart_data_get_cell (self->data, r, x_col);
 
-          if (x_enc->type == TALLY_CHART_FIELD_TEMPORAL)
-            rr = read_time (cell, &x);
-          else if (x_enc->type == TALLY_CHART_FIELD_QUANTITATIVE)
-            rr = read_number (cell, &x);
+          if (x_enc->type == TALLY_CHART_FIELD_TEMPORAL || x_enc->type == TALLY_CHART_FIELD_QUANTITATIVE)
+            rr = read_value (cell, x_enc->type == TALLY_CHART_FIELD_TEMPORAL, &x);
           else
             rr = cell ? READ_OK : READ_SKIP;
           if (rr == READ_BAD)
@@ -682,19 +686,9 @@ resolve (TallyChart  *self,
 
       if (self->x_categorical)
         {
-          g_autofree char *cell_key = NULL;
-          Acc *acc;
-
           xg = get_group (x_table, x_groups, x_label, x);
           xg->total += value;
-          cell_key = g_strdup_printf ("%u\x1f%u", xg->order, sg->order);
-          acc = g_hash_table_lookup (cells, cell_key);
-          if (acc == NULL)
-            {
-              acc = g_new0 (Acc, 1);
-              g_hash_table_insert (cells, g_steal_pointer (&cell_key), acc);
-            }
-          acc_add (acc, value);
+          cells_add (cells, xg, sg, value);
         }
       else if (raw_points)
         {
@@ -705,19 +699,10 @@ resolve (TallyChart  *self,
       else
         {
           char xbuf[G_ASCII_DTOSTR_BUF_SIZE];
-          g_autofree char *cell_key = NULL;
-          Acc *acc;
 
           /* Continuous x: group by the exact x, keep it as the group key. */
           xg = get_group (x_table, x_groups, g_ascii_dtostr (xbuf, sizeof xbuf, x), x);
-          cell_key = g_strdup_printf ("%u\x1f%u", xg->order, sg->order);
-          acc = g_hash_table_lookup (cells, cell_key);
-          if (acc == NULL)
-            {
-              acc = g_new0 (Acc, 1);
-              g_hash_table_insert (cells, g_steal_pointer (&cell_key), acc);
-            }
-          acc_add (acc, value);
+          cells_add (cells, xg, sg, value);
         }
     }
 
