@@ -9,6 +9,7 @@
 #include <glib/gi18n.h>
 
 #include "tally-format.h"
+#include "tally-json.h"
 
 /*
  * The receipt of a turn (docs/architecture.md §4.2, `turn_finished`), the
@@ -17,21 +18,6 @@
  * way (tally_format_count()), the cost and the time are written by
  * tally_format_cost() and tally_format_duration().
  */
-
-static gint64
-member_int (JsonObject *object,
-            const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return 0;
-  if (json_node_get_value_type (node) == G_TYPE_DOUBLE)
-    return (gint64) json_node_get_double (node);
-  if (json_node_get_value_type (node) != G_TYPE_INT64)
-    return 0;
-  return json_node_get_int (node);
-}
 
 /**
  * tally_receipt_init:
@@ -46,8 +32,7 @@ void
 tally_receipt_init (TallyReceipt *receipt,
                     JsonObject   *turn_finished)
 {
-  JsonNode *node;
-  JsonObject *usage = NULL;
+  JsonObject *usage;
 
   g_return_if_fail (receipt != NULL);
 
@@ -55,28 +40,16 @@ tally_receipt_init (TallyReceipt *receipt,
   if (turn_finished == NULL)
     return;
 
-  node = json_object_get_member (turn_finished, "status");
-  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
-    receipt->status = json_node_get_string (node);
+  receipt->status = tally_json_object_get_string (turn_finished, "status", NULL);
+  receipt->has_cost = tally_json_object_lookup_double (turn_finished, "cost_usd", &receipt->cost_usd);
+  usage = tally_json_object_get_object (turn_finished, "usage");
 
-  node = json_object_get_member (turn_finished, "cost_usd");
-  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
-      (json_node_get_value_type (node) == G_TYPE_DOUBLE || json_node_get_value_type (node) == G_TYPE_INT64))
-    {
-      receipt->has_cost = TRUE;
-      receipt->cost_usd = json_node_get_double (node);
-    }
-
-  node = json_object_get_member (turn_finished, "usage");
-  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
-    usage = json_node_get_object (node);
-
-  receipt->input_tokens = member_int (usage, "input_tokens");
-  receipt->output_tokens = member_int (usage, "output_tokens");
-  receipt->cache_read_tokens = member_int (usage, "cache_read_input_tokens");
-  receipt->cache_write_tokens = member_int (usage, "cache_creation_input_tokens");
-  receipt->api_calls = member_int (turn_finished, "api_calls");
-  receipt->duration_ms = member_int (turn_finished, "duration_ms");
+  receipt->input_tokens = tally_json_object_get_int (usage, "input_tokens", 0);
+  receipt->output_tokens = tally_json_object_get_int (usage, "output_tokens", 0);
+  receipt->cache_read_tokens = tally_json_object_get_int (usage, "cache_read_input_tokens", 0);
+  receipt->cache_write_tokens = tally_json_object_get_int (usage, "cache_creation_input_tokens", 0);
+  receipt->api_calls = tally_json_object_get_int (turn_finished, "api_calls", 0);
+  receipt->duration_ms = tally_json_object_get_int (turn_finished, "duration_ms", 0);
 }
 
 static const char *
