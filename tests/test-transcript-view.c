@@ -16,6 +16,8 @@
 #include "tally-approval-card.h"
 #include "tally-assistant-text.h"
 #include "tally-block-row.h"
+#include "tally-chart-row.h"
+#include "tally-chart.h"
 #include "tally-composer.h"
 #include "tally-error-banner.h"
 #include "tally-note-row.h"
@@ -916,8 +918,8 @@ check_rows_match_blocks (GtkWidget *view,
         case TALLY_BLOCK_RECEIPT: g_assert_true (TALLY_IS_RECEIPT_ROW (child)); break;
         case TALLY_BLOCK_ERROR: g_assert_true (TALLY_IS_ERROR_BANNER (child)); break;
         case TALLY_BLOCK_APPROVAL: g_assert_true (TALLY_IS_APPROVAL_CARD (child)); break;
+        case TALLY_BLOCK_CHART: g_assert_true (TALLY_IS_CHART_ROW (child)); break;
         case TALLY_BLOCK_QUESTION:
-        case TALLY_BLOCK_CHART:
         case TALLY_BLOCK_PLAN: g_assert_false (TALLY_IS_NOTE_ROW (child)); break;
         case TALLY_BLOCK_INCOMPLETE:
         case TALLY_BLOCK_NOTICE:
@@ -1198,6 +1200,201 @@ test_summaries (void)
     }
 }
 
+/* Charts */
+
+#define CHART_SPEC \
+  "{\"title\":\"Revenue by store, Q2 2024\",\"mark\":\"bar\"," \
+  "\"encoding\":{\"x\":{\"field\":\"store\",\"type\":\"nominal\",\"sort\":\"-y\",\"title\":\"Store\"}," \
+  "\"y\":{\"field\":\"revenue\",\"type\":\"quantitative\",\"format\":\"$,.0f\",\"title\":\"Revenue\"}}," \
+  "\"data\":{\"values\":[{\"store\":\"Briggate\",\"revenue\":48210.5},{\"store\":\"Harbour\",\"revenue\":39902.25}," \
+  "{\"store\":\"Central\",\"revenue\":33120},{\"store\":\"Northgate\",\"revenue\":27455.75}," \
+  "{\"store\":\"Riverside\",\"revenue\":21980},{\"store\":\"Old Town\",\"revenue\":15340.5}]}}"
+
+/* A turn that charts: the question, the create_chart chip, the chart
+ * (with @spec) and a short answer. */
+static void
+add_chart_turn (TallyTranscript *transcript,
+                guint            n,
+                const char      *title,
+                const char      *spec)
+{
+  applyf (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"c%u\",\"mode\":\"ask\","
+                      "\"text\":\"Which store earned the most in Q2? Chart it.\"}", n);
+  applyf (transcript, "{\"type\":\"tool_use_start\",\"turn_id\":\"c%u\",\"tool_id\":\"ct%u\",\"tool_name\":\"create_chart\","
+                      "\"tool_input\":{\"title\":\"%s\"}}", n, n, title);
+  applyf (transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"c%u\",\"tool_id\":\"ct%u\",\"decision\":\"allow\",\"reason\":\"mode\"}", n, n);
+  applyf (transcript, "{\"type\":\"tool_result\",\"turn_id\":\"c%u\",\"tool_id\":\"ct%u\",\"content\":\"A bar chart of 6 stores.\","
+                      "\"is_error\":false,\"duration_ms\":31}", n, n);
+  applyf (transcript, "{\"type\":\"chart_created\",\"turn_id\":\"c%u\",\"chart_id\":\"chart%u\",\"tool_id\":\"ct%u\",\"title\":\"%s\","
+                      "\"spec\":%s,\"files\":[\"charts/revenue-%u.svg\",\"charts/revenue-%u.png\"],\"rows\":6,"
+                      "\"sql\":\"SELECT store, SUM(total) AS revenue FROM sales GROUP BY store\"}",
+          n, n, n, title, spec, n, n);
+  applyf (transcript, "{\"type\":\"text_delta\",\"turn_id\":\"c%u\",\"call\":1,\"block\":0,"
+                      "\"text\":\"**Briggate** earned the most in Q2: $48,210, ahead of Harbour by a fifth.\"}", n);
+  applyf (transcript, "{\"type\":\"block_done\",\"turn_id\":\"c%u\",\"call\":1,\"block\":0,\"kind\":\"text\"}", n);
+  applyf (transcript, "{\"type\":\"turn_finished\",\"turn_id\":\"c%u\",\"status\":\"done\",\"cost_usd\":0.0088,"
+                      "\"duration_ms\":5200,\"api_calls\":2,\"usage\":{\"input_tokens\":4100,\"output_tokens\":260}}", n);
+}
+
+static GtkWidget *
+find_action_button (GtkWidget  *root,
+                    const char *action_name)
+{
+  g_autoptr(GPtrArray) buttons = find_all (root, GTK_TYPE_BUTTON);
+
+  for (guint i = 0; i < buttons->len; i++)
+    if (g_strcmp0 (gtk_actionable_get_action_name (g_ptr_array_index (buttons, i)), action_name) == 0)
+      return g_ptr_array_index (buttons, i);
+  return NULL;
+}
+
+static void
+read_texture_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  GdkTexture **texture = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *texture = gdk_clipboard_read_texture_finish (GDK_CLIPBOARD (source), result, &error);
+  g_assert_no_error (error);
+}
+
+static GtkWidget *
+find_label (GtkWidget  *root,
+            const char *text)
+{
+  g_autoptr(GPtrArray) labels = find_all (root, GTK_TYPE_LABEL);
+
+  for (guint i = 0; i < labels->len; i++)
+    if (g_strcmp0 (gtk_label_get_text (g_ptr_array_index (labels, i)), text) == 0)
+      return g_ptr_array_index (labels, i);
+  return NULL;
+}
+
+static void
+test_chart (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autofree char *workspace = g_dir_make_tmp ("tally-chart-XXXXXX", NULL);
+  g_autofree char *charts = g_build_filename (workspace, "charts", NULL);
+  g_autofree char *png = g_build_filename (charts, "revenue-1.png", NULL);
+  g_autoptr(JsonNode) spec = json_from_string (CHART_SPEC, NULL);
+  g_autoptr(TallyChart) expected = tally_chart_new_from_json (json_node_get_object (spec), NULL);
+  g_autofree char *description = tally_chart_dup_description (expected);
+  g_autofree char *mismatch = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  TallyChartRow *chart = NULL, *broken = NULL;
+  GtkWidget *view = tally_transcript_view_new ();
+  GtkWidget *drawing, *table, *error_label = NULL;
+  GtkWindow *window;
+  int min, nat;
+
+  g_assert_nonnull (expected);
+  g_assert_cmpint (g_mkdir_with_parents (charts, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (png, "not really a PNG", -1, NULL));
+
+  add_chart_turn (transcript, 1, "Revenue by store, Q2 2024", CHART_SPEC);
+  add_chart_turn (transcript, 2, "A heatmap",
+                  "{\"title\":\"A heatmap\",\"mark\":\"rect\",\"encoding\":{},\"data\":{\"values\":[]}}");
+  tally_transcript_view_set_workspace (TALLY_TRANSCRIPT_VIEW (view), workspace);
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 760, 2000);
+  wait_frames (view, 4);
+
+  rows = find_all (view, TALLY_TYPE_CHART_ROW);
+  g_assert_cmpuint (rows->len, ==, 2);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TallyChartRow *row = g_ptr_array_index (rows, i);
+
+      if (tally_chart_row_has_chart (row))
+        chart = row;
+      else
+        broken = row;
+    }
+  g_assert_nonnull (chart);
+  g_assert_nonnull (broken);
+
+  /* The drawing: focusable, named by the title, described by the chart. */
+  drawing = tally_chart_row_get_drawing (chart);
+  g_assert_true (gtk_widget_get_focusable (drawing));
+  g_assert_true (gtk_widget_get_mapped (drawing));
+  g_assert_true (has_accessible_label (drawing, "Revenue by store, Q2 2024"));
+  g_assert_true (has_accessible_label (GTK_WIDGET (chart), "Chart: Revenue by store, Q2 2024"));
+  g_assert_nonnull (strstr (description, "Briggate"));
+  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (drawing), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                                 description);
+  g_assert_null (mismatch);
+
+  /* The engine draws the title, so the header says what the chart is
+   * drawn from; a chart that cannot be drawn is named there instead. */
+  g_assert_nonnull (find_label (GTK_WIDGET (chart), "Chart · 6 rows"));
+  g_assert_nonnull (find_label (GTK_WIDGET (broken), "A heatmap"));
+
+  /* Height follows width: 0.55 ×, within 220–480. */
+  gtk_widget_measure (drawing, GTK_ORIENTATION_VERTICAL, 700, &min, &nat, NULL, NULL);
+  g_assert_cmpint (nat, ==, 385);
+  g_assert_cmpint (min, >=, 220);
+  g_assert_cmpint (nat, <=, 480);
+  gtk_widget_measure (drawing, GTK_ORIENTATION_VERTICAL, 200, &min, &nat, NULL, NULL);
+  g_assert_cmpint (nat, ==, 220);
+  gtk_widget_measure (drawing, GTK_ORIENTATION_VERTICAL, 2000, &min, &nat, NULL, NULL);
+  g_assert_cmpint (nat, ==, 480);
+  g_assert_cmpint (gtk_widget_get_height (drawing), ==,
+                   CLAMP ((int) (gtk_widget_get_width (drawing) * 0.55 + 0.5), 220, 480));
+
+  /* Open is on while a file exists in the workspace. */
+  g_assert_true (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (chart), "chart.open")));
+  g_assert_true (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (chart), "chart.copy")));
+
+  /* Copy: an image of the drawing's size on the clipboard. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (chart), "chart.copy", NULL));
+  gdk_clipboard_read_texture_async (gtk_widget_get_clipboard (GTK_WIDGET (chart)), NULL, read_texture_cb, &texture);
+  wait_for (pointer_set, &texture, "the copied chart");
+  g_assert_cmpint (gdk_texture_get_width (texture), ==,
+                   gtk_widget_get_width (drawing) * gtk_widget_get_scale_factor (drawing));
+  g_assert_cmpint (gdk_texture_get_height (texture), ==,
+                   gtk_widget_get_height (drawing) * gtk_widget_get_scale_factor (drawing));
+
+  /* Show data: the rows as a table in place of the drawing, and back. */
+  table = tally_chart_row_get_table (chart);
+  g_assert_false (gtk_widget_get_mapped (table));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (chart), "chart.show-data", NULL));
+  wait_frames (view, 3);
+  g_assert_true (gtk_widget_get_mapped (table));
+  g_assert_false (gtk_widget_get_mapped (drawing));
+  g_assert_cmpuint (tally_result_table_get_n_rows (TALLY_RESULT_TABLE (table)), ==, 6);
+  g_assert_cmpuint (tally_result_table_get_n_columns (TALLY_RESULT_TABLE (table)), ==, 2);
+  g_assert_cmpstr (tally_result_table_get_column_title (TALLY_RESULT_TABLE (table), 0), ==, "store");
+  g_assert_cmpstr (tally_result_table_get_cell (TALLY_RESULT_TABLE (table), 0, 1), ==, "48210.5");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (chart), "chart.show-data", NULL));
+  wait_frames (view, 3);
+  g_assert_true (gtk_widget_get_mapped (drawing));
+
+  /* A spec the engine refuses: its message in place of the drawing, the
+   * chart's own actions off. */
+  {
+    g_autoptr(GPtrArray) labels = find_all (GTK_WIDGET (broken), GTK_TYPE_LABEL);
+
+    for (guint i = 0; i < labels->len; i++)
+      if (strstr (gtk_label_get_text (g_ptr_array_index (labels, i)), "cannot be drawn") != NULL)
+        error_label = g_ptr_array_index (labels, i);
+  }
+  g_assert_nonnull (error_label);
+  g_assert_true (gtk_widget_get_mapped (error_label));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (error_label)), "rect"));
+  g_assert_false (gtk_widget_get_mapped (tally_chart_row_get_drawing (broken)));
+  g_assert_false (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (broken), "chart.copy")));
+  g_assert_false (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (broken), "chart.open")));
+
+  gtk_window_destroy (window);
+  g_unlink (png);
+  g_rmdir (charts);
+  g_rmdir (workspace);
+}
+
 /* Screenshots: written only when TALLY_SCREENSHOT_DIR is set. */
 
 static void
@@ -1370,6 +1567,45 @@ test_result_table_screenshot (void)
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
 }
 
+/* A transcript with a chart, light and dark, for looking at: written
+ * only when TALLY_SCREENSHOT_DIR is set. */
+static void
+test_chart_screenshot (void)
+{
+  const char *dir = g_getenv ("TALLY_SCREENSHOT_DIR");
+  static const char * const schemes[] = { "light", "dark" };
+
+  if (dir == NULL)
+    {
+      g_test_skip ("set TALLY_SCREENSHOT_DIR to write screenshots");
+      return;
+    }
+
+  for (guint s = 0; s < G_N_ELEMENTS (schemes); s++)
+    {
+      g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+      g_autofree char *path = g_strdup_printf ("%s/chart-%s.png", dir, schemes[s]);
+      g_autofree char *path_data = g_strdup_printf ("%s/chart-data-%s.png", dir, schemes[s]);
+      GtkWidget *view = tally_transcript_view_new ();
+      GtkWindow *window;
+
+      adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                          s == 0 ? ADW_COLOR_SCHEME_FORCE_LIGHT : ADW_COLOR_SCHEME_FORCE_DARK);
+      add_chart_turn (transcript, 1, "Revenue by store, Q2 2024", CHART_SPEC);
+      tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+      window = show_in_window (view, 760, 720);
+      wait_frames (view, 6);
+      save_png (view, path);
+
+      /* The same chart with its rows shown. */
+      g_assert_true (gtk_widget_activate_action (find_first (view, TALLY_TYPE_CHART_ROW), "chart.show-data", NULL));
+      wait_frames (view, 6);
+      save_png (view, path_data);
+      gtk_window_destroy (window);
+    }
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1389,8 +1625,10 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-view/result-table", test_result_table);
   g_test_add_func ("/tally/transcript-view/result-table-out", test_result_table_out);
   g_test_add_func ("/tally/transcript-view/summaries", test_summaries);
+  g_test_add_func ("/tally/transcript-view/chart", test_chart);
   g_test_add_func ("/tally/transcript-view/screenshot", test_screenshot);
   g_test_add_func ("/tally/transcript-view/result-table-screenshot", test_result_table_screenshot);
+  g_test_add_func ("/tally/transcript-view/chart-screenshot", test_chart_screenshot);
 
   return g_test_run ();
 }

@@ -192,7 +192,7 @@ struct _TallyChartRow
 
   /* Template */
   GtkLabel             *title_label;
-  GtkStack             *stack;
+  GtkWidget            *error_box;
   TallyChartDrawing    *drawing;
   TallyResultTable     *table;
   GtkLabel             *error_label;
@@ -340,12 +340,40 @@ dup_rows_text (TallyChartRow *self)
   return g_string_free (text, FALSE);
 }
 
+/* "Chart · 6 rows", "Chart · 5,000 of 120,000 rows". */
+static char *
+dup_caption (TallyChartRow *self)
+{
+  JsonObject *event = details (self);
+  guint shown = tally_chart_data_get_n_rows (tally_chart_get_data (self->chart));
+  gint64 total = shown;
+
+  if (event != NULL && json_object_get_boolean_member_with_default (event, "capped", FALSE))
+    total = MAX (json_object_get_int_member_with_default (event, "rows", shown), (gint64) shown);
+
+  if (total > shown)
+    /* Translators: above a chart drawn from part of a query's rows */
+    return g_strdup_printf (ngettext ("Chart · %'u of %'u row", "Chart · %'u of %'u rows", (gulong) total),
+                            shown, (guint) MIN (total, G_MAXUINT));
+  /* Translators: above a chart, how many rows it is drawn from */
+  return g_strdup_printf (ngettext ("Chart · %'u row", "Chart · %'u rows", shown), shown);
+}
+
+/* Shows one of the drawing, the table and the message. */
+static void
+show_page (TallyChartRow *self,
+           GtkWidget     *page)
+{
+  gtk_widget_set_visible (GTK_WIDGET (self->drawing), page == GTK_WIDGET (self->drawing));
+  gtk_widget_set_visible (GTK_WIDGET (self->table), page == GTK_WIDGET (self->table));
+  gtk_widget_set_visible (self->error_box, page == self->error_box);
+}
+
 static void
 update_page (TallyChartRow *self)
 {
   if (self->chart == NULL)
-    gtk_stack_set_visible_child_name (self->stack,
-                                      TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? "error" : "chart");
+    show_page (self, TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? self->error_box : GTK_WIDGET (self->drawing));
   else if (self->show_data)
     {
       if (!self->table_filled)
@@ -354,10 +382,10 @@ update_page (TallyChartRow *self)
 
           self->table_filled = tally_result_table_set_result (self->table, text);
         }
-      gtk_stack_set_visible_child_name (self->stack, self->table_filled ? "data" : "chart");
+      show_page (self, self->table_filled ? GTK_WIDGET (self->table) : GTK_WIDGET (self->drawing));
     }
   else
-    gtk_stack_set_visible_child_name (self->stack, "chart");
+    show_page (self, GTK_WIDGET (self->drawing));
 }
 
 static void
@@ -398,7 +426,25 @@ sync_chart (TallyChartRow *self)
     g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                          _("The chart's description is missing from the session."));
 
-  gtk_label_set_text (self->title_label, title);
+  /* The engine draws the title over the chart, so above a chart the
+   * header says what it is drawn from; above the message of a chart that
+   * cannot be drawn it names the chart. */
+  if (self->chart != NULL)
+    {
+      g_autofree char *caption = dup_caption (self);
+
+      gtk_label_set_text (self->title_label, caption);
+      gtk_widget_remove_css_class (GTK_WIDGET (self->title_label), "heading");
+      gtk_widget_add_css_class (GTK_WIDGET (self->title_label), "caption");
+      gtk_widget_add_css_class (GTK_WIDGET (self->title_label), "dim-label");
+    }
+  else
+    {
+      gtk_label_set_text (self->title_label, title);
+      gtk_widget_add_css_class (GTK_WIDGET (self->title_label), "heading");
+      gtk_widget_remove_css_class (GTK_WIDGET (self->title_label), "caption");
+      gtk_widget_remove_css_class (GTK_WIDGET (self->title_label), "dim-label");
+    }
   tally_chart_drawing_set_chart (self->drawing, self->chart);
   if (error != NULL)
     {
@@ -775,7 +821,7 @@ tally_chart_row_class_init (TallyChartRowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-chart-row.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyChartRow, title_label);
-  gtk_widget_class_bind_template_child (widget_class, TallyChartRow, stack);
+  gtk_widget_class_bind_template_child (widget_class, TallyChartRow, error_box);
   gtk_widget_class_bind_template_child (widget_class, TallyChartRow, drawing);
   gtk_widget_class_bind_template_child (widget_class, TallyChartRow, table);
   gtk_widget_class_bind_template_child (widget_class, TallyChartRow, error_label);
