@@ -69,13 +69,25 @@ typedef struct {
   gint64    result;
 } Completion;
 
+/* Which of the session, turn and search tables an event feeds besides the
+ * log (docs/architecture.md §10): decided once, from the event's type, when
+ * the event is queued (tally_store_append_event), and applied by the
+ * writer thread. */
+typedef enum {
+  PROJECT_NONE,             /* kept in the log only */
+  PROJECT_SESSION_CREATED,  /* text = title, model, workspace, database */
+  PROJECT_TURN_STARTED,     /* text = prompt, mode, model */
+  PROJECT_TEXT_DELTA,       /* text = the delta */
+  PROJECT_TURN_FINISHED,    /* cost, usage */
+} Projection;
+
 typedef struct {
   ItemKind    kind;
   char       *session_id;
   gint64      seq;
   gint64      ts;
   char       *type;        /* the event's type as written, for the events table */
-  TallyEventType event_type;
+  Projection  projection;
   char       *payload;     /* event line; plan markdown; new title; rule pattern */
   char       *turn_id;
   char       *text;        /* title, prompt or delta text */

@@ -422,9 +422,9 @@ writer_apply_event (Writer  *w,
   *last = item->seq;
   writer_touch (w, item->session_id, item->ts);
 
-  switch (item->event_type)
+  switch (item->projection)
     {
-    case TALLY_EVENT_SESSION_CREATED:
+    case PROJECT_SESSION_CREATED:
       if ((stmt = writer_stmt (w, STMT_SESSION_CREATED, error)) == NULL)
         return APPLY_FAILED;
       BIND_TEXT (stmt, 1, item->session_id);
@@ -437,7 +437,7 @@ writer_apply_event (Writer  *w,
         return result;
       return writer_upsert_text (w, item->session_id, "", "title", item->text, error);
 
-    case TALLY_EVENT_TURN_STARTED:
+    case PROJECT_TURN_STARTED:
       if ((stmt = writer_stmt (w, STMT_TURN_STARTED, error)) == NULL)
         return APPLY_FAILED;
       BIND_TEXT (stmt, 1, item->session_id);
@@ -448,7 +448,7 @@ writer_apply_event (Writer  *w,
       writer_get_turn (w, item->session_id, item->turn_id, TRUE);
       return writer_upsert_text (w, item->session_id, item->turn_id, "prompt", item->text, error);
 
-    case TALLY_EVENT_TEXT_DELTA:
+    case PROJECT_TEXT_DELTA:
       {
         TurnText *turn = writer_get_turn (w, item->session_id, item->turn_id, TRUE);
 
@@ -460,7 +460,7 @@ writer_apply_event (Writer  *w,
       }
       break;
 
-    case TALLY_EVENT_TURN_FINISHED:
+    case PROJECT_TURN_FINISHED:
       {
         TurnText *turn;
 
@@ -486,22 +486,7 @@ writer_apply_event (Writer  *w,
       }
       break;
 
-    /* Kept in the log only. */
-    case TALLY_EVENT_REDIRECT:
-    case TALLY_EVENT_THINKING_DELTA:
-    case TALLY_EVENT_BLOCK_DONE:
-    case TALLY_EVENT_TOOL_USE_START:
-    case TALLY_EVENT_TOOL_RESULT:
-    case TALLY_EVENT_APPROVAL_REQUEST:
-    case TALLY_EVENT_APPROVAL_RESOLVED:
-    case TALLY_EVENT_QUESTION_REQUEST:
-    case TALLY_EVENT_QUESTION_RESOLVED:
-    case TALLY_EVENT_PLAN_PROPOSED:
-    case TALLY_EVENT_CHART_CREATED:
-    case TALLY_EVENT_API_CALL:
-    case TALLY_EVENT_RETRY:
-    case TALLY_EVENT_ERROR:
-    case TALLY_EVENT_UNKNOWN:
+    case PROJECT_NONE:
       break;
     }
 

@@ -829,15 +829,15 @@ tally_store_append_event (TallyStore  *self,
   item->seq = seq;
   item->ts = ts;
   item->type = g_strdup (type);
-  item->event_type = tally_event_get_event_type (event);
   item->payload = tally_event_to_json (event);
   item->turn_id = g_strdup (tally_json_object_get_string (event, "turn_id", NULL));
 
   /* The writer projects these into the sessions, turns and search tables
    * (docs/architecture.md §10); every event is kept in the log as is. */
-  switch (item->event_type)
+  switch (tally_event_get_event_type (event))
     {
     case TALLY_EVENT_SESSION_CREATED:
+      item->projection = PROJECT_SESSION_CREATED;
       item->text = g_strdup (tally_json_object_get_string (event, "title", NULL));
       item->model = g_strdup (tally_json_object_get_string (event, "model", NULL));
       item->workspace = g_strdup (tally_json_object_get_string (event, "workspace", NULL));
@@ -845,12 +845,14 @@ tally_store_append_event (TallyStore  *self,
       break;
 
     case TALLY_EVENT_TURN_STARTED:
+      item->projection = PROJECT_TURN_STARTED;
       item->text = g_strdup (tally_json_object_get_string (event, "text", NULL));
       item->mode = g_strdup (tally_json_object_get_string (event, "mode", NULL));
       item->model = g_strdup (tally_json_object_get_string (event, "model", NULL));
       break;
 
     case TALLY_EVENT_TEXT_DELTA:
+      item->projection = PROJECT_TEXT_DELTA;
       item->text = g_strdup (tally_json_object_get_string (event, "text", NULL));
       break;
 
@@ -858,6 +860,7 @@ tally_store_append_event (TallyStore  *self,
       {
         JsonObject *usage = tally_json_object_get_object (event, "usage");
 
+        item->projection = PROJECT_TURN_FINISHED;
         item->cost_known = tally_json_object_lookup_double (event, "cost_usd", &item->cost);
         if (usage != NULL)
           {
