@@ -285,19 +285,31 @@ turn_cancelled_cb (GCancellable *cancellable,
 }
 /* Streaming */
 
+/* Emits a streaming event of @type for content block @index of the current
+ * call, with @member set to @value (a delta's text, a finished block's kind). */
+static void
+emit_block_event (GTask          *task,
+                  TallyEventType  type,
+                  guint           index,
+                  const char     *member,
+                  const char     *value)
+{
+  Turn *turn = g_task_get_task_data (task);
+  JsonObject *event = tally_event_new (type);
+
+  json_object_set_int_member (event, "call", turn->call);
+  json_object_set_int_member (event, "block", index);
+  json_object_set_string_member (event, member, value);
+  turn_emit (task, event);
+}
+
 static void
 stream_text_delta_cb (TallyMessageStream *stream,
                       guint               index,
                       const char         *text,
                       GTask              *task)
 {
-  Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new (TALLY_EVENT_TEXT_DELTA);
-
-  json_object_set_int_member (event, "call", turn->call);
-  json_object_set_int_member (event, "block", index);
-  json_object_set_string_member (event, "text", text);
-  turn_emit (task, event);
+  emit_block_event (task, TALLY_EVENT_TEXT_DELTA, index, "text", text);
 }
 
 static void
@@ -306,13 +318,7 @@ stream_thinking_delta_cb (TallyMessageStream *stream,
                           const char         *text,
                           GTask              *task)
 {
-  Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new (TALLY_EVENT_THINKING_DELTA);
-
-  json_object_set_int_member (event, "call", turn->call);
-  json_object_set_int_member (event, "block", index);
-  json_object_set_string_member (event, "text", text);
-  turn_emit (task, event);
+  emit_block_event (task, TALLY_EVENT_THINKING_DELTA, index, "text", text);
 }
 
 static void
@@ -320,13 +326,7 @@ emit_block_done (GTask      *task,
                  guint       index,
                  const char *kind)
 {
-  Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new (TALLY_EVENT_BLOCK_DONE);
-
-  json_object_set_int_member (event, "call", turn->call);
-  json_object_set_int_member (event, "block", index);
-  json_object_set_string_member (event, "kind", kind);
-  turn_emit (task, event);
+  emit_block_event (task, TALLY_EVENT_BLOCK_DONE, index, "kind", kind);
 }
 
 static void
