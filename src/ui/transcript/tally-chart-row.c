@@ -364,6 +364,11 @@ static void
 show_page (TallyChartRow *self,
            GtkWidget     *page)
 {
+  /* The table takes the drawing's place at about the drawing's height
+   * (less its titles and caption), so the row keeps its size. */
+  if (page == GTK_WIDGET (self->table) && gtk_widget_get_visible (GTK_WIDGET (self->drawing)))
+    tally_result_table_set_min_rows_height (self->table,
+                                            MAX (120, gtk_widget_get_height (GTK_WIDGET (self->drawing)) - 80));
   gtk_widget_set_visible (GTK_WIDGET (self->drawing), page == GTK_WIDGET (self->drawing));
   gtk_widget_set_visible (GTK_WIDGET (self->table), page == GTK_WIDGET (self->table));
   gtk_widget_set_visible (self->error_box, page == self->error_box);

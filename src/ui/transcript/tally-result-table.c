@@ -939,6 +939,27 @@ tally_result_table_get_footer (TallyResultTable *self)
 }
 
 /**
+ * tally_result_table_set_min_rows_height:
+ * @self: a #TallyResultTable
+ * @height: the least height of the scrolled rows in logical pixels, or
+ *   -1 for none; at most the table's own bound of 360 px is used
+ *
+ * Keeps the rows' area at least @height tall. A table that takes the place
+ * of another widget (the chart row's *Show Data*) uses it to keep the
+ * row's size; a list view measured before its rows are laid out would
+ * otherwise ask for little more than its column titles.
+ */
+void
+tally_result_table_set_min_rows_height (TallyResultTable *self,
+                                        int               height)
+{
+  g_return_if_fail (TALLY_IS_RESULT_TABLE (self));
+
+  gtk_scrolled_window_set_min_content_height (self->scroller,
+                                              height < 0 ? -1 : MIN (height, MAX_VISIBLE_HEIGHT));
+}
+
+/**
  * tally_result_table_get_column_view:
  * @self: a #TallyResultTable
  *

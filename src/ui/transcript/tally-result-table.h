@@ -28,6 +28,8 @@ const char    *tally_result_table_get_shown_text   (TallyResultTable     *self,
                                                     guint                 column);
 const char    *tally_result_table_get_footer       (TallyResultTable     *self);
 GtkColumnView *tally_result_table_get_column_view  (TallyResultTable     *self);
+void           tally_result_table_set_min_rows_height (TallyResultTable  *self,
+                                                    int                   height);
 char          *tally_result_table_dup_text         (TallyResultTable     *self,
                                                     TallyCsvFormat        format);
 void           tally_result_table_save_csv_async   (TallyResultTable     *self,
