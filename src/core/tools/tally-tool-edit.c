@@ -61,18 +61,37 @@ input_get_boolean (JsonObject  *input,
   return FALSE;
 }
 
+/* An Edit worked out short of writing: the file, its text as it is and
+ * as the edit leaves it. */
+typedef struct {
+  char    *path;
+  char    *display;     /* the path as shown to the model */
+  char    *old_text;
+  gsize    old_length;
+  GString *new_text;
+  guint    count;       /* occurrences replaced */
+} PreparedEdit;
+
+static void
+prepared_edit_clear (PreparedEdit *edit)
+{
+  g_free (edit->path);
+  g_free (edit->display);
+  g_free (edit->old_text);
+  if (edit->new_text != NULL)
+    g_string_free (edit->new_text, TRUE);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PreparedEdit, prepared_edit_clear)
+
 /* Everything an Edit does short of writing: checks the input, reads the
- * file and computes its new text. */
+ * file and computes its new text into @edit (cleared by the caller, also
+ * on failure). */
 static gboolean
 prepare_edit (const TallyToolContext  *context,
               JsonObject              *input,
               gboolean                 check_outside,
-              char                   **path,
-              char                   **display,
-              char                   **old_text,
-              gsize                   *old_length,
-              GString                **new_text,
-              guint                   *count,
+              PreparedEdit            *edit,
               GError                 **error)
 {
   g_autoptr(GError) local_error = NULL;
@@ -113,12 +132,12 @@ prepare_edit (const TallyToolContext  *context,
       return FALSE;
     }
 
-  *path = tally_tool_resolve_for_change (context, "file_path", file_path, check_outside,
-                                         display, error);
-  if (*path == NULL)
+  edit->path = tally_tool_resolve_for_change (context, "file_path", file_path, check_outside,
+                                              &edit->display, error);
+  if (edit->path == NULL)
     return FALSE;
 
-  if (g_stat (*path, &st) != 0)
+  if (g_stat (edit->path, &st) != 0)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND,
                    "The file %s does not exist; use Write to create a file", file_path);
@@ -139,31 +158,31 @@ prepare_edit (const TallyToolContext  *context,
       return FALSE;
     }
 
-  if (!g_file_get_contents (*path, old_text, old_length, &local_error))
+  if (!g_file_get_contents (edit->path, &edit->old_text, &edit->old_length, &local_error))
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                   "Cannot read %s: %s", *display, local_error->message);
+                   "Cannot read %s: %s", edit->display, local_error->message);
       return FALSE;
     }
 
-  if (memchr (*old_text, '\0', *old_length) != NULL)
+  if (memchr (edit->old_text, '\0', edit->old_length) != NULL)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
                    "%s is a binary file (it contains NUL bytes); Edit changes text "
-                   "files only", *display);
+                   "files only", edit->display);
       return FALSE;
     }
 
   /* Without NUL bytes the text ends at its terminator, so strstr() sees
    * all of it. Matches do not overlap: the search goes on after each. */
   old_string_len = strlen (old_string);
-  for (p = *old_text; (match = strstr (p, old_string)) != NULL; p = match + old_string_len)
+  for (p = edit->old_text; (match = strstr (p, old_string)) != NULL; p = match + old_string_len)
     n++;
 
   if (n == 0)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                   "old_string was not found in %s", *display);
+                   "old_string was not found in %s", edit->display);
       return FALSE;
     }
 
@@ -171,20 +190,20 @@ prepare_edit (const TallyToolContext  *context,
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
                    "old_string occurs %u times in %s; give more context or set "
-                   "replace_all", n, *display);
+                   "replace_all", n, edit->display);
       return FALSE;
     }
 
-  result = g_string_sized_new (*old_length + n * strlen (new_string));
-  for (p = *old_text; (match = strstr (p, old_string)) != NULL; p = match + old_string_len)
+  result = g_string_sized_new (edit->old_length + n * strlen (new_string));
+  for (p = edit->old_text; (match = strstr (p, old_string)) != NULL; p = match + old_string_len)
     {
       g_string_append_len (result, p, match - p);
       g_string_append (result, new_string);
     }
   g_string_append (result, p);
 
-  *new_text = g_steal_pointer (&result);
-  *count = n;
+  edit->new_text = g_steal_pointer (&result);
+  edit->count = n;
 
   return TRUE;
 }
@@ -196,25 +215,19 @@ edit_run (TallyTool               *tool,
           GCancellable            *cancellable,
           GError                 **error)
 {
-  g_autofree char *path = NULL;
-  g_autofree char *display = NULL;
-  g_autofree char *old_text = NULL;
-  g_autoptr(GString) new_text = NULL;
-  gsize old_length = 0;
-  guint count = 0;
+  g_auto(PreparedEdit) edit = { 0 };
 
-  if (!prepare_edit (context, input, TRUE, &path, &display, &old_text, &old_length,
-                     &new_text, &count, error))
+  if (!prepare_edit (context, input, TRUE, &edit, error))
     return NULL;
 
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
 
-  if (!tally_tool_replace_file (path, display, new_text->str, new_text->len, error))
+  if (!tally_tool_replace_file (edit.path, edit.display, edit.new_text->str, edit.new_text->len, error))
     return NULL;
 
-  return g_strdup_printf ("Replaced %u %s in %s", count,
-                          count == 1 ? "occurrence" : "occurrences", display);
+  return g_strdup_printf ("Replaced %u %s in %s", edit.count,
+                          edit.count == 1 ? "occurrence" : "occurrences", edit.display);
 }
 
 static char **
@@ -320,18 +333,13 @@ tally_tool_edit_dup_diff (const TallyToolContext  *context,
                           JsonObject              *input,
                           GError                 **error)
 {
-  g_autofree char *path = NULL;
-  g_autofree char *display = NULL;
-  g_autofree char *old_text = NULL;
-  g_autoptr(GString) new_text = NULL;
-  gsize old_length = 0;
-  guint count = 0;
+  g_auto(PreparedEdit) edit = { 0 };
 
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!prepare_edit (context, input, FALSE, &path, &display, &old_text, &old_length,
-                     &new_text, &count, error))
+  if (!prepare_edit (context, input, FALSE, &edit, error))
     return NULL;
 
-  return tally_tool_dup_file_diff (display, old_text, old_length, new_text->str, new_text->len);
+  return tally_tool_dup_file_diff (edit.display, edit.old_text, edit.old_length,
+                                   edit.new_text->str, edit.new_text->len);
 }
