@@ -1476,6 +1476,45 @@ expand_all (GtkWidget *root)
     gtk_expander_set_expanded (tally_thinking_drawer_get_expander (g_ptr_array_index (drawers, 0)), TRUE);
 }
 
+/* A query result in a tool chip that is opened after the transcript is
+ * shown: the table shows its rows, not only its column titles (a column
+ * view laid out while folded kept the height of its titles). */
+static void
+test_result_table_in_folded_chip (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  g_autoptr(GPtrArray) tables = NULL;
+  GtkWindow *window;
+
+  fill_showcase (transcript);
+  gtk_widget_set_vexpand (view, TRUE);
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 760, 900);
+  wait_frames (view, 4);
+  expand_all (view);
+  wait_frames (view, 6);
+
+  tables = find_all (view, TALLY_TYPE_RESULT_TABLE);
+  g_assert_cmpuint (tables->len, >, 0);
+  for (guint i = 0; i < tables->len; i++)
+    {
+      TallyResultTable *table = g_ptr_array_index (tables, i);
+      GtkWidget *scroller;
+      guint rows = tally_result_table_get_n_rows (table);
+
+      if (!gtk_widget_get_mapped (GTK_WIDGET (table)) || rows == 0)
+        continue;
+      scroller = gtk_widget_get_ancestor (GTK_WIDGET (tally_result_table_get_column_view (table)),
+                                          GTK_TYPE_SCROLLED_WINDOW);
+      /* The titles and every row (up to the table's bound), each at least
+       * a 12 px line */
+      g_assert_cmpint (gtk_widget_get_height (scroller), >=, (int) MIN (rows + 1, 10) * 12);
+    }
+
+  gtk_window_destroy (window);
+}
+
 static void
 test_screenshot (void)
 {
@@ -1630,6 +1669,7 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-view/open-at-end", test_open_at_end);
   g_test_add_func ("/tally/transcript-view/ten-thousand", test_ten_thousand);
   g_test_add_func ("/tally/transcript-view/result-table", test_result_table);
+  g_test_add_func ("/tally/transcript-view/result-table-in-folded-chip", test_result_table_in_folded_chip);
   g_test_add_func ("/tally/transcript-view/result-table-out", test_result_table_out);
   g_test_add_func ("/tally/transcript-view/summaries", test_summaries);
   g_test_add_func ("/tally/transcript-view/chart", test_chart);

@@ -45,6 +45,8 @@
 #define NULL_VALUE "NULL"
 #define MAX_CELL_WIDTH_CHARS 40
 #define MAX_VISIBLE_HEIGHT 360
+/* What a row adds to a line of text: its cells' padding and separator */
+#define ROW_PADDING 8
 /* What the theme adds around a cell's text, and a title's sort arrow. */
 #define CELL_EXTRA_WIDTH 28
 #define TITLE_EXTRA_WIDTH 44
@@ -94,6 +96,7 @@ struct _TallyResultTable
   /* Widgets */
   GtkWidget          *header;
   GtkScrolledWindow  *scroller;
+  int                 min_rows_height;  /* -1, or what the owner asked for */
   GtkColumnView      *view;
   GtkLabel           *footer;
 
@@ -577,6 +580,7 @@ tally_result_table_init (TallyResultTable *self)
   GtkLayoutManager *layout;
   g_autoptr(GtkNoSelection) selection = NULL;
 
+  self->min_rows_height = -1;
   layout = gtk_box_layout_new (GTK_ORIENTATION_VERTICAL);
   gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 4);
   gtk_widget_set_layout_manager (GTK_WIDGET (self), layout);
@@ -744,6 +748,25 @@ fill (TallyResultTable *self,
   g_list_store_splice (self->rows, 0, 0, items->pdata, items->len);
 }
 
+/* A column view measured while it is hidden (in a folded tool chip, behind
+ * a chart) has laid out no rows and asks for little more than its titles,
+ * and it keeps that height once shown. The rows' area therefore asks for
+ * the height its rows will take, from the font's line height, bounded by
+ * MAX_VISIBLE_HEIGHT, and for at least what the owner asked for. */
+static void
+update_min_height (TallyResultTable *self)
+{
+  g_autoptr(PangoLayout) layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), "Xg");
+  guint n_rows = g_list_model_get_n_items (G_LIST_MODEL (self->rows));
+  int line_height = 0;
+  int wanted;
+
+  pango_layout_get_pixel_size (layout, NULL, &line_height);
+  /* Each row and the titles add their cell padding (style.css) to a line. */
+  wanted = (int) MIN ((guint64) (n_rows + 1) * (guint64) (line_height + ROW_PADDING), (guint64) MAX_VISIBLE_HEIGHT);
+  gtk_scrolled_window_set_min_content_height (self->scroller, MAX (wanted, self->min_rows_height));
+}
+
 /**
  * tally_result_table_set_result:
  * @self: a #TallyResultTable
@@ -781,6 +804,7 @@ tally_result_table_set_result (TallyResultTable *self,
   fill (self, rows);
   for (guint c = 0; self->columns[c] != NULL; c++)
     add_column (self, c);
+  update_min_height (self);
 
   footer = g_string_new (count);
   if (note != NULL)
@@ -955,8 +979,8 @@ tally_result_table_set_min_rows_height (TallyResultTable *self,
 {
   g_return_if_fail (TALLY_IS_RESULT_TABLE (self));
 
-  gtk_scrolled_window_set_min_content_height (self->scroller,
-                                              height < 0 ? -1 : MIN (height, MAX_VISIBLE_HEIGHT));
+  self->min_rows_height = height < 0 ? -1 : MIN (height, MAX_VISIBLE_HEIGHT);
+  update_min_height (self);
 }
 
 /**
