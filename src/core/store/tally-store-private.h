@@ -17,14 +17,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
  * The store's private parts, shared by its files (docs/architecture.md §10.10):
  * tally-store.c (object, open, lifecycle, the write API), -writer.c (the
  * writer thread), -read.c (reads and search), -async.c (the _async
- * variants), -export.c (Markdown), -migrations.c and -salvage.c.
+ * variants), -migrations.c and -salvage.c. The Markdown export is not
+ * the store's: it walks the transcript (tally-transcript-export.c).
  */
 
 /* {{{ JSON helpers that never warn on unexpected shapes
  *
- * Short names for the shared helpers of tally-json.h, kept while
- * tally-store-export.c still reads events itself (issue 11 moves the export
- * onto the transcript); the other store files call tally-json.h directly. */
+ * Short names for the shared helpers of tally-json.h used by the store's
+ * event projection; new code calls tally-json.h directly. */
 
 #define json_string(object, member)        tally_json_object_get_string ((object), (member), NULL)
 #define json_int(object, member, out)      tally_json_object_lookup_int ((object), (member), (out))

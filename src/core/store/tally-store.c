@@ -48,7 +48,7 @@
  * This file holds the object, opening and closing, and the write API that
  * queues items; the writer thread is in tally-store-writer.c, the reads,
  * search and the boxed records they return in tally-store-read.c, their
- * _async variants in tally-store-async.c, the Markdown export in tally-store-export.c, schema
+ * _async variants in tally-store-async.c, schema
  * upgrades in tally-store-migrations.c and salvage in
  * tally-store-salvage.c (docs/architecture.md §10.10).
  */
