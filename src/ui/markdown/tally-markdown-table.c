@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tally-markdown-table.h"
+#include "tally-csv-dialog.h"
 
 /*
  * A GFM table as widgets: a GtkGrid of labels (the header row bold, each
@@ -70,18 +71,9 @@ replace_contents_cb (GObject      *object,
 {
   g_autoptr(GtkWidget) widget = user_data;
   g_autoptr(GError) error = NULL;
-  GtkRoot *root;
-  GtkWidget *dialog;
 
-  if (g_file_replace_contents_finish (G_FILE (object), result, NULL, &error) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-
-  root = gtk_widget_get_root (widget);
-  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                   _("Could Not Save the Table"), error->message);
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
-  gtk_window_present (GTK_WINDOW (dialog));
+  if (!g_file_replace_contents_finish (G_FILE (object), result, NULL, &error))
+    tally_csv_dialog_show_error (widget, error);
 }
 
 static void
@@ -110,25 +102,14 @@ save_csv_action (GtkWidget  *widget,
                  GVariant   *parameter)
 {
   TallyMarkdownTableWidget *self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
-  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
-  GtkRoot *root = gtk_widget_get_root (widget);
 
   g_assert (TALLY_IS_MARKDOWN_TABLE_WIDGET (self));
 
   if (self->chooser != NULL)
     return;
 
-  self->chooser = gtk_file_chooser_native_new (_("Save Table as CSV"),
-                                               GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                               GTK_FILE_CHOOSER_ACTION_SAVE,
-                                               _("_Save"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
   /* Translators: the file name offered when a table in a message is saved. */
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), _("table.csv"));
-  gtk_file_filter_set_name (filter, _("CSV Files"));
-  gtk_file_filter_add_mime_type (filter, "text/csv");
-  gtk_file_filter_add_suffix (filter, "csv");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  self->chooser = tally_csv_dialog_new_chooser (widget, _("table.csv"));
   g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
 }

@@ -11,6 +11,7 @@
 
 #include "tally-format.h"
 #include "tally-result-table.h"
+#include "tally-csv-dialog.h"
 
 /**
  * TallyResultTable:
@@ -432,18 +433,9 @@ save_csv_cb (GObject      *object,
 {
   TallyResultTable *self = TALLY_RESULT_TABLE (object);
   g_autoptr(GError) error = NULL;
-  GtkRoot *root;
-  GtkWidget *dialog;
 
-  if (tally_result_table_save_csv_finish (self, result, &error) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-
-  root = gtk_widget_get_root (GTK_WIDGET (self));
-  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                   _("Could Not Save the Table"), error->message);
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
-  gtk_window_present (GTK_WINDOW (dialog));
+  if (!tally_result_table_save_csv_finish (self, result, &error))
+    tally_csv_dialog_show_error (GTK_WIDGET (self), error);
 }
 
 static void
@@ -469,25 +461,14 @@ save_csv_action (GtkWidget  *widget,
                  GVariant   *parameter)
 {
   TallyResultTable *self = TALLY_RESULT_TABLE (widget);
-  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
-  GtkRoot *root = gtk_widget_get_root (widget);
 
   g_assert (TALLY_IS_RESULT_TABLE (self));
 
   if (self->chooser != NULL)
     return;
 
-  self->chooser = gtk_file_chooser_native_new (_("Save Table as CSV"),
-                                               GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                               GTK_FILE_CHOOSER_ACTION_SAVE,
-                                               _("_Save"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
   /* Translators: the file name offered when a query result is saved. */
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), _("query-result.csv"));
-  gtk_file_filter_set_name (filter, _("CSV Files"));
-  gtk_file_filter_add_mime_type (filter, "text/csv");
-  gtk_file_filter_add_suffix (filter, "csv");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  self->chooser = tally_csv_dialog_new_chooser (widget, _("query-result.csv"));
   g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
 }
