@@ -123,3 +123,25 @@ tally_test_load_sse_fixture (const char *name)
 
   return g_bytes_new_take (contents, len);
 }
+
+/**
+ * tally_test_parse_object:
+ * @json: JSON text that must hold an object
+ *
+ * Parses @json, failing the test when it is not valid JSON or not an
+ * object.
+ *
+ * Returns: (transfer full): the object
+ */
+JsonObject *
+tally_test_parse_object (const char *json)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+
+  node = json_from_string (json, &error);
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
+
+  return json_object_ref (json_node_get_object (node));
+}

@@ -2,10 +2,11 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
-/* Test helpers shared by several tests (files, folders, SSE fixtures). */
+/* Test helpers shared by several tests (files, folders, SSE fixtures, JSON). */
 
 void        tally_test_rm_rf             (const char *path);
 void        tally_test_write_file        (const char *dir,
@@ -14,5 +15,6 @@ void        tally_test_write_file        (const char *dir,
                                           gssize      length);
 GPtrArray  *tally_test_list_sse_fixtures (void);
 GBytes     *tally_test_load_sse_fixture  (const char *name);
+JsonObject *tally_test_parse_object      (const char *json);
 
 G_END_DECLS

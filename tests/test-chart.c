@@ -13,6 +13,7 @@
 #include "tally-chart.h"
 #include "tally-chart-render.h"
 #include "tally-chart-scale.h"
+#include "tally-test-util.h"
 
 /*
  * The chart engine (docs/charts.md): ticks, formats, spec errors, data
@@ -24,22 +25,11 @@
 #define GOLDEN_W 480
 #define GOLDEN_H 300
 
-static JsonObject *
-parse_object (const char *json)
-{
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) error = NULL;
-
-  json_parser_load_from_data (parser, json, -1, &error);
-  g_assert_no_error (error);
-  return json_object_ref (json_node_get_object (json_parser_get_root (parser)));
-}
-
 static TallyChart *
 chart_from (const char  *json,
             GError     **error)
 {
-  g_autoptr(JsonObject) object = parse_object (json);
+  g_autoptr(JsonObject) object = tally_test_parse_object (json);
 
   return tally_chart_new_from_json (object, error);
 }
@@ -222,7 +212,7 @@ test_spec_errors (void)
 static void
 test_too_many_rows (void)
 {
-  g_autoptr(JsonObject) spec = parse_object ("{\"title\":\"t\",\"mark\":\"point\",\"encoding\":{"
+  g_autoptr(JsonObject) spec = tally_test_parse_object ("{\"title\":\"t\",\"mark\":\"point\",\"encoding\":{"
                                              "\"x\":{\"field\":\"a\",\"type\":\"quantitative\"},"
                                              "\"y\":{\"field\":\"b\",\"type\":\"quantitative\"}}}");
   g_autoptr(JsonObject) data = json_object_new ();
@@ -270,7 +260,7 @@ test_nulls_skipped (void)
 {
   const char *names[] = { "month", "revenue", NULL };
   g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(JsonObject) object = parse_object ("{\"title\":\"Revenue\",\"mark\":\"line\",\"encoding\":{"
+  g_autoptr(JsonObject) object = tally_test_parse_object ("{\"title\":\"Revenue\",\"mark\":\"line\",\"encoding\":{"
                                                "\"x\":{\"field\":\"month\",\"type\":\"temporal\"},"
                                                "\"y\":{\"field\":\"revenue\",\"type\":\"quantitative\"}}}");
   g_autoptr(TallyChartSpec) spec = tally_chart_spec_new_from_json (object, NULL);

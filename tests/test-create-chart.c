@@ -52,18 +52,6 @@ fixture_teardown (Fixture       *fixture,
   g_clear_object (&fixture->registry);
 }
 
-static JsonObject *
-parse_object (const char *json)
-{
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-
-  node = json_from_string (json, &error);
-  g_assert_no_error (error);
-  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
-  return json_object_ref (json_node_get_object (node));
-}
-
 static gboolean
 ws_has (Fixture    *fixture,
         const char *relpath)
@@ -79,7 +67,7 @@ run_chart (Fixture     *fixture,
            JsonObject **artifact,
            GError     **error)
 {
-  g_autoptr(JsonObject) input = parse_object (json);
+  g_autoptr(JsonObject) input = tally_test_parse_object (json);
 
   return tally_tool_run_full (fixture->tool, &fixture->context, input, NULL, artifact, error);
 }

@@ -9,6 +9,7 @@
 #include "tally-format.h"
 #include "tally-line-diff.h"
 #include "tally-receipt.h"
+#include "tally-test-util.h"
 
 /* The shared formatting of src/core/util: grouped counts, word counts,
  * the line diff, the receipt and TSV/CSV text, each checked against known
@@ -146,23 +147,14 @@ test_line_diff_ids (void)
   g_assert_cmpstr (script, ==, "=-==+=");
 }
 
-static JsonObject *
-parse_object (const char *json)
-{
-  g_autoptr(JsonNode) node = json_from_string (json, NULL);
-
-  g_assert_nonnull (node);
-  return json_object_ref (json_node_get_object (node));
-}
-
 static void
 test_receipt (void)
 {
-  g_autoptr(JsonObject) event = parse_object (
+  g_autoptr(JsonObject) event = tally_test_parse_object (
     "{\"type\":\"turn_finished\",\"status\":\"done\",\"cost_usd\":0.0123,\"duration_ms\":3400,"
     "\"api_calls\":2,\"usage\":{\"input_tokens\":1200,\"output_tokens\":340,"
     "\"cache_read_input_tokens\":800,\"cache_creation_input_tokens\":120}}");
-  g_autoptr(JsonObject) failed = parse_object (
+  g_autoptr(JsonObject) failed = tally_test_parse_object (
     "{\"type\":\"turn_finished\",\"status\":\"failed\",\"cost_usd\":null,\"duration_ms\":125000,"
     "\"api_calls\":1,\"usage\":{\"input_tokens\":-5,\"output_tokens\":0,"
     "\"cache_read_input_tokens\":0,\"cache_creation_input_tokens\":0}}");

@@ -13,20 +13,9 @@
 #include "tally-gate.h"
 #include "tally-questions.h"
 #include "tally-tool-registry.h"
+#include "tally-test-util.h"
 
 static const TallyToolContext context = { (char *) "/nonexistent/db.sqlite", (char *) "/nonexistent/ws", FALSE };
-
-static JsonObject *
-parse_object (const char *json)
-{
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-
-  node = json_from_string (json, &error);
-  g_assert_no_error (error);
-  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
-  return json_object_ref (json_node_get_object (node));
-}
 
 static JsonObject *
 bash_input (const char *command)
@@ -301,7 +290,7 @@ test_create_chart_modes (void)
 {
   g_autoptr(TallyToolRegistry) registry = tally_tool_registry_new_default ();
   g_autoptr(GPtrArray) rules = g_ptr_array_new_with_free_func ((GDestroyNotify) tally_gate_rule_free);
-  g_autoptr(JsonObject) input = parse_object ("{\"spec\":{\"title\":\"T\",\"mark\":\"bar\"}}");
+  g_autoptr(JsonObject) input = tally_test_parse_object ("{\"spec\":{\"title\":\"T\",\"mark\":\"bar\"}}");
   TallyTool *tool = tally_tool_registry_lookup (registry, "create_chart");
   static const struct { TallyMode mode; TallyGateAction action; } cases[] = {
     { TALLY_MODE_ASK, TALLY_GATE_ALLOW },
@@ -329,8 +318,8 @@ test_create_chart_modes (void)
 static void
 test_odd_inputs (void)
 {
-  g_autoptr(JsonObject) number = parse_object ("{\"command\":5}");
-  g_autoptr(JsonObject) object = parse_object ("{\"command\":{\"a\":1}}");
+  g_autoptr(JsonObject) number = tally_test_parse_object ("{\"command\":5}");
+  g_autoptr(JsonObject) object = tally_test_parse_object ("{\"command\":{\"a\":1}}");
   g_autoptr(JsonObject) empty = json_object_new ();
   g_autoptr(JsonArray) suggestions = tally_gate_dup_suggestions ("Bash", number, &context);
   TallyGateRule rule = { (char *) "Bash(ls:*)", FALSE };
@@ -407,7 +396,7 @@ test_questions (void)
 
   for (guint i = 0; i < valid->len; i++)
     {
-      g_autoptr(JsonObject) input = parse_object (g_ptr_array_index (valid, i));
+      g_autoptr(JsonObject) input = tally_test_parse_object (g_ptr_array_index (valid, i));
       g_autoptr(GError) error = NULL;
 
       if (!tally_questions_validate (input, &error))
@@ -468,7 +457,7 @@ test_questions (void)
 
   for (guint i = 0; i < invalid->len; i++)
     {
-      g_autoptr(JsonObject) input = parse_object (g_ptr_array_index (invalid, i));
+      g_autoptr(JsonObject) input = tally_test_parse_object (g_ptr_array_index (invalid, i));
       g_autoptr(GError) error = NULL;
 
       if (tally_questions_validate (input, &error))

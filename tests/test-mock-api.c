@@ -14,6 +14,7 @@
 #include <libsoup/soup.h>
 
 #include "tally-test-mock.h"
+#include "tally-test-util.h"
 
 #define USER_HI \
   "{\"model\":\"claude-sonnet-5\",\"max_tokens\":1024,\"stream\":true," \
@@ -139,20 +140,6 @@ body_text (Response *response)
   return g_strndup (g_bytes_get_data (response->body, NULL), g_bytes_get_size (response->body));
 }
 
-static JsonObject *
-parse_object (const char *text)
-{
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) error = NULL;
-  JsonNode *root;
-
-  json_parser_load_from_data (parser, text, -1, &error);
-  g_assert_no_error (error);
-  root = json_parser_get_root (parser);
-  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
-  return json_object_ref (json_node_get_object (root));
-}
-
 /* Checks an API-shaped error body and returns its error.message. */
 static char *
 check_error_body (Response   *response,
@@ -168,7 +155,7 @@ check_error_body (Response   *response,
   g_assert_cmpstr (soup_message_headers_get_content_type (response->headers, NULL), ==,
                    "application/json");
 
-  object = parse_object (text);
+  object = tally_test_parse_object (text);
   g_assert_cmpstr (json_object_get_string_member (object, "type"), ==, "error");
   g_assert_cmpstr (json_object_get_string_member (object, "request_id"), ==,
                    soup_message_headers_get_one (response->headers, "request-id"));
@@ -380,7 +367,7 @@ test_message_stream (void)
   text = collect_deltas (events, 1, "text_delta", "text", 5);
   g_assert_cmpstr (text, ==, "Beanline has 3 stores — all in Lyon.");
   input_json = collect_deltas (events, 2, "input_json_delta", "partial_json", 5);
-  input = parse_object (input_json);
+  input = tally_test_parse_object (input_json);
   g_assert_cmpstr (json_object_get_string_member (input, "sql"), ==,
                    "SELECT city, count(*) FROM stores GROUP BY city");
 
@@ -979,7 +966,7 @@ test_models (void)
   do_request (session, mock, "GET", "/v1/models", NULL, WITH_AUTH, &all);
   g_assert_cmpuint (all.status, ==, 200);
   all_text = body_text (&all);
-  all_object = parse_object (all_text);
+  all_object = tally_test_parse_object (all_text);
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (all_object, "data")), ==, 3);
   g_assert_false (json_object_get_boolean_member (all_object, "has_more"));
   g_assert_cmpstr (json_object_get_string_member (all_object, "first_id"), ==, "claude-opus-4-8");
@@ -987,14 +974,14 @@ test_models (void)
 
   do_request (session, mock, "GET", "/v1/models?limit=1&after_id=claude-opus-4-8", NULL, WITH_AUTH, &page);
   page_text = body_text (&page);
-  page_object = parse_object (page_text);
+  page_object = tally_test_parse_object (page_text);
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (page_object, "data")), ==, 1);
   g_assert_true (json_object_get_boolean_member (page_object, "has_more"));
   g_assert_cmpstr (json_object_get_string_member (page_object, "first_id"), ==, "claude-sonnet-5");
 
   do_request (session, mock, "GET", "/v1/models/claude-haiku-4-5", NULL, WITH_AUTH, &one);
   one_text = body_text (&one);
-  one_object = parse_object (one_text);
+  one_object = tally_test_parse_object (one_text);
   g_assert_cmpstr (json_object_get_string_member (one_object, "display_name"), ==, "Claude Haiku 4.5");
 }
 

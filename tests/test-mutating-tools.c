@@ -127,19 +127,6 @@ count_entries (const char *dir)
   return n;
 }
 
-static JsonObject *
-parse_input (const char *json)
-{
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-
-  node = json_from_string (json, &error);
-  g_assert_no_error (error);
-  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
-
-  return json_object_ref (json_node_get_object (node));
-}
-
 /* Builds an input object from NULL-terminated name/value string pairs, so
  * values need no JSON escaping in the tests. */
 static JsonObject *
@@ -173,7 +160,7 @@ run_json (TallyTool              *tool,
           const char             *json,
           GError                **error)
 {
-  g_autoptr(JsonObject) input = parse_input (json);
+  g_autoptr(JsonObject) input = tally_test_parse_object (json);
 
   return run_tool (tool, context, input, error);
 }
@@ -685,7 +672,7 @@ test_diff_edit (Fixture       *fixture,
               "FROM sales\n"
               "GROUP BY store_id;\n");
 
-  input = parse_input ("{\"file_path\":\"q.sql\",\"old_string\":\"SUM(amount)\","
+  input = tally_test_parse_object ("{\"file_path\":\"q.sql\",\"old_string\":\"SUM(amount)\","
                        "\"new_string\":\"SUM(amount) AS revenue\\n  , COUNT(*) AS n\"}");
   diff = tally_tool_edit_dup_diff (&fixture->context, input, &error);
   g_assert_no_error (error);
@@ -702,7 +689,7 @@ test_diff_edit (Fixture       *fixture,
 
   /* The preview meets the errors the edit would. */
   {
-    g_autoptr(JsonObject) bad = parse_input ("{\"file_path\":\"q.sql\",\"old_string\":\"nope\","
+    g_autoptr(JsonObject) bad = tally_test_parse_object ("{\"file_path\":\"q.sql\",\"old_string\":\"nope\","
                                              "\"new_string\":\"x\"}");
     g_autoptr(GError) bad_error = NULL;
     g_autofree char *none = tally_tool_edit_dup_diff (&fixture->context, bad, &bad_error);
@@ -1579,7 +1566,7 @@ assert_paths (TallyTool  *tool,
               const char *json,
               const char *expected)
 {
-  g_autoptr(JsonObject) input = parse_input (json);
+  g_autoptr(JsonObject) input = tally_test_parse_object (json);
   g_auto(GStrv) paths = tally_tool_dup_paths (tool, input);
 
   if (expected == NULL)
@@ -1598,7 +1585,7 @@ assert_summary (TallyTool  *tool,
                 const char *json,
                 const char *expected)
 {
-  g_autoptr(JsonObject) input = parse_input (json);
+  g_autoptr(JsonObject) input = tally_test_parse_object (json);
   g_autofree char *summary = tally_tool_dup_summary (tool, input);
 
   g_assert_cmpstr (summary, ==, expected);

@@ -15,6 +15,7 @@
 
 #include "tally-store.h"
 #include "tally-test-mock.h"
+#include "tally-test-util.h"
 
 typedef struct {
   char *dir;
@@ -88,22 +89,11 @@ cli (char       **out,
   return g_subprocess_get_exit_status (process);
 }
 
-static JsonObject *
-parse_object (const char *text)
-{
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) error = NULL;
-
-  json_parser_load_from_data (parser, text, -1, &error);
-  g_assert_no_error (error);
-  return json_object_ref (json_node_get_object (json_parser_get_root (parser)));
-}
-
 static char *
 session_id_of (const char *json_lines)
 {
   g_autofree char *first = g_strndup (json_lines, strcspn (json_lines, "\n"));
-  g_autoptr(JsonObject) event = parse_object (first);
+  g_autoptr(JsonObject) event = tally_test_parse_object (first);
 
   return g_strdup (json_object_get_string_member (event, "session_id"));
 }
@@ -121,7 +111,7 @@ streamed_text (const char *json_lines)
 
       if (lines[i][0] == '\0')
         continue;
-      event = parse_object (lines[i]);
+      event = tally_test_parse_object (lines[i]);
       if (g_str_equal (json_object_get_string_member (event, "type"), "text_delta"))
         g_string_append (text, json_object_get_string_member (event, "text"));
     }
@@ -379,7 +369,7 @@ test_crash_mid_stream_then_resume (void)
 
     for (guint i = 0; lines[i] != NULL; i++)
       {
-        g_autoptr(JsonObject) event = parse_object (lines[i]);
+        g_autoptr(JsonObject) event = tally_test_parse_object (lines[i]);
         g_assert_cmpint (json_object_get_int_member (event, "seq"), ==, i + 1);
       }
   }
@@ -717,7 +707,7 @@ test_one_writer_per_session (void)
   lines = g_strsplit (g_strchomp (replay), "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
-      g_autoptr(JsonObject) event = parse_object (lines[i]);
+      g_autoptr(JsonObject) event = tally_test_parse_object (lines[i]);
 
       g_assert_cmpint (json_object_get_int_member (event, "seq"), ==, ++seq);
       if (g_str_equal (json_object_get_string_member (event, "type"), "turn_finished"))

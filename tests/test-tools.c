@@ -128,26 +128,13 @@ fixture_teardown (Fixture       *fixture,
   g_free (fixture->chinook);
 }
 
-static JsonObject *
-parse_input (const char *json)
-{
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-
-  node = json_from_string (json, &error);
-  g_assert_no_error (error);
-  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
-
-  return json_object_ref (json_node_get_object (node));
-}
-
 static char *
 run_tool (TallyTool              *tool,
           const TallyToolContext *context,
           const char             *json,
           GError                **error)
 {
-  g_autoptr(JsonObject) input = parse_input (json);
+  g_autoptr(JsonObject) input = tally_test_parse_object (json);
 
   return tally_tool_run (tool, context, input, NULL, error);
 }
@@ -538,7 +525,7 @@ test_query_cancel (Fixture       *fixture,
 {
   g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-  g_autoptr(JsonObject) input = parse_input (
+  g_autoptr(JsonObject) input = tally_test_parse_object (
     "{\"sql\": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
     "SELECT count(*) FROM c\"}");
   g_autoptr(GError) error = NULL;
@@ -1102,8 +1089,8 @@ test_run_async (Fixture       *fixture,
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   const char *json = "{\"sql\": \"SELECT Name FROM Artist ORDER BY ArtistId LIMIT 4\"}";
   g_autofree char *sync_text = run_ok (tool, &fixture->context, json);
-  g_autoptr(JsonObject) input = parse_input (json);
-  g_autoptr(JsonObject) bad_input = parse_input ("{\"sql\": \"DELETE FROM Artist\"}");
+  g_autoptr(JsonObject) input = tally_test_parse_object (json);
+  g_autoptr(JsonObject) bad_input = tally_test_parse_object ("{\"sql\": \"DELETE FROM Artist\"}");
   TallyToolContext context = { g_strdup (fixture->chinook), g_strdup (fixture->ws) };
   GError *error;
 
