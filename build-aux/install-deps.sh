@@ -35,6 +35,7 @@ apt-get install -y -q --no-install-recommends \
   libmd4c-dev \
   libmd4c-html0-dev \
   libpango1.0-dev \
+  librsvg2-dev \
   libsecret-1-dev \
   libsoup-3.0-dev \
   libsqlite3-dev \
@@ -42,6 +43,7 @@ apt-get install -y -q --no-install-recommends \
   meson \
   ninja-build \
   pkg-config \
+  poppler-utils \
   python3 \
   xauth \
   x11-utils \
