@@ -936,7 +936,9 @@ test_damaged_rows (void)
             "INSERT INTO events VALUES ('sess-dmg', 5, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":5,\"te');"
             "INSERT INTO events VALUES ('sess-dmg', 8, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":99,\"session_id\":\"sess-dmg\"}');"
             "INSERT INTO events VALUES ('sess-dmg', 11, 0, 'text_delta', '[1,2,3]');"
-            "INSERT INTO events VALUES ('sess-dmg', 12, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":12,\"session_id\":\"sess-dmg\",\"text\":\"cut');");
+            "INSERT INTO events VALUES ('sess-dmg', 12, 0, 'text_delta', '{\"type\":\"text_delta\",\"seq\":12,\"session_id\":\"sess-dmg\",\"text\":\"cut');"
+            /* A `type` that is not a string (found by fuzz-store) */
+            "INSERT INTO events VALUES ('sess-dmg', 13, 0, 'text_delta', '{\"type\":{\"type\":\"text_delta\"},\"seq\":13}');");
 
   store = open_store (tmp.path);
   events = tally_store_load_events (store, "sess-dmg", &warnings, &error);
@@ -948,17 +950,19 @@ test_damaged_rows (void)
         seq++;
       g_assert_cmpint (json_object_get_int_member (events->pdata[i], "seq"), ==, seq);
     }
-  g_assert_cmpuint (warnings->len, ==, 4);
+  g_assert_cmpuint (warnings->len, ==, 5);
   g_assert_true (g_str_has_prefix (warnings->pdata[0], "event 5 of session sess-dmg is damaged and was skipped: "));
   g_assert_true (g_str_has_prefix (warnings->pdata[1], "event 8 of session sess-dmg is damaged and was skipped: "
                                                        "its seq does not match"));
   g_assert_true (g_str_has_prefix (warnings->pdata[2], "event 11 of session sess-dmg is damaged and was skipped: "));
   g_assert_true (g_str_has_prefix (warnings->pdata[3], "event 12 of session sess-dmg is damaged and was skipped: "));
+  g_assert_cmpstr (warnings->pdata[4], ==, "event 13 of session sess-dmg is damaged and was skipped: "
+                                           "An event must have a string member “type”");
 
   /* Replay prints what is stored, damage included */
   lines = tally_store_load_event_lines (store, "sess-dmg", &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (lines->len, ==, 12);
+  g_assert_cmpuint (lines->len, ==, 13);
   g_assert_cmpstr (lines->pdata[10], ==, "[1,2,3]");
 
   /* Export still works around the damage */
@@ -966,7 +970,7 @@ test_damaged_rows (void)
     g_autofree char *markdown = tally_export_session_markdown (store, "sess-dmg", &error);
 
     g_assert_no_error (error);
-    g_assert_true (strstr (markdown, "4 damaged events were left out") != NULL);
+    g_assert_true (strstr (markdown, "5 damaged events were left out") != NULL);
   }
 
   g_clear_object (&store);

@@ -40,6 +40,7 @@
 #include "tally-event.h"
 #include "tally-export.h"
 #include "tally-fuzz.h"
+#include "tally-json.h"
 #include "tally-store.h"
 #include "tally-transcript.h"
 
@@ -124,7 +125,9 @@ row_payload (const char  *line,
     return g_strndup (line, len);
 
   object = json_node_get_object (root);
-  *type = g_strdup (json_object_get_string_member_with_default (object, "type", NULL));
+  /* Any member may be of any kind here: a `type` that is an object or a
+   * number is stored as "unknown", as the loader must cope with that too. */
+  *type = g_strdup (tally_json_object_get_string (object, "type", NULL));
   if (!json_object_has_member (object, "seq"))
     {
       json_object_set_int_member (object, "seq", seq);

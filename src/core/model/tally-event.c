@@ -235,7 +235,7 @@ tally_event_from_json (const char  *text,
     }
 
   object = json_node_get_object (root);
-  if (json_object_get_string_member_with_default (object, "type", NULL) == NULL)
+  if (tally_json_object_get_string (object, "type", NULL) == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                            "An event must have a string member “type”");
