@@ -159,7 +159,9 @@ test_reducer_chart (void)
 
   markdown = tally_transcript_export_markdown (transcript, &header);
   g_assert_nonnull (strstr (markdown, "![Revenue by store](charts/revenue-by-store.svg)\n\n"
-                                      "*Data:* `SELECT store,  revenue FROM r`\n\n"));
+                                      "*Source: [1]*\n\n"));
+  g_assert_nonnull (strstr (markdown, "## Sources\n\n[1] SQL on database (not recorded):\n\n"
+                                      "```sql\nSELECT store,\n revenue FROM r\n```\n"));
 }
 
 /* Live versus replayed, through a real session, store and mock. */

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tally-agent.h"
@@ -29,6 +30,7 @@
 #include "tally-pricing.h"
 #include "tally-questions.h"
 #include "tally-receipt.h"
+#include "tally-report.h"
 #include "tally-secret-env.h"
 #include "tally-session.h"
 #include "tally-store.h"
@@ -89,6 +91,9 @@ static gboolean opt_list;
 static char *opt_search;
 static char *opt_export;
 static char *opt_format;
+static char *opt_output;
+static char *opt_report;
+static gboolean opt_include_thinking;
 static char *opt_salvage;
 static gboolean opt_list_models;
 static gboolean opt_version;
@@ -184,9 +189,17 @@ static const GOptionEntry entries[] = {
   { "search", 0, 0, G_OPTION_ARG_STRING, &opt_search,
     N_("Search saved sessions' titles and transcripts"), N_("TEXT") },
   { "export", 0, 0, G_OPTION_ARG_STRING, &opt_export,
-    N_("Write a saved session to stdout (see --format)"), N_("SESSION_ID") },
+    N_("Export a saved session (offline; see --format and --output)"), N_("SESSION_ID") },
+  { "report", 0, 0, G_OPTION_ARG_FILENAME, &opt_report,
+    N_("Render a Markdown report, its charts included, as HTML or PDF (needs --format and --output)"), N_("FILE.md") },
   { "format", 0, 0, G_OPTION_ARG_STRING, &opt_format,
-    N_("Export format: md (the conversation) or jsonl (its event log)"), N_("md|jsonl") },
+    N_("Export format: md (the conversation, the default), html, pdf, or jsonl (its event log); "
+       "--report takes html or pdf"), N_("md|html|pdf|jsonl") },
+  { "output", 0, 0, G_OPTION_ARG_FILENAME, &opt_output,
+    N_("Write the export to FILE, whole or not at all (needed for html and pdf; md and jsonl go to stdout without it)"),
+    N_("FILE") },
+  { "include-thinking", 0, 0, G_OPTION_ARG_NONE, &opt_include_thinking,
+    N_("Let --export write the model's thinking out (by default only its length)"), NULL },
   { "salvage", 0, 0, G_OPTION_ARG_FILENAME, &opt_salvage,
     N_("Copy every readable session of a damaged --store into a new store"), N_("OUT") },
   { "list-models", 0, 0, G_OPTION_ARG_NONE, &opt_list_models,
@@ -1157,29 +1170,83 @@ run_replay (Cli *cli)
 static int
 run_export (void)
 {
-  g_autoptr(TallyStore) store = open_store (TRUE);
+  g_autoptr(TallyStore) store = NULL;
   g_autoptr(TallySessionInfo) info = NULL;
   g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) output = opt_output != NULL ? g_file_new_for_commandline_arg (opt_output) : NULL;
   g_autofree char *text = NULL;
   const char *format = opt_format != NULL ? opt_format : "md";
+  TallyReportFormat report_format;
+  gboolean rendered = tally_report_format_from_string (format, &report_format);
 
-  if (!g_str_equal (format, "md") && !g_str_equal (format, "jsonl"))
-    return usage_error (_("--format must be md or jsonl"));
+  if (!rendered && !g_str_equal (format, "md") && !g_str_equal (format, "jsonl"))
+    return usage_error (_("--format must be md, html, pdf or jsonl"));
+  /* HTML and PDF are files, never a terminal's text. */
+  if (rendered && output == NULL)
+    return usage_error (_("--format html and pdf need --output FILE"));
+  if (opt_include_thinking && g_str_equal (format, "jsonl"))
+    return usage_error (_("--include-thinking does not apply to jsonl, which holds every event"));
+
+  store = open_store (TRUE);
   if (store == NULL)
     return EXIT_FAILED;
 
   info = tally_store_find_session (store, opt_export, &error);
+  if (info != NULL && rendered)
+    {
+      if (!tally_report_export_session (store, info->id, report_format, opt_include_thinking, output, NULL, &error))
+        {
+          g_printerr ("tally-cli: %s\n", error->message);
+          return EXIT_FAILED;
+        }
+      return EXIT_DONE;
+    }
   if (info != NULL)
-    text = g_str_equal (format, "md") ? tally_export_session_markdown (store, info->id, &error)
-                                      : tally_store_export_jsonl (store, info->id, &error);
+    text = g_str_equal (format, "md")
+             ? tally_export_session_markdown_full (store, info->id, opt_include_thinking, NULL, &error)
+             : tally_store_export_jsonl (store, info->id, &error);
   if (text == NULL)
     {
       g_printerr ("tally-cli: %s\n", error->message);
       return EXIT_FAILED;
     }
 
+  if (output != NULL)
+    {
+      if (!tally_report_write_atomic (output, text, strlen (text), NULL, &error))
+        {
+          g_printerr ("tally-cli: %s\n", error->message);
+          return EXIT_FAILED;
+        }
+      return EXIT_DONE;
+    }
   fputs (text, stdout);
   out_flush ();
+  return EXIT_DONE;
+}
+
+/* --report FILE.md --format html|pdf --output FILE (docs/reports.md) */
+static int
+run_report (void)
+{
+  g_autoptr(GFile) input = g_file_new_for_commandline_arg (opt_report);
+  g_autoptr(GFile) output = NULL;
+  g_autoptr(GError) error = NULL;
+  TallyReportFormat format;
+
+  if (opt_format == NULL || !tally_report_format_from_string (opt_format, &format))
+    return usage_error (_("--report needs --format html or pdf"));
+  if (opt_output == NULL)
+    return usage_error (_("--report needs --output FILE"));
+  if (opt_include_thinking)
+    return usage_error (_("--include-thinking applies to --export only"));
+
+  output = g_file_new_for_commandline_arg (opt_output);
+  if (!tally_report_export_file (input, format, output, NULL, &error))
+    {
+      g_printerr ("tally-cli: %s\n", error->message);
+      return EXIT_FAILED;
+    }
   return EXIT_DONE;
 }
 
@@ -1323,16 +1390,20 @@ main (int    argc,
     return usage_error (_("--model needs a model id or alias"));
 
   if ((opt_list ? 1 : 0) + (opt_replay != NULL) + (opt_search != NULL) + (opt_export != NULL) +
-      (opt_list_models ? 1 : 0) + (opt_salvage != NULL) > 1)
-    return usage_error (_("--list, --replay, --search, --export and --list-models go one at a time"));
+      (opt_report != NULL) + (opt_list_models ? 1 : 0) + (opt_salvage != NULL) > 1)
+    return usage_error (_("--list, --replay, --search, --export, --report and --list-models go one at a time"));
+  if ((opt_output != NULL || opt_include_thinking) && opt_export == NULL && opt_report == NULL)
+    return usage_error (_("--output and --include-thinking go with --export or --report"));
 
   cli.json = opt_json;
   cli.color = !opt_json && isatty (STDERR_FILENO) && g_getenv ("NO_COLOR") == NULL;
 
-  if (opt_list || opt_search != NULL || opt_replay != NULL || opt_export != NULL)
+  if (opt_list || opt_search != NULL || opt_replay != NULL || opt_export != NULL || opt_report != NULL)
     {
       if (argc > 1)
         return usage_error (_("these commands take no prompt"));
+      if (opt_report != NULL)
+        return run_report ();
       if (opt_list || opt_search != NULL)
         return run_list (opt_search != NULL);
       if (opt_replay != NULL)

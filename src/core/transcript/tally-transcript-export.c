@@ -123,6 +123,64 @@ append_quoted (GString    *out,
   g_string_append_c (out, '\n');
 }
 
+/* The export's provenance notes (issue 12 §3): one per distinct query,
+ * numbered in order of first use, listed under "Sources" at the end. */
+typedef struct {
+  GPtrArray *sqls;   /* of char*; NULL for a chart's inline data */
+  GPtrArray *texts;  /* of char*: what each note says */
+} Notes;
+
+/* The number of the note for @sql, added when new */
+static guint
+notes_add_sql (Notes      *notes,
+               const char *sql)
+{
+  for (guint i = 0; i < notes->sqls->len; i++)
+    if (g_strcmp0 (g_ptr_array_index (notes->sqls, i), sql) == 0)
+      return i + 1;
+  g_ptr_array_add (notes->sqls, g_strdup (sql));
+  g_ptr_array_add (notes->texts, NULL);
+  return notes->sqls->len;
+}
+
+static guint
+notes_add_text (Notes      *notes,
+                const char *text)
+{
+  g_ptr_array_add (notes->sqls, NULL);
+  g_ptr_array_add (notes->texts, g_strdup (text));
+  return notes->sqls->len;
+}
+
+static void
+append_notes (GString                           *out,
+              Notes                             *notes,
+              const TallyTranscriptExportHeader *header)
+{
+  g_autofree char *database = header->database != NULL ? g_path_get_basename (header->database) : NULL;
+
+  if (notes->sqls->len == 0)
+    return;
+  g_string_append (out, "---\n\n## Sources\n\n");
+  for (guint i = 0; i < notes->sqls->len; i++)
+    {
+      const char *sql = g_ptr_array_index (notes->sqls, i);
+
+      if (sql == NULL)
+        {
+          g_string_append_printf (out, "[%u] %s\n\n", i + 1, (const char *) g_ptr_array_index (notes->texts, i));
+          continue;
+        }
+      g_string_append_printf (out, "[%u] SQL on database ", i + 1);
+      if (database != NULL)
+        append_inline_code (out, database);
+      else
+        g_string_append (out, "(not recorded)");
+      g_string_append (out, ":\n\n");
+      append_fenced (out, "sql", sql);
+    }
+}
+
 static char *
 format_time_utc (gint64 us)
 {
@@ -254,13 +312,24 @@ append_approval (GString    *out,
     g_string_append (out, "*Allowed with changes.*\n\n");
 }
 
+/* The `sql` member of a tool's input JSON, or NULL */
+static char *
+tool_input_sql (const char *input_json)
+{
+  g_autoptr(JsonNode) node = input_json != NULL ? json_from_string (input_json, NULL) : NULL;
+  JsonObject *input = node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+
+  return g_strdup (tally_json_object_get_string (input, "sql", NULL));
+}
+
 /* The tool call, the decision on its approval card if one was asked, and
  * its result: the order in which they happened. */
 static void
 append_tool_call (GString         *out,
                   TallyTranscript *transcript,
                   guint            position,
-                  TallyBlock      *block)
+                  TallyBlock      *block,
+                  Notes           *notes)
 {
   const char *tool_id = tally_block_get_tool_id (block);
   const char *result = tally_block_get_result (block);
@@ -286,6 +355,14 @@ append_tool_call (GString         *out,
 
       g_string_append (out, tally_block_get_is_error (block) ? "**Tool error:**\n\n" : "Result:\n\n");
       append_fenced (out, "", cut);
+      if (!tally_block_get_is_error (block) &&
+          g_strcmp0 (tally_block_get_tool_name (block), "query_database") == 0)
+        {
+          g_autofree char *sql = tool_input_sql (tally_block_get_tool_input (block));
+
+          if (sql != NULL)
+            g_string_append_printf (out, "*Source: [%u]*\n\n", notes_add_sql (notes, sql));
+        }
     }
 }
 
@@ -369,17 +446,19 @@ append_receipt (GString    *out,
   g_string_append_printf (out, "%s\n\n", line);
 }
 
-/* A chart as an image of its SVG, and the query its rows came from, so a
- * reader can reproduce it (issue 12 §3, provenance). */
+/* A chart as an image of its SVG, and a note naming the query its rows
+ * came from, so a reader can reproduce it (issue 12 §3, provenance). */
 static void
 append_chart (GString    *out,
-              TallyBlock *block)
+              TallyBlock *block,
+              Notes      *notes)
 {
   JsonObject *details = tally_block_get_details (block);
   JsonArray *files = details ? tally_json_object_get_array (details, "files") : NULL;
   const char *title = tally_block_get_text (block) != NULL ? tally_block_get_text (block) : "";
   const char *sql = details ? tally_json_object_get_string (details, "sql", NULL) : NULL;
   const char *svg = NULL;
+  guint note;
 
   for (guint i = 0; files != NULL && i < json_array_get_length (files); i++)
     {
@@ -395,25 +474,25 @@ append_chart (GString    *out,
     g_string_append_printf (out, "**Chart:** %s\n\n", title);
 
   if (sql != NULL)
+    note = notes_add_sql (notes, sql);
+  else
     {
-      g_autofree char *flat = g_strdup (sql);
-      gboolean has_backtick = strchr (sql, '`') != NULL;
+      g_autofree char *text = g_strdup_printf ("Data written into the spec of the chart “%s” by the model "
+                                               "(%" G_GINT64_FORMAT " rows); no query.", title,
+                                               tally_json_object_get_int (details, "rows", 0));
 
-      g_strdelimit (flat, "\r\n\t", ' ');
-      g_strstrip (flat);
-      /* A backtick in the SQL needs a double fence, padded by spaces. */
-      if (has_backtick)
-        g_string_append_printf (out, "*Data:* `` %s ``\n\n", flat);
-      else
-        g_string_append_printf (out, "*Data:* `%s`\n\n", flat);
+      note = notes_add_text (notes, text);
     }
+  g_string_append_printf (out, "*Source: [%u]*\n\n", note);
 }
 
 static void
-append_block (GString         *out,
-              TallyTranscript *transcript,
-              guint            position,
-              TallyBlock      *block)
+append_block (GString                           *out,
+              TallyTranscript                   *transcript,
+              guint                              position,
+              TallyBlock                        *block,
+              const TallyTranscriptExportHeader *header,
+              Notes                             *notes)
 {
   switch (tally_block_get_kind (block))
     {
@@ -429,13 +508,18 @@ append_block (GString         *out,
       break;
 
     case TALLY_BLOCK_THINKING:
+      if (header->include_thinking && tally_block_get_text (block) != NULL && *tally_block_get_text (block) != '\0')
+        {
+          g_string_append (out, "*Thinking:*\n\n");
+          append_quoted (out, tally_block_get_text (block));
+        }
       /* The same count as the thinking drawer's "Thought for N words" */
-      if (tally_block_get_word_count (block) > 0)
+      else if (tally_block_get_word_count (block) > 0)
         g_string_append_printf (out, "*Thought for %u words.*\n\n", tally_block_get_word_count (block));
       break;
 
     case TALLY_BLOCK_TOOL_CALL:
-      append_tool_call (out, transcript, position, block);
+      append_tool_call (out, transcript, position, block, notes);
       break;
 
     case TALLY_BLOCK_APPROVAL:
@@ -464,7 +548,7 @@ append_block (GString         *out,
       break;
 
     case TALLY_BLOCK_CHART:
-      append_chart (out, block);
+      append_chart (out, block, notes);
       break;
 
     case TALLY_BLOCK_INCOMPLETE:
@@ -486,7 +570,11 @@ append_block (GString         *out,
  * blocks), denials, tool results cut to 20 lines in fenced blocks,
  * questions and answers, plans, errors, and the turn's receipt in
  * %TALLY_RECEIPT_STYLE_MARKDOWN. Thinking is summarised by its word count,
- * the count the thinking drawer shows. Fences are longer than any run of
+ * the count the thinking drawer shows, unless @header asks for it in full.
+ * Every chart and every query_database result is followed by
+ * "*Source: [N]*", and numbered notes under "## Sources" at the end give
+ * each query's SQL and database (or say a chart's data was written inline),
+ * so a reader can reproduce every number. Fences are longer than any run of
  * backticks inside them, so no content can end its fence.
  *
  * Returns: (transfer full): the Markdown text, UTF-8
@@ -496,6 +584,7 @@ tally_transcript_export_markdown (TallyTranscript                   *transcript,
                                   const TallyTranscriptExportHeader *header)
 {
   GString *out;
+  Notes notes = { g_ptr_array_new_with_free_func (g_free), g_ptr_array_new_with_free_func (g_free) };
   guint n;
 
   g_return_val_if_fail (TALLY_IS_TRANSCRIPT (transcript), NULL);
@@ -509,8 +598,12 @@ tally_transcript_export_markdown (TallyTranscript                   *transcript,
     {
       g_autoptr(TallyBlock) block = g_list_model_get_item (G_LIST_MODEL (transcript), i);
 
-      append_block (out, transcript, i, block);
+      append_block (out, transcript, i, block, header, &notes);
     }
+
+  append_notes (out, &notes, header);
+  g_ptr_array_unref (notes.sqls);
+  g_ptr_array_unref (notes.texts);
 
   if (header->damaged_events > 0)
     g_string_append_printf (out, "*%u damaged events were left out of this export.*\n", header->damaged_events);

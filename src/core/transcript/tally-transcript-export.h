@@ -20,6 +20,8 @@ G_BEGIN_DECLS
  * @cost_usd: the session's summed cost in US dollars
  * @damaged_events: how many stored events were damaged and could not be
  *   replayed; said at the end of the export when not 0
+ * @include_thinking: whether thinking is written out in full (as a quote
+ *   under "*Thinking:*") rather than as its word count
  *
  * What the Markdown export says about the session above its turns. The
  * strings are borrowed for the call.
@@ -33,6 +35,7 @@ typedef struct {
   gboolean    has_cost;
   double      cost_usd;
   guint       damaged_events;
+  gboolean    include_thinking;
 } TallyTranscriptExportHeader;
 
 char *tally_transcript_export_markdown (TallyTranscript                   *transcript,

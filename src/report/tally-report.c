@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/*
+ * libtally-report's entry points (docs/reports.md): a Markdown report file
+ * or a saved session to HTML or PDF, written to a temporary file next to
+ * the output and renamed over it, so a failed export leaves no half file.
+ */
+
+#define G_LOG_DOMAIN "tally-report"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tally-export.h"
+#include "tally-json.h"
+#include "tally-report-private.h"
+
+/* Larger Markdown files are refused rather than read into memory. */
+#define MARKDOWN_MAX_BYTES (64 * 1024 * 1024)
+
+G_DEFINE_QUARK (tally-report-error-quark, tally_report_error)
+
+/**
+ * tally_report_format_from_string:
+ * @name: `html` or `pdf`
+ * @format: (out): the format
+ *
+ * Returns: whether @name names a format
+ */
+gboolean
+tally_report_format_from_string (const char        *name,
+                                 TallyReportFormat *format)
+{
+  g_return_val_if_fail (format != NULL, FALSE);
+
+  if (g_strcmp0 (name, "html") == 0)
+    *format = TALLY_REPORT_FORMAT_HTML;
+  else if (g_strcmp0 (name, "pdf") == 0)
+    *format = TALLY_REPORT_FORMAT_PDF;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/**
+ * tally_report_dup_title:
+ * @markdown: a report
+ * @fallback: the title when it has no level-1 ATX heading
+ *
+ * Returns: (transfer full): the text of the first `# ` heading, else
+ *   @fallback
+ */
+char *
+tally_report_dup_title (const char *markdown,
+                        const char *fallback)
+{
+  const char *line = markdown;
+
+  while (line != NULL && *line != '\0')
+    {
+      const char *end = strchr (line, '\n');
+
+      if (g_str_has_prefix (line, "# "))
+        {
+          g_autofree char *title = g_strndup (line + 2, end != NULL ? (gsize)(end - line - 2) : strlen (line + 2));
+
+          g_strstrip (title);
+          if (*title != '\0')
+            return g_steal_pointer (&title);
+        }
+      line = end != NULL ? end + 1 : NULL;
+    }
+  return g_strdup (fallback);
+}
+
+static gboolean
+write_all (int          fd,
+           const char  *data,
+           gsize        length,
+           int         *saved_errno)
+{
+  while (length > 0)
+    {
+      gssize written = write (fd, data, MIN (length, (gsize) G_MAXSSIZE));
+
+      if (written < 0 && errno == EINTR)
+        continue;
+      if (written <= 0)
+        {
+          *saved_errno = written < 0 ? errno : ENOSPC;
+          return FALSE;
+        }
+      data += written;
+      length -= written;
+    }
+  return TRUE;
+}
+
+/**
+ * tally_report_write_atomic:
+ * @output: the file to write; a local path
+ * @data: (array length=length): the bytes
+ * @length: how many
+ * @cancellable: (nullable): a #GCancellable, checked before the rename
+ * @error: return location for a #GError
+ *
+ * Writes @data to a temporary file in @output's folder, flushes it to
+ * disk and renames it over @output (mode 0644), so @output is either the
+ * old file or the whole new one. On any failure the temporary is removed.
+ *
+ * Returns: whether @output was written; %FALSE with
+ *   %TALLY_REPORT_ERROR_WRITE (the message names the file and the system's
+ *   reason: no such folder, permission denied, no space left …) or
+ *   %G_IO_ERROR_CANCELLED
+ */
+gboolean
+tally_report_write_atomic (GFile         *output,
+                           const char    *data,
+                           gsize          length,
+                           GCancellable  *cancellable,
+                           GError       **error)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *temp = NULL;
+  int fd, saved_errno = 0;
+
+  g_return_val_if_fail (G_IS_FILE (output), FALSE);
+  g_return_val_if_fail (data != NULL || length == 0, FALSE);
+
+  path = g_file_get_path (output);
+  if (path == NULL)
+    {
+      g_autofree char *uri = g_file_get_uri (output);
+
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                   _("Could not write %s: only local files can be written"), uri);
+      return FALSE;
+    }
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                   _("Could not write %s: it is a folder"), path);
+      return FALSE;
+    }
+  dir = g_path_get_dirname (path);
+  base = g_path_get_basename (path);
+  temp = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
+
+  fd = g_mkstemp_full (temp, O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      saved_errno = errno;
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  if (!write_all (fd, data, length, &saved_errno) || fsync (fd) != 0 || fchmod (fd, 0644) != 0)
+    {
+      if (saved_errno == 0)
+        saved_errno = errno;
+      close (fd);
+      g_unlink (temp);
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  if (close (fd) != 0)
+    {
+      saved_errno = errno;
+      g_unlink (temp);
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    {
+      g_unlink (temp);
+      return FALSE;
+    }
+  if (g_rename (temp, path) != 0)
+    {
+      saved_errno = errno;
+      g_unlink (temp);
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Renders @markdown in @format and writes it to @output. */
+static gboolean
+render_and_write (const char               *markdown,
+                  const char               *title,
+                  const TallyReportSource  *source,
+                  TallyReportFormat         format,
+                  GFile                    *output,
+                  GCancellable             *cancellable,
+                  GError                  **error)
+{
+  if (format == TALLY_REPORT_FORMAT_HTML)
+    {
+      g_autofree char *html = tally_report_markdown_to_html (markdown, title, source, cancellable, error);
+
+      return html != NULL && tally_report_write_atomic (output, html, strlen (html), cancellable, error);
+    }
+  else
+    {
+      g_autoptr(GBytes) pdf = tally_report_markdown_to_pdf (markdown, title, source, cancellable, error);
+      gsize length = 0;
+      const char *data;
+
+      if (pdf == NULL)
+        return FALSE;
+      data = g_bytes_get_data (pdf, &length);
+      return tally_report_write_atomic (output, data, length, cancellable, error);
+    }
+}
+
+static char *
+read_markdown (GFile         *file,
+               GCancellable  *cancellable,
+               GError       **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *name = g_file_get_parse_name (file);
+  g_autoptr(GFileInfo) info = NULL;
+  char *contents = NULL;
+  gsize length = 0;
+
+  info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_STANDARD_TYPE,
+                            G_FILE_QUERY_INFO_NONE, cancellable, &local_error);
+  if (info != NULL && g_file_info_get_file_type (info) == G_FILE_TYPE_DIRECTORY)
+    {
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_READ,
+                   _("Could not read %s: it is a folder"), name);
+      return NULL;
+    }
+  if (info != NULL && g_file_info_get_size (info) > MARKDOWN_MAX_BYTES)
+    {
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_READ,
+                   _("Could not read %s: the file is larger than 64 MB"), name);
+      return NULL;
+    }
+  if (info == NULL || !g_file_load_contents (file, cancellable, &contents, &length, NULL, &local_error))
+    {
+      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_propagate_error (error, g_steal_pointer (&local_error));
+      else
+        g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_READ,
+                     _("Could not read %s: %s"), name, local_error->message);
+      return NULL;
+    }
+  if (memchr (contents, '\0', length) != NULL || !g_utf8_validate (contents, length, NULL))
+    {
+      g_free (contents);
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
+                   _("Could not read %s: it is not UTF-8 text"), name);
+      return NULL;
+    }
+  return contents;
+}
+
+/**
+ * tally_report_file_to_html:
+ * @markdown_file: a Markdown report; its images (`![…](charts/x.svg)`)
+ *   are read relative to its folder, never outside it
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Renders a report as one self-contained HTML document (docs/reports.md
+ * §1): CSS inline, SVG charts inline (re-drawn, so no script of theirs
+ * survives), PNG images as `data:` URIs, no script, nothing to fetch; raw
+ * HTML in the Markdown is shown as text; a missing chart shows a
+ * placeholder. Blocking: call it from a worker thread in a window.
+ *
+ * Returns: (transfer full) (nullable): the HTML, UTF-8; %NULL with
+ *   %TALLY_REPORT_ERROR_READ, %TALLY_REPORT_ERROR_INVALID (not UTF-8) or
+ *   %G_IO_ERROR_CANCELLED
+ */
+char *
+tally_report_file_to_html (GFile         *markdown_file,
+                           GCancellable  *cancellable,
+                           GError       **error)
+{
+  g_autofree char *markdown = NULL;
+  g_autofree char *title = NULL;
+  g_autofree char *base = NULL;
+  g_autoptr(GFile) dir = NULL;
+  TallyReportSource source = { 0 };
+
+  g_return_val_if_fail (G_IS_FILE (markdown_file), NULL);
+
+  markdown = read_markdown (markdown_file, cancellable, error);
+  if (markdown == NULL)
+    return NULL;
+  base = g_file_get_basename (markdown_file);
+  title = tally_report_dup_title (markdown, base);
+  dir = g_file_get_parent (markdown_file);
+  source.base_dir = dir;
+  return tally_report_markdown_to_html (markdown, title, &source, cancellable, error);
+}
+
+/**
+ * tally_report_export_file:
+ * @markdown_file: a Markdown report (see tally_report_file_to_html())
+ * @format: the output's format
+ * @output: the file to write, replaced as a whole or not at all
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Renders a report as HTML or PDF (docs/reports.md) and writes it.
+ * Blocking; tally_report_export_file_async() runs it in a thread.
+ *
+ * Returns: whether @output was written; %FALSE with
+ *   %TALLY_REPORT_ERROR_READ, %TALLY_REPORT_ERROR_INVALID,
+ *   %TALLY_REPORT_ERROR_WRITE or %G_IO_ERROR_CANCELLED
+ */
+gboolean
+tally_report_export_file (GFile              *markdown_file,
+                          TallyReportFormat   format,
+                          GFile              *output,
+                          GCancellable       *cancellable,
+                          GError            **error)
+{
+  g_autofree char *markdown = NULL;
+  g_autofree char *title = NULL;
+  g_autofree char *base = NULL;
+  g_autoptr(GFile) dir = NULL;
+  TallyReportSource source = { 0 };
+
+  g_return_val_if_fail (G_IS_FILE (markdown_file), FALSE);
+  g_return_val_if_fail (G_IS_FILE (output), FALSE);
+
+  if (format != TALLY_REPORT_FORMAT_HTML && format != TALLY_REPORT_FORMAT_PDF)
+    {
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
+                   _("Unknown report format %d"), (int) format);
+      return FALSE;
+    }
+  markdown = read_markdown (markdown_file, cancellable, error);
+  if (markdown == NULL)
+    return FALSE;
+  base = g_file_get_basename (markdown_file);
+  title = tally_report_dup_title (markdown, base);
+  dir = g_file_get_parent (markdown_file);
+  source.base_dir = dir;
+  return render_and_write (markdown, title, &source, format, output, cancellable, error);
+}
+
+typedef struct {
+  GFile             *markdown_file;
+  GFile             *output;
+  TallyReportFormat  format;
+  /* a session's export: its Markdown and charts, read on the caller's thread */
+  char              *markdown;
+  char              *title;
+  GHashTable        *charts;
+} ExportJob;
+
+static void
+export_job_free (ExportJob *job)
+{
+  g_clear_object (&job->markdown_file);
+  g_clear_object (&job->output);
+  g_free (job->markdown);
+  g_free (job->title);
+  g_clear_pointer (&job->charts, g_hash_table_unref);
+  g_free (job);
+}
+
+/* The end of either export's task, started by the function @tag */
+static gboolean
+finish_task (GAsyncResult  *result,
+             gpointer       tag,
+             GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tag, FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static void
+export_file_thread (GTask        *task,
+                    gpointer      source_object,
+                    gpointer      task_data,
+                    GCancellable *cancellable)
+{
+  ExportJob *job = task_data;
+  GError *error = NULL;
+
+  if (tally_report_export_file (job->markdown_file, job->format, job->output, cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+/**
+ * tally_report_export_file_async:
+ * @markdown_file: a Markdown report
+ * @format: the output's format
+ * @output: the file to write
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called on the caller's thread-default main context when done
+ * @user_data: for @callback
+ *
+ * tally_report_export_file() in a worker thread.
+ */
+void
+tally_report_export_file_async (GFile               *markdown_file,
+                                TallyReportFormat    format,
+                                GFile               *output,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  ExportJob *job;
+
+  g_return_if_fail (G_IS_FILE (markdown_file));
+  g_return_if_fail (G_IS_FILE (output));
+
+  job = g_new0 (ExportJob, 1);
+  job->markdown_file = g_object_ref (markdown_file);
+  job->output = g_object_ref (output);
+  job->format = format;
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_report_export_file_async);
+  g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);
+  g_task_run_in_thread (task, export_file_thread);
+}
+
+/**
+ * tally_report_export_file_finish:
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: whether the file was written; the errors of
+ *   tally_report_export_file()
+ */
+gboolean
+tally_report_export_file_finish (GAsyncResult  *result,
+                                 GError       **error)
+{
+  return finish_task (result, tally_report_export_file_async, error);
+}
+
+/* The session's Markdown and a map from each chart's SVG path to its
+ * chart_created event, read from @store on the calling thread. */
+static gboolean
+read_session (TallyStore    *store,
+              const char    *session_id,
+              gboolean       include_thinking,
+              ExportJob     *job,
+              GError       **error)
+{
+  g_autoptr(GPtrArray) charts = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  job->markdown = tally_export_session_markdown_full (store, session_id, include_thinking, &charts, &local_error);
+  if (job->markdown == NULL)
+    {
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_READ,
+                   _("Could not read session %s: %s"), session_id, local_error->message);
+      return FALSE;
+    }
+  job->title = tally_report_dup_title (job->markdown, session_id);
+  job->charts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) json_object_unref);
+  for (guint i = 0; i < charts->len; i++)
+    {
+      JsonObject *event = g_ptr_array_index (charts, i);
+      JsonArray *files = tally_json_object_get_array (event, "files");
+
+      for (guint j = 0; files != NULL && j < json_array_get_length (files); j++)
+        {
+          const char *file = json_array_get_string_element (files, j);
+
+          if (file != NULL && g_str_has_suffix (file, ".svg"))
+            g_hash_table_replace (job->charts, g_strdup (file), json_object_ref (event));
+        }
+    }
+  return TRUE;
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ExportJob, export_job_free)
+
+static gboolean
+export_session_job (ExportJob     *job,
+                    GCancellable  *cancellable,
+                    GError       **error)
+{
+  TallyReportSource source = { NULL, job->charts };
+
+  return render_and_write (job->markdown, job->title, &source, job->format, job->output, cancellable, error);
+}
+
+/**
+ * tally_report_export_session:
+ * @store: the session store
+ * @session_id: the session's full id
+ * @format: the output's format
+ * @include_thinking: whether the model's thinking is written out (else
+ *   only its length)
+ * @output: the file to write, replaced as a whole or not at all
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Exports a saved session as HTML or PDF: its Markdown export
+ * (tally_export_session_markdown_full(), with the numbered notes that
+ * name each chart's and result's query) rendered like a report, every
+ * chart drawn from its `chart_created` event, so the files in `charts/`
+ * are not needed. Blocking.
+ *
+ * Returns: whether @output was written; %FALSE with
+ *   %TALLY_REPORT_ERROR_READ (no such session, an unreadable store),
+ *   %TALLY_REPORT_ERROR_WRITE or %G_IO_ERROR_CANCELLED
+ */
+gboolean
+tally_report_export_session (TallyStore         *store,
+                             const char         *session_id,
+                             TallyReportFormat   format,
+                             gboolean            include_thinking,
+                             GFile              *output,
+                             GCancellable       *cancellable,
+                             GError            **error)
+{
+  g_autoptr(ExportJob) job = g_new0 (ExportJob, 1);
+
+  g_return_val_if_fail (TALLY_IS_STORE (store), FALSE);
+  g_return_val_if_fail (session_id != NULL, FALSE);
+  g_return_val_if_fail (G_IS_FILE (output), FALSE);
+
+  job->format = format;
+  job->output = g_object_ref (output);
+  if (!read_session (store, session_id, include_thinking, job, error))
+    return FALSE;
+  return export_session_job (job, cancellable, error);
+}
+
+static void
+export_session_thread (GTask        *task,
+                       gpointer      source_object,
+                       gpointer      task_data,
+                       GCancellable *cancellable)
+{
+  GError *error = NULL;
+
+  if (export_session_job (task_data, cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+/**
+ * tally_report_export_session_async:
+ * @store: the session store
+ * @session_id: the session's full id
+ * @format: the output's format
+ * @include_thinking: whether the model's thinking is written out
+ * @output: the file to write
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called on the caller's thread-default main context when done
+ * @user_data: for @callback
+ *
+ * tally_report_export_session() with the store read on the calling
+ * thread and the file drawn and written in a worker thread. A session
+ * that cannot be read fails through @callback too.
+ */
+void
+tally_report_export_session_async (TallyStore          *store,
+                                   const char          *session_id,
+                                   TallyReportFormat    format,
+                                   gboolean             include_thinking,
+                                   GFile               *output,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  GError *error = NULL;
+  ExportJob *job;
+
+  g_return_if_fail (TALLY_IS_STORE (store));
+  g_return_if_fail (session_id != NULL);
+  g_return_if_fail (G_IS_FILE (output));
+
+  job = g_new0 (ExportJob, 1);
+  job->format = format;
+  job->output = g_object_ref (output);
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_report_export_session_async);
+  g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);
+
+  if (!read_session (store, session_id, include_thinking, job, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_run_in_thread (task, export_session_thread);
+}
+
+/**
+ * tally_report_export_session_finish:
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: whether the file was written; the errors of
+ *   tally_report_export_session()
+ */
+gboolean
+tally_report_export_session_finish (GAsyncResult  *result,
+                                    GError       **error)
+{
+  return finish_task (result, tally_report_export_session_async, error);
+}
