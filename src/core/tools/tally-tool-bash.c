@@ -905,13 +905,6 @@ bash_run (TallyTool               *tool,
 
 static void tally_tool_bash_finalize (GObject *object);
 
-static char *
-bash_dup_summary (TallyTool  *tool,
-                  JsonObject *input)
-{
-  return tally_tool_dup_member_string (input, "command");
-}
-
 static void
 tally_tool_bash_class_init (TallyToolBashClass *klass)
 {
@@ -941,8 +934,8 @@ tally_tool_bash_class_init (TallyToolBashClass *klass)
     "},"
     "\"required\":[\"command\"]}";
   tool_class->read_only = FALSE;
+  tool_class->summary_member = "command";
   tool_class->run = bash_run;
-  tool_class->dup_summary = bash_dup_summary;
 }
 
 static void

@@ -101,7 +101,7 @@ prepare_edit (const TallyToolContext  *context,
   gsize old_string_len;
   const char *p, *match;
   guint n = 0;
-  GStatBuf st;
+  gboolean exists;
 
   if (input == NULL)
     {
@@ -133,28 +133,14 @@ prepare_edit (const TallyToolContext  *context,
     }
 
   edit->path = tally_tool_resolve_for_change (context, "file_path", file_path, check_outside,
-                                              &edit->display, error);
+                                              &edit->display, &exists, error);
   if (edit->path == NULL)
     return FALSE;
 
-  if (g_stat (edit->path, &st) != 0)
+  if (!exists)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND,
                    "The file %s does not exist; use Write to create a file", file_path);
-      return FALSE;
-    }
-
-  if (S_ISDIR (st.st_mode))
-    {
-      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
-                   "%s is a folder, not a file", file_path);
-      return FALSE;
-    }
-
-  if (!S_ISREG (st.st_mode))
-    {
-      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
-                   "%s is not a regular file", file_path);
       return FALSE;
     }
 
@@ -230,20 +216,6 @@ edit_run (TallyTool               *tool,
                           edit.count == 1 ? "occurrence" : "occurrences", edit.display);
 }
 
-static char **
-edit_dup_paths (TallyTool  *tool,
-                JsonObject *input)
-{
-  return tally_tool_dup_member_path (input, "file_path");
-}
-
-static char *
-edit_dup_summary (TallyTool  *tool,
-                  JsonObject *input)
-{
-  return tally_tool_dup_member_string (input, "file_path");
-}
-
 static char *
 edit_dup_preview (TallyTool               *tool,
                  const TallyToolContext  *context,
@@ -283,9 +255,9 @@ tally_tool_edit_class_init (TallyToolEditClass *klass)
     "},"
     "\"required\":[\"file_path\",\"old_string\",\"new_string\"]}";
   tool_class->read_only = FALSE;
+  tool_class->path_member = "file_path";
+  tool_class->summary_member = "file_path";
   tool_class->run = edit_run;
-  tool_class->dup_paths = edit_dup_paths;
-  tool_class->dup_summary = edit_dup_summary;
   tool_class->dup_preview = edit_dup_preview;
 }
 

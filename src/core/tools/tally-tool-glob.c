@@ -110,13 +110,10 @@ glob_run (TallyTool               *tool,
   g_autoptr(GRegex) regex = NULL;
   g_autoptr(GPtrArray) matches = g_ptr_array_new_with_free_func (match_free);
   g_autoptr(GString) out = g_string_new (NULL);
-  g_autofree char *workspace = NULL;
-  g_autofree char *root = NULL;
-  g_autofree char *prefix = NULL;
+  g_auto(TallyToolSearchRoot) where = { 0 };
   const char *pattern;
   const char *path;
   GlobSearch search;
-  GStatBuf st;
 
   if (!tally_tool_input_get_string (input, "pattern", TRUE, &pattern, error) ||
       !tally_tool_input_get_string (input, "path", FALSE, &path, error))
@@ -137,38 +134,18 @@ glob_run (TallyTool               *tool,
       return NULL;
     }
 
-  workspace = tally_tool_resolve_inside (context, "path", NULL, error);
-  if (workspace == NULL)
+  if (!tally_tool_search_root_init (&where, context, path, TRUE, error))
     return NULL;
-
-  root = tally_tool_resolve_inside (context, "path", path, error);
-  if (root == NULL)
-    return NULL;
-
-  if (g_stat (root, &st) != 0)
-    {
-      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND,
-                   "The folder %s does not exist", path ? path : root);
-      return NULL;
-    }
-
-  if (!S_ISDIR (st.st_mode))
-    {
-      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                   "`path` must be a folder; %s is a file", path ? path : root);
-      return NULL;
-    }
 
   regex = tally_tool_glob_to_regex (pattern, error);
   if (regex == NULL)
     return NULL;
 
-  prefix = tally_tool_relative_path (workspace, root);
   search.regex = regex;
-  search.prefix = strcmp (prefix, ".") == 0 ? NULL : prefix;
+  search.prefix = where.prefix;
   search.matches = matches;
 
-  if (!tally_tool_walk_files (workspace, root, cancellable, glob_file_cb, &search, error))
+  if (!tally_tool_walk_files (where.workspace, where.root, cancellable, glob_file_cb, &search, error))
     return NULL;
 
   if (matches->len == 0)
@@ -194,13 +171,6 @@ glob_run (TallyTool               *tool,
     }
 
   return g_string_free (g_steal_pointer (&out), FALSE);
-}
-
-static char **
-glob_dup_paths (TallyTool  *tool,
-                JsonObject *input)
-{
-  return tally_tool_dup_member_path (input, "path");
 }
 
 static void
@@ -232,8 +202,8 @@ tally_tool_glob_class_init (TallyToolGlobClass *klass)
     "},"
     "\"required\":[\"pattern\"]}";
   tool_class->read_only = TRUE;
+  tool_class->path_member = "path";
   tool_class->run = glob_run;
-  tool_class->dup_paths = glob_dup_paths;
 }
 
 static void

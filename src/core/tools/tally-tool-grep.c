@@ -182,15 +182,12 @@ grep_run (TallyTool               *tool,
   g_autoptr(GRegex) filter = NULL;
   g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(GError) regex_error = NULL;
-  g_autofree char *workspace = NULL;
-  g_autofree char *root = NULL;
-  g_autofree char *prefix = NULL;
+  g_auto(TallyToolSearchRoot) where = { 0 };
   const char *pattern;
   const char *path;
   const char *glob;
   GrepSearch search = { 0 };
   gboolean ok;
-  GStatBuf st;
 
   if (!tally_tool_input_get_string (input, "pattern", TRUE, &pattern, error) ||
       !tally_tool_input_get_string (input, "path", FALSE, &path, error) ||
@@ -220,33 +217,19 @@ grep_run (TallyTool               *tool,
       search.filter_on_name = strchr (glob, '/') == NULL;
     }
 
-  workspace = tally_tool_resolve_inside (context, "path", NULL, error);
-  if (workspace == NULL)
+  if (!tally_tool_search_root_init (&where, context, path, FALSE, error))
     return NULL;
-
-  root = tally_tool_resolve_inside (context, "path", path, error);
-  if (root == NULL)
-    return NULL;
-
-  if (g_stat (root, &st) != 0)
-    {
-      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND,
-                   "%s does not exist", path ? path : root);
-      return NULL;
-    }
-
-  prefix = tally_tool_relative_path (workspace, root);
 
   search.pattern = pattern;
   search.regex = regex;
   search.filter = filter;
   search.out = out;
-  if (S_ISDIR (st.st_mode))
-    search.prefix = strcmp (prefix, ".") == 0 ? NULL : prefix;
+  if (where.is_folder)
+    search.prefix = where.prefix;
   else
-    search.single_file = prefix;
+    search.single_file = where.prefix;
 
-  ok = tally_tool_walk_files (workspace, root, cancellable, grep_file_cb, &search, error);
+  ok = tally_tool_walk_files (where.workspace, where.root, cancellable, grep_file_cb, &search, error);
   g_clear_pointer (&search.raw_regex, g_regex_unref);
   if (!ok)
     return NULL;
@@ -270,13 +253,6 @@ grep_run (TallyTool               *tool,
                             MAX_FILE_BYTES / (1024 * 1024));
 
   return g_string_free (g_steal_pointer (&out), FALSE);
-}
-
-static char **
-grep_dup_paths (TallyTool  *tool,
-                JsonObject *input)
-{
-  return tally_tool_dup_member_path (input, "path");
 }
 
 static void
@@ -311,8 +287,8 @@ tally_tool_grep_class_init (TallyToolGrepClass *klass)
     "},"
     "\"required\":[\"pattern\"]}";
   tool_class->read_only = TRUE;
+  tool_class->path_member = "path";
   tool_class->run = grep_run;
-  tool_class->dup_paths = grep_dup_paths;
 }
 
 static void

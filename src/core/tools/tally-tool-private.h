@@ -38,6 +38,12 @@ void      tally_tool_append_clipped     (GString      *out,
                                          guint         max_chars);
 
 /* Workspace paths and file walks (tally-tool.c). */
+char     *tally_tool_resolve_checked    (const TallyToolContext *context,
+                                         const char             *member,
+                                         const char             *path,
+                                         gboolean                refuse_outside,
+                                         const char             *advice,
+                                         GError                **error);
 char     *tally_tool_resolve_inside     (const TallyToolContext *context,
                                          const char             *member,
                                          const char             *path,
@@ -46,6 +52,33 @@ char     *tally_tool_relative_path      (const char   *workspace,
                                          const char   *path);
 GRegex   *tally_tool_glob_to_regex      (const char   *glob,
                                          GError      **error);
+
+/**
+ * TallyToolSearchRoot:
+ * @workspace: the canonical workspace
+ * @root: the canonical folder or file searched
+ * @prefix: (nullable): @root relative to @workspace, %NULL when @root is
+ *   the workspace itself
+ * @is_folder: whether @root is a folder
+ *
+ * Where Glob and Grep search (tally_tool_search_root_init(), tally-tool.c).
+ */
+typedef struct
+{
+  char     *workspace;
+  char     *root;
+  char     *prefix;
+  gboolean  is_folder;
+} TallyToolSearchRoot;
+
+gboolean  tally_tool_search_root_init   (TallyToolSearchRoot    *self,
+                                         const TallyToolContext *context,
+                                         const char             *path,
+                                         gboolean                folder_only,
+                                         GError                **error);
+void      tally_tool_search_root_clear  (TallyToolSearchRoot    *self);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TallyToolSearchRoot, tally_tool_search_root_clear)
 
 /**
  * TallyToolWalkFunc:
@@ -77,6 +110,7 @@ char     *tally_tool_resolve_for_change (const TallyToolContext *context,
                                          const char             *path,
                                          gboolean                check_outside,
                                          char                  **display,
+                                         gboolean               *exists,
                                          GError                **error);
 gboolean  tally_tool_replace_file       (const char   *path,
                                          const char   *display,

@@ -265,13 +265,6 @@ read_run (TallyTool               *tool,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
-static char **
-read_dup_paths (TallyTool  *tool,
-                JsonObject *input)
-{
-  return tally_tool_dup_member_path (input, "file_path");
-}
-
 static void
 tally_tool_read_class_init (TallyToolReadClass *klass)
 {
@@ -302,8 +295,8 @@ tally_tool_read_class_init (TallyToolReadClass *klass)
     "},"
     "\"required\":[\"file_path\"]}";
   tool_class->read_only = TRUE;
+  tool_class->path_member = "file_path";
   tool_class->run = read_run;
-  tool_class->dup_paths = read_dup_paths;
 }
 
 static void

@@ -53,13 +53,16 @@ G_DEFINE_FINAL_TYPE (TallyToolWrite, tally_tool_write, TALLY_TYPE_TOOL)
  *   @context allows it); %FALSE for previews such as diffs
  * @display: (out) (transfer full): the path to show: relative to the
  *   workspace when inside it, absolute otherwise
+ * @exists: (out): whether a regular file is there already
  * @error: return location for a #GError
  *
  * Resolves the path of a file a mutating tool is about to change (see
- * tally_tool_resolve_path()).
+ * tally_tool_resolve_checked()) and checks what is there: nothing, or a
+ * regular file.
  *
  * Errors: %TALLY_TOOL_ERROR_INVALID_INPUT (empty path, no workspace),
- * %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE, %TALLY_TOOL_ERROR_FAILED (link loop).
+ * %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE, %TALLY_TOOL_ERROR_FAILED (link
+ * loop), %TALLY_TOOL_ERROR_REFUSED (a folder or a special file).
  *
  * Returns: (transfer full): the canonical absolute path, or %NULL
  */
@@ -69,39 +72,53 @@ tally_tool_resolve_for_change (const TallyToolContext  *context,
                                const char              *path,
                                gboolean                 check_outside,
                                char                   **display,
+                               gboolean                *exists,
                                GError                 **error)
 {
   g_autofree char *workspace = NULL;
   g_autofree char *resolved = NULL;
-  gboolean outside = FALSE;
+  GStatBuf st;
 
   *display = NULL;
+  *exists = FALSE;
 
   workspace = tally_tool_resolve_inside (context, member, NULL, error);
   if (workspace == NULL)
     return NULL;
 
-  if (path == NULL || path[0] == '\0')
+  if (path == NULL)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
                    "`%s` must not be empty", member);
       return NULL;
     }
 
-  resolved = tally_tool_resolve_path (context, path, &outside, error);
+  resolved = tally_tool_resolve_checked (context, member, path, check_outside,
+                                         "change files inside the workspace instead", error);
   if (resolved == NULL)
     return NULL;
 
-  if (outside && check_outside && !context->allow_outside_workspace)
+  if (g_stat (resolved, &st) == 0)
     {
-      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE,
-                   "`%s` %s resolves to %s, which is outside the workspace %s; "
-                   "change files inside the workspace instead",
-                   member, path, resolved, workspace);
-      return NULL;
+      if (S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                       "%s is a folder, not a file; give the path of a file", path);
+          return NULL;
+        }
+
+      if (!S_ISREG (st.st_mode))
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
+                       "%s is not a regular file", path);
+          return NULL;
+        }
+
+      *exists = TRUE;
     }
 
-  *display = outside ? g_strdup (resolved) : tally_tool_relative_path (workspace, resolved);
+  /* Relative when inside the workspace, unchanged (absolute) outside */
+  *display = tally_tool_relative_path (workspace, resolved);
 
   return g_steal_pointer (&resolved);
 }
@@ -448,7 +465,6 @@ prepare_write (const TallyToolContext  *context,
                GError                 **error)
 {
   const char *file_path;
-  GStatBuf st;
 
   *path = NULL;
   *display = NULL;
@@ -473,34 +489,8 @@ prepare_write (const TallyToolContext  *context,
     }
 
   *path = tally_tool_resolve_for_change (context, "file_path", file_path, check_outside,
-                                         display, error);
-  if (*path == NULL)
-    return FALSE;
-
-  if (g_stat (*path, &st) == 0)
-    {
-      if (S_ISDIR (st.st_mode))
-        {
-          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
-                       "%s is a folder, not a file; give the path of a file", file_path);
-          g_clear_pointer (path, g_free);
-          g_clear_pointer (display, g_free);
-          return FALSE;
-        }
-
-      if (!S_ISREG (st.st_mode))
-        {
-          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
-                       "%s is not a regular file", file_path);
-          g_clear_pointer (path, g_free);
-          g_clear_pointer (display, g_free);
-          return FALSE;
-        }
-
-      *exists = TRUE;
-    }
-
-  return TRUE;
+                                         display, exists, error);
+  return *path != NULL;
 }
 
 static char *
@@ -544,20 +534,6 @@ write_run (TallyTool               *tool,
                           exists ? "replaced" : "new file");
 }
 
-static char **
-write_dup_paths (TallyTool  *tool,
-                 JsonObject *input)
-{
-  return tally_tool_dup_member_path (input, "file_path");
-}
-
-static char *
-write_dup_summary (TallyTool  *tool,
-                   JsonObject *input)
-{
-  return tally_tool_dup_member_string (input, "file_path");
-}
-
 static char *
 write_dup_preview (TallyTool               *tool,
                   const TallyToolContext  *context,
@@ -590,9 +566,9 @@ tally_tool_write_class_init (TallyToolWriteClass *klass)
     "},"
     "\"required\":[\"file_path\",\"content\"]}";
   tool_class->read_only = FALSE;
+  tool_class->path_member = "file_path";
+  tool_class->summary_member = "file_path";
   tool_class->run = write_run;
-  tool_class->dup_paths = write_dup_paths;
-  tool_class->dup_summary = write_dup_summary;
   tool_class->dup_preview = write_dup_preview;
 }
 

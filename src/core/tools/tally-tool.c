@@ -441,10 +441,16 @@ tally_tool_dup_paths (TallyTool  *self,
 
   klass = TALLY_TOOL_GET_CLASS (self);
 
-  if (input == NULL || klass->dup_paths == NULL)
+  if (input == NULL)
     return NULL;
 
-  return klass->dup_paths (self, input);
+  if (klass->dup_paths != NULL)
+    return klass->dup_paths (self, input);
+
+  if (klass->path_member != NULL)
+    return tally_tool_dup_member_path (input, klass->path_member);
+
+  return NULL;
 }
 
 /**
@@ -525,6 +531,8 @@ tally_tool_dup_summary (TallyTool  *self,
 
   if (input != NULL && klass->dup_summary != NULL)
     summary = klass->dup_summary (self, input);
+  else if (input != NULL && klass->summary_member != NULL)
+    summary = tally_tool_dup_member_string (input, klass->summary_member);
 
   if (summary == NULL)
     {
@@ -558,8 +566,8 @@ tally_tool_dup_summary (TallyTool  *self,
  * @input: (nullable): a tool input
  * @member: the member holding a path, e.g. "file_path"
  *
- * A ready-made #TallyToolClass.dup_paths body for tools that name at most
- * one path, in one member.
+ * What tally_tool_dup_paths() returns for a tool that names at most one
+ * path, in #TallyToolClass.path_member.
  *
  * Returns: (transfer full) (nullable): a one-element array with the
  *   member's string, or %NULL when it is missing, empty or not a string
@@ -586,7 +594,8 @@ tally_tool_dup_member_path (JsonObject *input,
  * @input: (nullable): a tool input
  * @member: a member name
  *
- * A ready-made #TallyToolClass.dup_summary body: the member's string.
+ * What tally_tool_dup_summary() starts from for a tool with a
+ * #TallyToolClass.summary_member: the member's string.
  *
  * Returns: (transfer full) (nullable): a copy of the string, or %NULL when
  *   it is missing, empty or not a string
@@ -804,24 +813,32 @@ tally_tool_resolve_path (const TallyToolContext  *context,
 }
 
 /**
- * tally_tool_resolve_inside:
+ * tally_tool_resolve_checked:
  * @context: the tool context
  * @member: the input member @path came from, for messages (e.g. "file_path")
  * @path: (nullable): the path; %NULL means the workspace itself
+ * @refuse_outside: whether a path outside the workspace is refused (unless
+ *   #TallyToolContext.allow_outside_workspace is set); %FALSE for previews
+ * @advice: the end of the refusal's message, telling the model what to do
+ *   instead
  * @error: return location for a #GError
  *
- * Like tally_tool_resolve_path(), but a path outside the workspace is an
- * error (%TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE) with a message for the model,
- * unless #TallyToolContext.allow_outside_workspace is set: then the analyst
- * approved this very call on its card, and the outside path is returned.
+ * Like tally_tool_resolve_path(), with the checks of the tools that take a
+ * path from their input: an empty @path is an error naming @member, and a
+ * path outside the workspace is refused when @refuse_outside.
+ *
+ * Errors: %TALLY_TOOL_ERROR_INVALID_INPUT (empty path, no workspace),
+ * %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE, %TALLY_TOOL_ERROR_FAILED (link loop).
  *
  * Returns: (transfer full): the canonical absolute path, or %NULL
  */
 char *
-tally_tool_resolve_inside (const TallyToolContext  *context,
-                           const char              *member,
-                           const char              *path,
-                           GError                 **error)
+tally_tool_resolve_checked (const TallyToolContext  *context,
+                            const char              *member,
+                            const char              *path,
+                            gboolean                 refuse_outside,
+                            const char              *advice,
+                            GError                 **error)
 {
   g_autofree char *resolved = NULL;
   g_autofree char *workspace = NULL;
@@ -845,16 +862,117 @@ tally_tool_resolve_inside (const TallyToolContext  *context,
   if (resolved == NULL)
     return NULL;
 
-  if (outside && !context->allow_outside_workspace)
+  if (outside && refuse_outside && !context->allow_outside_workspace)
     {
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE,
-                   "`%s` %s resolves to %s, which is outside the workspace %s; "
-                   "only files inside the workspace are available",
-                   member, path, resolved, workspace);
+                   "`%s` %s resolves to %s, which is outside the workspace %s; %s",
+                   member, path, resolved, workspace, advice);
       return NULL;
     }
 
   return g_steal_pointer (&resolved);
+}
+
+/**
+ * tally_tool_resolve_inside:
+ * @context: the tool context
+ * @member: the input member @path came from, for messages (e.g. "file_path")
+ * @path: (nullable): the path; %NULL means the workspace itself
+ * @error: return location for a #GError
+ *
+ * Like tally_tool_resolve_path(), but a path outside the workspace is an
+ * error (%TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE) with a message for the model,
+ * unless #TallyToolContext.allow_outside_workspace is set: then the analyst
+ * approved this very call on its card, and the outside path is returned
+ * (see tally_tool_resolve_checked()).
+ *
+ * Returns: (transfer full): the canonical absolute path, or %NULL
+ */
+char *
+tally_tool_resolve_inside (const TallyToolContext  *context,
+                           const char              *member,
+                           const char              *path,
+                           GError                 **error)
+{
+  return tally_tool_resolve_checked (context, member, path, TRUE,
+                                     "only files inside the workspace are available", error);
+}
+
+/**
+ * tally_tool_search_root_init:
+ * @self: (out caller-allocates): the record to fill
+ * @context: the tool context
+ * @path: (nullable): the `path` input of Glob or Grep; %NULL searches the
+ *   workspace
+ * @folder_only: whether @path must name a folder (Glob) rather than a
+ *   folder or a file (Grep)
+ * @error: return location for a #GError
+ *
+ * Resolves where Glob and Grep search: the workspace and @path inside it
+ * (tally_tool_resolve_inside()), checked to exist. Free the fields with
+ * tally_tool_search_root_clear() (also after a failure).
+ *
+ * Errors: those of tally_tool_resolve_inside(); %TALLY_TOOL_ERROR_NOT_FOUND
+ * when @path does not exist; %TALLY_TOOL_ERROR_INVALID_INPUT when
+ * @folder_only and @path is a file.
+ *
+ * Returns: %TRUE when @self is filled
+ */
+gboolean
+tally_tool_search_root_init (TallyToolSearchRoot     *self,
+                             const TallyToolContext  *context,
+                             const char              *path,
+                             gboolean                 folder_only,
+                             GError                 **error)
+{
+  g_autofree char *relative = NULL;
+  GStatBuf st;
+
+  memset (self, 0, sizeof *self);
+
+  self->workspace = tally_tool_resolve_inside (context, "path", NULL, error);
+  if (self->workspace == NULL)
+    return FALSE;
+
+  self->root = tally_tool_resolve_inside (context, "path", path, error);
+  if (self->root == NULL)
+    return FALSE;
+
+  if (g_stat (self->root, &st) != 0)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND,
+                   "%s%s does not exist", folder_only ? "The folder " : "",
+                   path ? path : self->root);
+      return FALSE;
+    }
+
+  self->is_folder = S_ISDIR (st.st_mode);
+  if (folder_only && !self->is_folder)
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "`path` must be a folder; %s is a file", path ? path : self->root);
+      return FALSE;
+    }
+
+  relative = tally_tool_relative_path (self->workspace, self->root);
+  if (strcmp (relative, ".") != 0)
+    self->prefix = g_steal_pointer (&relative);
+
+  return TRUE;
+}
+
+/**
+ * tally_tool_search_root_clear:
+ * @self: a record filled by tally_tool_search_root_init()
+ *
+ * Frees the fields of @self and sets them to %NULL.
+ */
+void
+tally_tool_search_root_clear (TallyToolSearchRoot *self)
+{
+  g_clear_pointer (&self->workspace, g_free);
+  g_clear_pointer (&self->root, g_free);
+  g_clear_pointer (&self->prefix, g_free);
 }
 
 /**

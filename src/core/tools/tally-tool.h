@@ -73,15 +73,22 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  *   new files inside the workspace, never overwriting one (`create_chart`
  *   under `charts/`): the gate runs it without a card in `ask` and `auto`
  *   and refuses it in `plan` (docs/security.md, "Modes")
+ * @path_member: (nullable): the input member that names the one path a
+ *   call touches (e.g. "file_path"); when @dup_paths is %NULL, that
+ *   member's string is the call's path (see tally_tool_dup_member_path())
+ * @summary_member: (nullable): the input member whose string summarises a
+ *   call (e.g. "command"); used when @dup_summary is %NULL (see
+ *   tally_tool_dup_member_string())
  * @run: runs the tool; called in a worker thread; returns the text for the
  *   `tool_result` (transfer full) or %NULL with @error set
  * @dup_paths: (nullable): returns the file paths named by an input, as
  *   given (a %NULL-terminated array, transfer full), or %NULL when it names
  *   none; must not touch the file system. %NULL (the default) means the
- *   tool never names paths. See tally_tool_dup_paths().
+ *   tool names only the path in @path_member, or none when that is %NULL
+ *   too. See tally_tool_dup_paths().
  * @dup_summary: (nullable): returns a one-line human summary of an input
- *   (transfer full), or %NULL to fall back to the default (the compact JSON
- *   input). See tally_tool_dup_summary().
+ *   (transfer full), or %NULL to fall back to the default (@summary_member,
+ *   else the compact JSON input). See tally_tool_dup_summary().
  * @run_with_artifact: (nullable): like @run, and may also return an
  *   artifact: a JSON object the agent turns into an event of its own
  *   after the `tool_result` (for `create_chart`, the fields of
@@ -104,6 +111,8 @@ struct _TallyToolClass
   const char *input_schema;
   gboolean    read_only;
   gboolean    adds_files_only;
+  const char *path_member;
+  const char *summary_member;
 
   char *(*run) (TallyTool              *self,
                 const TallyToolContext *context,
