@@ -372,6 +372,25 @@ transport_failed (GTask  *task,
   g_clear_error (&error);
 }
 
+/* The response stream or bytes libsoup answered with: a %NULL @answer
+ * fails the attempt (transport_failed() takes @error); anything else is a
+ * sign of life for the idle watchdog. Returns whether @answer arrived.
+ * (Reading an error body has a failure of its own, see collect_cb().) */
+static gboolean
+answer_arrived (GTask    *task,
+                gpointer  answer,
+                GError   *error)
+{
+  if (answer == NULL)
+    {
+      transport_failed (task, error);
+      return FALSE;
+    }
+
+  watchdog_touch (g_task_get_task_data (task));
+  return TRUE;
+}
+
 static void
 http_failed (GTask *task)
 {
@@ -577,13 +596,8 @@ stream_read_cb (GObject      *object,
   const guint8 *data;
 
   bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
-  if (bytes == NULL)
-    {
-      transport_failed (task, error);
-      return;
-    }
-
-  watchdog_touch (req);
+  if (!answer_arrived (task, bytes, error))
+    return;
 
   data = g_bytes_get_data (bytes, &len);
   if (len == 0)
@@ -631,13 +645,8 @@ send_cb (GObject      *object,
   const char *content_type;
 
   input = soup_session_send_finish (SOUP_SESSION (object), result, &error);
-  if (input == NULL)
-    {
-      transport_failed (task, error);
-      return;
-    }
-
-  watchdog_touch (req);
+  if (!answer_arrived (task, input, error))
+    return;
 
   req->input = input;
   req->got_response = TRUE;
