@@ -319,9 +319,10 @@ tally_report_image_draw (TallyReportImage *image,
       {
         TallyChartStyle style;
 
+        /* Laid out for the size it is given, so its text keeps the
+         * engine's size instead of shrinking with the drawing. */
         tally_chart_style_init (&style, FALSE);
-        cairo_scale (cr, width / image->width, height / image->height);
-        tally_chart_render (image->chart, cr, image->width, image->height, &style);
+        tally_chart_render (image->chart, cr, width, height, &style);
       }
       break;
 

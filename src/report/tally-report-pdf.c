@@ -840,7 +840,7 @@ measure_columns (Layout  *l,
 {
   g_autofree double *natural = NULL;
   g_autofree double *minimum = NULL;
-  double sum_natural = 0, sum_minimum = 0;
+  double sum_natural = 0;
 
   columns->n_columns = 0;
   for (guint r = 0; r < table->children->len; r++)
@@ -871,22 +871,53 @@ measure_columns (Layout  *l,
   for (guint c = 0; c < columns->n_columns; c++)
     {
       natural[c] = MAX (natural[c], 2 * CELL_PAD + 8);
-      minimum[c] = MAX (minimum[c], 2 * CELL_PAD + 8);
+      minimum[c] = MIN (MAX (minimum[c], 2 * CELL_PAD + 8), natural[c]);
       sum_natural += natural[c];
-      sum_minimum += minimum[c];
     }
 
-  for (guint c = 0; c < columns->n_columns; c++)
+  if (sum_natural <= width)
     {
-      if (sum_natural <= width)
-        columns->widths[c] = natural[c];
-      else if (sum_minimum >= width)
-        columns->widths[c] = minimum[c] * width / sum_minimum;
-      else
-        /* each column gets its longest word, the rest shared by need */
-        columns->widths[c] = minimum[c] + (width - sum_minimum) * (natural[c] - minimum[c]) /
-                                          MAX (sum_natural - sum_minimum, 1);
+      memcpy (columns->widths, natural, columns->n_columns * sizeof (double));
+      return;
     }
+
+  /* Columns narrower than a fair share keep their natural width; the
+   * others share what is left by need, each at least its longest word. */
+  {
+    g_autofree gboolean *fixed = g_new0 (gboolean, columns->n_columns);
+    double remaining = width, flexible_natural = 0, total = 0;
+    guint n_flexible = columns->n_columns;
+    gboolean changed = TRUE;
+
+    while (changed && n_flexible > 0)
+      {
+        double fair = remaining / n_flexible;
+
+        changed = FALSE;
+        for (guint c = 0; c < columns->n_columns; c++)
+          if (!fixed[c] && natural[c] <= fair)
+            {
+              fixed[c] = TRUE;
+              columns->widths[c] = natural[c];
+              remaining -= natural[c];
+              n_flexible--;
+              changed = TRUE;
+            }
+      }
+    for (guint c = 0; c < columns->n_columns; c++)
+      if (!fixed[c])
+        flexible_natural += natural[c];
+    for (guint c = 0; c < columns->n_columns; c++)
+      {
+        if (!fixed[c])
+          columns->widths[c] = MAX (minimum[c], remaining * natural[c] / MAX (flexible_natural, 1));
+        total += columns->widths[c];
+      }
+    /* Longest words that do not fit break inside (PANGO_WRAP_WORD_CHAR). */
+    if (total > width)
+      for (guint c = 0; c < columns->n_columns; c++)
+        columns->widths[c] *= width / total;
+  }
 }
 
 static double

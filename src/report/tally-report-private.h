@@ -14,9 +14,10 @@
 
 G_BEGIN_DECLS
 
-/* The default size of a chart drawn from its spec, in points (CSS px). */
+/* The natural size of a chart drawn from its spec, in points (CSS px):
+ * the proportions create_chart writes its files in (height 0.55 × width). */
 #define TALLY_REPORT_CHART_WIDTH  640.0
-#define TALLY_REPORT_CHART_HEIGHT 400.0
+#define TALLY_REPORT_CHART_HEIGHT 352.0
 
 /*
  * Where a report's images come from (docs/reports.md §2):
