@@ -1321,6 +1321,7 @@ main (int    argc,
   g_autofree char *base_url = NULL;
   g_autofree char *prompt = NULL;
   g_autoptr(TallySecret) api_key = NULL;
+  g_autofree char *description = NULL;
   TallyMode mode = TALLY_MODE_ASK;
   Cli cli = { 0 };
 
@@ -1335,10 +1336,14 @@ main (int    argc,
 
   context = g_option_context_new (_("PROMPT — ask Tally a question about your data"));
   g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
-  g_option_context_set_description (context,
+  description = g_strdup_printf ("%s\n\n%s",
+    _("Exports: --export SESSION_ID writes md (the default) or jsonl to stdout, or to --output FILE; "
+      "html and pdf need --output. --report FILE.md --format html|pdf --output FILE renders a report "
+      "with its charts. An export replaces FILE whole or not at all. See docs/reports.md."),
     _("Exit status: 0 done, 1 failed, 2 usage error, 130 cancelled (Ctrl+C), "
       "143 and 129 cancelled by SIGTERM and SIGHUP.\n"
       "The API key comes from ANTHROPIC_API_KEY."));
+  g_option_context_set_description (context, description);
   args = rename_bare_thinking (argc, argv);
   if (!g_option_context_parse_strv (context, &args, &error))
     return usage_error (error->message);
