@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "tally-report.h"
+#include "tally-transcript-export.h"
 #include "tally-test-mock.h"
 #include "tally-test-util.h"
 
@@ -350,6 +351,56 @@ test_pdf_table_across_pages (void)
   tally_test_rm_rf (dir);
 }
 
+
+/* US Letter where the locale's paper is Letter: en_US is compiled into a
+ * temporary LOCPATH (glibc's localedef), since test machines rarely have
+ * it installed. */
+static void
+test_pdf_letter (void)
+{
+  g_autofree char *dir = make_dir ();
+  g_autofree char *locales = g_build_filename (dir, "locales", NULL);
+  g_autofree char *locale = g_build_filename (locales, "en_US.UTF-8", NULL);
+  g_autofree char *md = g_build_filename (dir, "r.md", NULL);
+  g_autofree char *pdf = g_build_filename (dir, "r.pdf", NULL);
+  g_autofree char *size = NULL;
+  const char *localedef[] = { "localedef", "-i", "en_US", "-f", "UTF-8", locale, NULL };
+  const char *argv[] = { TALLY_TEST_CLI, "--report", md, "--format", "pdf", "--output", pdf, NULL };
+  g_auto(GStrv) env = g_get_environ ();
+  g_autofree char *localedef_path = g_find_program_in_path ("localedef");
+  g_autoptr(GError) error = NULL;
+  int status = -1;
+
+  if (localedef_path == NULL ||
+      !g_file_test ("/usr/share/i18n/locales/en_US", G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("localedef or the en_US locale source is missing");
+      tally_test_rm_rf (dir);
+      return;
+    }
+  g_assert_cmpint (g_mkdir (locales, 0755), ==, 0);
+  g_spawn_sync (NULL, (char **) localedef, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
+                G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  if (!g_file_test (locale, G_FILE_TEST_IS_DIR))
+    {
+      g_test_skip ("localedef could not compile en_US");
+      tally_test_rm_rf (dir);
+      return;
+    }
+
+  g_assert_true (g_file_set_contents (md, "# Letter\n\nOn US paper.\n", -1, NULL));
+  env = g_environ_setenv (env, "LOCPATH", locales, TRUE);
+  env = g_environ_setenv (env, "LC_ALL", "en_US.UTF-8", TRUE);
+  g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpint (pdf_pages (pdf, &size), ==, 1);
+  g_assert_true (g_str_has_prefix (size, "612 x 792"));
+
+  tally_test_rm_rf (dir);
+}
+
 /* }}} */
 
 /* {{{ Errors and the async API */
@@ -384,6 +435,16 @@ test_errors (void)
 
   g_assert_true (g_file_set_contents (md_path, "# Fine\n", -1, NULL));
   g_assert_true (g_file_set_contents (bad_path, "caf\xe9\n", -1, NULL));
+
+  {
+    g_autoptr(GEnumClass) formats = g_type_class_ref (TALLY_TYPE_REPORT_FORMAT);
+    TallyReportFormat format = TALLY_REPORT_FORMAT_HTML;
+
+    g_assert_cmpstr (g_enum_get_value (formats, TALLY_REPORT_FORMAT_PDF)->value_nick, ==, "pdf");
+    g_assert_true (tally_report_format_from_string ("pdf", &format));
+    g_assert_cmpint (format, ==, TALLY_REPORT_FORMAT_PDF);
+    g_assert_false (tally_report_format_from_string ("docx", &format));
+  }
 
   html = tally_report_file_to_html (missing, NULL, &error);
   g_assert_null (html);
@@ -461,6 +522,62 @@ test_async (void)
   g_assert_false (dir_has_temporaries (dir));
 
   tally_test_rm_rf (dir);
+}
+
+/* }}} */
+
+/* {{{ The Markdown export's provenance notes and thinking */
+
+static void
+test_markdown_notes_and_thinking (void)
+{
+  static const char * const events[] = {
+    "{\"type\":\"turn_started\",\"seq\":1,\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Stores?\"}",
+    "{\"type\":\"thinking_delta\",\"seq\":2,\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"text\":\"Count the stores table.\"}",
+    "{\"type\":\"block_done\",\"seq\":3,\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"kind\":\"thinking\"}",
+    "{\"type\":\"tool_use_start\",\"seq\":4,\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT count(*) FROM stores\"}}",
+    "{\"type\":\"tool_result\",\"seq\":5,\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"content\":\"count(*)\\n6\",\"is_error\":false,\"duration_ms\":3}",
+    "{\"type\":\"tool_use_start\",\"seq\":6,\"turn_id\":\"t1\",\"tool_id\":\"tu2\",\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT count(*) FROM stores\"}}",
+    "{\"type\":\"tool_result\",\"seq\":7,\"turn_id\":\"t1\",\"tool_id\":\"tu2\",\"content\":\"count(*)\\n6\",\"is_error\":false,\"duration_ms\":3}",
+    "{\"type\":\"tool_use_start\",\"seq\":8,\"turn_id\":\"t1\",\"tool_id\":\"tu3\",\"tool_name\":\"create_chart\",\"tool_input\":{}}",
+    "{\"type\":\"tool_result\",\"seq\":9,\"turn_id\":\"t1\",\"tool_id\":\"tu3\",\"content\":\"A bar chart.\",\"is_error\":false,\"duration_ms\":3}",
+    "{\"type\":\"chart_created\",\"seq\":10,\"turn_id\":\"t1\",\"chart_id\":\"c1\",\"tool_id\":\"tu3\",\"title\":\"Seats\","
+    "\"spec\":{\"title\":\"Seats\",\"mark\":\"bar\",\"encoding\":{\"x\":{\"field\":\"s\",\"type\":\"nominal\"},"
+    "\"y\":{\"field\":\"n\",\"type\":\"quantitative\"}},\"data\":{\"values\":[{\"s\":\"York\",\"n\":3},{\"s\":\"Leeds\",\"n\":4}]}},"
+    "\"files\":[\"charts/seats.svg\",\"charts/seats.png\"],\"rows\":2}",
+    "{\"type\":\"tool_use_start\",\"seq\":11,\"turn_id\":\"t1\",\"tool_id\":\"tu4\",\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT name FROM stores\"}}",
+    "{\"type\":\"tool_result\",\"seq\":12,\"turn_id\":\"t1\",\"tool_id\":\"tu4\",\"content\":\"no such table\",\"is_error\":true,\"duration_ms\":3}",
+    NULL
+  };
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  TallyTranscriptExportHeader header = { .title = "Stores", .database = "/data/beanline.db" };
+  g_autofree char *plain = NULL;
+  g_autofree char *with_thinking = NULL;
+
+  for (guint i = 0; events[i] != NULL; i++)
+    {
+      g_autoptr(JsonObject) event = tally_test_parse_object (events[i]);
+
+      tally_transcript_apply (transcript, event);
+    }
+
+  plain = tally_transcript_export_markdown (transcript, &header);
+  g_assert_nonnull (strstr (plain, "*Thought for 4 words.*"));
+  g_assert_null (strstr (plain, "Count the stores table."));
+  /* one note for the statement run twice, one for the inline chart; the
+   * failed query has none */
+  g_assert_cmpuint (count (plain, "*Source: [1]*"), ==, 2);
+  g_assert_nonnull (strstr (plain, "![Seats](charts/seats.svg)\n\n*Source: [2]*\n\n"));
+  g_assert_null (strstr (plain, "[3]"));
+  g_assert_nonnull (strstr (plain, "---\n\n## Sources\n\n[1] SQL on database `beanline.db`:\n\n"
+                                   "```sql\nSELECT count(*) FROM stores\n```\n\n"
+                                   "[2] Data written into the spec of the chart “Seats” by the model (2 rows); "
+                                   "no query.\n\n"));
+
+  header.include_thinking = TRUE;
+  with_thinking = tally_transcript_export_markdown (transcript, &header);
+  g_assert_nonnull (strstr (with_thinking, "*Thinking:*\n\n> Count the stores table.\n\n"));
+  g_assert_null (strstr (with_thinking, "*Thought for"));
 }
 
 /* }}} */
@@ -732,8 +849,10 @@ main (int    argc,
   g_test_add_func ("/tally/report/html/ids-and-remote", test_html_ids_and_remote);
   g_test_add_func ("/tally/report/pdf/text", test_pdf_text);
   g_test_add_func ("/tally/report/pdf/table-across-pages", test_pdf_table_across_pages);
+  g_test_add_func ("/tally/report/pdf/letter", test_pdf_letter);
   g_test_add_func ("/tally/report/errors", test_errors);
   g_test_add_func ("/tally/report/async", test_async);
+  g_test_add_func ("/tally/report/markdown/notes-and-thinking", test_markdown_notes_and_thinking);
   g_test_add_func ("/tally/report/cli-errors", test_cli_errors);
   g_test_add_func ("/tally/report/end-to-end", test_end_to_end);
 

@@ -470,9 +470,11 @@ tally_report_paper_size (double *width,
 {
   int width_mm = 0, height_mm = 0;
 
-#if defined(_NL_PAPER_WIDTH) && defined(_NL_PAPER_HEIGHT)
-  width_mm = (int) (gintptr) nl_langinfo (_NL_PAPER_WIDTH);
-  height_mm = (int) (gintptr) nl_langinfo (_NL_PAPER_HEIGHT);
+#ifdef __GLIBC__
+  /* glibc returns these numbers in the pointer itself: a union of the
+   * string and an unsigned int, read as `locale -k LC_PAPER` does. */
+  width_mm = (int) (unsigned int) (guintptr) nl_langinfo (_NL_PAPER_WIDTH);
+  height_mm = (int) (unsigned int) (guintptr) nl_langinfo (_NL_PAPER_HEIGHT);
 #endif
   if (width_mm == 216 && height_mm == 279)
     {

@@ -24,6 +24,11 @@
 /* Larger Markdown files are refused rather than read into memory. */
 #define MARKDOWN_MAX_BYTES (64 * 1024 * 1024)
 
+/**
+ * tally_report_error_quark:
+ *
+ * Returns: the #GQuark of %TALLY_REPORT_ERROR
+ */
 G_DEFINE_QUARK (tally-report-error-quark, tally_report_error)
 
 /**

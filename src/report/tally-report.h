@@ -95,3 +95,6 @@ gboolean tally_report_write_atomic           (GFile               *output,
                                               GError             **error);
 
 G_END_DECLS
+
+/* TALLY_TYPE_REPORT_FORMAT and TALLY_TYPE_REPORT_ERROR (glib-mkenums) */
+#include "tally-report-enums.h"
