@@ -22,6 +22,7 @@
 #include "tally-application-private.h"
 #include "tally-block-row.h"
 #include "tally-error-banner.h"
+#include "tally-file-chip.h"
 #include "tally-event.h"
 #include "tally-markdown-view.h"
 #include "tally-model-cache.h"
@@ -631,6 +632,117 @@ test_turn_and_reopen (Fixture       *fixture,
 
   g_free (data.session_id);
   g_free (data.trace);
+}
+
+/* /tally/app/files-and-export: the Q2 report scenario in auto mode (the
+ * query, create_chart, Write report.md): the chart's files and the report
+ * show as file chips with their real names and sizes; then Export… writes
+ * the session as HTML (issue 12 §3). */
+
+typedef struct {
+  char *export_path;
+} FilesData;
+
+static TallyFileChip *
+find_chip (GPtrArray  *chips,
+           const char *name)
+{
+  for (guint i = 0; i < chips->len; i++)
+    if (g_strcmp0 (tally_file_chip_get_name (g_ptr_array_index (chips, i)), name) == 0)
+      return g_ptr_array_index (chips, i);
+  return NULL;
+}
+
+static void
+files_body (TallyApplication *app,
+            TallyWindow      *window,
+            gpointer          user_data)
+{
+  FilesData *data = user_data;
+  TallyComposer *composer = _tally_window_get_composer (window);
+  GtkWidget *view = GTK_WIDGET (_tally_window_get_transcript_view (window));
+  g_autoptr(GPtrArray) chips = NULL;
+  g_autoptr(GFile) output = g_file_new_for_path (data->export_path);
+  g_autofree char *html = NULL;
+  const char *names[] = { "report.md", "q2-revenue-by-store.svg", "q2-revenue-by-store.png" };
+  TallySession *session;
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  gtk_drop_down_set_selected (_tally_window_get_mode_dropdown (window), TALLY_MODE_AUTO);
+  tally_composer_set_text (composer, "Which store earned the most in Q2? Chart it and write a one-page report");
+  g_assert_true (tally_composer_send (composer));
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  session = tally_window_get_session (window);
+  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_CHART), ==, 1);
+  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_FILE), ==, 3);
+
+  /* The chips, with what is on disk. */
+  for (guint n = 0; n < G_N_ELEMENTS (names); n++)
+    {
+      TallyFileChip *chip = NULL;
+      g_autoptr(GFile) file = NULL;
+      g_autoptr(GFileInfo) info = NULL;
+      g_autofree char *size = NULL;
+
+      /* The list creates rows near the view; scroll down until the chip
+       * has one. */
+      for (guint tries = 0; chip == NULL && tries < 40; tries++)
+        {
+          g_autoptr(GPtrArray) scrollers = find_all (view, GTK_TYPE_SCROLLED_WINDOW);
+          GtkAdjustment *adjustment;
+
+          g_clear_pointer (&chips, g_ptr_array_unref);
+          tally_test_wait_frames (GTK_WIDGET (window), 2);
+          chips = find_all (view, TALLY_TYPE_FILE_CHIP);
+          chip = find_chip (chips, names[n]);
+          adjustment = gtk_scrolled_window_get_vadjustment (g_ptr_array_index (scrollers, 0));
+          if (chip == NULL)
+            gtk_adjustment_set_value (adjustment, tries == 0 ? 0 : gtk_adjustment_get_value (adjustment) + 200);
+        }
+      g_assert_nonnull (chip);
+      g_assert_false (tally_file_chip_get_deleted (chip));
+      file = tally_file_chip_dup_file (chip);
+      info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE, NULL, NULL);
+      g_assert_nonnull (info);
+      g_assert_cmpint (g_file_info_get_size (info), >, 100);
+      size = g_format_size (g_file_info_get_size (info));
+      g_test_message ("%s: %s", names[n], tally_file_chip_get_detail (chip));
+      g_assert_true (g_str_has_prefix (tally_file_chip_get_detail (chip), size));
+    }
+
+  /* Export… as HTML: the page holds the question, the chart drawn inline
+   * and the report's file name, and a toast offers to open it. */
+  _tally_window_export_session_to (window, TALLY_EXPORT_HTML, FALSE, output);
+  SPIN_UNTIL (_tally_window_get_n_exports_done (window) == 1);
+  g_assert_true (g_file_get_contents (data->export_path, &html, NULL, NULL));
+  g_assert_true (g_str_has_prefix (html, "<!DOCTYPE html>"));
+  g_assert_nonnull (strstr (html, "Which store earned the most in Q2?"));
+  g_assert_nonnull (strstr (html, "<svg"));
+  g_assert_nonnull (strstr (html, "Minster Yard"));
+  g_assert_null (strstr (html, "<script"));
+  g_assert_cmpstr (_tally_window_get_last_toast_title (window), ==, "Exported “session.html”");
+  g_assert_cmpstr (adw_toast_get_action_name (_tally_window_get_last_toast (window)), ==, "win.open-file");
+}
+
+static void
+test_files_and_export (Fixture       *fixture,
+                       gconstpointer  unused)
+{
+  g_autofree char *scenario = g_build_filename (g_getenv ("TALLY_TEST_DATA_DIR"), "scenarios", "report-q2-store.json", NULL);
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+  FilesData data = { 0 };
+
+  mock = tally_test_mock_start_file (scenario, &error);
+  g_assert_no_error (error);
+  data.export_path = g_build_filename (fixture->dir, "session.html", NULL);
+
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock), NULL };
+    g_assert_cmpint (run_app (args, -1, files_body, &data), ==, 0);
+  }
+  g_free (data.export_path);
 }
 
 /* /tally/app/first-launch */
@@ -1476,6 +1588,7 @@ main (int   argc,
   g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
 
   g_test_add ("/tally/app/turn-and-reopen", Fixture, NULL, fixture_set_up, test_turn_and_reopen, fixture_tear_down);
+  g_test_add ("/tally/app/files-and-export", Fixture, NULL, fixture_set_up, test_files_and_export, fixture_tear_down);
   g_test_add ("/tally/app/first-launch", Fixture, NULL, fixture_set_up, test_first_launch, fixture_tear_down);
   g_test_add ("/tally/app/delete-undo", Fixture, NULL, fixture_set_up, test_delete_undo, fixture_tear_down);
   g_test_add ("/tally/app/search-rename", Fixture, NULL, fixture_set_up, test_search_rename, fixture_tear_down);

@@ -20,6 +20,7 @@
 #include "tally-chart.h"
 #include "tally-composer.h"
 #include "tally-error-banner.h"
+#include "tally-file-chip.h"
 #include "tally-note-row.h"
 #include "tally-receipt-row.h"
 #include "tally-result-table.h"
@@ -919,6 +920,7 @@ check_rows_match_blocks (GtkWidget *view,
         case TALLY_BLOCK_ERROR: g_assert_true (TALLY_IS_ERROR_BANNER (child)); break;
         case TALLY_BLOCK_APPROVAL: g_assert_true (TALLY_IS_APPROVAL_CARD (child)); break;
         case TALLY_BLOCK_CHART: g_assert_true (TALLY_IS_CHART_ROW (child)); break;
+        case TALLY_BLOCK_FILE: g_assert_true (TALLY_IS_FILE_CHIP (child)); break;
         case TALLY_BLOCK_QUESTION:
         case TALLY_BLOCK_PLAN: g_assert_false (TALLY_IS_NOTE_ROW (child)); break;
         case TALLY_BLOCK_INCOMPLETE:

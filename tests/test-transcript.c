@@ -145,6 +145,8 @@ test_reducer_chart (void)
     "user\task\tfinished\twhole\t-\tok\tChart it\t-\n"
     "tool-call\tdone\tfinished\twhole\tcreate_chart\tok\t\tA bar chart.\n"
     "chart\t-\tfinished\twhole\tcreate_chart\tok\tRevenue by store\t-\n"
+    "file\t-\tfinished\twhole\tcreate_chart\tok\tcharts/revenue-by-store.svg\t-\n"
+    "file\t-\tfinished\twhole\tcreate_chart\tok\tcharts/revenue-by-store.png\t-\n"
     "receipt\tdone\tfinished\twhole\t-\tok\t\t-\n");
 
   chart = g_list_model_get_item (G_LIST_MODEL (transcript), 2);
@@ -162,6 +164,65 @@ test_reducer_chart (void)
                                       "*Source: [1]*\n\n"));
   g_assert_nonnull (strstr (markdown, "## Sources\n\n[1] SQL on database (not recorded):\n\n"
                                       "```sql\nSELECT store,\n revenue FROM r\n```\n"));
+}
+
+/* Files a tool wrote: Write and Edit by their input's file_path, once per
+ * path and turn; nothing for a failed or denied call, nor for Bash. */
+static void
+test_reducer_files (void)
+{
+  static const char * const events[] = {
+    "{\"type\":\"turn_started\",\"seq\":1,\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Write it up\"}",
+    "{\"type\":\"tool_use_start\",\"seq\":2,\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"report.md\",\"content\":\"# Q2\"}}",
+    "{\"type\":\"tool_use_start\",\"seq\":3,\"turn_id\":\"t1\",\"tool_id\":\"tu2\",\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"/etc/x.txt\",\"content\":\"x\"}}",
+    "{\"type\":\"tool_use_start\",\"seq\":4,\"turn_id\":\"t1\",\"tool_id\":\"tu3\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"echo a > b.txt\"}}",
+    "{\"type\":\"tool_use_start\",\"seq\":5,\"turn_id\":\"t1\",\"tool_id\":\"tu4\",\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"bad.md\",\"content\":\"x\"}}",
+    "{\"type\":\"tool_use_start\",\"seq\":6,\"turn_id\":\"t1\",\"tool_id\":\"tu5\",\"tool_name\":\"Write\",\"tool_input\":{\"content\":\"no path\"}}",
+    "{\"type\":\"approval_resolved\",\"seq\":7,\"turn_id\":\"t1\",\"approval_id\":null,\"tool_id\":\"tu1\",\"decision\":\"allow\",\"reason\":\"mode\"}",
+    "{\"type\":\"tool_result\",\"seq\":8,\"turn_id\":\"t1\",\"tool_id\":\"tu1\",\"content\":\"Wrote report.md\",\"is_error\":false,\"duration_ms\":2}",
+    "{\"type\":\"approval_resolved\",\"seq\":9,\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"tu2\",\"decision\":\"deny\",\"reason\":\"user\"}",
+    "{\"type\":\"tool_result\",\"seq\":10,\"turn_id\":\"t1\",\"tool_id\":\"tu2\",\"content\":\"Denied\",\"is_error\":false,\"duration_ms\":0}",
+    "{\"type\":\"approval_resolved\",\"seq\":11,\"turn_id\":\"t1\",\"approval_id\":null,\"tool_id\":\"tu3\",\"decision\":\"allow\",\"reason\":\"rule\"}",
+    "{\"type\":\"tool_result\",\"seq\":12,\"turn_id\":\"t1\",\"tool_id\":\"tu3\",\"content\":\"\",\"is_error\":false,\"duration_ms\":5}",
+    "{\"type\":\"approval_resolved\",\"seq\":13,\"turn_id\":\"t1\",\"approval_id\":null,\"tool_id\":\"tu4\",\"decision\":\"allow\",\"reason\":\"mode\"}",
+    "{\"type\":\"tool_result\",\"seq\":14,\"turn_id\":\"t1\",\"tool_id\":\"tu4\",\"content\":\"Disk full\",\"is_error\":true,\"duration_ms\":1}",
+    "{\"type\":\"tool_result\",\"seq\":15,\"turn_id\":\"t1\",\"tool_id\":\"tu5\",\"content\":\"ok\",\"is_error\":false,\"duration_ms\":1}",
+    "{\"type\":\"tool_use_start\",\"seq\":16,\"turn_id\":\"t1\",\"tool_id\":\"tu6\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"report.md\",\"old_string\":\"Q2\",\"new_string\":\"Q3\"}}",
+    "{\"type\":\"tool_result\",\"seq\":17,\"turn_id\":\"t1\",\"tool_id\":\"tu6\",\"content\":\"Edited\",\"is_error\":false,\"duration_ms\":1}",
+    "{\"type\":\"turn_finished\",\"seq\":18,\"turn_id\":\"t1\",\"status\":\"done\",\"cost_usd\":null,\"duration_ms\":10,\"api_calls\":1,\"usage\":{}}",
+    "{\"type\":\"turn_started\",\"seq\":19,\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Shorter\"}",
+    "{\"type\":\"tool_use_start\",\"seq\":20,\"turn_id\":\"t2\",\"tool_id\":\"tu7\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"report.md\",\"old_string\":\"Q3\",\"new_string\":\"Q\"}}",
+    "{\"type\":\"tool_result\",\"seq\":21,\"turn_id\":\"t2\",\"tool_id\":\"tu7\",\"content\":\"Edited\",\"is_error\":false,\"duration_ms\":1}",
+    NULL
+  };
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autoptr(TallyBlock) file = NULL;
+  g_autofree char *trace = NULL;
+  JsonObject *details;
+
+  apply_all (transcript, events);
+  trace = tally_transcript_dup_trace (transcript);
+  g_assert_cmpstr (trace, ==,
+    "user\task\tfinished\twhole\t-\tok\tWrite it up\t-\n"
+    "tool-call\tdone\tfinished\twhole\tWrite\tok\t\tWrote report.md\n"
+    "tool-call\tdenied\tfinished\twhole\tWrite\tok\t\tDenied\n"
+    "tool-call\tdone\tfinished\twhole\tBash\tok\t\t\n"
+    "tool-call\terror\tfinished\twhole\tWrite\terror\t\tDisk full\n"
+    "tool-call\tdone\tfinished\twhole\tWrite\tok\t\tok\n"
+    "file\t-\tfinished\twhole\tWrite\tok\treport.md\t-\n"
+    "tool-call\tdone\tfinished\twhole\tEdit\tok\t\tEdited\n"
+    "receipt\tdone\tfinished\twhole\t-\tok\t\t-\n"
+    "user\task\tfinished\twhole\t-\tok\tShorter\t-\n"
+    "tool-call\tdone\tfinished\twhole\tEdit\tok\t\tEdited\n"
+    "file\t-\tfinished\twhole\tEdit\tok\treport.md\t-\n");
+
+  file = g_list_model_get_item (G_LIST_MODEL (transcript), 6);
+  g_assert_cmpint (tally_block_get_kind (file), ==, TALLY_BLOCK_FILE);
+  g_assert_cmpstr (tally_block_get_turn_id (file), ==, "t1");
+  g_assert_cmpstr (tally_block_get_tool_id (file), ==, "tu1");
+  details = tally_block_get_details (file);
+  g_assert_cmpstr (json_object_get_string_member (details, "path"), ==, "report.md");
+  g_assert_cmpstr (json_object_get_string_member (details, "tool_name"), ==, "Write");
 }
 
 /* Live versus replayed, through a real session, store and mock. */
@@ -268,6 +329,7 @@ main (int    argc,
   g_test_add_func ("/tally/transcript/reducer-blocks", test_reducer_blocks);
   g_test_add_func ("/tally/transcript/reducer-cards-and-denials", test_reducer_cards_and_denials);
   g_test_add_func ("/tally/transcript/reducer-chart", test_reducer_chart);
+  g_test_add_func ("/tally/transcript/reducer-files", test_reducer_files);
   g_test_add_func ("/tally/transcript/replay-equals-live", test_replay_equals_live);
 
   return g_test_run ();

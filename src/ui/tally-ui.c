@@ -13,6 +13,7 @@
 #include "tally-block-widget.h"
 #include "tally-chart-row.h"
 #include "tally-error-banner.h"
+#include "tally-file-chip.h"
 #include "tally-note-row.h"
 #include "tally-plan-card.h"
 #include "tally-question-card.h"
@@ -57,6 +58,7 @@ tally_ui_init (void)
   tally_block_widget_register_kind (TALLY_BLOCK_QUESTION, TALLY_TYPE_QUESTION_CARD);
   tally_block_widget_register_kind (TALLY_BLOCK_PLAN, TALLY_TYPE_PLAN_CARD);
   tally_block_widget_register_kind (TALLY_BLOCK_CHART, TALLY_TYPE_CHART_ROW);
+  tally_block_widget_register_kind (TALLY_BLOCK_FILE, TALLY_TYPE_FILE_CHIP);
   tally_block_widget_register_kind (TALLY_BLOCK_INCOMPLETE, TALLY_TYPE_NOTE_ROW);
   tally_block_widget_register_kind (TALLY_BLOCK_NOTICE, TALLY_TYPE_NOTE_ROW);
 

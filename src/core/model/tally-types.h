@@ -91,6 +91,9 @@ typedef enum {
  * @TALLY_BLOCK_NOTICE: a note from Tally itself (e.g. damaged history)
  * @TALLY_BLOCK_CHART: a chart `create_chart` drew (`chart_created`); its
  *   details are the event, with the spec and rows inline
+ * @TALLY_BLOCK_FILE: a file a tool wrote in the turn (`Write`, `Edit`, or
+ *   one of `chart_created.files`); its text is the path as the tool named
+ *   it, absolute or relative to the workspace
  *
  * What a transcript block shows (docs/architecture.md §9). The nicks
  * (`user`, `tool-call`, …) name the kind in traces and CSS classes.
@@ -108,6 +111,7 @@ typedef enum {
   TALLY_BLOCK_INCOMPLETE,
   TALLY_BLOCK_NOTICE,
   TALLY_BLOCK_CHART,
+  TALLY_BLOCK_FILE,
 } TallyBlockKind;
 
 const char *tally_enum_to_nick          (GType            enum_type,

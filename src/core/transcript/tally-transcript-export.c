@@ -553,7 +553,9 @@ append_block (GString                           *out,
 
     case TALLY_BLOCK_INCOMPLETE:
     case TALLY_BLOCK_NOTICE:
-      /* Marks for the window; the receipt's status says a turn failed. */
+    case TALLY_BLOCK_FILE:
+      /* Marks for the window; the receipt's status says a turn failed, and
+       * the tool line or chart already names a written file. */
       break;
     }
 }

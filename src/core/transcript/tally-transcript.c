@@ -16,7 +16,8 @@
  * shows is what the live run showed, cards and incomplete replies included.
  *
  * Streaming blocks are found by (turn, call, content-block index), tool
- * calls by tool id, cards by their ids. Blocks are only ever appended, so a
+ * calls by tool id, cards by their ids, written files by (turn, path).
+ * Blocks are only ever appended, so a
  * view sees one items-changed per new block and property notifications for
  * everything else.
  */
@@ -29,6 +30,7 @@ struct _TallyTranscript
   GHashTable *streaming;     /* "turn/call/index" → TallyBlock* (borrowed) */
   GHashTable *tools;         /* tool id → TallyBlock* (borrowed) */
   GHashTable *cards;         /* approval or question id → TallyBlock* */
+  GHashTable *files;         /* "turn\npath" → FILE TallyBlock* (borrowed) */
   GPtrArray  *open_call;     /* blocks of the current call's reply (borrowed) */
   char       *title;
   gint64      last_seq;
@@ -88,6 +90,7 @@ tally_transcript_finalize (GObject *object)
   g_clear_pointer (&self->streaming, g_hash_table_unref);
   g_clear_pointer (&self->tools, g_hash_table_unref);
   g_clear_pointer (&self->cards, g_hash_table_unref);
+  g_clear_pointer (&self->files, g_hash_table_unref);
   g_clear_pointer (&self->open_call, g_ptr_array_unref);
   g_clear_pointer (&self->blocks, g_ptr_array_unref);
   g_free (self->title);
@@ -151,6 +154,7 @@ tally_transcript_init (TallyTranscript *self)
   self->streaming = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->tools = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->cards = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->open_call = g_ptr_array_new ();
 }
 
@@ -301,6 +305,65 @@ apply_approval_resolved (TallyTranscript *self,
     tally_block_set_state (tool, g_strcmp0 (decision, "deny") == 0 ? "denied" : "running");
 }
 
+/* A file a tool wrote: one FILE block per path and turn (a report the
+ * model writes and then edits is one chip), after what wrote it first.
+ * The path stays as the tool named it; the window resolves it against
+ * the workspace (docs/architecture.md §8.2). */
+static void
+add_file (TallyTranscript *self,
+          const char      *turn_id,
+          const char      *path,
+          const char      *tool_id,
+          const char      *tool_name)
+{
+  g_autofree char *key = NULL;
+  g_autoptr(JsonObject) details = NULL;
+  TallyBlock *block;
+
+  if (path == NULL || *path == '\0')
+    return;
+
+  key = g_strdup_printf ("%s\n%s", turn_id != NULL ? turn_id : "-", path);
+  if (g_hash_table_contains (self->files, key))
+    return;
+
+  details = json_object_new ();
+  json_object_set_string_member (details, "path", path);
+  if (tool_id != NULL)
+    json_object_set_string_member (details, "tool_id", tool_id);
+  json_object_set_string_member (details, "tool_name", tool_name);
+
+  block = add_block (self, TALLY_BLOCK_FILE, turn_id);
+  tally_block_set_text (block, path);
+  tally_block_set_tool (block, tool_id, tool_name, NULL);
+  tally_block_set_details (block, details);
+  tally_block_set_finished (block, TRUE);
+  g_hash_table_insert (self->files, g_steal_pointer (&key), block);
+}
+
+/* Write and Edit name the file they wrote in their input's `file_path`;
+ * a call that failed or was denied wrote nothing. Bash is not followed:
+ * its events do not say which files a command wrote. */
+static void
+add_written_file (TallyTranscript *self,
+                  TallyBlock      *tool)
+{
+  const char *name = tally_block_get_tool_name (tool);
+  const char *input = tally_block_get_tool_input (tool);
+  g_autoptr(JsonNode) node = NULL;
+
+  if ((g_strcmp0 (name, "Write") != 0 && g_strcmp0 (name, "Edit") != 0) || input == NULL)
+    return;
+
+  node = json_from_string (input, NULL);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return;
+
+  add_file (self, tally_block_get_turn_id (tool),
+            tally_json_object_get_string (json_node_get_object (node), "file_path", NULL),
+            tally_block_get_tool_id (tool), name);
+}
+
 static void
 apply_tool_result (TallyTranscript *self,
                    JsonObject      *event)
@@ -317,6 +380,32 @@ apply_tool_result (TallyTranscript *self,
   if (g_strcmp0 (tally_block_get_state (tool), "denied") != 0)
     tally_block_set_state (tool, is_error ? "error" : "done");
   tally_block_set_finished (tool, TRUE);
+
+  if (g_strcmp0 (tally_block_get_state (tool), "done") == 0)
+    add_written_file (self, tool);
+}
+
+/* The chart's files follow its block, one FILE block each. */
+static void
+add_chart_files (TallyTranscript *self,
+                 JsonObject      *event,
+                 const char      *turn_id)
+{
+  JsonNode *node = json_object_get_member (event, "files");
+  JsonArray *files;
+
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return;
+
+  files = json_node_get_array (node);
+  for (guint i = 0; i < json_array_get_length (files); i++)
+    {
+      JsonNode *file = json_array_get_element (files, i);
+
+      if (JSON_NODE_HOLDS_VALUE (file) && json_node_get_value_type (file) == G_TYPE_STRING)
+        add_file (self, turn_id, json_node_get_string (file),
+                  tally_json_object_get_string (event, "tool_id", NULL), "create_chart");
+    }
 }
 
 static void
@@ -497,6 +586,7 @@ tally_transcript_apply (TallyTranscript *self,
                             "create_chart", NULL);
       tally_block_set_details (block, event);
       tally_block_set_finished (block, TRUE);
+      add_chart_files (self, event, turn_id);
       break;
 
     case TALLY_EVENT_ERROR:

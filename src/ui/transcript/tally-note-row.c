@@ -125,6 +125,7 @@ sync_row (TallyNoteRow *self)
       break;
 
     case TALLY_BLOCK_NOTICE:
+    case TALLY_BLOCK_FILE:
     case TALLY_BLOCK_USER:
     case TALLY_BLOCK_TEXT:
     case TALLY_BLOCK_THINKING:

@@ -9,6 +9,9 @@
 #include <glib/gi18n.h>
 
 #include "tally-application-private.h"
+#include "tally-export-dialog.h"
+#include "tally-file-chip.h"
+#include "tally-report-window.h"
 #include "tally-window-private.h"
 
 /*
@@ -17,7 +20,8 @@
  *
  * - `win.*`: what the header, the menus, the shortcuts and the toasts
  *   ask for (a new session, search, the sidebar, stop, rename, delete and
- *   undo, the database and workspace of the session, a raised spend cap);
+ *   undo, the database and workspace of the session, a raised spend cap,
+ *   exporting the session, opening a file and previewing a report);
  * - `session.*`: what the cards and the error banner in the transcript
  *   decide, with the ids the agent needs as parameters.
  *
@@ -41,6 +45,7 @@ _tally_window_update_actions (TallyWindow *self)
   gtk_widget_action_set_enabled (widget, "win.stop", self->busy_session != NULL);
   gtk_widget_action_set_enabled (widget, "win.rename-session", has_session && has_store);
   gtk_widget_action_set_enabled (widget, "win.delete-session", has_session && has_store);
+  gtk_widget_action_set_enabled (widget, "win.export-session", has_session && store != NULL);
   gtk_widget_action_set_enabled (widget, "win.open-workspace",
                                  has_session && self->workspace != NULL &&
                                  g_file_test (self->workspace, G_FILE_TEST_IS_DIR));
@@ -204,6 +209,146 @@ open_workspace_activate (TallyWindow *self,
   file = g_file_new_for_path (self->workspace);
   uri = g_file_get_uri (file);
   gtk_show_uri (GTK_WINDOW (self), uri, GDK_CURRENT_TIME);
+}
+
+/* Files: exporting the session, opening a file, the report preview
+ * (issue 12 §3) */
+
+#define EXPORT_CHOOSER_KEY "tally-export-chooser"
+#define EXPORTS_DONE_KEY "tally-exports-done"
+
+static void
+add_export_toast (TallyWindow *self,
+                  AdwToast    *toast)
+{
+  g_free (self->last_toast_title);
+  self->last_toast_title = g_strdup (adw_toast_get_title (toast));
+  g_set_weak_pointer (&self->last_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+static void
+session_exported_cb (GObject      *object,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(TallyExportJob) job = user_data;
+  TallyWindow *self = job->owner;
+  g_autoptr(GError) error = NULL;
+  guint done = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (self), EXPORTS_DONE_KEY));
+
+  g_object_set_data (G_OBJECT (self), EXPORTS_DONE_KEY, GUINT_TO_POINTER (done + 1));
+
+  if (!tally_export_session_finish (result, &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        tally_export_dialog_show_error (GTK_WIDGET (self), _("Could Not Export the Session"), error);
+      return;
+    }
+  add_export_toast (self, tally_export_dialog_new_done_toast (job->output, "win.open-file"));
+}
+
+/**
+ * _tally_window_export_session_to:
+ * @self: a #TallyWindow showing a session
+ * @format: what to write
+ * @include_thinking: whether the model's thinking goes in
+ * @output: (transfer none): the file to write (its suffix is used as is)
+ *
+ * What `win.export-session` does once the chooser answered: exports the
+ * shown session without blocking the window (tally_export_session_async()),
+ * then a toast with *Open*, or an error dialog.
+ */
+void
+_tally_window_export_session_to (TallyWindow       *self,
+                                 TallyExportFormat  format,
+                                 gboolean           include_thinking,
+                                 GFile             *output)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (output));
+
+  if (self->session == NULL || store == NULL)
+    return;
+
+  tally_export_session_async (store, tally_session_get_id (self->session), format, include_thinking,
+                              output, NULL, session_exported_cb, tally_export_job_new (self, output));
+}
+
+/**
+ * _tally_window_get_n_exports_done:
+ * @self: a #TallyWindow
+ *
+ * Returns: how many session exports have finished, written or not
+ */
+guint
+_tally_window_get_n_exports_done (TallyWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), 0);
+  return GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (self), EXPORTS_DONE_KEY));
+}
+
+static void
+export_chosen_cb (TallyWindow     *self,
+                  int              response,
+                  GtkNativeDialog *chooser)
+{
+  g_autoptr(GFile) chosen = NULL;
+  g_autoptr(GFile) output = NULL;
+  TallyExportFormat format;
+  gboolean include_thinking;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+  format = tally_export_dialog_get_format (GTK_FILE_CHOOSER (chooser), TALLY_EXPORT_MARKDOWN);
+  include_thinking = tally_export_dialog_get_include_thinking (GTK_FILE_CHOOSER (chooser));
+  g_object_set_data (G_OBJECT (self), EXPORT_CHOOSER_KEY, NULL);
+  if (chosen == NULL)
+    return;
+
+  /* The suffix follows the format chosen. */
+  output = tally_export_file_with_suffix (chosen, format);
+  _tally_window_export_session_to (self, format, include_thinking, output);
+}
+
+static void
+export_session_activate (TallyWindow *self,
+                         GVariant    *parameter)
+{
+  GtkFileChooserNative *chooser;
+  const char *title;
+  g_autofree char *name = NULL;
+
+  if (self->session == NULL || g_object_get_data (G_OBJECT (self), EXPORT_CHOOSER_KEY) != NULL)
+    return;
+
+  title = tally_transcript_get_title (tally_session_get_transcript (self->session));
+  name = g_strdelimit (g_strdup (title != NULL && *title != '\0' ? title : _("Session")), "/\\", '-');
+  chooser = tally_export_dialog_new_chooser (GTK_WIDGET (self), _("Export the Session"), name, TRUE);
+  g_object_set_data_full (G_OBJECT (self), EXPORT_CHOOSER_KEY, chooser, g_object_unref);
+  g_signal_connect_object (chooser, "response", G_CALLBACK (export_chosen_cb), self, G_CONNECT_SWAPPED);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
+static void
+open_file_activate (TallyWindow *self,
+                    GVariant    *parameter)
+{
+  g_autoptr(GFile) file = g_file_new_for_uri (g_variant_get_string (parameter, NULL));
+
+  tally_file_chip_open_with_system (GTK_WIDGET (self), file);
+}
+
+static void
+preview_report_activate (TallyWindow *self,
+                         GVariant    *parameter)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (g_variant_get_string (parameter, NULL));
+  GtkWidget *preview = tally_report_window_new (GTK_WINDOW (self), file);
+
+  gtk_window_present (GTK_WINDOW (preview));
 }
 
 /* Window actions */
@@ -417,6 +562,9 @@ static const struct {
   { "win.choose-database", NULL, choose_database_activate },
   { "win.choose-workspace", NULL, choose_workspace_activate },
   { "win.open-workspace", NULL, open_workspace_activate },
+  { "win.export-session", NULL, export_session_activate },
+  { "win.open-file", "s", open_file_activate },
+  { "win.preview-report", "s", preview_report_activate },
 
   /* What the cards decide (docs/architecture.md §3.2). */
   { "session.approve", "(simsmsmsms)", approve_activate },

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tally-composer.h"
+#include "tally-export-dialog.h"
 #include "tally-session-row.h"
 #include "tally-transcript-view.h"
 #include "tally-window.h"
@@ -138,5 +139,12 @@ AdwFlap             *_tally_window_get_flap            (TallyWindow *self);
 GtkToggleButton     *_tally_window_get_thinking_button (TallyWindow *self);
 GtkDropDown         *_tally_window_get_mode_dropdown   (TallyWindow *self);
 gboolean             _tally_window_get_compact         (TallyWindow *self);
+
+/* tally-window-actions.c: the session export (issue 12 §3) */
+void                 _tally_window_export_session_to   (TallyWindow       *self,
+                                                        TallyExportFormat  format,
+                                                        gboolean           include_thinking,
+                                                        GFile             *output);
+guint                _tally_window_get_n_exports_done  (TallyWindow       *self);
 
 G_END_DECLS

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-window"
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n.h>
+
+#include "tally-export-dialog.h"
+
+#include "tally-export.h"
+#include "tally-report.h"
+
+/*
+ * Exports from the window (issue 12 §3): the save chooser with a format
+ * choice and an "Include thinking" switch, the name's suffix made to follow
+ * the chosen format, the toast that offers to open what was written, the
+ * error dialog, and the session export itself, which never blocks the
+ * window: HTML and PDF through tally_report_export_session_async(),
+ * Markdown and JSON Lines read from the store on the calling thread (as the
+ * report library does, docs/reports.md) and written in a worker thread.
+ */
+
+static const struct {
+  const char *id;
+  const char *suffix;
+} formats[] = {
+  [TALLY_EXPORT_MARKDOWN] = { "md", ".md" },
+  [TALLY_EXPORT_HTML] = { "html", ".html" },
+  [TALLY_EXPORT_PDF] = { "pdf", ".pdf" },
+  [TALLY_EXPORT_JSONL] = { "jsonl", ".jsonl" },
+};
+
+/**
+ * tally_export_format_get_id:
+ * @format: a #TallyExportFormat
+ *
+ * Returns: (transfer none): the format's short name (`md`, `html`, `pdf`,
+ *   `jsonl`), the one `tally-cli --format` takes
+ */
+const char *
+tally_export_format_get_id (TallyExportFormat format)
+{
+  g_return_val_if_fail ((guint) format < G_N_ELEMENTS (formats), NULL);
+  return formats[format].id;
+}
+
+/**
+ * tally_export_format_from_id:
+ * @id: (nullable): a short name, as from tally_export_format_get_id()
+ * @format: (out): where the format goes
+ *
+ * Returns: %FALSE (and @format untouched) when @id names no format
+ */
+gboolean
+tally_export_format_from_id (const char        *id,
+                             TallyExportFormat *format)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    if (g_strcmp0 (id, formats[i].id) == 0)
+      {
+        *format = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+/**
+ * tally_export_file_with_suffix:
+ * @file: (transfer none): the file the analyst named
+ * @format: the format chosen
+ *
+ * Makes the name's suffix follow the format: a suffix of another export
+ * format (`.md`, `.html`, `.pdf`, `.jsonl`, any case, also `.htm`) is
+ * replaced, a name with none gets one (`report` → `report.pdf`, but also
+ * `q2.final` → `q2.final.pdf`).
+ *
+ * Returns: (transfer full): @file itself (a new reference) when its name
+ *   already ends in the format's suffix, else a file next to it
+ */
+GFile *
+tally_export_file_with_suffix (GFile             *file,
+                               TallyExportFormat  format)
+{
+  g_autofree char *name = NULL;
+  g_autofree char *lower = NULL;
+  g_autofree char *renamed = NULL;
+  g_autoptr(GFile) parent = NULL;
+  gsize stem;
+
+  g_return_val_if_fail (G_IS_FILE (file), NULL);
+  g_return_val_if_fail ((guint) format < G_N_ELEMENTS (formats), NULL);
+
+  name = g_file_get_basename (file);
+  lower = g_ascii_strdown (name, -1);
+  if (g_str_has_suffix (lower, formats[format].suffix))
+    return g_object_ref (file);
+
+  stem = strlen (name);
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    if (g_str_has_suffix (lower, formats[i].suffix) && strlen (lower) > strlen (formats[i].suffix))
+      stem = strlen (name) - strlen (formats[i].suffix);
+  if (g_str_has_suffix (lower, ".htm") && strlen (lower) > 4)
+    stem = strlen (name) - 4;
+
+  renamed = g_strdup_printf ("%.*s%s", (int) stem, name, formats[format].suffix);
+  parent = g_file_get_parent (file);
+  return parent != NULL ? g_file_get_child (parent, renamed) : g_file_new_for_path (renamed);
+}
+
+/**
+ * tally_export_dialog_new_chooser:
+ * @owner: the widget asking; its window is the chooser's parent
+ * @title: the chooser's title
+ * @base_name: the name offered, without a suffix
+ * @session: %TRUE for a session export (Markdown, HTML, PDF or JSON Lines,
+ *   and an "Include thinking" switch), %FALSE for a report (HTML or PDF)
+ *
+ * A modal save chooser (a portal inside the Flatpak) offering
+ * @base_name with the first format's suffix. Read the choices with
+ * tally_export_dialog_get_format() and
+ * tally_export_dialog_get_include_thinking(), and pass the chosen file
+ * through tally_export_file_with_suffix().
+ *
+ * Returns: (transfer full): the chooser, not yet shown
+ */
+GtkFileChooserNative *
+tally_export_dialog_new_chooser (GtkWidget  *owner,
+                                 const char *title,
+                                 const char *base_name,
+                                 gboolean    session)
+{
+  static const char *session_ids[] = { "md", "html", "pdf", "jsonl", NULL };
+  static const char *report_ids[] = { "html", "pdf", NULL };
+  const char *session_labels[] = { _("Markdown"), _("HTML"), _("PDF"), _("JSON Lines"), NULL };
+  const char *report_labels[] = { _("HTML"), _("PDF"), NULL };
+  GtkRoot *root = gtk_widget_get_root (owner);
+  GtkFileChooserNative *chooser;
+  g_autofree char *name = NULL;
+
+  chooser = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                         GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "format", _("Format"),
+                               session ? session_ids : report_ids,
+                               session ? session_labels : report_labels);
+  gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "format", session ? "md" : "html");
+  if (session)
+    {
+      gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "thinking", _("Include thinking"), NULL, NULL);
+      gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "thinking", "false");
+    }
+
+  name = g_strconcat (base_name, session ? ".md" : ".html", NULL);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
+  return chooser;
+}
+
+/**
+ * tally_export_dialog_get_format:
+ * @chooser: a chooser from tally_export_dialog_new_chooser()
+ * @fallback: the format when none was chosen
+ *
+ * Returns: the format chosen
+ */
+TallyExportFormat
+tally_export_dialog_get_format (GtkFileChooser    *chooser,
+                                TallyExportFormat  fallback)
+{
+  TallyExportFormat format = fallback;
+
+  g_return_val_if_fail (GTK_IS_FILE_CHOOSER (chooser), fallback);
+
+  tally_export_format_from_id (gtk_file_chooser_get_choice (chooser, "format"), &format);
+  return format;
+}
+
+/**
+ * tally_export_dialog_get_include_thinking:
+ * @chooser: a chooser from tally_export_dialog_new_chooser()
+ *
+ * Returns: whether "Include thinking" was switched on
+ */
+gboolean
+tally_export_dialog_get_include_thinking (GtkFileChooser *chooser)
+{
+  g_return_val_if_fail (GTK_IS_FILE_CHOOSER (chooser), FALSE);
+  return g_strcmp0 (gtk_file_chooser_get_choice (chooser, "thinking"), "true") == 0;
+}
+
+/**
+ * tally_export_dialog_new_done_toast:
+ * @output: (transfer none): the file written
+ * @open_action: the action, with a string parameter (the file's URI),
+ *   that the toast's *Open* button activates, e.g. `win.open-file`
+ *
+ * Returns: (transfer full): a toast saying what was written, with *Open*
+ */
+AdwToast *
+tally_export_dialog_new_done_toast (GFile      *output,
+                                    const char *open_action)
+{
+  g_autofree char *name = g_file_get_basename (output);
+  g_autofree char *uri = g_file_get_uri (output);
+  g_autofree char *title = NULL;
+  AdwToast *toast;
+
+  /* Translators: a toast after an export; %s is the file's name */
+  title = g_markup_printf_escaped (_("Exported “%s”"), name);
+  toast = adw_toast_new (title);
+  adw_toast_set_button_label (toast, _("_Open"));
+  adw_toast_set_action_name (toast, open_action);
+  adw_toast_set_action_target_value (toast, g_variant_new_string (uri));
+  return toast;
+}
+
+/**
+ * tally_export_dialog_show_error:
+ * @owner: the widget asking; its window is the dialog's parent
+ * @heading: what failed, e.g. "Could Not Export the Session"
+ * @error: why
+ *
+ * Shows an error dialog with one *Close* response.
+ */
+void
+tally_export_dialog_show_error (GtkWidget    *owner,
+                                const char   *heading,
+                                const GError *error)
+{
+  GtkRoot *root = gtk_widget_get_root (owner);
+  GtkWidget *dialog;
+
+  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, error->message);
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/**
+ * tally_export_job_new:
+ * @owner: (type GObject): the window that asks
+ * @output: (transfer none): the file to write
+ *
+ * Returns: (transfer full): a job holding a reference to both
+ */
+TallyExportJob *
+tally_export_job_new (gpointer  owner,
+                      GFile    *output)
+{
+  TallyExportJob *job = g_new0 (TallyExportJob, 1);
+
+  job->owner = g_object_ref (owner);
+  job->output = g_object_ref (output);
+  return job;
+}
+
+/**
+ * tally_export_job_free:
+ * @job: (transfer full): a job from tally_export_job_new()
+ *
+ * Drops the job's references and frees it.
+ */
+void
+tally_export_job_free (TallyExportJob *job)
+{
+  g_clear_object (&job->owner);
+  g_clear_object (&job->output);
+  g_free (job);
+}
+
+/* The session export */
+
+typedef struct {
+  GFile *output;
+  char  *text;
+} WriteData;
+
+static void
+write_data_free (WriteData *data)
+{
+  g_clear_object (&data->output);
+  g_free (data->text);
+  g_free (data);
+}
+
+static void
+write_thread (GTask        *task,
+              gpointer      source,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  WriteData *data = task_data;
+  GError *error = NULL;
+
+  if (tally_report_write_atomic (data->output, data->text, strlen (data->text), cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+report_done_cb (GObject      *object,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  GError *error = NULL;
+
+  if (tally_report_export_session_finish (result, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+/**
+ * tally_export_session_async:
+ * @store: the store holding the session
+ * @session_id: the session's id
+ * @format: what to write
+ * @include_thinking: whether the model's thinking is written out (Markdown,
+ *   HTML, PDF); JSON Lines holds every event anyway
+ * @output: (transfer none): the file to write, a local path; written
+ *   through a temporary and renamed, so it is the old file or the whole
+ *   new one
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called on the calling thread's main context when done
+ * @user_data: for @callback
+ *
+ * Exports a saved session. The store is read on the calling thread; the
+ * file is drawn and written in a worker thread.
+ */
+void
+tally_export_session_async (TallyStore          *store,
+                            const char          *session_id,
+                            TallyExportFormat    format,
+                            gboolean             include_thinking,
+                            GFile               *output,
+                            GCancellable        *cancellable,
+                            GAsyncReadyCallback  callback,
+                            gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  WriteData *data;
+  char *text;
+
+  g_return_if_fail (TALLY_IS_STORE (store));
+  g_return_if_fail (session_id != NULL);
+  g_return_if_fail (G_IS_FILE (output));
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_export_session_async);
+
+  if (format == TALLY_EXPORT_HTML || format == TALLY_EXPORT_PDF)
+    {
+      tally_report_export_session_async (store, session_id,
+                                         format == TALLY_EXPORT_HTML ? TALLY_REPORT_FORMAT_HTML : TALLY_REPORT_FORMAT_PDF,
+                                         include_thinking, output, cancellable, report_done_cb, g_steal_pointer (&task));
+      return;
+    }
+
+  if (format == TALLY_EXPORT_MARKDOWN)
+    text = tally_export_session_markdown_full (store, session_id, include_thinking, NULL, &error);
+  else
+    text = tally_store_export_jsonl (store, session_id, &error);
+  if (text == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+
+  data = g_new0 (WriteData, 1);
+  data->output = g_object_ref (output);
+  data->text = text;
+  g_task_set_task_data (task, data, (GDestroyNotify) write_data_free);
+  g_task_run_in_thread (task, write_thread);
+}
+
+/**
+ * tally_export_session_finish:
+ * @result: the result given to the callback
+ * @error: return location for a #GError: %TALLY_REPORT_ERROR (`READ`
+ *   when the session cannot be read, `WRITE` when the file cannot be
+ *   written), a store error, or %G_IO_ERROR_CANCELLED
+ *
+ * Returns: whether the file was written
+ */
+gboolean
+tally_export_session_finish (GAsyncResult  *result,
+                             GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
