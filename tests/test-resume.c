@@ -718,6 +718,77 @@ test_one_writer_per_session (void)
   env_clear (&env);
 }
 
+/* A readable --replay of events whose members have the wrong kinds (as a
+ * damaged or foreign store holds them) prints what it can, without a
+ * critical and without "(null)". */
+static void
+test_replay_odd_members (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Six cafés.\"}],"
+    "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":10,\"output_tokens\":5}}}]}", &error);
+  static const char *odd[] = {
+    "{\"type\":\"text_delta\",\"text\":42,\"call\":0,\"block\":0}",
+    "{\"type\":\"tool_started\",\"tool_name\":[1],\"tool_input\":\"x\"}",
+    "{\"type\":\"tool_result\",\"content\":{\"a\":1},\"is_error\":\"yes\",\"duration_ms\":\"slow\"}",
+    "{\"type\":\"retry\",\"delay_ms\":null,\"status\":\"x\"}",
+    "{\"type\":\"error\",\"kind\":7,\"message\":false}",
+    "{\"type\":\"plan_proposed\",\"version\":\"two\",\"markdown\":1}",
+  };
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *live = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  Env env;
+
+  g_assert_no_error (error);
+  env_init (&env);
+  g_assert_cmpint (cli (&live, "--base-url", tally_test_mock_get_base_url (mock), "--store", env.store,
+                        "--json", "How many cafés?", NULL), ==, 0);
+  id = session_id_of (live);
+
+  {
+    g_autoptr(TallyStore) store = tally_store_open (env.store, &error);
+    gint64 seq = 1;
+
+    g_assert_no_error (error);
+    for (const char *p = live; (p = strchr (p, '\n')) != NULL; p++)
+      seq++;
+    for (guint i = 0; i < G_N_ELEMENTS (odd); i++)
+      {
+        g_autoptr(JsonObject) event = tally_test_parse_object (odd[i]);
+
+        json_object_set_int_member (event, "seq", seq++);
+        json_object_set_int_member (event, "ts", 1);
+        json_object_set_string_member (event, "session_id", id);
+        json_object_set_string_member (event, "turn_id", "t-odd");
+        g_assert_true (tally_store_append_event (store, event, &error));
+        g_assert_no_error (error);
+      }
+    g_assert_true (tally_store_flush (store, &error));
+    g_assert_no_error (error);
+  }
+
+  launcher = launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "G_DEBUG", "fatal-criticals", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI, "--store", env.store,
+                                         "--replay", id, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpstr (err != NULL && strstr (err, "CRITICAL") != NULL ? err : "", ==, "");
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  g_assert_nonnull (strstr (out, "Six cafés."));
+  g_assert_null (strstr (out, "(null)"));
+  g_assert_null (strstr (err, "(null)"));
+
+  env_clear (&env);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -731,6 +802,7 @@ main (int    argc,
   g_test_add_func ("/tally/resume/byte-exact-echo", test_resume_echoes_byte_exact);
   g_test_add_func ("/tally/resume/repairs-duplicate-ids", test_resume_repairs_duplicate_ids);
   g_test_add_func ("/tally/resume/one-writer-per-session", test_one_writer_per_session);
+  g_test_add_func ("/tally/resume/replay-odd-members", test_replay_odd_members);
 
   return g_test_run ();
 }

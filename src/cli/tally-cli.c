@@ -327,7 +327,7 @@ print_event_readably (Cli        *cli,
             g_printerr ("%s\n", reset);
             cli->thinking_open = FALSE;
           }
-        g_print ("%s", json_object_get_string_member (event, "text"));
+        g_print ("%s", tally_json_object_get_string (event, "text", ""));
         out_flush ();
         cli->text_open = TRUE;
       }
@@ -341,7 +341,7 @@ print_event_readably (Cli        *cli,
             g_printerr ("%s%s ", dim, _("Thinking:"));
             cli->thinking_open = TRUE;
           }
-        g_printerr ("%s", json_object_get_string_member (event, "text"));
+        g_printerr ("%s", tally_json_object_get_string (event, "text", ""));
       }
       break;
 
@@ -350,16 +350,16 @@ print_event_readably (Cli        *cli,
         g_autofree char *input = one_line (json_object_get_member (event, "tool_input"), 100);
 
         close_open_text (cli);
-        g_printerr ("▸ %s %s%s%s\n", json_object_get_string_member (event, "tool_name"),
+        g_printerr ("▸ %s %s%s%s\n", tally_json_object_get_string (event, "tool_name", ""),
                     dim, input, reset);
       }
       break;
 
     case TALLY_EVENT_TOOL_RESULT:
       {
-        const char *content = json_object_get_string_member (event, "content");
+        const char *content = tally_json_object_get_string (event, "content", "");
 
-        if (json_object_get_boolean_member (event, "is_error"))
+        if (tally_json_object_get_bool (event, "is_error", FALSE))
           {
             g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), content);
             g_autofree char *line = one_line (node, 160);
@@ -375,7 +375,7 @@ print_event_readably (Cli        *cli,
                 lines++;
             g_printerr ("  %s✓ ", dim);
             g_printerr (ngettext ("%u line in %.1f s", "%u lines in %.1f s", lines + 1),
-                        lines + 1, json_object_get_int_member (event, "duration_ms") / 1000.0);
+                        lines + 1, tally_json_object_get_int (event, "duration_ms", 0) / 1000.0);
             g_printerr ("%s\n", reset);
           }
       }
@@ -385,8 +385,8 @@ print_event_readably (Cli        *cli,
       {
         close_open_text (cli);
         g_printerr (_("Retrying in %.1f s (HTTP %d, %s)…\n"),
-                    json_object_get_int_member (event, "delay_ms") / 1000.0,
-                    (int)json_object_get_int_member (event, "status"),
+                    tally_json_object_get_int (event, "delay_ms", 0) / 1000.0,
+                    (int)tally_json_object_get_int (event, "status", 0),
                     json_object_get_string_member_with_default (event, "error_type", "?"));
       }
       break;
@@ -398,15 +398,15 @@ print_event_readably (Cli        *cli,
         close_open_text (cli);
         if (request_id != NULL)
           g_printerr (_("Error (%s): %s (request %s)\n"),
-                      json_object_get_string_member (event, "kind"),
-                      json_object_get_string_member (event, "message"), request_id);
+                      tally_json_object_get_string (event, "kind", ""),
+                      tally_json_object_get_string (event, "message", ""), request_id);
         else
           g_printerr (_("Error (%s): %s\n"),
-                      json_object_get_string_member (event, "kind"),
-                      json_object_get_string_member (event, "message"));
+                      tally_json_object_get_string (event, "kind", ""),
+                      tally_json_object_get_string (event, "message", ""));
 
         /* How to go on (docs/protocol.md §12.2). */
-        if (g_strcmp0 (json_object_get_string_member (event, "kind"), "budget") == 0)
+        if (g_strcmp0 (tally_json_object_get_string (event, "kind", ""), "budget") == 0)
           g_printerr ("%s\n", _("Raise the cap with --max-cost USD (0 turns it off) to continue this session."));
         else if (json_object_get_int_member_with_default (event, "status", 0) == 401 ||
                  json_object_get_int_member_with_default (event, "status", 0) == 403)
@@ -419,8 +419,8 @@ print_event_readably (Cli        *cli,
       {
         close_open_text (cli);
         g_print (_("\n── Plan, version %d ──\n%s\n────\n"),
-                 (int)json_object_get_int_member (event, "version"),
-                 json_object_get_string_member (event, "markdown"));
+                 (int)tally_json_object_get_int (event, "version", 0),
+                 tally_json_object_get_string (event, "markdown", ""));
         out_flush ();
       }
       break;
@@ -428,7 +428,7 @@ print_event_readably (Cli        *cli,
     case TALLY_EVENT_REDIRECT:
       {
         close_open_text (cli);
-        g_print ("\n> %s\n\n", json_object_get_string_member (event, "text"));
+        g_print ("\n> %s\n\n", tally_json_object_get_string (event, "text", ""));
       }
       break;
 
@@ -490,16 +490,16 @@ static void
 prompt_question (Cli *cli)
 {
   JsonObject *question = json_array_get_object_element (cli->questions, cli->question_index);
-  JsonArray *options = json_object_get_array_member (question, "options");
+  JsonArray *options = tally_json_object_get_array (question, "options");
   gboolean multi = json_object_get_boolean_member_with_default (question, "multiSelect", FALSE);
 
-  g_printerr ("\n[%s] %s\n", json_object_get_string_member (question, "header"),
-              json_object_get_string_member (question, "question"));
+  g_printerr ("\n[%s] %s\n", tally_json_object_get_string (question, "header", ""),
+              tally_json_object_get_string (question, "question", ""));
   for (guint i = 0; i < json_array_get_length (options); i++)
     {
       JsonObject *option = json_array_get_object_element (options, i);
 
-      g_printerr ("  %u. %s — %s\n", i + 1, json_object_get_string_member (option, "label"),
+      g_printerr ("  %u. %s — %s\n", i + 1, tally_json_object_get_string (option, "label", ""),
                   json_object_get_string_member_with_default (option, "description", ""));
     }
   g_printerr ("%s", multi
@@ -516,13 +516,13 @@ show_approval (Cli        *cli,
   g_autofree char *summary = one_line (input, 200);
 
   close_open_text (cli);
-  g_printerr ("\n%s %s: %s\n", _("Approve"), json_object_get_string_member (event, "tool_name"), summary);
+  g_printerr ("\n%s %s: %s\n", _("Approve"), tally_json_object_get_string (event, "tool_name", ""), summary);
   if (json_object_get_boolean_member_with_default (event, "outside_workspace", FALSE))
     g_printerr ("  %s\n", _("(this touches a path outside the workspace)"));
   if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
     g_printerr ("  a = %s [%s]\n",
-                json_object_get_string_member (json_array_get_object_element (cli->suggestions, 0), "label"),
-                json_object_get_string_member (json_array_get_object_element (cli->suggestions, 0), "rule"));
+                tally_json_object_get_string (json_array_get_object_element (cli->suggestions, 0), "label", ""),
+                tally_json_object_get_string (json_array_get_object_element (cli->suggestions, 0), "rule", ""));
   g_printerr ("%s", _("Allow? [y]es, [a]lways, [n]o, “n: message”, “e: {json}”: "));
 }
 
@@ -555,7 +555,7 @@ handle_question_line (Cli        *cli,
                       const char *line)
 {
   JsonObject *question = json_array_get_object_element (cli->questions, cli->question_index);
-  JsonArray *options = json_object_get_array_member (question, "options");
+  JsonArray *options = tally_json_object_get_array (question, "options");
   gboolean multi = json_object_get_boolean_member_with_default (question, "multiSelect", FALSE);
   g_autoptr(GPtrArray) picked = g_ptr_array_new ();
   g_autoptr(GPtrArray) labels = g_ptr_array_new ();
@@ -594,12 +594,12 @@ handle_question_line (Cli        *cli,
   for (guint i = 0; i < picked->len; i++)
     {
       JsonObject *option = json_array_get_object_element (options, GPOINTER_TO_UINT (g_ptr_array_index (picked, i)) - 1);
-      g_ptr_array_add (labels, (gpointer)json_object_get_string_member (option, "label"));
+      g_ptr_array_add (labels, (gpointer)tally_json_object_get_string (option, "label", ""));
     }
   g_ptr_array_add (labels, NULL);
 
   answer = tally_questions_join_answer ((const char * const *)labels->pdata, free_text);
-  json_object_set_string_member (cli->answers, json_object_get_string_member (question, "question"), answer);
+  json_object_set_string_member (cli->answers, tally_json_object_get_string (question, "question", ""), answer);
   return TRUE;
 }
 
@@ -679,8 +679,8 @@ handle_card_line (Cli        *cli,
           JsonObject *first = json_array_get_object_element (cli->suggestions, 0);
 
           finish_approval (cli, TALLY_DECISION_ALLOW_ALWAYS, NULL,
-                           json_object_get_string_member (first, "rule"),
-                           json_object_get_string_member (first, "scope"), NULL);
+                           tally_json_object_get_string (first, "rule", ""),
+                           tally_json_object_get_string (first, "scope", ""), NULL);
         }
       else
         finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
@@ -804,14 +804,14 @@ start_card (Cli        *cli,
   if (tally_event_get_event_type (event) == TALLY_EVENT_APPROVAL_REQUEST)
     {
       cli->card_is_question = FALSE;
-      cli->card_id = g_strdup (json_object_get_string_member (event, "approval_id"));
+      cli->card_id = g_strdup (tally_json_object_get_string (event, "approval_id", ""));
       cli->suggestions = json_array_ref (json_object_get_array_member (event, "suggestions"));
       show_approval (cli, event);
     }
   else
     {
       cli->card_is_question = TRUE;
-      cli->card_id = g_strdup (json_object_get_string_member (event, "question_id"));
+      cli->card_id = g_strdup (tally_json_object_get_string (event, "question_id", ""));
       cli->questions = json_array_ref (json_object_get_array_member (event, "questions"));
       cli->answers = json_object_new ();
       close_open_text (cli);
@@ -979,7 +979,7 @@ list_models_cb (GObject      *object,
     }
 
   if (!JSON_NODE_HOLDS_OBJECT (root) ||
-      (data = json_object_get_array_member (json_node_get_object (root), "data")) == NULL)
+      (data = tally_json_object_get_array (json_node_get_object (root), "data")) == NULL)
     {
       g_printerr ("%s\n", _("tally-cli: the model list has no “data” array"));
       cli->exit_status = EXIT_FAILED;
