@@ -521,6 +521,189 @@ test_svg_pdf (void)
   g_unlink (pdf);
 }
 
+/* The label at every pixel of row @y, collapsed into runs: the distinct
+ * labels in order, and each run's middle x in @middles. */
+static GPtrArray *
+hit_runs (TallyChart *chart,
+          double      y,
+          GArray     *middles)
+{
+  GPtrArray *runs = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *current = NULL;
+  double start = 0;
+
+  for (int x = 0; x <= GOLDEN_W; x++)
+    {
+      g_autofree char *label = x < GOLDEN_W ? tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, x, y, NULL) : NULL;
+
+      if (g_strcmp0 (label, current) == 0)
+        continue;
+      if (current != NULL)
+        {
+          double middle = (start + x - 1) / 2;
+
+          g_ptr_array_add (runs, g_steal_pointer (&current));
+          g_array_append_val (middles, middle);
+        }
+      current = g_steal_pointer (&label);
+      start = x;
+    }
+  return runs;
+}
+
+/* The colour of the pixel at (@x, @y) of @chart drawn light, 0xRRGGBB. */
+static guint32
+pixel_at (TallyChart *chart,
+          int         x,
+          int         y)
+{
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, GOLDEN_W, GOLDEN_H);
+  cairo_t *cr = cairo_create (surface);
+  guint32 pixel;
+
+  tally_chart_render (chart, cr, GOLDEN_W, GOLDEN_H, NULL);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  pixel = *(guint32 *) (cairo_image_surface_get_data (surface) + y * cairo_image_surface_get_stride (surface) + x * 4);
+  cairo_surface_destroy (surface);
+  return pixel & 0xFFFFFF;
+}
+
+static void
+test_hit_test_bars (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyChart) chart = chart_from (
+    "{\"title\":\"Sales\",\"mark\":\"bar\","
+    "\"encoding\":{\"x\":{\"field\":\"shop\",\"type\":\"nominal\",\"sort\":null},"
+    "\"y\":{\"field\":\"sales\",\"type\":\"quantitative\",\"format\":\",.1f\"}},"
+    "\"data\":{\"values\":[{\"shop\":\"North\",\"sales\":1000},{\"shop\":\"South\",\"sales\":2000.26},"
+    "{\"shop\":\"West\",\"sales\":3000}]}}", &error);
+  g_autoptr(GArray) middles = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GPtrArray) runs = NULL;
+
+  g_assert_no_error (error);
+
+  /* A row through the bottom of the plot crosses the three bars, in
+   * order, each labelled with its axis titles and the axis's format. */
+  runs = hit_runs (chart, GOLDEN_H - 60, middles);
+  g_assert_cmpuint (runs->len, ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (runs, 0), ==, "shop: North\nsales: 1,000.0");
+  g_assert_cmpstr (g_ptr_array_index (runs, 1), ==, "shop: South\nsales: 2,000.3");
+  g_assert_cmpstr (g_ptr_array_index (runs, 2), ==, "shop: West\nsales: 3,000.0");
+
+  /* The hit test uses the drawing's layout: the middle of each run is
+   * painted in the first colour of the palette. */
+  for (guint i = 0; i < middles->len; i++)
+    g_assert_cmphex (pixel_at (chart, (int) g_array_index (middles, double, i), GOLDEN_H - 60), ==, 0x0072B2);
+
+  /* Above the shortest bar, in the title and outside the chart: nothing. */
+  g_assert_null (tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, g_array_index (middles, double, 0), 60, NULL));
+  g_assert_null (tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, 20, 10, NULL));
+  g_assert_null (tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, -5, GOLDEN_H - 60, NULL));
+  g_assert_null (tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, GOLDEN_W + 50, GOLDEN_H + 50, NULL));
+}
+
+static void
+test_hit_test_lines (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyChart) chart = chart_from (
+    "{\"title\":\"Visits\",\"mark\":\"line\","
+    "\"encoding\":{\"x\":{\"field\":\"day\",\"type\":\"temporal\",\"title\":\"Day\"},"
+    "\"y\":{\"field\":\"n\",\"type\":\"quantitative\",\"title\":\"Visits\"},"
+    "\"color\":{\"field\":\"site\",\"type\":\"nominal\"}},"
+    "\"data\":{\"values\":[{\"day\":\"2024-03-01\",\"n\":10,\"site\":\"a\"},{\"day\":\"2024-03-02\",\"n\":40,\"site\":\"a\"},"
+    "{\"day\":\"2024-03-03\",\"n\":20,\"site\":\"a\"},{\"day\":\"2024-03-01\",\"n\":35,\"site\":\"b\"},"
+    "{\"day\":\"2024-03-02\",\"n\":5,\"site\":\"b\"},{\"day\":\"2024-03-03\",\"n\":30,\"site\":\"b\"}]}}", &error);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint misses = 0;
+
+  g_assert_no_error (error);
+
+  /* Every point can be pointed at, and nothing else. */
+  for (int y = 0; y < GOLDEN_H; y += 2)
+    for (int x = 0; x < GOLDEN_W; x += 2)
+      {
+        char *label = tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, x, y, NULL);
+
+        if (label != NULL)
+          g_hash_table_add (seen, label);
+        else
+          misses++;
+      }
+  g_assert_cmpuint (g_hash_table_size (seen), ==, 6);
+  g_assert_true (g_hash_table_contains (seen, "a\nDay: 2024-03-02\nVisits: 40"));
+  g_assert_true (g_hash_table_contains (seen, "b\nDay: 2024-03-02\nVisits: 5"));
+  g_assert_true (g_hash_table_contains (seen, "b\nDay: 2024-03-03\nVisits: 30"));
+  /* Points are small: most of the chart is not on one. */
+  g_assert_cmpuint (misses, >, (GOLDEN_W / 2) * (GOLDEN_H / 2) * 9 / 10);
+}
+
+static void
+test_hit_test_arc (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyChart) chart = chart_from (
+    "{\"title\":\"Share\",\"mark\":\"arc\","
+    "\"encoding\":{\"theta\":{\"field\":\"v\",\"type\":\"quantitative\"},"
+    "\"color\":{\"field\":\"k\",\"type\":\"nominal\"}},"
+    "\"data\":{\"values\":[{\"k\":\"big\",\"v\":75},{\"k\":\"small\",\"v\":25}]}}", &error);
+  g_autoptr(GHashTable) counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint big, small;
+
+  g_assert_no_error (error);
+  for (int y = 0; y < GOLDEN_H; y += 2)
+    for (int x = 0; x < GOLDEN_W; x += 2)
+      {
+        char *label = tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, x, y, NULL);
+
+        if (label != NULL)
+          g_hash_table_replace (counts, label, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (counts, label)) + 1));
+      }
+  g_assert_cmpuint (g_hash_table_size (counts), ==, 2);
+  big = GPOINTER_TO_UINT (g_hash_table_lookup (counts, "big\n75 (75.0%)"));
+  small = GPOINTER_TO_UINT (g_hash_table_lookup (counts, "small\n25 (25.0%)"));
+  /* The slices' areas are as their shares, 3 : 1. */
+  g_assert_cmpfloat ((double) big / small, >, 2.8);
+  g_assert_cmpfloat ((double) big / small, <, 3.2);
+}
+
+static void
+test_description (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyChart) bars = chart_from (
+    "{\"title\":\"Sales\",\"mark\":\"bar\","
+    "\"encoding\":{\"x\":{\"field\":\"shop\",\"type\":\"nominal\",\"sort\":null},"
+    "\"y\":{\"field\":\"sales\",\"type\":\"quantitative\"},\"color\":{\"field\":\"year\",\"type\":\"ordinal\"}},"
+    "\"data\":{\"values\":[{\"shop\":\"North\",\"sales\":1000,\"year\":\"2023\"},{\"shop\":\"South\",\"sales\":2000,\"year\":\"2024\"},"
+    "{\"shop\":\"West\",\"sales\":3000,\"year\":\"2024\"}]}}", &error);
+  g_autoptr(TallyChart) pie = chart_from (
+    "{\"title\":\"Share\",\"mark\":{\"type\":\"arc\",\"innerRadius\":40},"
+    "\"encoding\":{\"theta\":{\"field\":\"v\",\"type\":\"quantitative\"},\"color\":{\"field\":\"k\",\"type\":\"nominal\"}},"
+    "\"data\":{\"values\":[{\"k\":\"big\",\"v\":75},{\"k\":\"small\",\"v\":25}]}}", &error);
+  g_autoptr(TallyChart) described = chart_from (
+    "{\"title\":\"Sales\",\"description\":\"Sales rise every year.\",\"mark\":\"line\","
+    "\"encoding\":{\"x\":{\"field\":\"y\",\"type\":\"quantitative\"},\"y\":{\"field\":\"s\",\"type\":\"quantitative\"}},"
+    "\"data\":{\"values\":[{\"y\":1,\"s\":2}]}}", &error);
+  g_autoptr(TallyChart) empty = chart_from (
+    "{\"title\":\"Nothing\",\"mark\":\"point\","
+    "\"encoding\":{\"x\":{\"field\":\"a\",\"type\":\"quantitative\"},\"y\":{\"field\":\"b\",\"type\":\"quantitative\"}},"
+    "\"data\":{\"values\":[{\"a\":null,\"b\":1}]}}", &error);
+  g_autofree char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+
+  g_assert_no_error (error);
+  a = tally_chart_dup_description (bars);
+  b = tally_chart_dup_description (pie);
+  c = tally_chart_dup_description (described);
+  d = tally_chart_dup_description (empty);
+  g_assert_cmpstr (a, ==, "Bar chart “Sales”, 2 series. x: shop, 3 categories, North to West. y: sales, 0 to 3,000.");
+  g_assert_cmpstr (b, ==, "Donut chart “Share”, 2 slices: big, small.");
+  g_assert_cmpstr (c, ==, "Sales rise every year.");
+  g_assert_cmpstr (d, ==, "Scatter plot “Nothing”, no data.");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -538,6 +721,10 @@ main (int   argc,
   g_test_add_func ("/tally/chart/categories-capped", test_categories_capped);
   g_test_add_func ("/tally/chart/stacking", test_stacking);
   g_test_add_func ("/tally/chart/svg-pdf", test_svg_pdf);
+  g_test_add_func ("/tally/chart/hit-test/bars", test_hit_test_bars);
+  g_test_add_func ("/tally/chart/hit-test/lines", test_hit_test_lines);
+  g_test_add_func ("/tally/chart/hit-test/arc", test_hit_test_arc);
+  g_test_add_func ("/tally/chart/description", test_description);
   for (guint i = 0; i < G_N_ELEMENTS (goldens); i++)
     {
       g_autofree char *path = g_strdup_printf ("/tally/chart/golden/%s", goldens[i].name);

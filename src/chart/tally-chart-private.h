@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tally-chart.h"
+#include "tally-chart-scale.h"
 
 G_BEGIN_DECLS
 
@@ -64,5 +65,11 @@ struct _TallyChart
   const char         *x_format;
   const char         *y_format;
 };
+
+TallyChartTimeUnit tally_chart_time_unit_of      (const double       *times,
+                                                guint               n);
+char              *tally_chart_format_time_label (double              t,
+                                                TallyChartTimeUnit  unit,
+                                                const char         *format);
 
 G_END_DECLS

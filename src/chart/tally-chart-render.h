@@ -48,6 +48,13 @@ void      tally_chart_render         (TallyChart            *chart,
                                       double                 height,
                                       const TallyChartStyle *style);
 
+char     *tally_chart_hit_test       (TallyChart            *chart,
+                                      double                 width,
+                                      double                 height,
+                                      double                 x,
+                                      double                 y,
+                                      const TallyChartStyle *style);
+
 gboolean  tally_chart_write_png      (TallyChart            *chart,
                                       const char            *path,
                                       int                    width,

@@ -761,6 +761,18 @@ tally_chart_spec_get_json (TallyChartSpec *self)
   return self->json;
 }
 
+/* The Vega-Lite name of an enum value; @fallback (and a critical) when
+ * @value is out of range. */
+static const char *
+name_of (const char * const *names,
+         guint               n,
+         guint               value,
+         const char         *fallback)
+{
+  g_return_val_if_fail (value < n, fallback);
+  return names[value];
+}
+
 /**
  * tally_chart_mark_to_string:
  * @mark: a mark
@@ -770,8 +782,7 @@ tally_chart_spec_get_json (TallyChartSpec *self)
 const char *
 tally_chart_mark_to_string (TallyChartMark mark)
 {
-  g_return_val_if_fail (mark < G_N_ELEMENTS (mark_names), "?");
-  return mark_names[mark];
+  return name_of (mark_names, G_N_ELEMENTS (mark_names), mark, "?");
 }
 
 /**
@@ -783,8 +794,7 @@ tally_chart_mark_to_string (TallyChartMark mark)
 const char *
 tally_chart_channel_to_string (TallyChartChannel channel)
 {
-  g_return_val_if_fail (channel < G_N_ELEMENTS (channel_names), "?");
-  return channel_names[channel];
+  return name_of (channel_names, G_N_ELEMENTS (channel_names), channel, "?");
 }
 
 /**
@@ -796,8 +806,7 @@ tally_chart_channel_to_string (TallyChartChannel channel)
 const char *
 tally_chart_field_type_to_string (TallyChartFieldType type)
 {
-  g_return_val_if_fail (type < G_N_ELEMENTS (type_names), "?");
-  return type_names[type];
+  return name_of (type_names, G_N_ELEMENTS (type_names), type, "?");
 }
 
 /**
@@ -810,6 +819,5 @@ tally_chart_field_type_to_string (TallyChartFieldType type)
 const char *
 tally_chart_aggregate_to_string (TallyChartAggregate aggregate)
 {
-  g_return_val_if_fail (aggregate < G_N_ELEMENTS (aggregate_names), NULL);
-  return aggregate_names[aggregate];
+  return name_of (aggregate_names, G_N_ELEMENTS (aggregate_names), aggregate, NULL);
 }

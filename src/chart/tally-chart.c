@@ -63,6 +63,67 @@ tally_chart_init (TallyChart *self)
   self->series = g_ptr_array_new_with_free_func (series_free);
 }
 
+/**
+ * tally_chart_time_unit_of: (skip)
+ * @times: seconds since 1970, UTC; NaN entries are ignored
+ * @n: the number of @times
+ *
+ * The unit that labels these times without losing anything: minutes when
+ * one is not at midnight, years when all are on 1 January, months when
+ * all are on the first of a month, else days (docs/charts.md §4.3).
+ *
+ * Returns: the unit
+ */
+TallyChartTimeUnit
+tally_chart_time_unit_of (const double *times,
+                          guint         n)
+{
+  gboolean all_midnight = TRUE, all_first = TRUE, all_january = TRUE;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GDateTime) dt = isnan (times[i]) ? NULL : g_date_time_new_from_unix_utc ((gint64) times[i]);
+
+      if (dt == NULL)
+        continue;
+      if (g_date_time_get_hour (dt) || g_date_time_get_minute (dt) || g_date_time_get_second (dt))
+        all_midnight = FALSE;
+      if (g_date_time_get_day_of_month (dt) != 1)
+        all_first = FALSE;
+      if (g_date_time_get_month (dt) != 1)
+        all_january = FALSE;
+    }
+  if (!all_midnight)
+    return TALLY_CHART_TIME_MINUTE;
+  if (all_first && all_january)
+    return TALLY_CHART_TIME_YEAR;
+  if (all_first)
+    return TALLY_CHART_TIME_MONTH;
+  return TALLY_CHART_TIME_DAY;
+}
+
+/**
+ * tally_chart_format_time_label: (skip)
+ * @t: seconds since 1970, UTC
+ * @unit: from tally_chart_time_unit_of()
+ * @format: (nullable): the channel's d3-time-format, or %NULL
+ *
+ * Returns: (transfer full): @t as a temporal category or a tooltip names
+ *   it: with @format when given, else ISO 8601 for days and minutes
+ *   ("2024-03-01", "2024-03-01 14:30") and the locale's month or year
+ */
+char *
+tally_chart_format_time_label (double              t,
+                               TallyChartTimeUnit  unit,
+                               const char         *format)
+{
+  if (unit == TALLY_CHART_TIME_MINUTE && format == NULL)
+    return tally_chart_format_time (t, unit, "%Y-%m-%d %H:%M");
+  if (unit == TALLY_CHART_TIME_DAY && format == NULL)
+    return tally_chart_format_time (t, unit, "%Y-%m-%d");
+  return tally_chart_format_time (t, unit, format);
+}
+
 /* One (x, series) cell being aggregated. */
 typedef struct {
   double sum;
@@ -751,32 +812,9 @@ resolve (TallyChart  *self,
       /* Temporal categories are labelled by the unit their span needs. */
       if (x_enc->present && x_enc->type == TALLY_CHART_FIELD_TEMPORAL && self->categories->len > 0)
         {
-          double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
-          TallyChartTimeUnit unit = TALLY_CHART_TIME_DAY;
-          gboolean all_midnight = TRUE, all_first = TRUE, all_january = TRUE;
+          TallyChartTimeUnit unit = tally_chart_time_unit_of ((const double *) (gpointer) self->category_keys->data,
+                                                              self->category_keys->len);
 
-          for (guint i = 0; i < self->category_keys->len; i++)
-            {
-              double t = g_array_index (self->category_keys, double, i);
-              g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc ((gint64) t);
-
-              if (isnan (t) || dt == NULL)
-                continue;
-              lo = MIN (lo, t);
-              hi = MAX (hi, t);
-              if (g_date_time_get_hour (dt) || g_date_time_get_minute (dt) || g_date_time_get_second (dt))
-                all_midnight = FALSE;
-              if (g_date_time_get_day_of_month (dt) != 1)
-                all_first = FALSE;
-              if (g_date_time_get_month (dt) != 1)
-                all_january = FALSE;
-            }
-          if (!all_midnight)
-            unit = TALLY_CHART_TIME_MINUTE;
-          else if (all_first && all_january)
-            unit = TALLY_CHART_TIME_YEAR;
-          else if (all_first)
-            unit = TALLY_CHART_TIME_MONTH;
           for (guint i = 0; i < self->categories->len; i++)
             {
               double t = g_array_index (self->category_keys, double, i);
@@ -784,12 +822,7 @@ resolve (TallyChart  *self,
               if (isnan (t))
                 continue;
               g_free (self->categories->pdata[i]);
-              if (unit == TALLY_CHART_TIME_MINUTE && x_enc->format == NULL)
-                self->categories->pdata[i] = tally_chart_format_time (t, unit, "%Y-%m-%d %H:%M");
-              else if (unit == TALLY_CHART_TIME_DAY && x_enc->format == NULL)
-                self->categories->pdata[i] = tally_chart_format_time (t, unit, "%Y-%m-%d");
-              else
-                self->categories->pdata[i] = tally_chart_format_time (t, unit, x_enc->format);
+              self->categories->pdata[i] = tally_chart_format_time_label (t, unit, x_enc->format);
             }
         }
     }
@@ -1238,22 +1271,126 @@ tally_chart_dup_summary (TallyChart *self)
   return g_string_free (out, FALSE);
 }
 
+static const char *
+mark_name (TallyChart *self)
+{
+  switch (self->mark)
+    {
+    case TALLY_CHART_MARK_BAR:
+      return _("Bar chart");
+    case TALLY_CHART_MARK_LINE:
+      return _("Line chart");
+    case TALLY_CHART_MARK_AREA:
+      return _("Area chart");
+    case TALLY_CHART_MARK_POINT:
+      return _("Scatter plot");
+    case TALLY_CHART_MARK_ARC:
+    default:
+      return tally_chart_spec_get_inner_radius (self->spec) > 0 ? _("Donut chart") : _("Pie chart");
+    }
+}
+
+/* "Revenue, 0 to 1,200": an axis title and its range. */
+static void
+append_axis (GString    *out,
+             const char *title,
+             const char *first,
+             const char *last)
+{
+  if (title != NULL && *title != '\0')
+    g_string_append_printf (out, "%s, ", title);
+  /* Translators: the range of an axis in a chart's description */
+  g_string_append_printf (out, _("%s to %s"), first, last);
+}
+
 /**
  * tally_chart_dup_description:
  * @self: a #TallyChart
  *
- * Returns: (transfer full): the spec's `description` when it has one,
- *   else the summary; for the widget's accessible description
+ * The chart in a few words for assistive technology: the spec's
+ * `description` when it has one, else one made from the chart, in the
+ * current language: the kind of chart and its title, the number of
+ * series, and each axis's title and range (categories: their number, the
+ * first and the last; numbers and dates: the lowest and highest, formatted
+ * as on the axis), e.g. "Bar chart “Revenue by store”, 2 series. x: store,
+ * 5 categories, North to West. y: revenue, 0 to 1,250."
+ *
+ * Returns: (transfer full): the description
  */
 char *
 tally_chart_dup_description (TallyChart *self)
 {
   const char *description;
+  GString *out;
 
   g_return_val_if_fail (TALLY_IS_CHART (self), NULL);
 
   description = tally_chart_spec_get_description (self->spec);
   if (description != NULL && *description != '\0')
     return g_strdup (description);
-  return tally_chart_dup_summary (self);
+
+  out = g_string_new (NULL);
+  /* Translators: the kind of chart, then its title */
+  g_string_append_printf (out, _("%s “%s”"), mark_name (self), tally_chart_spec_get_title (self->spec));
+  if (tally_chart_is_empty (self))
+    {
+      /* Translators: after the kind and title of a chart with no rows */
+      g_string_append (out, _(", no data."));
+      return g_string_free (out, FALSE);
+    }
+
+  if (self->mark == TALLY_CHART_MARK_ARC)
+    {
+      g_string_append (out, ", ");
+      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u slice", "%u slices", self->categories->len),
+                              self->categories->len);
+      g_string_append (out, ": ");
+      for (guint i = 0; i < self->categories->len; i++)
+        g_string_append_printf (out, "%s%s", i > 0 ? ", " : "", (const char *) g_ptr_array_index (self->categories, i));
+      g_string_append (out, ".");
+      return g_string_free (out, FALSE);
+    }
+
+  if (self->has_series)
+    {
+      g_string_append (out, ", ");
+      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u series", "%u series", self->series->len), self->series->len);
+    }
+
+  /* Translators: starts the x axis's part of a chart's description */
+  g_string_append (out, _(". x: "));
+  if (self->x_categorical)
+    {
+      guint n = self->categories->len;
+
+      if (self->x_title != NULL && *self->x_title != '\0')
+        g_string_append_printf (out, "%s, ", self->x_title);
+      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u category", "%u categories", n), n);
+      g_string_append (out, ", ");
+      /* Translators: the range of an axis in a chart's description */
+      g_string_append_printf (out, _("%s to %s"), (const char *) g_ptr_array_index (self->categories, 0),
+                              (const char *) g_ptr_array_index (self->categories, n - 1));
+    }
+  else
+    {
+      gboolean temporal = self->x_type == TALLY_CHART_FIELD_TEMPORAL;
+      g_autofree char *a = temporal ? tally_chart_format_time (self->x_min, TALLY_CHART_TIME_DAY, self->x_format)
+                                    : tally_chart_format_number (self->x_min, self->x_format, 0);
+      g_autofree char *b = temporal ? tally_chart_format_time (self->x_max, TALLY_CHART_TIME_DAY, self->x_format)
+                                    : tally_chart_format_number (self->x_max, self->x_format, 0);
+
+      append_axis (out, self->x_title, a, b);
+    }
+
+  /* Translators: starts the y axis's part of a chart's description */
+  g_string_append (out, _(". y: "));
+  {
+    const char *format = self->normalized ? ".0%" : self->y_format;
+    g_autofree char *a = tally_chart_format_number (self->y_min, format, 0);
+    g_autofree char *b = tally_chart_format_number (self->y_max, format, 0);
+
+    append_axis (out, self->y_title, a, b);
+  }
+  g_string_append (out, ".");
+  return g_string_free (out, FALSE);
 }
