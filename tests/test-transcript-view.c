@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <gtksourceview/gtksource.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "tally-note-row.h"
 #include "tally-receipt-row.h"
 #include "tally-result-table.h"
+#include "tally-sql-format.h"
 #include "tally-thinking-drawer.h"
 #include "tally-markdown-view.h"
 #include "tally-tool-chip.h"
@@ -1325,10 +1327,28 @@ test_chart (void)
   g_assert_true (gtk_widget_get_mapped (drawing));
   g_assert_true (has_accessible_label (drawing, "Revenue by store, Q2 2024"));
   g_assert_true (has_accessible_label (GTK_WIDGET (chart), "Chart: Revenue by store, Q2 2024"));
-  g_assert_nonnull (strstr (description, "Briggate"));
+  /* No description in the spec: one made from the chart. */
+  g_assert_cmpstr (description, ==,
+                   "Bar chart “Revenue by store, Q2 2024”. x: Store, 6 categories, Briggate to Old Town. "
+                   "y: Revenue, $0 to $48,210.");
   mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (drawing), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
                                                  description);
   g_assert_null (mismatch);
+
+  /* The tooltip: on a bar (the tallest is the first, sorted by -y), not
+   * over the title. */
+  {
+    g_autoptr(GtkTooltip) tooltip = g_object_new (GTK_TYPE_TOOLTIP, NULL);
+    int h = gtk_widget_get_height (drawing);
+    gboolean on_bar = FALSE, on_title = TRUE;
+
+    for (int x = 0; x < gtk_widget_get_width (drawing) / 3 && !on_bar; x++)
+      g_signal_emit_by_name (drawing, "query-tooltip", x, h - 60, FALSE, tooltip, &on_bar);
+    g_assert_true (on_bar);
+    g_signal_emit_by_name (drawing, "query-tooltip", 20, 8, FALSE, tooltip, &on_title);
+    g_assert_false (on_title);
+    g_assert_true (gtk_widget_get_has_tooltip (drawing));
+  }
 
   /* The engine draws the title, so the header says what the chart is
    * drawn from; a chart that cannot be drawn is named there instead. */
@@ -1402,6 +1422,160 @@ test_chart (void)
   g_unlink (png);
   g_rmdir (charts);
   g_rmdir (workspace);
+}
+
+/* @text without its white space, to check that only white space moved. */
+static char *
+strip_spaces (const char *text)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const char *p = text; *p != '\0'; p++)
+    if (!g_ascii_isspace (*p))
+      g_string_append_c (out, *p);
+  return g_string_free (out, FALSE);
+}
+
+static void
+test_sql_format (void)
+{
+  static const struct { const char *sql; const char *expected; } cases[] = {
+    /* Short or already laid out: unchanged. */
+    { "SELECT store, SUM(total) FROM sales GROUP BY store", NULL },
+    { "SELECT store, SUM(total) AS revenue\nFROM sales WHERE day >= '2024-04-01' AND day < '2024-07-01' GROUP BY store", NULL },
+    /* Clauses on their lines, AND and OR indented. */
+    { "SELECT store, SUM(total) AS revenue FROM sales WHERE day >= '2024-04-01' AND day < '2024-07-01' "
+      "GROUP BY store ORDER BY revenue DESC LIMIT 5",
+      "SELECT store, SUM(total) AS revenue\nFROM sales\nWHERE day >= '2024-04-01'\n  AND day < '2024-07-01'\n"
+      "GROUP BY store\nORDER BY revenue DESC\nLIMIT 5" },
+    /* Keywords inside literals and quoted identifiers are text; the AND
+     * of a BETWEEN stays; a doubled quote does not end a literal. */
+    { "select 'a FROM b WHERE c' as \"from where\", [group by], `order` from t where x = 'it''s AND' or y between 1 and 2",
+      "select 'a FROM b WHERE c' as \"from where\", [group by], `order`\nfrom t\nwhere x = 'it''s AND'\n  or y between 1 and 2" },
+    /* A CTE, a join and a subquery, indented; calls and OVER (…) stay. */
+    { "WITH q AS (SELECT store, SUM(total) AS t FROM sales GROUP BY store) SELECT s.name, q.t, "
+      "RANK() OVER (PARTITION BY s.region ORDER BY q.t DESC) AS r FROM q LEFT OUTER JOIN stores s ON s.id = q.store "
+      "WHERE q.t > (SELECT AVG(t) FROM q) ORDER BY q.t DESC",
+      "WITH q AS (\n  SELECT store, SUM(total) AS t\n  FROM sales\n  GROUP BY store\n)\n"
+      "SELECT s.name, q.t, RANK() OVER (PARTITION BY s.region ORDER BY q.t DESC) AS r\nFROM q\n"
+      "LEFT OUTER JOIN stores s ON s.id = q.store\nWHERE q.t > (\n  SELECT AVG(t)\n  FROM q\n)\nORDER BY q.t DESC" },
+    /* UNION, a function named like a join word, a trailing comment. */
+    { "SELECT left(name, 3) AS code FROM stores UNION ALL SELECT right(name, 3) FROM old_stores -- both",
+      "SELECT left(name, 3) AS code\nFROM stores\nUNION ALL\nSELECT right(name, 3)\nFROM old_stores -- both" },
+    /* Unbalanced and unterminated input is copied, never dropped. */
+    { "SELECT a FROM t WHERE b = 'never closed FROM x WHERE y) AND (z GROUP BY q",
+      "SELECT a\nFROM t\nWHERE b = 'never closed FROM x WHERE y) AND (z GROUP BY q" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *formatted = tally_sql_format (cases[i].sql);
+      g_autofree char *a = strip_spaces (formatted);
+      g_autofree char *b = strip_spaces (cases[i].sql);
+
+      g_assert_cmpstr (formatted, ==, cases[i].expected != NULL ? cases[i].expected : cases[i].sql);
+      g_assert_cmpstr (a, ==, b);
+    }
+}
+
+/* The SQL of a call: laid out, highlighted as SQL in the scheme of the
+ * style, light or dark. */
+static void
+test_tool_chip_sql (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  AdwStyleManager *style = adw_style_manager_get_default ();
+  GtkSourceBuffer *buffer;
+  TallyToolChip *chip;
+  GtkWindow *window;
+  GtkWidget *child;
+  g_autofree char *text = NULL;
+  GtkTextIter start, end;
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 760, 900);
+  apply (transcript, "{\"type\":\"turn_started\",\"seq\":1,\"turn_id\":\"t1\",\"prompt\":\"Q2?\"}");
+  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":2,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+                     "\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT store, SUM(total) AS revenue "
+                     "FROM sales WHERE quarter = 'Q2' GROUP BY store ORDER BY revenue DESC\",\"max_rows\":50}}");
+  child = wait_for_row (view, last_block (transcript));
+  chip = TALLY_TOOL_CHIP (child);
+  g_assert_null (tally_tool_chip_get_sql_text (chip));
+  g_assert_false (gtk_widget_get_visible (tally_tool_chip_get_sql_view (chip)));
+
+  gtk_expander_set_expanded (tally_tool_chip_get_expander (chip), TRUE);
+  g_assert_cmpstr (tally_tool_chip_get_sql_text (chip), ==,
+                   "SELECT store, SUM(total) AS revenue\nFROM sales\nWHERE quarter = 'Q2'\nGROUP BY store\n"
+                   "ORDER BY revenue DESC\n-- max_rows: 50");
+  g_assert_cmpstr (tally_tool_chip_get_input_text (chip), ==, tally_tool_chip_get_sql_text (chip));
+  g_assert_true (gtk_widget_get_visible (tally_tool_chip_get_sql_view (chip)));
+
+  buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (tally_tool_chip_get_sql_view (chip))));
+  gtk_text_buffer_get_bounds (GTK_TEXT_BUFFER (buffer), &start, &end);
+  text = gtk_text_buffer_get_text (GTK_TEXT_BUFFER (buffer), &start, &end, FALSE);
+  g_assert_cmpstr (text, ==, tally_tool_chip_get_sql_text (chip));
+  g_assert_nonnull (gtk_source_buffer_get_language (buffer));
+  g_assert_cmpstr (gtk_source_language_get_id (gtk_source_buffer_get_language (buffer)), ==, "sql");
+  g_assert_true (gtk_text_view_get_monospace (GTK_TEXT_VIEW (tally_tool_chip_get_sql_view (chip))));
+  g_assert_false (gtk_text_view_get_editable (GTK_TEXT_VIEW (tally_tool_chip_get_sql_view (chip))));
+
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  g_assert_cmpstr (gtk_source_style_scheme_get_id (gtk_source_buffer_get_style_scheme (buffer)), ==, "Adwaita");
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
+  g_assert_cmpstr (gtk_source_style_scheme_get_id (gtk_source_buffer_get_style_scheme (buffer)), ==, "Adwaita-dark");
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
+
+  /* create_chart: its SQL apart, the rest of the input as JSON. */
+  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":3,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+                     "\"tool_name\":\"create_chart\",\"tool_input\":{\"spec\":{\"title\":\"Q2\"},"
+                     "\"sql\":\"SELECT store, revenue FROM q2\"}}");
+  chip = TALLY_TOOL_CHIP (wait_for_row (view, last_block (transcript)));
+  gtk_expander_set_expanded (tally_tool_chip_get_expander (chip), TRUE);
+  g_assert_cmpstr (tally_tool_chip_get_sql_text (chip), ==, "SELECT store, revenue FROM q2");
+  g_assert_cmpstr (tally_tool_chip_get_input_text (chip), ==, "{\n  \"spec\" : {\n    \"title\" : \"Q2\"\n  }\n}");
+
+  gtk_window_destroy (window);
+}
+
+/* A cell cut short by its column shows its whole value in a tooltip. */
+static void
+test_result_table_tooltips (void)
+{
+  g_autofree char *long_value = g_strnfill (120, 'x');
+  g_autofree char *text = g_strdup_printf ("name | note\nBriggate | short\nHarbour | %s\n(2 rows)", long_value);
+  GtkWidget *table = tally_result_table_new ();
+  g_autoptr(GtkTooltip) tooltip = g_object_new (GTK_TYPE_TOOLTIP, NULL);
+  g_autoptr(GPtrArray) labels = NULL;
+  GtkWidget *long_label = NULL, *short_label = NULL;
+  GtkWindow *window;
+  gboolean shown = FALSE;
+
+  g_assert_true (tally_result_table_set_result (TALLY_RESULT_TABLE (table), text));
+  window = show_in_window (table, 600, 400);
+  wait_frames (table, 3);
+
+  labels = find_all (table, GTK_TYPE_LABEL);
+  for (guint i = 0; i < labels->len; i++)
+    {
+      const char *t = gtk_label_get_text (g_ptr_array_index (labels, i));
+
+      if (g_str_equal (t, long_value))
+        long_label = g_ptr_array_index (labels, i);
+      else if (g_str_equal (t, "short"))
+        short_label = g_ptr_array_index (labels, i);
+    }
+  g_assert_nonnull (long_label);
+  g_assert_nonnull (short_label);
+  g_assert_true (gtk_widget_get_has_tooltip (long_label));
+
+  g_signal_emit_by_name (long_label, "query-tooltip", 2, 2, FALSE, tooltip, &shown);
+  g_assert_true (shown);
+  shown = TRUE;
+  g_signal_emit_by_name (short_label, "query-tooltip", 2, 2, FALSE, tooltip, &shown);
+  g_assert_false (shown);
+
+  gtk_window_destroy (window);
 }
 
 /* Screenshots: written only when TALLY_SCREENSHOT_DIR is set. */
@@ -1675,6 +1849,9 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-view/result-table-out", test_result_table_out);
   g_test_add_func ("/tally/transcript-view/summaries", test_summaries);
   g_test_add_func ("/tally/transcript-view/chart", test_chart);
+  g_test_add_func ("/tally/transcript-view/sql-format", test_sql_format);
+  g_test_add_func ("/tally/transcript-view/tool-chip-sql", test_tool_chip_sql);
+  g_test_add_func ("/tally/transcript-view/result-table-tooltips", test_result_table_tooltips);
   g_test_add_func ("/tally/transcript-view/screenshot", test_screenshot);
   g_test_add_func ("/tally/transcript-view/result-table-screenshot", test_result_table_screenshot);
   g_test_add_func ("/tally/transcript-view/chart-screenshot", test_chart_screenshot);

@@ -11,6 +11,7 @@
 #include <gtksourceview/gtksource.h>
 
 #include "tally-markdown-code-block.h"
+#include "tally-source-style.h"
 
 /**
  * TallyMarkdownCodeBlock:
@@ -91,41 +92,6 @@ lookup_language (const char *info)
     return NULL;
   filename = g_strconcat ("file.", lower, NULL);
   return gtk_source_language_manager_guess_language (manager, filename, NULL);
-}
-
-/* GtkSourceView compiles a language's highlighting rules when a buffer
- * first uses it and drops them with the last such buffer: about 10 ms for
- * SQL. A message re-renders its code blocks while it streams, so one idle
- * buffer per language used is kept for the life of the process. */
-static void
-keep_language_compiled (GtkSourceLanguage *language)
-{
-  static GHashTable *keepers = NULL;
-  const char *id;
-
-  if (language == NULL)
-    return;
-
-  if (keepers == NULL)
-    keepers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
-
-  id = gtk_source_language_get_id (language);
-  if (!g_hash_table_contains (keepers, id))
-    g_hash_table_insert (keepers, g_strdup (id), gtk_source_buffer_new_with_language (language));
-}
-
-static void
-update_scheme (TallyMarkdownCodeBlock *self)
-{
-  AdwStyleManager *style = adw_style_manager_get_default ();
-  GtkSourceStyleSchemeManager *schemes = gtk_source_style_scheme_manager_get_default ();
-  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view));
-  const char *id = adw_style_manager_get_dark (style) ? "Adwaita-dark" : "Adwaita";
-  GtkSourceStyleScheme *scheme = gtk_source_style_scheme_manager_get_scheme (schemes, id);
-
-  if (scheme == NULL)
-    scheme = gtk_source_style_scheme_manager_get_scheme (schemes, "classic");
-  gtk_source_buffer_set_style_scheme (GTK_SOURCE_BUFFER (buffer), scheme);
 }
 
 static gboolean
@@ -225,9 +191,7 @@ tally_markdown_code_block_init (TallyMarkdownCodeBlock *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
 
-  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
-                           G_CALLBACK (update_scheme), self, G_CONNECT_SWAPPED);
-  update_scheme (self);
+  tally_source_style_follow (GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view))));
 }
 
 /**
@@ -258,7 +222,7 @@ tally_markdown_code_block_new (const char *code,
   buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view));
   gtk_text_buffer_set_enable_undo (buffer, FALSE);
   source_language = lookup_language (self->language);
-  keep_language_compiled (source_language);
+  tally_source_language_keep_compiled (source_language);
   gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), source_language);
   gtk_source_buffer_set_highlight_syntax (GTK_SOURCE_BUFFER (buffer), source_language != NULL);
   gtk_text_buffer_set_text (buffer, self->code, -1);

@@ -32,7 +32,10 @@
  * drawing, never an empty space.
  *
  * The drawing takes keyboard focus and carries the title as its
- * accessible label and tally_chart_dup_description() as its description.
+ * accessible label and tally_chart_dup_description() as its description
+ * (the spec's `description`, else one made from the chart). Its tooltip
+ * names the mark under the pointer (tally_chart_hit_test(), with the
+ * drawing's own layout).
  * The header's buttons use the actions `chart.show-data` (the rows as a
  * #TallyResultTable in place of the drawing), `chart.copy` (a PNG image on
  * the clipboard), `chart.save` (PNG, SVG or PDF, by the chosen name's
@@ -142,6 +145,32 @@ tally_chart_drawing_snapshot (GtkWidget   *widget,
   cairo_destroy (cr);
 }
 
+/* The value under the pointer: the mark's series, x and y, laid out as
+ * tally_chart_render() lays out the drawing. */
+static gboolean
+tally_chart_drawing_query_tooltip (GtkWidget  *widget,
+                                   int         x,
+                                   int         y,
+                                   gboolean    keyboard_mode,
+                                   GtkTooltip *tooltip)
+{
+  TallyChartDrawing *self = TALLY_CHART_DRAWING (widget);
+  g_autofree char *family = NULL;
+  g_autofree char *label = NULL;
+  TallyChartStyle style;
+
+  if (self->chart == NULL || keyboard_mode)
+    return FALSE;
+
+  style_for_widget (widget, &style, &family);
+  label = tally_chart_hit_test (self->chart, gtk_widget_get_width (widget), gtk_widget_get_height (widget),
+                                x, y, &style);
+  if (label == NULL)
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, label);
+  return TRUE;
+}
+
 static void
 tally_chart_drawing_set_chart (TallyChartDrawing *self,
                                TallyChart        *chart)
@@ -170,6 +199,7 @@ tally_chart_drawing_class_init (TallyChartDrawingClass *klass)
   widget_class->measure = tally_chart_drawing_measure;
   widget_class->get_request_mode = tally_chart_drawing_get_request_mode;
   widget_class->snapshot = tally_chart_drawing_snapshot;
+  widget_class->query_tooltip = tally_chart_drawing_query_tooltip;
 
   gtk_widget_class_set_css_name (widget_class, "chart");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
@@ -178,6 +208,8 @@ tally_chart_drawing_class_init (TallyChartDrawingClass *klass)
 static void
 tally_chart_drawing_init (TallyChartDrawing *self)
 {
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self), TRUE);
+
   /* The drawing follows the style manager rather than the CSS, which
    * gives no signal when only the palette should change. */
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",

@@ -259,6 +259,22 @@ compare_rows_cb (gconstpointer a,
 
 /* Cells */
 
+/* A cell's whole value in its tooltip, when it does not fit its column
+ * (the column is at most about %MAX_CELL_WIDTH_CHARS wide, and the analyst
+ * may narrow it). */
+static gboolean
+cell_query_tooltip_cb (GtkLabel   *label,
+                       int         x,
+                       int         y,
+                       gboolean    keyboard_mode,
+                       GtkTooltip *tooltip)
+{
+  if (!pango_layout_is_ellipsized (gtk_label_get_layout (label)))
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, gtk_label_get_text (label));
+  return TRUE;
+}
+
 static void
 setup_cell_cb (GtkSignalListItemFactory *factory,
                GtkListItem              *item,
@@ -272,6 +288,8 @@ setup_cell_cb (GtkSignalListItemFactory *factory,
   gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
   gtk_label_set_xalign (GTK_LABEL (label), numeric ? 1.0 : 0.0);
   gtk_widget_add_css_class (label, "cell");
+  gtk_widget_set_has_tooltip (label, TRUE);
+  g_signal_connect (label, "query-tooltip", G_CALLBACK (cell_query_tooltip_cb), NULL);
   if (numeric)
     gtk_widget_add_css_class (label, "numeric");
   gtk_list_item_set_child (item, label);
@@ -288,7 +306,6 @@ bind_cell_cb (GtkSignalListItemFactory *factory,
   const char *value = row->cells[column];
 
   gtk_label_set_text (GTK_LABEL (label), row->shown[column]);
-  gtk_widget_set_tooltip_text (label, g_utf8_strlen (value, -1) > MAX_CELL_WIDTH_CHARS ? value : NULL);
   if (g_str_equal (value, NULL_VALUE))
     gtk_widget_add_css_class (label, "null");
   else

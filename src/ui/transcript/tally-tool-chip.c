@@ -5,10 +5,13 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <gtksourceview/gtksource.h>
 #include <json-glib/json-glib.h>
 
-#include "tally-tool-chip.h"
 #include "tally-json.h"
+#include "tally-source-style.h"
+#include "tally-sql-format.h"
+#include "tally-tool-chip.h"
 
 /**
  * TallyToolChip:
@@ -16,7 +19,10 @@
  * One tool call: a card whose title row names the tool, summarises its
  * input on one line and shows its state (waiting, running, done, failed,
  * denied). Opening it shows the whole input as indented JSON and the
- * result; a `query_database` result is laid out as a table.
+ * result; a `query_database` result is laid out as a table. The SQL of a
+ * `query_database` or `create_chart` call is shown on its own, laid out
+ * by tally_sql_format() and highlighted by GtkSourceView's `sql`
+ * language in the style scheme that matches the light or dark style.
  *
  * Binding is cheap: only the one-line summary is computed then. The
  * indented input and the result (which may be a thousand-row table) are
@@ -42,9 +48,12 @@ struct _TallyToolChip
   GtkLabel         *duration_label;
   GtkLabel         *input_title;
   GtkLabel         *input_label;
+  GtkSourceView    *sql_view;
   GtkLabel         *result_title;
   TallyResultTable *table;
   GtkLabel         *result_label;
+
+  char             *sql_text;     /* shown in @sql_view, or NULL */
 
   guint             details_built : 1;
 };
@@ -182,13 +191,16 @@ clip (const char *text)
   return g_strdup_printf ("%.*s…", (int) (end - text), text);
 }
 
-/* The input as the analyst best reads it: the statement itself for
- * `query_database` (JSON would put it on one line with "\n" escapes),
- * indented JSON for everything else. Sets *@title to the section title. */
+/* The input as the analyst best reads it: indented JSON, and the SQL of
+ * `query_database` and `create_chart` apart in *@sql, laid out over lines
+ * (JSON would put it on one line with "\n" escapes); the JSON is then
+ * what is left (nothing for `query_database`, whose `max_rows` follows
+ * the SQL as a comment). Sets *@title to the section title. */
 static char *
 format_input (const char  *tool_name,
               const char  *input_json,
-              const char **title)
+              const char **title,
+              char       **sql)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(JsonGenerator) generator = NULL;
@@ -196,30 +208,33 @@ format_input (const char  *tool_name,
   JsonNode *root;
 
   *title = _("Input");
+  *sql = NULL;
   if (input_json == NULL)
     return g_strdup ("");
   if (!json_parser_load_from_data (parser, input_json, -1, NULL) ||
       (root = json_parser_get_root (parser)) == NULL)
     return clip (input_json);
 
-  if (g_strcmp0 (tool_name, "query_database") == 0 && JSON_NODE_HOLDS_OBJECT (root))
+  if ((g_strcmp0 (tool_name, "query_database") == 0 || g_strcmp0 (tool_name, "create_chart") == 0) &&
+      JSON_NODE_HOLDS_OBJECT (root) && tally_json_object_get_string (json_node_get_object (root), "sql", NULL) != NULL)
     {
       JsonObject *input = json_node_get_object (root);
-      const char *sql = tally_json_object_get_string (input, "sql", NULL);
+      g_autofree char *statement = g_strstrip (g_strdup (tally_json_object_get_string (input, "sql", NULL)));
+      g_autofree char *formatted = tally_sql_format (statement);
+      g_autoptr(GString) text = g_string_new (formatted);
       JsonNode *max_rows = json_object_get_member (input, "max_rows");
 
-      if (sql != NULL)
+      if (g_strcmp0 (tool_name, "query_database") == 0)
         {
-          g_autoptr(GString) text = g_string_new (sql);
-
-          g_strstrip (text->str);
-          g_string_set_size (text, strlen (text->str));
           if (max_rows != NULL && JSON_NODE_HOLDS_VALUE (max_rows) &&
               json_node_get_value_type (max_rows) == G_TYPE_INT64)
             g_string_append_printf (text, "\n-- max_rows: %" G_GINT64_FORMAT, json_node_get_int (max_rows));
           *title = _("SQL");
-          return clip (text->str);
+          *sql = clip (text->str);
+          return g_strdup ("");
         }
+      *sql = clip (text->str);
+      json_object_remove_member (input, "sql");
     }
 
   generator = json_generator_new ();
@@ -267,11 +282,16 @@ build_details (TallyToolChip *self)
   if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->details_built)
     return;
 
+  g_clear_pointer (&self->sql_text, g_free);
   input = format_input (tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self)),
                         tally_block_get_tool_input (TALLY_BLOCK_WIDGET_BLOCK (self)),
-                        &title);
+                        &title, &self->sql_text);
   gtk_label_set_text (self->input_title, title);
   gtk_label_set_text (self->input_label, input);
+  gtk_widget_set_visible (GTK_WIDGET (self->input_label), input[0] != '\0' || self->sql_text == NULL);
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->sql_view)),
+                            self->sql_text != NULL ? self->sql_text : "", -1);
+  gtk_widget_set_visible (GTK_WIDGET (self->sql_view), self->sql_text != NULL);
   build_result (self);
   self->details_built = TRUE;
 }
@@ -280,6 +300,9 @@ static void
 clear_details (TallyToolChip *self)
 {
   gtk_label_set_text (self->input_label, "");
+  g_clear_pointer (&self->sql_text, g_free);
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->sql_view)), "", -1);
+  gtk_widget_set_visible (GTK_WIDGET (self->sql_view), FALSE);
   gtk_label_set_text (self->result_label, "");
   tally_result_table_set_result (self->table, NULL);
   gtk_widget_set_visible (GTK_WIDGET (self->table), FALSE);
@@ -463,6 +486,7 @@ tally_tool_chip_dispose (GObject *object)
 
   tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_TOOL_CHIP);
+  g_clear_pointer (&self->sql_text, g_free);
 
   G_OBJECT_CLASS (tally_tool_chip_parent_class)->dispose (object);
 }
@@ -478,6 +502,8 @@ tally_tool_chip_class_init (TallyToolChipClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_tool_chip_bind;
 
   g_type_ensure (TALLY_TYPE_RESULT_TABLE);
+  gtk_source_init ();
+  g_type_ensure (GTK_SOURCE_TYPE_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-tool-chip.ui");
@@ -490,6 +516,7 @@ tally_tool_chip_class_init (TallyToolChipClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, duration_label);
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, input_title);
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, input_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, sql_view);
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, result_title);
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, table);
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, result_label);
@@ -499,7 +526,17 @@ tally_tool_chip_class_init (TallyToolChipClass *klass)
 static void
 tally_tool_chip_init (TallyToolChip *self)
 {
+  GtkSourceBuffer *buffer;
+  GtkSourceLanguage *sql;
+
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->sql_view)));
+  sql = gtk_source_language_manager_get_language (gtk_source_language_manager_get_default (), "sql");
+  tally_source_language_keep_compiled (sql);
+  gtk_source_buffer_set_language (buffer, sql);
+  gtk_source_buffer_set_highlight_matching_brackets (buffer, FALSE);
+  tally_source_style_follow (buffer);
 
   g_signal_connect_object (self->expander, "notify::expanded",
                            G_CALLBACK (expanded_changed_cb), self, G_CONNECT_SWAPPED);
@@ -599,13 +636,48 @@ tally_tool_chip_get_table (TallyToolChip *self)
  * @self: a #TallyToolChip
  *
  * Returns: (transfer none): the input shown when open: the statement of
- *   a `query_database` call, indented JSON for other tools
+ *   a `query_database` call (as tally_tool_chip_get_sql_text()), indented
+ *   JSON for other tools (without the `sql` member of `create_chart`)
  */
 const char *
 tally_tool_chip_get_input_text (TallyToolChip *self)
 {
   g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+
+  if (!gtk_widget_get_visible (GTK_WIDGET (self->input_label)) && self->sql_text != NULL)
+    return self->sql_text;
   return gtk_label_get_text (self->input_label);
+}
+
+/**
+ * tally_tool_chip_get_sql_text:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none) (nullable): the SQL shown highlighted when
+ *   open, laid out by tally_sql_format(): the statement of a
+ *   `query_database` call (then a `-- max_rows: N` comment when the call
+ *   set it) or of a `create_chart` call; %NULL when the call has none or
+ *   the chip was not opened
+ */
+const char *
+tally_tool_chip_get_sql_text (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return self->sql_text;
+}
+
+/**
+ * tally_tool_chip_get_sql_view:
+ * @self: a #TallyToolChip
+ *
+ * Returns: (transfer none): the view that shows the SQL (hidden when
+ *   the call has none); for tests
+ */
+GtkWidget *
+tally_tool_chip_get_sql_view (TallyToolChip *self)
+{
+  g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  return GTK_WIDGET (self->sql_view);
 }
 
 /**

@@ -19,6 +19,8 @@ const char       *tally_tool_chip_get_state     (TallyToolChip *self);
 GtkExpander      *tally_tool_chip_get_expander  (TallyToolChip *self);
 TallyResultTable *tally_tool_chip_get_table     (TallyToolChip *self);
 const char       *tally_tool_chip_get_input_text (TallyToolChip *self);
+const char       *tally_tool_chip_get_sql_text  (TallyToolChip *self);
+GtkWidget        *tally_tool_chip_get_sql_view  (TallyToolChip *self);
 const char       *tally_tool_chip_get_result_text (TallyToolChip *self);
 
 char             *tally_tool_summarize_input    (const char    *tool_name,
