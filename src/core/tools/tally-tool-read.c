@@ -80,6 +80,25 @@ finish_line (Reader *reader)
   reader->line_no++;
 }
 
+/* A failure to open or read the file: a cancellation is passed on as it
+ * is, anything else becomes %TALLY_TOOL_ERROR_FAILED naming @file_path.
+ * Takes @local_error. */
+static void
+propagate_read_error (GError     **error,
+                      GError      *local_error,
+                      const char  *file_path)
+{
+  if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_propagate_error (error, local_error);
+      return;
+    }
+
+  g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+               "Cannot read %s: %s", file_path, local_error->message);
+  g_error_free (local_error);
+}
+
 static char *
 read_run (TallyTool               *tool,
           const TallyToolContext  *context,
@@ -143,11 +162,7 @@ read_run (TallyTool               *tool,
   stream = g_file_read (file, cancellable, &local_error);
   if (stream == NULL)
     {
-      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_propagate_error (error, g_steal_pointer (&local_error));
-      else
-        g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                     "Cannot read %s: %s", file_path, local_error->message);
+      propagate_read_error (error, g_steal_pointer (&local_error), file_path);
       return NULL;
     }
 
@@ -167,11 +182,7 @@ read_run (TallyTool               *tool,
 
       if (n < 0)
         {
-          if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-            g_propagate_error (error, g_steal_pointer (&local_error));
-          else
-            g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                         "Cannot read %s: %s", file_path, local_error->message);
+          propagate_read_error (error, g_steal_pointer (&local_error), file_path);
           return NULL;
         }
 

@@ -451,24 +451,33 @@ tally_tool_dup_file_diff (const char *display,
 
 /* The Write tool ------------------------------------------------------- */
 
-/* Checks the input and the target of a Write; on success @path is the
- * canonical file path, @display the path to show and @exists whether a
- * regular file is there already. */
+/* A Write worked out short of writing: the file and the new content. */
+typedef struct {
+  char       *path;
+  char       *display;   /* the path as shown to the model */
+  const char *content;   /* owned by the input */
+  gboolean    exists;    /* whether a regular file is there already */
+} PreparedWrite;
+
+static void
+prepared_write_clear (PreparedWrite *prepared)
+{
+  g_free (prepared->path);
+  g_free (prepared->display);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PreparedWrite, prepared_write_clear)
+
+/* Checks the input and the target of a Write into @prepared (cleared by the
+ * caller, also on failure). */
 static gboolean
 prepare_write (const TallyToolContext  *context,
                JsonObject              *input,
                gboolean                 check_outside,
-               char                   **path,
-               char                   **display,
-               const char             **content,
-               gboolean                *exists,
+               PreparedWrite           *prepared,
                GError                 **error)
 {
   const char *file_path;
-
-  *path = NULL;
-  *display = NULL;
-  *exists = FALSE;
 
   if (input == NULL)
     {
@@ -478,7 +487,7 @@ prepare_write (const TallyToolContext  *context,
     }
 
   if (!tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error) ||
-      !tally_tool_input_get_string (input, "content", TRUE, content, error))
+      !tally_tool_input_get_string (input, "content", TRUE, &prepared->content, error))
     return FALSE;
 
   if (g_str_has_suffix (file_path, "/"))
@@ -488,9 +497,9 @@ prepare_write (const TallyToolContext  *context,
       return FALSE;
     }
 
-  *path = tally_tool_resolve_for_change (context, "file_path", file_path, check_outside,
-                                         display, exists, error);
-  return *path != NULL;
+  prepared->path = tally_tool_resolve_for_change (context, "file_path", file_path, check_outside,
+                                               &prepared->display, &prepared->exists, error);
+  return prepared->path != NULL;
 }
 
 static char *
@@ -500,21 +509,18 @@ write_run (TallyTool               *tool,
            GCancellable            *cancellable,
            GError                 **error)
 {
-  g_autofree char *path = NULL;
-  g_autofree char *display = NULL;
+  g_auto(PreparedWrite) prepared = { 0 };
   g_autofree char *folder = NULL;
-  const char *content = NULL;
-  gboolean exists = FALSE;
   gsize length;
 
-  if (!prepare_write (context, input, TRUE, &path, &display, &content, &exists, error))
+  if (!prepare_write (context, input, TRUE, &prepared, error))
     return NULL;
 
-  folder = g_path_get_dirname (path);
+  folder = g_path_get_dirname (prepared.path);
   if (g_mkdir_with_parents (folder, 0755) != 0)
     {
       int saved_errno = errno;
-      g_autofree char *folder_display = g_path_get_dirname (display);
+      g_autofree char *folder_display = g_path_get_dirname (prepared.display);
 
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
                    "Cannot create the folder %s: %s", folder_display,
@@ -525,13 +531,13 @@ write_run (TallyTool               *tool,
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
 
-  length = strlen (content);
-  if (!tally_tool_replace_file (path, display, content, length, error))
+  length = strlen (prepared.content);
+  if (!tally_tool_replace_file (prepared.path, prepared.display, prepared.content, length, error))
     return NULL;
 
   return g_strdup_printf ("Wrote %" G_GSIZE_FORMAT " %s to %s (%s)", length,
-                          length == 1 ? "byte" : "bytes", display,
-                          exists ? "replaced" : "new file");
+                          length == 1 ? "byte" : "bytes", prepared.display,
+                          prepared.exists ? "replaced" : "new file");
 }
 
 static char *
@@ -617,30 +623,27 @@ tally_tool_write_dup_diff (const TallyToolContext  *context,
                            JsonObject              *input,
                            GError                 **error)
 {
-  g_autofree char *path = NULL;
-  g_autofree char *display = NULL;
+  g_auto(PreparedWrite) prepared = { 0 };
   g_autofree char *old_text = NULL;
-  const char *content = NULL;
-  gboolean exists = FALSE;
   gsize old_length = 0;
 
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!prepare_write (context, input, FALSE, &path, &display, &content, &exists, error))
+  if (!prepare_write (context, input, FALSE, &prepared, error))
     return NULL;
 
-  if (exists)
+  if (prepared.exists)
     {
       g_autoptr(GError) local_error = NULL;
 
-      if (!g_file_get_contents (path, &old_text, &old_length, &local_error))
+      if (!g_file_get_contents (prepared.path, &old_text, &old_length, &local_error))
         {
           g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                       "Cannot read %s: %s", display, local_error->message);
+                       "Cannot read %s: %s", prepared.display, local_error->message);
           return NULL;
         }
     }
 
-  return tally_tool_dup_file_diff (display, old_text ? old_text : "", old_length,
-                                   content, strlen (content));
+  return tally_tool_dup_file_diff (prepared.display, old_text ? old_text : "", old_length,
+                                   prepared.content, strlen (prepared.content));
 }
