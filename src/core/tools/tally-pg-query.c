@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#define G_LOG_DOMAIN "tally-tools"
+
+#include "config.h"
+
+#include "tally-pg-query.h"
+#include "tally-tool-private.h"
+#include "tally-tool-query-database.h"
+
+#include <string.h>
+
+/* `query_database`, `create_chart` and `get_schema` on PostgreSQL
+ * (docs/postgresql.md): the same caps, table text and messages as on
+ * SQLite (docs/architecture.md §8), the rows coming from a #TallyPgSource. */
+
+/* As in tally-tool-query-database.c: cells are cut at this many
+ * characters, and rows past the cap are counted up to this many more. */
+#define MAX_CELL_CHARS   200
+#define MAX_COUNTED_ROWS 100000
+
+/* Type OIDs (pg_type.dat in PostgreSQL's sources; fixed since 7.x). */
+#define OID_BOOL    16
+#define OID_BYTEA   17
+#define OID_INT8    20
+#define OID_INT2    21
+#define OID_INT4    23
+#define OID_OID     26
+#define OID_FLOAT4  700
+#define OID_FLOAT8  701
+#define OID_NUMERIC 1700
+
+static TallyPgSource *
+get_source (const char  *conninfo,
+            GError     **error)
+{
+  if (conninfo == NULL || conninfo[0] == '\0')
+    {
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                           "No database is configured for this session");
+      return NULL;
+    }
+
+  return tally_pg_source_get_shared (conninfo, error);
+}
+
+/* The text table {{{1 */
+
+typedef struct
+{
+  GString  *out;
+  guint64   max_rows;
+  guint64   shown;
+  guint64   hidden;
+  gboolean  header_done;
+  gboolean  byte_cap_hit;
+  gboolean  count_capped;
+} Table;
+
+static void
+append_value (GString    *out,
+              guint32     type,
+              const char *value,
+              int         length)
+{
+  if (value == NULL)
+    {
+      g_string_append (out, "NULL");
+      return;
+    }
+
+  switch (type)
+    {
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+      {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        char *end = NULL;
+        double number = g_ascii_strtod (value, &end);
+
+        /* As on SQLite: %.15g drops the binary noise (0.1 + 0.2 shows as
+         * 0.3); NaN and Infinity stay as the server wrote them. */
+        if (end != NULL && *end == '\0' && g_ascii_isdigit (value[value[0] == '-' ? 1 : 0]))
+          {
+            g_ascii_formatd (buf, sizeof buf, "%.15g", number);
+            g_string_append (out, buf);
+            return;
+          }
+      }
+      break;
+
+    case OID_BOOL:
+      g_string_append (out, value[0] == 't' ? "true" : "false");
+      return;
+
+    case OID_BYTEA:
+      if (length >= 2 && value[0] == '\\' && value[1] == 'x')
+        {
+          g_autofree char *count = tally_format_count ((length - 2) / 2, TALLY_GROUPING_COMMA);
+
+          g_string_append_printf (out, "<bytea %s bytes>", count);
+          return;
+        }
+      break;
+
+    default:
+      break;
+    }
+
+  {
+    g_autoptr(GString) flat = g_string_sized_new (MIN (length, 4 * MAX_CELL_CHARS) + 8);
+
+    /* One line per row: control characters are written as escapes, and
+     * only the part that can be shown is looked at. */
+    for (int i = 0; i < length && flat->len < 8 * MAX_CELL_CHARS; i++)
+      {
+        switch (value[i])
+          {
+          case '\n': g_string_append (flat, "\\n"); break;
+          case '\r': g_string_append (flat, "\\r"); break;
+          case '\t': g_string_append (flat, "\\t"); break;
+          default:   g_string_append_c (flat, value[i]); break;
+          }
+      }
+    if (flat->len < (gsize) length && flat->len >= 8 * MAX_CELL_CHARS)
+      g_string_append (flat, "…");
+
+    tally_tool_append_clipped (out, flat->str, flat->len, MAX_CELL_CHARS);
+  }
+}
+
+static gboolean
+table_row_cb (const TallyPgColumns *columns,
+              const char * const   *values,
+              const int            *lengths,
+              gpointer              user_data)
+{
+  Table *table = user_data;
+  gsize row_start;
+
+  if (!table->header_done)
+    {
+      for (guint i = 0; i < columns->n_columns; i++)
+        {
+          if (i > 0)
+            g_string_append (table->out, " | ");
+          tally_tool_append_clipped (table->out, columns->names[i], -1, MAX_CELL_CHARS);
+        }
+      if (columns->n_columns > 0)
+        g_string_append_c (table->out, '\n');
+      table->header_done = TRUE;
+    }
+
+  if (values == NULL)
+    return TRUE;
+
+  if (table->shown >= table->max_rows || table->byte_cap_hit)
+    {
+      if (++table->hidden >= MAX_COUNTED_ROWS)
+        {
+          table->count_capped = TRUE;
+          return FALSE;
+        }
+      return TRUE;
+    }
+
+  row_start = table->out->len;
+  for (guint i = 0; i < columns->n_columns; i++)
+    {
+      if (i > 0)
+        g_string_append (table->out, " | ");
+      append_value (table->out, columns->types[i], values[i], lengths[i]);
+    }
+  g_string_append_c (table->out, '\n');
+
+  if (table->out->len > TALLY_TOOL_QUERY_DATABASE_MAX_BYTES)
+    {
+      g_string_truncate (table->out, row_start);
+      table->byte_cap_hit = TRUE;
+      table->hidden++;
+      return TRUE;
+    }
+
+  table->shown++;
+  return TRUE;
+}
+
+/**
+ * tally_pg_query_text:
+ * @conninfo: the analyst's connection string
+ * @sql: one read-only statement
+ * @max_rows: the most rows to show
+ * @timeout_ms: the statement's time limit in milliseconds (0: the
+ *   source's default)
+ * @cancellable: (nullable): sends a cancel request when it fires
+ * @error: return location for a #GError
+ *
+ * `query_database` on PostgreSQL: runs @sql through the shared
+ * #TallyPgSource of @conninfo and writes the result as the SQLite path
+ * does (a header, one line per row with " | " between values, NULL, the
+ * row count), within %TALLY_TOOL_QUERY_DATABASE_MAX_BYTES of text. Rows
+ * past the caps are counted up to 100,000 more, then the query is
+ * cancelled. Blocking: call it from a worker thread.
+ *
+ * Errors: as tally_pg_source_query().
+ *
+ * Returns: (transfer full): the table text, or %NULL with @error set
+ */
+char *
+tally_pg_query_text (const char    *conninfo,
+                     const char    *sql,
+                     guint          max_rows,
+                     guint          timeout_ms,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  g_autoptr(TallyPgSource) source = get_source (conninfo, error);
+  g_autoptr(GString) out = NULL;
+  g_autofree char *total = NULL;
+  Table table = { 0 };
+
+  if (source == NULL)
+    return NULL;
+
+  if (!tally_pg_source_connect (source, cancellable, error))
+    return NULL;
+
+  out = g_string_new (NULL);
+  table.out = out;
+  table.max_rows = max_rows;
+  if (!tally_pg_source_query (source, sql, timeout_ms, table_row_cb, &table, cancellable, error))
+    return NULL;
+
+  if (table.hidden > 0)
+    {
+      g_autofree char *hidden_text = tally_format_count ((gint64) table.hidden, TALLY_GROUPING_COMMA);
+      g_autofree char *shown_text = tally_format_count ((gint64) table.shown, TALLY_GROUPING_COMMA);
+      g_autofree char *cap_note = NULL;
+
+      if (table.byte_cap_hit)
+        cap_note = g_strdup_printf ("output cap %d KiB", TALLY_TOOL_QUERY_DATABASE_MAX_BYTES / 1024);
+      else
+        cap_note = g_strdup_printf ("cap %u rows", max_rows);
+
+      total = tally_format_count ((gint64) (table.shown + table.hidden), TALLY_GROUPING_COMMA);
+      g_string_append_printf (out, "… %s%s more %s not shown (%s)\n(%s of %s%s rows shown)",
+                              table.count_capped ? "at least " : "", hidden_text,
+                              table.hidden == 1 ? "row" : "rows", cap_note,
+                              shown_text, table.count_capped ? "at least " : "", total);
+    }
+  else
+    {
+      total = tally_format_count ((gint64) table.shown, TALLY_GROUPING_COMMA);
+      g_string_append_printf (out, "(%s %s)", total, table.shown == 1 ? "row" : "rows");
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* Rows as data {{{1 */
+
+typedef struct
+{
+  JsonArray   *rows;
+  GStrvBuilder *names;
+  guint        max_rows;
+  gboolean     more;
+  gboolean     have_names;
+} Fetch;
+
+static JsonNode *
+value_to_node (guint32     type,
+               const char *value)
+{
+  JsonNode *node = json_node_alloc ();
+
+  if (value == NULL)
+    return json_node_init_null (node);
+
+  switch (type)
+    {
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+    case OID_OID:
+      return json_node_init_int (node, g_ascii_strtoll (value, NULL, 10));
+
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+    case OID_NUMERIC:
+      {
+        char *end = NULL;
+        double number = g_ascii_strtod (value, &end);
+
+        /* NaN and Infinity have no JSON form: they stay text. */
+        if (end != NULL && *end == '\0' && g_ascii_isdigit (value[value[0] == '-' ? 1 : 0]))
+          return json_node_init_double (node, number);
+      }
+      break;
+
+    case OID_BOOL:
+      return json_node_init_boolean (node, value[0] == 't');
+
+    default:
+      break;
+    }
+
+  return json_node_init_string (node, value);
+}
+
+static gboolean
+fetch_row_cb (const TallyPgColumns *columns,
+              const char * const   *values,
+              const int            *lengths,
+              gpointer              user_data)
+{
+  Fetch *fetch = user_data;
+  JsonArray *row;
+
+  (void) lengths;
+  if (!fetch->have_names)
+    {
+      for (guint i = 0; i < columns->n_columns; i++)
+        g_strv_builder_add (fetch->names, columns->names[i]);
+      fetch->have_names = TRUE;
+    }
+
+  if (values == NULL)
+    return TRUE;
+
+  if (json_array_get_length (fetch->rows) >= fetch->max_rows)
+    {
+      fetch->more = TRUE;
+      return FALSE;
+    }
+
+  row = json_array_sized_new (columns->n_columns);
+  for (guint i = 0; i < columns->n_columns; i++)
+    json_array_add_element (row, value_to_node (columns->types[i], values[i]));
+  json_array_add_array_element (fetch->rows, row);
+  return TRUE;
+}
+
+/**
+ * tally_pg_query_fetch_rows:
+ * @conninfo: the analyst's connection string
+ * @sql: one read-only statement
+ * @max_rows: the most rows to return
+ * @timeout_ms: the statement's time limit in milliseconds (0: the
+ *   source's default)
+ * @cancellable: (nullable): sends a cancel request when it fires
+ * @column_names: (out) (transfer full) (array zero-terminated=1): the
+ *   result's column names
+ * @more: (out): %TRUE when the statement had more than @max_rows rows
+ *   (the rest is cancelled, not read)
+ * @error: return location for a #GError
+ *
+ * tally_tool_query_database_fetch_rows() on PostgreSQL, for
+ * `create_chart`: integers, floating-point and numeric values become JSON
+ * numbers, booleans booleans, everything else text. Blocking.
+ *
+ * Errors: as tally_pg_source_query().
+ *
+ * Returns: (transfer full) (nullable): the rows, each a JSON array in
+ *   column order, or %NULL with @error set
+ */
+JsonArray *
+tally_pg_query_fetch_rows (const char    *conninfo,
+                           const char    *sql,
+                           guint          max_rows,
+                           guint          timeout_ms,
+                           GCancellable  *cancellable,
+                           char        ***column_names,
+                           gboolean      *more,
+                           GError       **error)
+{
+  g_autoptr(TallyPgSource) source = get_source (conninfo, error);
+  g_autoptr(JsonArray) rows = NULL;
+  g_autoptr(GStrvBuilder) names = NULL;
+  Fetch fetch = { 0 };
+
+  g_return_val_if_fail (column_names != NULL && more != NULL, NULL);
+
+  *column_names = NULL;
+  *more = FALSE;
+  if (source == NULL || !tally_pg_source_connect (source, cancellable, error))
+    return NULL;
+
+  rows = json_array_new ();
+  names = g_strv_builder_new ();
+  fetch.rows = rows;
+  fetch.names = names;
+  fetch.max_rows = max_rows;
+  if (!tally_pg_source_query (source, sql, timeout_ms, fetch_row_cb, &fetch, cancellable, error))
+    return NULL;
+
+  *more = fetch.more;
+  *column_names = g_strv_builder_end (names);
+  return g_steal_pointer (&rows);
+}
+
+/* The schema {{{1 */
+
+/* Relations the analyst sees: not the catalogs, not partitions. */
+#define VISIBLE_RELATIONS \
+  "c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition " \
+  "AND n.nspname NOT IN ('pg_catalog', 'information_schema') " \
+  "AND n.nspname NOT LIKE 'pg\\_%' "
+
+static const char objects_sql[] =
+  "SELECT c.oid, n.nspname, c.relname, c.relkind, c.reltuples::bigint, "
+  "       pg_catalog.obj_description (c.oid, 'pg_class') "
+  "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+  "WHERE " VISIBLE_RELATIONS
+  "ORDER BY c.relkind IN ('v', 'm'), n.nspname <> 'public', n.nspname, c.relname";
+
+static const char columns_sql[] =
+  "SELECT a.attrelid, a.attname, pg_catalog.format_type (a.atttypid, a.atttypmod), "
+  "       a.attnotnull, pg_catalog.col_description (a.attrelid, a.attnum) "
+  "FROM pg_catalog.pg_attribute a "
+  "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
+  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+  "WHERE a.attnum > 0 AND NOT a.attisdropped AND " VISIBLE_RELATIONS
+  "ORDER BY a.attrelid, a.attnum";
+
+static const char constraints_sql[] =
+  "SELECT k.conrelid, k.contype, "
+  "  (SELECT string_agg (a.attname, ', ' ORDER BY u.ord) "
+  "   FROM unnest (k.conkey) WITH ORDINALITY AS u (num, ord) "
+  "   JOIN pg_catalog.pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.num), "
+  "  CASE WHEN k.contype = 'f' THEN k.confrelid::pg_catalog.regclass::text END, "
+  "  (SELECT string_agg (a.attname, ', ' ORDER BY u.ord) "
+  "   FROM unnest (k.confkey) WITH ORDINALITY AS u (num, ord) "
+  "   JOIN pg_catalog.pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.num) "
+  "FROM pg_catalog.pg_constraint k "
+  "JOIN pg_catalog.pg_class c ON c.oid = k.conrelid "
+  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+  "WHERE k.contype IN ('p', 'f', 'u') AND " VISIBLE_RELATIONS
+  "ORDER BY k.conrelid, k.contype, k.conname";
+
+typedef struct
+{
+  char      *name;        /* schema-qualified unless in public */
+  char      *relname;
+  char      *qualified;   /* always schema.name */
+  char       kind;        /* pg_class.relkind */
+  gint64     estimate;    /* -1: never analysed */
+  char      *comment;
+  GPtrArray *columns;     /* of Column */
+  GPtrArray *lines;       /* of char *: keys that span columns */
+} Object;
+
+typedef struct
+{
+  char     *name;
+  char     *type;
+  gboolean  not_null;
+  gboolean  primary;
+  char     *reference;
+  char     *comment;
+} Column;
+
+static void
+column_free (gpointer data)
+{
+  Column *column = data;
+
+  g_free (column->name);
+  g_free (column->type);
+  g_free (column->reference);
+  g_free (column->comment);
+  g_free (column);
+}
+
+static void
+object_free (gpointer data)
+{
+  Object *object = data;
+
+  g_free (object->name);
+  g_free (object->relname);
+  g_free (object->qualified);
+  g_free (object->comment);
+  g_ptr_array_unref (object->columns);
+  g_ptr_array_unref (object->lines);
+  g_free (object);
+}
+
+typedef struct
+{
+  GPtrArray  *objects;      /* of Object, in order */
+  GHashTable *by_oid;       /* oid text → Object (borrowed) */
+} Schema;
+
+static gboolean
+object_row_cb (const TallyPgColumns *columns,
+               const char * const   *values,
+               const int            *lengths,
+               gpointer              user_data)
+{
+  Schema *schema = user_data;
+  Object *object;
+
+  (void) columns;
+  (void) lengths;
+  if (values == NULL)
+    return TRUE;
+
+  object = g_new0 (Object, 1);
+  object->relname = g_strdup (values[2]);
+  object->qualified = g_strdup_printf ("%s.%s", values[1], values[2]);
+  object->name = g_strcmp0 (values[1], "public") == 0 ?
+                 g_strdup (values[2]) : g_strdup_printf ("%s.%s", values[1], values[2]);
+  object->kind = values[3] ? values[3][0] : 'r';
+  object->estimate = values[4] ? g_ascii_strtoll (values[4], NULL, 10) : -1;
+  object->comment = g_strdup (values[5]);
+  object->columns = g_ptr_array_new_with_free_func (column_free);
+  object->lines = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (schema->objects, object);
+  g_hash_table_insert (schema->by_oid, g_strdup (values[0]), object);
+  return TRUE;
+}
+
+static gboolean
+column_row_cb (const TallyPgColumns *columns,
+               const char * const   *values,
+               const int            *lengths,
+               gpointer              user_data)
+{
+  Schema *schema = user_data;
+  Object *object;
+  Column *column;
+
+  (void) columns;
+  (void) lengths;
+  if (values == NULL || (object = g_hash_table_lookup (schema->by_oid, values[0])) == NULL)
+    return TRUE;
+
+  column = g_new0 (Column, 1);
+  column->name = g_strdup (values[1]);
+  column->type = g_strdup (values[2]);
+  column->not_null = g_strcmp0 (values[3], "t") == 0;
+  column->comment = g_strdup (values[4]);
+  g_ptr_array_add (object->columns, column);
+  return TRUE;
+}
+
+static Column *
+find_column (Object     *object,
+             const char *name)
+{
+  for (guint i = 0; i < object->columns->len; i++)
+    {
+      Column *column = g_ptr_array_index (object->columns, i);
+
+      if (g_strcmp0 (column->name, name) == 0)
+        return column;
+    }
+
+  return NULL;
+}
+
+static gboolean
+constraint_row_cb (const TallyPgColumns *columns,
+                   const char * const   *values,
+                   const int            *lengths,
+                   gpointer              user_data)
+{
+  Schema *schema = user_data;
+  Object *object;
+  gboolean single;
+  Column *column;
+
+  (void) columns;
+  (void) lengths;
+  if (values == NULL || values[2] == NULL ||
+      (object = g_hash_table_lookup (schema->by_oid, values[0])) == NULL)
+    return TRUE;
+
+  /* A key on one column is shown on the column, as on SQLite. */
+  single = strchr (values[2], ',') == NULL;
+  column = single ? find_column (object, values[2]) : NULL;
+
+  switch (values[1][0])
+    {
+    case 'p':
+      if (column != NULL)
+        column->primary = TRUE;
+      else
+        g_ptr_array_add (object->lines, g_strdup_printf ("  primary key (%s)\n", values[2]));
+      break;
+
+    case 'f':
+      if (column != NULL && column->reference == NULL)
+        column->reference = g_strdup_printf ("%s(%s)", values[3], values[4]);
+      else
+        g_ptr_array_add (object->lines, g_strdup_printf ("  foreign key (%s) -> %s(%s)\n",
+                                                         values[2], values[3], values[4]));
+      break;
+
+    case 'u':
+    default:
+      g_ptr_array_add (object->lines, g_strdup_printf ("  unique (%s)\n", values[2]));
+      break;
+    }
+
+  return TRUE;
+}
+
+static void
+append_comment (GString    *out,
+                const char *comment)
+{
+  g_autofree char *flat = NULL;
+
+  if (comment == NULL || comment[0] == '\0')
+    return;
+
+  flat = g_strdup (comment);
+  g_strdelimit (flat, "\r\n\t", ' ');
+  g_string_append (out, " -- ");
+  tally_tool_append_clipped (out, flat, -1, MAX_CELL_CHARS);
+}
+
+static void
+describe_object (Object  *object,
+                 GString *out)
+{
+  switch (object->kind)
+    {
+    case 'v':
+      g_string_append_printf (out, "VIEW %s", object->name);
+      break;
+
+    case 'm':
+      g_string_append_printf (out, "MATERIALIZED VIEW %s", object->name);
+      break;
+
+    default:
+      if (object->estimate < 0)
+        g_string_append_printf (out, "TABLE %s (rows not estimated yet: the table was never "
+                                "analysed)", object->name);
+      else
+        {
+          g_autofree char *count = tally_format_count (object->estimate, TALLY_GROUPING_COMMA);
+
+          g_string_append_printf (out, "TABLE %s (about %s %s)", object->name, count,
+                                  object->estimate == 1 ? "row" : "rows");
+        }
+      break;
+    }
+  append_comment (out, object->comment);
+  g_string_append_c (out, '\n');
+
+  for (guint i = 0; i < object->columns->len; i++)
+    {
+      Column *column = g_ptr_array_index (object->columns, i);
+
+      g_string_append_printf (out, "  %s %s", column->name, column->type);
+      if (column->primary)
+        g_string_append (out, " PK");
+      if (column->not_null)
+        g_string_append (out, " NOT NULL");
+      if (column->reference != NULL)
+        g_string_append_printf (out, " -> %s", column->reference);
+      append_comment (out, column->comment);
+      g_string_append_c (out, '\n');
+    }
+
+  for (guint i = 0; i < object->lines->len; i++)
+    g_string_append (out, g_ptr_array_index (object->lines, i));
+}
+
+static Object *
+find_object (GPtrArray  *objects,
+             const char *table)
+{
+  /* Exact first (PostgreSQL names are case-sensitive once quoted), then
+   * ignoring ASCII case; with or without the schema. */
+  for (int pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < objects->len; i++)
+      {
+        Object *object = g_ptr_array_index (objects, i);
+        int (*compare) (const char *, const char *) = pass == 0 ? g_strcmp0 : g_ascii_strcasecmp;
+
+        if (compare (object->qualified, table) == 0 || compare (object->relname, table) == 0)
+          return object;
+      }
+
+  return NULL;
+}
+
+/**
+ * tally_pg_describe_schema:
+ * @conninfo: the analyst's connection string
+ * @table: (nullable): one table or view to describe (`name` or
+ *   `schema.name`), or %NULL for all
+ * @cancellable: (nullable): sends a cancel request when it fires
+ * @error: return location for a #GError
+ *
+ * `get_schema` on PostgreSQL, from the catalog: every table, view and
+ * materialized view outside `pg_catalog`, `information_schema` and the
+ * `pg_*` schemas (names outside `public` are schema-qualified), with its
+ * columns (type as format_type() writes it, PK, NOT NULL, `-> table(column)`
+ * for a foreign key), keys that span several columns, unique constraints,
+ * comments after ` -- `, and the planner's estimated row count
+ * (`pg_class.reltuples`), which the text calls "about N rows". Blocking.
+ *
+ * Errors: %TALLY_TOOL_ERROR_NOT_FOUND when @table names nothing (the
+ * message lists what there is); otherwise as tally_pg_source_query().
+ *
+ * Returns: (transfer full): the description, or %NULL with @error set
+ */
+char *
+tally_pg_describe_schema (const char    *conninfo,
+                          const char    *table,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  g_autoptr(TallyPgSource) source = get_source (conninfo, error);
+  g_autoptr(GPtrArray) objects = NULL;
+  g_autoptr(GHashTable) by_oid = NULL;
+  g_autoptr(GString) out = NULL;
+  Schema schema;
+  guint n_tables = 0;
+  guint n_views = 0;
+
+  if (source == NULL || !tally_pg_source_connect (source, cancellable, error))
+    return NULL;
+
+  objects = g_ptr_array_new_with_free_func (object_free);
+  by_oid = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  schema.objects = objects;
+  schema.by_oid = by_oid;
+
+  if (!tally_pg_source_query (source, objects_sql, 0, object_row_cb, &schema, cancellable, error) ||
+      !tally_pg_source_query (source, columns_sql, 0, column_row_cb, &schema, cancellable, error) ||
+      !tally_pg_source_query (source, constraints_sql, 0, constraint_row_cb, &schema, cancellable, error))
+    return NULL;
+
+  out = g_string_new (NULL);
+  if (table != NULL)
+    {
+      Object *object = find_object (objects, table);
+
+      if (object != NULL)
+        {
+          describe_object (object, out);
+          return g_string_free (g_steal_pointer (&out), FALSE);
+        }
+
+      g_string_append_printf (out, "The database has no table or view named %s. It has: ", table);
+      for (guint i = 0; i < objects->len; i++)
+        g_string_append_printf (out, "%s%s", i > 0 ? ", " : "",
+                                ((Object *) g_ptr_array_index (objects, i))->name);
+      if (objects->len == 0)
+        g_string_append (out, "no tables at all");
+      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND, out->str);
+      return NULL;
+    }
+
+  for (guint i = 0; i < objects->len; i++)
+    {
+      Object *object = g_ptr_array_index (objects, i);
+
+      if (object->kind == 'v' || object->kind == 'm')
+        n_views++;
+      else
+        n_tables++;
+    }
+
+  {
+    g_autofree char *name = tally_pg_source_dup_database_name (source);
+    g_autofree char *engine = tally_pg_source_dup_engine (source);
+
+    g_string_append_printf (out, "Database %s (%s): %u %s, %u %s; row counts are the "
+                            "planner's estimates\n", name ? name : "(default)", engine,
+                            n_tables, n_tables == 1 ? "table" : "tables",
+                            n_views, n_views == 1 ? "view" : "views");
+  }
+
+  for (guint i = 0; i < objects->len; i++)
+    {
+      g_string_append_c (out, '\n');
+      describe_object (g_ptr_array_index (objects, i), out);
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/**
+ * tally_pg_dup_prompt_section:
+ * @conninfo: the analyst's connection string
+ *
+ * The "# Data" part of the analyst's instructions (docs/protocol.md §2.1)
+ * for a PostgreSQL database: it names the engine and its major version
+ * (tally_pg_source_dup_engine(), known once a connection was made; the
+ * CLI and the window connect before the first turn) so that the model
+ * writes PostgreSQL SQL. Does not connect; the text is the same on every
+ * turn once the version is known, so the prompt cache keeps hitting.
+ *
+ * Returns: (transfer full): the section, ending in a blank line
+ */
+char *
+tally_pg_dup_prompt_section (const char *conninfo)
+{
+  g_autoptr(TallyPgSource) source = tally_pg_source_get_shared (conninfo, NULL);
+  g_autofree char *engine = source ? tally_pg_source_dup_engine (source) : g_strdup ("PostgreSQL");
+  g_autofree char *name = source ? tally_pg_source_dup_database_name (source) : NULL;
+  g_autofree char *quoted = name ? g_strdup_printf (" \"%s\"", name) : g_strdup ("");
+
+  return g_strdup_printf (
+    "# Data\nThe analyst's database is the %s database%s on a server. Write SQL for %s "
+    "(its functions, casts and date arithmetic, e.g. date_trunc, ::numeric, "
+    "interval '1 day'), not SQLite. Call get_schema to learn its tables, columns and estimated "
+    "row counts before writing SQL, and use query_database to run one read-only SELECT at a "
+    "time. Prefer aggregates over dumping rows; results are capped.\n\n",
+    engine, quoted, engine);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "tally-pg-source.h"
+
+G_BEGIN_DECLS
+
+char      *tally_pg_query_text          (const char    *conninfo,
+                                         const char    *sql,
+                                         guint          max_rows,
+                                         guint          timeout_ms,
+                                         GCancellable  *cancellable,
+                                         GError       **error);
+JsonArray *tally_pg_query_fetch_rows    (const char    *conninfo,
+                                         const char    *sql,
+                                         guint          max_rows,
+                                         guint          timeout_ms,
+                                         GCancellable  *cancellable,
+                                         char        ***column_names,
+                                         gboolean      *more,
+                                         GError       **error);
+char      *tally_pg_describe_schema     (const char    *conninfo,
+                                         const char    *table,
+                                         GCancellable  *cancellable,
+                                         GError       **error);
+char      *tally_pg_dup_prompt_section  (const char    *conninfo);
+
+G_END_DECLS
