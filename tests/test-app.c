@@ -29,6 +29,7 @@
 #include "tally-model-table.h"
 #include "tally-preferences-window.h"
 #include "tally-receipt-row.h"
+#include "tally-report-window.h"
 #include "tally-result-table.h"
 #include "tally-session-row.h"
 #include "tally-store.h"
@@ -709,6 +710,26 @@ files_body (TallyApplication *app,
       g_test_message ("%s: %s", names[n], tally_file_chip_get_detail (chip));
       g_assert_true (g_str_has_prefix (tally_file_chip_get_detail (chip), size));
     }
+
+  /* Open on report.md shows it in the report preview, with its chart. */
+  g_clear_pointer (&chips, g_ptr_array_unref);
+  chips = find_all (view, TALLY_TYPE_FILE_CHIP);
+  g_assert_nonnull (find_chip (chips, "report.md"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (find_chip (chips, "report.md")), "file.open", NULL));
+  {
+    GtkApplication *gtk_app = GTK_APPLICATION (app);
+    TallyReportWindow *preview = NULL;
+
+    for (GList *l = gtk_application_get_windows (gtk_app); l != NULL; l = l->next)
+      if (TALLY_IS_REPORT_WINDOW (l->data))
+        preview = l->data;
+    g_assert_nonnull (preview);
+    g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (preview)), ==, "report.md");
+    SPIN_UNTIL (_tally_report_window_get_n_loads (preview) == 1);
+    g_assert_nonnull (strstr (_tally_report_window_get_html (preview), "Minster Yard"));
+    g_assert_nonnull (strstr (_tally_report_window_get_html (preview), "<svg"));
+    gtk_window_destroy (GTK_WINDOW (preview));
+  }
 
   /* Export… as HTML: the page holds the question, the chart drawn inline
    * and the report's file name, and a toast offers to open it. */

@@ -62,6 +62,7 @@ GtkWidget           *_tally_plan_card_get_native_view     (TallyPlanCard        
 const char          *_tally_plan_card_get_page            (TallyPlanCard            *self);
 int                  _tally_plan_card_get_content_height  (TallyPlanCard            *self);
 gboolean             _tally_plan_card_webkit_started      (void);
+gboolean             _tally_plan_card_webkit_allowed      (void);
 GtkWidget           *_tally_plan_card_get_changes         (TallyPlanCard            *self);
 
 G_END_DECLS

@@ -381,6 +381,22 @@ webkit_allowed (void)
 }
 
 /**
+ * _tally_plan_card_webkit_allowed:
+ *
+ * Whether a web view may be created now: WebKit is built in,
+ * `TALLY_NO_WEBKIT` is not set, no web process has died, and the session
+ * bus named in the environment, if any, exists (WebKit's sandbox aborts
+ * the application otherwise). The report preview asks it too.
+ *
+ * Returns: %TRUE when WebKit may be used
+ */
+gboolean
+_tally_plan_card_webkit_allowed (void)
+{
+  return webkit_allowed ();
+}
+
+/**
  * _tally_plan_card_webkit_started:
  *
  * Returns: whether any plan card has created WebKit's context yet (it is

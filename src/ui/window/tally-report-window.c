@@ -17,6 +17,7 @@
 
 #include "tally-file-chip.h"
 #include "tally-markdown-view.h"
+#include "tally-plan-card-private.h"
 #include "tally-report.h"
 
 /**
@@ -145,14 +146,6 @@ load_changed_cb (WebKitWebView     *view,
     self->n_loads++;
 }
 
-static gboolean
-webkit_can_run (void)
-{
-  const char *no_webkit = g_getenv ("TALLY_NO_WEBKIT");
-
-  return no_webkit == NULL || *no_webkit == '\0' || g_str_equal (no_webkit, "0");
-}
-
 static GtkWidget *
 create_web_view (TallyReportWindow *self)
 {
@@ -221,7 +214,10 @@ static void
 show_html (TallyReportWindow *self)
 {
 #if TALLY_HAVE_WEBKIT
-  if (webkit_can_run ())
+  /* The plan cards' rules: TALLY_NO_WEBKIT, a dead web process, a
+   * session bus that is named but missing (WebKit's sandbox would abort
+   * the application). */
+  if (_tally_plan_card_webkit_allowed ())
     {
       if (self->web_view == NULL)
         {
