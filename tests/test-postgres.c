@@ -483,6 +483,166 @@ test_warning (void)
   }
 }
 
+static char *
+read_file_or_empty (const char *path)
+{
+  char *contents = NULL;
+  gsize length = 0;
+
+  if (!g_file_get_contents (path, &contents, &length, NULL))
+    return g_strdup ("");
+  /* SQLite files hold NULs: make them searchable with strstr(). */
+  for (gsize i = 0; i < length; i++)
+    if (contents[i] == '\0')
+      contents[i] = ' ';
+  return contents;
+}
+
+/* Runs tally-cli with --db @conninfo, a store and workspace in @dir,
+ * against @mock; returns the exit status. */
+static int
+run_cli (TallyTestMock  *mock,
+         const char     *conninfo,
+         const char     *dir,
+         gboolean        json,
+         const char     *prompt,
+         char          **out,
+         char          **err)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *store = g_build_filename (dir, "sessions.db", NULL);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "ANTHROPIC_BASE_URL");
+  process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
+                                         "--base-url", tally_test_mock_get_base_url (mock),
+                                         "--db", conninfo, "--store", store, "--workspace", dir,
+                                         json ? "--json" : "--", prompt, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
+  g_assert_no_error (error);
+  g_test_message ("stderr: %s", *err);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  return g_subprocess_get_exit_status (process);
+}
+
+/* One turn of tally-cli against the mock: the model asks query_database
+ * for a count on the PostgreSQL sample and quotes the result. */
+static void
+test_cli_turn (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autofree char *conninfo = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *store = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *stored = NULL;
+  g_autofree char *wal = NULL;
+  g_autofree char *wal_path = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *redacted = NULL;
+
+  if (!need_cluster ())
+    return;
+
+  mock = tally_test_mock_start (
+    "{\"responses\": ["
+    " {\"match\": {\"last_user_text_contains\": \"How many sales\"},"
+    "  \"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": \"toolu_pg1\", \"name\": \"query_database\","
+    "   \"input\": {\"sql\": \"SELECT count(*) AS lines, sum(quantity) AS items FROM sales\"}}]}},"
+    " {\"match\": {\"contains\": \"toolu_pg1\"},"
+    "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"Counted:\\n{{last_tool_result}}\"}]}}"
+    "]}", &error);
+  g_assert_no_error (error);
+  dir = g_dir_make_tmp ("tally-pg-cli-XXXXXX", &error);
+  g_assert_no_error (error);
+  store = g_build_filename (dir, "sessions.db", NULL);
+  conninfo = analyst ();
+
+  g_assert_cmpint (run_cli (mock, conninfo, dir, TRUE, "How many sales lines and items?", &out, &err), ==, 0);
+
+  expected = g_strdup_printf ("lines | items\\n%" G_GINT64_FORMAT " | %" G_GINT64_FORMAT "\\n(1 row)",
+                              sample_count ("SELECT count(*) FROM sales"),
+                              sample_count ("SELECT sum(quantity) FROM sales"));
+  g_assert_nonnull (strstr (out, "\"type\":\"tool_result\""));
+  g_assert_nonnull (strstr (out, expected));
+  g_assert_null (strstr (out, "\"is_error\":true"));
+
+  /* The session keeps the connection, but never the password. */
+  redacted = tally_pg_conninfo_redact (conninfo);
+  g_assert_null (strstr (redacted, TALLY_TEST_PG_PASSWORD));
+  {
+    g_autofree char *member = g_strdup_printf ("\"database\":\"%s\"", redacted);
+
+    g_assert_nonnull (strstr (out, member));
+  }
+  g_assert_null (strstr (out, TALLY_TEST_PG_PASSWORD));
+  g_assert_null (strstr (err, TALLY_TEST_PG_PASSWORD));
+  stored = read_file_or_empty (store);
+  wal_path = g_strconcat (store, "-wal", NULL);
+  wal = read_file_or_empty (wal_path);
+  g_assert_cmpuint (strlen (stored), >, 0);
+  g_assert_null (strstr (stored, TALLY_TEST_PG_PASSWORD));
+  g_assert_null (strstr (wal, TALLY_TEST_PG_PASSWORD));
+  g_assert_true (strstr (stored, redacted) != NULL || strstr (wal, redacted) != NULL);
+  /* Nor does the request sent to the model hold it; it names the engine. */
+  {
+    g_autoptr(JsonArray) requests = tally_test_mock_dup_requests (mock);
+    g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), requests);
+    g_autofree char *recorded = json_to_string (node, FALSE);
+
+    g_assert_cmpuint (json_array_get_length (requests), ==, 2);
+    g_assert_null (strstr (recorded, TALLY_TEST_PG_PASSWORD));
+    g_assert_nonnull (strstr (recorded, "PostgreSQL 1"));
+  }
+
+  tally_test_rm_rf (dir);
+}
+
+/* As a superuser the CLI says so once, on stderr; a server that is not
+ * there is a clear usage error, and no turn starts. */
+static void
+test_cli_warning (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autofree char *conninfo = NULL;
+  g_autofree char *missing = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *out2 = NULL;
+  g_autofree char *err2 = NULL;
+  const char *first;
+
+  if (!need_cluster ())
+    return;
+
+  mock = tally_test_mock_start ("{\"responses\": [{\"message\": {\"content\": "
+                                "[{\"type\": \"text\", \"text\": \"Hello\"}]}}]}", &error);
+  g_assert_no_error (error);
+  dir = g_dir_make_tmp ("tally-pg-cli-XXXXXX", &error);
+  g_assert_no_error (error);
+
+  conninfo = tally_test_pg_dup_conninfo (cluster, "tally");
+  g_assert_cmpint (run_cli (mock, conninfo, dir, FALSE, "Hi", &out, &err), ==, 0);
+  first = strstr (err, "tally-cli: warning: Connected to PostgreSQL as tally, a superuser.");
+  g_assert_nonnull (first);
+  g_assert_null (strstr (first + strlen ("tally-cli: warning: Connected"), "Connected"));
+
+  missing = g_strdup_printf ("host=%s/nowhere dbname=beanline", dir);
+  g_assert_cmpint (run_cli (mock, missing, dir, FALSE, "Hi", &out2, &err2), ==, 2);
+  g_assert_nonnull (strstr (err2, "Cannot connect to the PostgreSQL server"));
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 1);
+
+  tally_test_rm_rf (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -503,6 +663,8 @@ main (int   argc,
   g_test_add_func ("/postgres/reconnect", test_reconnect);
   g_test_add_func ("/postgres/schema", test_schema);
   g_test_add_func ("/postgres/warning", test_warning);
+  g_test_add_func ("/postgres/cli-turn", test_cli_turn);
+  g_test_add_func ("/postgres/cli-warning", test_cli_warning);
 
   status = g_test_run ();
   g_clear_pointer (&cluster, tally_test_pg_stop);

@@ -27,6 +27,7 @@
 #include "tally-export.h"
 #include "tally-json.h"
 #include "tally-model-table.h"
+#include "tally-pg-source.h"
 #include "tally-pricing.h"
 #include "tally-questions.h"
 #include "tally-receipt.h"
@@ -175,7 +176,7 @@ static const GOptionEntry entries[] = {
   { "thinking-default", 0, G_OPTION_FLAG_HIDDEN | G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK,
     thinking_default_cb, NULL, NULL },
   { "db", 0, 0, G_OPTION_ARG_FILENAME, &opt_db,
-    N_("SQLite database to analyse (default: the Beanline sample)"), N_("PATH") },
+    N_("SQLite database, or PostgreSQL connection string or URI, to analyse (default: the Beanline sample)"), N_("PATH") },
   { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &opt_workspace,
     N_("Workspace folder for the file tools (default: the current folder)"), N_("DIR") },
   { "store", 0, 0, G_OPTION_ARG_FILENAME, &opt_store,
@@ -1011,6 +1012,56 @@ list_models_cb (GObject      *object,
   g_main_loop_quit (cli->loop);
 }
 
+typedef struct {
+  gboolean  done;
+  GError   *error;
+} PgConnect;
+
+static void
+pg_connected_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  PgConnect *wait = user_data;
+
+  tally_pg_source_connect_finish (TALLY_PG_SOURCE (source), result, &wait->error);
+  wait->done = TRUE;
+}
+
+/* A PostgreSQL --db (docs/postgresql.md): connects once before the turn,
+ * in a worker thread, so that a wrong connection string fails at once,
+ * the model is told the server's version, and a role that could write is
+ * reported here, once. */
+static gboolean
+check_pg_database (const char    *conninfo,
+                   GCancellable  *cancellable,
+                   GError       **error)
+{
+  g_autoptr(TallyPgSource) source = tally_pg_source_get_shared (conninfo, error);
+  g_autofree char *warning = NULL;
+  PgConnect wait = { FALSE, NULL };
+
+  if (source == NULL)
+    return FALSE;
+
+  if (!isnan (opt_query_timeout))
+    tally_pg_source_set_statement_timeout_ms (source, (guint) MAX (opt_query_timeout * 1000, 1));
+
+  tally_pg_source_connect_async (source, cancellable, pg_connected_cb, &wait);
+  while (!wait.done)
+    g_main_context_iteration (NULL, TRUE);
+  if (wait.error != NULL)
+    {
+      g_propagate_error (error, wait.error);
+      return FALSE;
+    }
+
+  warning = tally_pg_source_dup_warning (source);
+  if (warning != NULL)
+    g_printerr (_("tally-cli: warning: %s\n"), warning);
+  return TRUE;
+}
+
 static gboolean
 check_database (const char  *path,
                 GError     **error)
@@ -1465,12 +1516,19 @@ main (int    argc,
 
   if (opt_db == NULL && opt_resume == NULL)
     opt_db = g_strdup (default_database ());
-  if (opt_db != NULL && !g_file_test (opt_db, G_FILE_TEST_IS_REGULAR))
+  if (opt_db != NULL && tally_pg_conninfo_is (opt_db))
+    {
+      g_autoptr(GError) db_error = NULL;
+
+      if (!check_pg_database (opt_db, cancellable, &db_error))
+        return usage_error (db_error->message);
+    }
+  else if (opt_db != NULL && !g_file_test (opt_db, G_FILE_TEST_IS_REGULAR))
     {
       g_autofree char *message = g_strdup_printf (_("no database at %s"), opt_db);
       return usage_error (message);
     }
-  if (opt_db != NULL)
+  else if (opt_db != NULL)
     {
       g_autoptr(GError) db_error = NULL;
 

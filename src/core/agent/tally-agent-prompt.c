@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "tally-agent-private.h"
+#include "tally-pg-query.h"
 
 /* What Tally tells the model besides the conversation: the system prompt
  * and the mode reminders (docs/protocol.md §2.1, §6). */
@@ -34,7 +35,14 @@ tally_agent_dup_system_prompt (TallyAgent *self)
     "own data. You answer questions by querying the data with your tools, and you say "
     "what you found plainly, with the numbers that back it.\n\n");
 
-  if (self->database != NULL)
+  if (self->database != NULL && tally_pg_conninfo_is (self->database))
+    {
+      /* Names the engine and its version (docs/postgresql.md). */
+      g_autofree char *section = tally_pg_dup_prompt_section (self->database);
+
+      g_string_append (prompt, section);
+    }
+  else if (self->database != NULL)
     {
       db_name = g_path_get_basename (self->database);
       g_string_append_printf (prompt,

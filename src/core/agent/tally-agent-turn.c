@@ -10,6 +10,7 @@
 #include "tally-api-error.h"
 #include "tally-enums.h"
 #include "tally-model-table.h"
+#include "tally-pg-source.h"
 #include "tally-pricing.h"
 
 /* The turn loop (docs/architecture.md §5): sending, streaming each API call,
@@ -746,7 +747,14 @@ tally_agent_send_async (TallyAgent          *self,
       else
         json_object_set_null_member (event, "workspace");
       if (self->database != NULL)
-        json_object_set_string_member (event, "database", self->database);
+        {
+          /* The session never keeps a password (docs/postgresql.md). */
+          g_autofree char *stored = tally_pg_conninfo_is (self->database) ?
+                                    tally_pg_conninfo_redact (self->database) :
+                                    g_strdup (self->database);
+
+          json_object_set_string_member (event, "database", stored);
+        }
       else
         json_object_set_null_member (event, "database");
       tally_agent_emit_event (self, NULL, event);
@@ -790,20 +798,10 @@ tally_agent_send_finish (TallyAgent    *self,
                          GAsyncResult  *result,
                          GError       **error)
 {
-  GError *local_error = NULL;
-  gssize status;
-
   g_return_val_if_fail (TALLY_IS_AGENT (self), TALLY_TURN_FAILED);
   g_return_val_if_fail (g_task_is_valid (result, self), TALLY_TURN_FAILED);
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_agent_send_async,
                         TALLY_TURN_FAILED);
 
-  status = g_task_propagate_int (G_TASK (result), &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return TALLY_TURN_FAILED;
-    }
-
-  return (TallyTurnStatus)status;
+  return tally_turn_status_propagate (G_TASK (result), error);
 }

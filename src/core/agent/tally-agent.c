@@ -11,6 +11,7 @@
 #include "tally-enums.h"
 #include "tally-gate.h"
 #include "tally-model-table.h"
+#include "tally-pg-source.h"
 #include "tally-pricing.h"
 
 /*
@@ -573,9 +574,11 @@ tally_agent_get_database (TallyAgent *self)
 /**
  * tally_agent_set_database:
  * @self: a #TallyAgent
- * @path: (nullable): path of the SQLite database the tools query
+ * @path: (nullable): path of the SQLite database the tools query, or a
+ *   PostgreSQL connection string or URI (tally_pg_conninfo_is())
  *
- * Sets the analyst's database. The path is made absolute.
+ * Sets the analyst's database. A path is made absolute; a connection
+ * string is kept as given, and stored in the session without its password.
  */
 void
 tally_agent_set_database (TallyAgent *self,
@@ -583,8 +586,11 @@ tally_agent_set_database (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
+  /* A PostgreSQL connection string is kept as given (docs/postgresql.md). */
   set_string_property (self, &self->database,
-                       path != NULL ? g_canonicalize_filename (path, NULL) : NULL, PROP_DATABASE);
+                       path == NULL ? NULL :
+                       tally_pg_conninfo_is (path) ? g_strdup (path) :
+                       g_canonicalize_filename (path, NULL), PROP_DATABASE);
 }
 
 /**

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "tally-tool-get-schema.h"
+#include "tally-pg-query.h"
 #include "tally-tool-private.h"
 
 #include <string.h>
@@ -492,6 +493,10 @@ schema_run (TallyTool               *tool,
                            "`table` must not be empty when given");
       return NULL;
     }
+
+  /* PostgreSQL: from the catalog (docs/postgresql.md). */
+  if (tally_pg_conninfo_is (context ? context->database_path : NULL))
+    return tally_pg_describe_schema (context->database_path, table, cancellable, error);
 
   database = tally_tool_database_open (context, cancellable, error);
   if (database == NULL)

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "tally-tool-query-database.h"
+#include "tally-pg-query.h"
 #include "tally-tool-private.h"
 
 #include <string.h>
@@ -842,6 +843,11 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
   *column_names = NULL;
   *more = FALSE;
 
+  if (tally_pg_conninfo_is (context ? context->database_path : NULL))
+    return tally_pg_query_fetch_rows (context->database_path, sql, max_rows,
+                                      (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
+                                      cancellable, column_names, more, error);
+
   stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
     return NULL;
@@ -913,6 +919,13 @@ query_run (TallyTool               *tool,
   if (!has_max_rows)
     max_rows = TALLY_TOOL_QUERY_DATABASE_DEFAULT_ROWS;
   max_rows = MIN (max_rows, TALLY_TOOL_QUERY_DATABASE_MAX_ROWS);
+
+  /* PostgreSQL: the same caps and text, read-only by construction
+   * (docs/postgresql.md). */
+  if (tally_pg_conninfo_is (context ? context->database_path : NULL))
+    return tally_pg_query_text (context->database_path, sql, (guint) max_rows,
+                                (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
+                                cancellable, error);
 
   stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
