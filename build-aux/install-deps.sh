@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages Tally needs to build and test. As root it
 # runs apt-get directly (CI, containers); otherwise it asks sudo to run it.
 # clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes, only
-# recommended by clang) build the fuzz targets (docs/testing.md).
+# recommended by clang) build the fuzz targets (docs/testing.md). libpq-dev
+# builds the PostgreSQL data source; postgresql gives the tests their
+# throwaway cluster (initdb, pg_ctl; docs/postgresql.md).
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -35,6 +37,7 @@ apt-get install -y -q --no-install-recommends \
   libmd4c-dev \
   libmd4c-html0-dev \
   libpango1.0-dev \
+  libpq-dev \
   librsvg2-dev \
   libsecret-1-dev \
   libsoup-3.0-dev \
@@ -44,6 +47,7 @@ apt-get install -y -q --no-install-recommends \
   ninja-build \
   pkg-config \
   poppler-utils \
+  postgresql \
   python3 \
   xauth \
   x11-utils \
