@@ -798,20 +798,10 @@ tally_agent_send_finish (TallyAgent    *self,
                          GAsyncResult  *result,
                          GError       **error)
 {
-  GError *local_error = NULL;
-  gssize status;
-
   g_return_val_if_fail (TALLY_IS_AGENT (self), TALLY_TURN_FAILED);
   g_return_val_if_fail (g_task_is_valid (result, self), TALLY_TURN_FAILED);
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_agent_send_async,
                         TALLY_TURN_FAILED);
 
-  status = g_task_propagate_int (G_TASK (result), &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return TALLY_TURN_FAILED;
-    }
-
-  return (TallyTurnStatus)status;
+  return tally_turn_status_propagate (G_TASK (result), error);
 }

@@ -943,18 +943,8 @@ tally_session_send_finish (TallySession  *self,
                            GAsyncResult  *result,
                            GError       **error)
 {
-  GError *local_error = NULL;
-  gssize status;
-
   g_return_val_if_fail (TALLY_IS_SESSION (self), TALLY_TURN_FAILED);
   g_return_val_if_fail (g_task_is_valid (result, self), TALLY_TURN_FAILED);
 
-  status = g_task_propagate_int (G_TASK (result), &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return TALLY_TURN_FAILED;
-    }
-
-  return (TallyTurnStatus)status;
+  return tally_turn_status_propagate (G_TASK (result), error);
 }

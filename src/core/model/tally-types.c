@@ -128,6 +128,37 @@ tally_turn_status_to_string (TallyTurnStatus status)
 }
 
 /**
+ * tally_turn_status_propagate:
+ * @task: a finished #GTask that returned a #TallyTurnStatus with
+ *   g_task_return_int(), or an error
+ * @error: return location for a #GError
+ *
+ * The body of the `_send_finish()` functions of #TallyAgent and
+ * #TallySession: the status the turn ended with, or the task's error.
+ *
+ * Returns: the status; %TALLY_TURN_FAILED with @error set (transfer of the
+ *   task's error) when the task returned an error
+ */
+TallyTurnStatus
+tally_turn_status_propagate (GTask   *task,
+                             GError **error)
+{
+  GError *local_error = NULL;
+  gssize status;
+
+  g_return_val_if_fail (G_IS_TASK (task), TALLY_TURN_FAILED);
+
+  status = g_task_propagate_int (task, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return TALLY_TURN_FAILED;
+    }
+
+  return (TallyTurnStatus) status;
+}
+
+/**
  * tally_decision_to_string:
  * @decision: a #TallyDecision
  *

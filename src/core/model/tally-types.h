@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
-#include <glib-object.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -124,6 +124,8 @@ const char *tally_mode_to_string        (TallyMode        mode);
 gboolean    tally_mode_from_string      (const char      *text,
                                          TallyMode       *mode);
 const char *tally_turn_status_to_string (TallyTurnStatus  status);
+TallyTurnStatus tally_turn_status_propagate (GTask     *task,
+                                             GError   **error);
 const char *tally_decision_to_string    (TallyDecision    decision);
 const char *tally_block_kind_to_string  (TallyBlockKind   kind);
 
