@@ -14,6 +14,7 @@
 #include "tally-card-diff.h"
 #include "tally-cards-common.h"
 #include "tally-chip-layout.h"
+#include "tally-json.h"
 #include "tally-tool-registry.h"
 
 /**
@@ -92,10 +93,9 @@ static void sync_card (TallyApprovalCard *self);
 static JsonObject *
 request_input (TallyApprovalCard *self)
 {
-  JsonObject *details = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self)) : NULL;
-  JsonNode *node = details != NULL ? json_object_get_member (details, "tool_input") : NULL;
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
 
-  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+  return block != NULL ? tally_json_object_get_object (tally_block_get_details (block), "tool_input") : NULL;
 }
 
 static const char *
@@ -106,17 +106,6 @@ request_tool_name (TallyApprovalCard *self)
   if (name == NULL && TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
     name = tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self));
   return name != NULL ? name : "";
-}
-
-static const char *
-input_string (JsonObject *input,
-              const char *member)
-{
-  JsonNode *node = input != NULL ? json_object_get_member (input, member) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
 }
 
 static char *
@@ -584,6 +573,7 @@ sync_request (TallyApprovalCard *self)
   g_autofree char *title = NULL;
   g_autofree char *escaped = g_markup_escape_text (tool_name, -1);
   g_autofree char *summary = NULL;
+  const char *shown = NULL;
   gboolean outside = FALSE;
   JsonNode *node;
 
@@ -597,13 +587,11 @@ sync_request (TallyApprovalCard *self)
     title = g_strdup_printf (_("Allow <b>%s</b> to run?"), escaped);
   gtk_label_set_markup (self->title_label, title);
 
-  if (g_str_equal (tool_name, "Bash") && input_string (input, "command") != NULL)
-    summary = g_strdup (input_string (input, "command"));
-  else if ((g_str_equal (tool_name, "Write") || g_str_equal (tool_name, "Edit")) &&
-           input_string (input, "file_path") != NULL)
-    summary = g_strdup (input_string (input, "file_path"));
-  else
-    summary = object_to_json (input, FALSE);
+  if (g_str_equal (tool_name, "Bash"))
+    shown = tally_json_object_get_string (input, "command", NULL);
+  else if (g_str_equal (tool_name, "Write") || g_str_equal (tool_name, "Edit"))
+    shown = tally_json_object_get_string (input, "file_path", NULL);
+  summary = shown != NULL ? g_strdup (shown) : object_to_json (input, FALSE);
   gtk_label_set_text (self->summary_label, summary);
 
   if (details != NULL && json_object_has_member (details, "outside_workspace"))

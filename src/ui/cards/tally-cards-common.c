@@ -7,6 +7,7 @@
 #include <adwaita.h>
 
 #include "tally-cards-common.h"
+#include "tally-json.h"
 
 /*
  * What the three cards share: reading a block's details and what a card
@@ -108,18 +109,9 @@ const char *
 tally_cards_details_string (TallyBlock *block,
                             const char *member)
 {
-  JsonObject *details;
-  JsonNode *node;
-
   g_return_val_if_fail (TALLY_IS_BLOCK (block), NULL);
 
-  details = tally_block_get_details (block);
-  if (details == NULL)
-    return NULL;
-  node = json_object_get_member (details, member);
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
+  return tally_json_object_get_string (tally_block_get_details (block), member, NULL);
 }
 
 /**
@@ -132,16 +124,9 @@ tally_cards_details_string (TallyBlock *block,
 JsonObject *
 tally_cards_get_resolution (TallyBlock *block)
 {
-  JsonObject *details;
-  JsonNode *node;
-
   g_return_val_if_fail (TALLY_IS_BLOCK (block), NULL);
 
-  details = tally_block_get_details (block);
-  if (details == NULL)
-    return NULL;
-  node = json_object_get_member (details, "resolution");
-  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+  return tally_json_object_get_object (tally_block_get_details (block), "resolution");
 }
 
 /**
