@@ -510,6 +510,82 @@ tally_model_cache_refresh_async (TallyModelCache     *self,
   tally_client_list_models_async (client, cancellable, list_models_cb, task);
 }
 
+static void
+factory_setup_cb (GtkSignalListItemFactory *factory,
+                  GtkListItem              *item,
+                  gpointer                  user_data)
+{
+  gboolean with_ids = GPOINTER_TO_INT (user_data);
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *name = gtk_label_new (NULL);
+
+  g_assert (GTK_IS_LIST_ITEM (item));
+
+  gtk_label_set_xalign (GTK_LABEL (name), 0);
+  gtk_box_append (GTK_BOX (box), name);
+  if (with_ids)
+    {
+      GtkWidget *id = gtk_label_new (NULL);
+
+      gtk_label_set_xalign (GTK_LABEL (id), 0);
+      gtk_widget_add_css_class (id, "caption");
+      gtk_widget_add_css_class (id, "dim-label");
+      gtk_box_append (GTK_BOX (box), id);
+    }
+  else
+    {
+      gtk_label_set_ellipsize (GTK_LABEL (name), PANGO_ELLIPSIZE_END);
+    }
+  gtk_list_item_set_child (item, box);
+}
+
+static void
+factory_bind_cb (GtkSignalListItemFactory *factory,
+                 GtkListItem              *item,
+                 TallyModelCache          *self)
+{
+  const char *id = gtk_string_object_get_string (gtk_list_item_get_item (item));
+  const char *display = tally_model_cache_get_display_name (self, id);
+  GtkWidget *name = gtk_widget_get_first_child (gtk_list_item_get_child (item));
+  GtkWidget *id_label = gtk_widget_get_next_sibling (name);
+
+  g_assert (TALLY_IS_MODEL_CACHE (self));
+
+  gtk_label_set_label (GTK_LABEL (name), display);
+  if (id_label != NULL)
+    {
+      gtk_label_set_label (GTK_LABEL (id_label), id);
+      gtk_widget_set_visible (id_label, g_strcmp0 (display, id) != 0);
+    }
+}
+
+/**
+ * tally_model_cache_create_factory:
+ * @self: a #TallyModelCache
+ * @with_ids: whether each row shows the model id under its name (in
+ *   small type, only when the two differ): for a picker's list; without,
+ *   one ellipsized name, for the picker's button
+ *
+ * Makes the rows of a model picker (a #GtkDropDown or #AdwComboRow over
+ * tally_model_cache_get_models()) showing display names from @self.
+ *
+ * Returns: (transfer full): a new list item factory, which holds no
+ *   reference on @self (keep @self alive while the factory is in use)
+ */
+GtkListItemFactory *
+tally_model_cache_create_factory (TallyModelCache *self,
+                                  gboolean         with_ids)
+{
+  GtkListItemFactory *factory;
+
+  g_return_val_if_fail (TALLY_IS_MODEL_CACHE (self), NULL);
+
+  factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (factory, "setup", G_CALLBACK (factory_setup_cb), GINT_TO_POINTER (with_ids));
+  g_signal_connect_object (factory, "bind", G_CALLBACK (factory_bind_cb), self, 0);
+  return factory;
+}
+
 /**
  * tally_model_cache_refresh_finish:
  * @self: a #TallyModelCache

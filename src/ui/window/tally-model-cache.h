@@ -34,6 +34,8 @@ const char      *tally_model_cache_get_id           (TallyModelCache     *self,
 gboolean         tally_model_cache_is_fresh         (TallyModelCache     *self,
                                                      const char          *base_url);
 gboolean         tally_model_cache_is_from_api      (TallyModelCache     *self);
+GtkListItemFactory *tally_model_cache_create_factory (TallyModelCache     *self,
+                                                     gboolean             with_ids);
 void             tally_model_cache_refresh_async    (TallyModelCache     *self,
                                                      TallyClient         *client,
                                                      GCancellable        *cancellable,

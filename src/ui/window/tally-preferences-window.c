@@ -259,34 +259,6 @@ model_set_mapping (const GValue       *value,
   return id != NULL ? g_variant_new_string (id) : NULL;
 }
 
-static void
-model_setup_cb (GtkSignalListItemFactory *factory,
-                GtkListItem              *item,
-                gpointer                  user_data)
-{
-  GtkWidget *label = gtk_label_new (NULL);
-
-  g_assert (GTK_IS_LIST_ITEM (item));
-
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
-  gtk_list_item_set_child (item, label);
-}
-
-static void
-model_bind_cb (GtkSignalListItemFactory *factory,
-               GtkListItem              *item,
-               TallyModelCache          *cache)
-{
-  const char *id = gtk_string_object_get_string (gtk_list_item_get_item (item));
-
-  g_assert (GTK_IS_LIST_ITEM (item));
-  g_assert (TALLY_IS_MODEL_CACHE (cache));
-
-  gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (item)),
-                       tally_model_cache_get_display_name (cache, id));
-}
-
 /* GObject */
 
 static void
@@ -386,9 +358,7 @@ tally_preferences_window_new (TallyApplication *application)
                            G_CALLBACK (update_connection), self, G_CONNECT_SWAPPED);
   update_connection (self);
 
-  factory = gtk_signal_list_item_factory_new ();
-  g_signal_connect (factory, "setup", G_CALLBACK (model_setup_cb), NULL);
-  g_signal_connect_object (factory, "bind", G_CALLBACK (model_bind_cb), cache, 0);
+  factory = tally_model_cache_create_factory (cache, FALSE);
   adw_combo_row_set_factory (self->default_model_row, factory);
   adw_combo_row_set_model (self->default_model_row, tally_model_cache_get_models (cache));
   g_settings_bind_with_mapping (self->settings, "default-model", self->default_model_row, "selected",

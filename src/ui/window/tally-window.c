@@ -357,74 +357,6 @@ models_changed_cb (TallyWindow *self)
 }
 
 static void
-model_factory_setup_cb (GtkSignalListItemFactory *factory,
-                        GtkListItem              *item,
-                        gpointer                  user_data)
-{
-  GtkWidget *label = gtk_label_new (NULL);
-
-  g_assert (GTK_IS_LIST_ITEM (item));
-
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_list_item_set_child (item, label);
-}
-
-static void
-model_factory_bind_cb (GtkSignalListItemFactory *factory,
-                       GtkListItem              *item,
-                       TallyWindow              *self)
-{
-  GtkStringObject *object = gtk_list_item_get_item (item);
-  const char *id = gtk_string_object_get_string (object);
-  TallyModelCache *cache = tally_application_get_model_cache (self->app);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (item)),
-                       tally_model_cache_get_display_name (cache, id));
-}
-
-static void
-model_list_setup_cb (GtkSignalListItemFactory *factory,
-                     GtkListItem              *item,
-                     gpointer                  user_data)
-{
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *name = gtk_label_new (NULL);
-  GtkWidget *id = gtk_label_new (NULL);
-
-  g_assert (GTK_IS_LIST_ITEM (item));
-
-  gtk_label_set_xalign (GTK_LABEL (name), 0);
-  gtk_label_set_xalign (GTK_LABEL (id), 0);
-  gtk_widget_add_css_class (id, "caption");
-  gtk_widget_add_css_class (id, "dim-label");
-  gtk_box_append (GTK_BOX (box), name);
-  gtk_box_append (GTK_BOX (box), id);
-  gtk_list_item_set_child (item, box);
-}
-
-static void
-model_list_bind_cb (GtkSignalListItemFactory *factory,
-                    GtkListItem              *item,
-                    TallyWindow              *self)
-{
-  GtkStringObject *object = gtk_list_item_get_item (item);
-  const char *id = gtk_string_object_get_string (object);
-  TallyModelCache *cache = tally_application_get_model_cache (self->app);
-  GtkWidget *box = gtk_list_item_get_child (item);
-  GtkWidget *name = gtk_widget_get_first_child (box);
-  GtkWidget *id_label = gtk_widget_get_next_sibling (name);
-  const char *display = tally_model_cache_get_display_name (cache, id);
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  gtk_label_set_label (GTK_LABEL (name), display);
-  gtk_label_set_label (GTK_LABEL (id_label), id);
-  gtk_widget_set_visible (id_label, g_strcmp0 (display, id) != 0);
-}
-
-static void
 refresh_models_cb (GObject      *object,
                    GAsyncResult *result,
                    gpointer      user_data)
@@ -1192,12 +1124,8 @@ tally_window_setup (TallyWindow      *self,
   /* The model picker: display names on the button, names and ids in the
    * list. Connected before the drop-down sees the list, so a fetched list
    * replacing the old one keeps the choice. */
-  factory = gtk_signal_list_item_factory_new ();
-  g_signal_connect (factory, "setup", G_CALLBACK (model_factory_setup_cb), NULL);
-  g_signal_connect_object (factory, "bind", G_CALLBACK (model_factory_bind_cb), self, 0);
-  list_factory = gtk_signal_list_item_factory_new ();
-  g_signal_connect (list_factory, "setup", G_CALLBACK (model_list_setup_cb), NULL);
-  g_signal_connect_object (list_factory, "bind", G_CALLBACK (model_list_bind_cb), self, 0);
+  factory = tally_model_cache_create_factory (cache, FALSE);
+  list_factory = tally_model_cache_create_factory (cache, TRUE);
   gtk_drop_down_set_factory (self->model_dropdown, factory);
   gtk_drop_down_set_list_factory (self->model_dropdown, list_factory);
   g_signal_connect_object (tally_model_cache_get_models (cache), "items-changed",
