@@ -815,31 +815,59 @@ leave_block_cb (MD_BLOCKTYPE  type,
   return 0;
 }
 
+/* The styled spans: the buffer tag that shows each in the text, and the
+ * Pango markup element that shows it in a table cell. */
+typedef struct
+{
+  MD_SPANTYPE type;
+  const char *tag;
+  const char *element;
+} SpanStyle;
+
+static const SpanStyle span_styles[] = {
+  { MD_SPAN_EM, "em", "i" },
+  { MD_SPAN_STRONG, "strong", "b" },
+  { MD_SPAN_DEL, "del", "s" },
+  { MD_SPAN_CODE, "code", "tt" },
+};
+
+static const SpanStyle *
+span_style (MD_SPANTYPE type)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (span_styles); i++)
+    if (span_styles[i].type == type)
+      return &span_styles[i];
+  return NULL;
+}
+
+/* The target of a link or an image span (@detail as md4c gives it), or
+ * %NULL for other spans. */
+static char *
+span_dup_target (MD_SPANTYPE  type,
+                 void        *detail)
+{
+  if (type == MD_SPAN_A)
+    return attribute_dup (&((MD_SPAN_A_DETAIL *)detail)->href);
+  if (type == MD_SPAN_IMG)
+    return attribute_dup (&((MD_SPAN_IMG_DETAIL *)detail)->src);
+  return NULL;
+}
+
 static void
 cell_enter_span (Builder     *b,
                  MD_SPANTYPE  type,
                  void        *detail)
 {
-  switch (type)
-    {
-    case MD_SPAN_EM: g_string_append (b->cell_markup, "<i>"); break;
-    case MD_SPAN_STRONG: g_string_append (b->cell_markup, "<b>"); break;
-    case MD_SPAN_DEL: g_string_append (b->cell_markup, "<s>"); break;
-    case MD_SPAN_CODE: g_string_append (b->cell_markup, "<tt>"); break;
-    case MD_SPAN_A:
-    case MD_SPAN_IMG:
-      {
-        const MD_ATTRIBUTE *href = type == MD_SPAN_A
-          ? &((MD_SPAN_A_DETAIL *)detail)->href
-          : &((MD_SPAN_IMG_DETAIL *)detail)->src;
-        g_autofree char *url = attribute_dup (href);
-        g_autofree char *escaped = g_markup_escape_text (url, -1);
+  const SpanStyle *style = span_style (type);
+  g_autofree char *target = span_dup_target (type, detail);
 
-        g_string_append_printf (b->cell_markup, "<a href=\"%s\">", escaped);
-      }
-      break;
-    default:
-      break;
+  if (style != NULL)
+    g_string_append_printf (b->cell_markup, "<%s>", style->element);
+  else if (target != NULL)
+    {
+      g_autofree char *escaped = g_markup_escape_text (target, -1);
+
+      g_string_append_printf (b->cell_markup, "<a href=\"%s\">", escaped);
     }
   g_array_append_val (b->cell_stack, type);
 }
@@ -848,6 +876,7 @@ static void
 cell_leave_span (Builder *b)
 {
   MD_SPANTYPE type;
+  const SpanStyle *style;
 
   if (b->cell_stack->len == 0)
     return;
@@ -855,16 +884,11 @@ cell_leave_span (Builder *b)
   type = g_array_index (b->cell_stack, MD_SPANTYPE, b->cell_stack->len - 1);
   g_array_set_size (b->cell_stack, b->cell_stack->len - 1);
 
-  switch (type)
-    {
-    case MD_SPAN_EM: g_string_append (b->cell_markup, "</i>"); break;
-    case MD_SPAN_STRONG: g_string_append (b->cell_markup, "</b>"); break;
-    case MD_SPAN_DEL: g_string_append (b->cell_markup, "</s>"); break;
-    case MD_SPAN_CODE: g_string_append (b->cell_markup, "</tt>"); break;
-    case MD_SPAN_A:
-    case MD_SPAN_IMG: g_string_append (b->cell_markup, "</a>"); break;
-    default: break;
-    }
+  style = span_style (type);
+  if (style != NULL)
+    g_string_append_printf (b->cell_markup, "</%s>", style->element);
+  else if (type == MD_SPAN_A || type == MD_SPAN_IMG)
+    g_string_append (b->cell_markup, "</a>");
 }
 
 static int
@@ -874,6 +898,8 @@ enter_span_cb (MD_SPANTYPE  type,
 {
   Builder *b = user_data;
   OpenSpan span = { NULL, b->doc->n_chars, FALSE };
+  const SpanStyle *style = span_style (type);
+  g_autofree char *target = NULL;
 
   g_assert (b != NULL);
 
@@ -883,31 +909,18 @@ enter_span_cb (MD_SPANTYPE  type,
       return 0;
     }
 
-  switch (type)
+  target = span_dup_target (type, detail);
+  if (style != NULL)
     {
-    case MD_SPAN_EM: span.name = "em"; break;
-    case MD_SPAN_STRONG: span.name = "strong"; break;
-    case MD_SPAN_DEL: span.name = "del"; break;
-    case MD_SPAN_CODE: span.name = "code"; break;
-    case MD_SPAN_A:
-    case MD_SPAN_IMG:
-      {
-        const MD_ATTRIBUTE *href = type == MD_SPAN_A
-          ? &((MD_SPAN_A_DETAIL *)detail)->href
-          : &((MD_SPAN_IMG_DETAIL *)detail)->src;
-        g_autofree char *url = attribute_dup (href);
-        g_autofree char *name = g_strconcat (HREF_PREFIX, url, NULL);
-
-        span.link = TRUE;
-        span.name = builder_name (b, name);
-      }
-      break;
-    default:
-      break;
+      span.name = builder_name (b, style->tag);
     }
+  else if (target != NULL)
+    {
+      g_autofree char *name = g_strconcat (HREF_PREFIX, target, NULL);
 
-  if (span.name != NULL && !span.link)
-    span.name = builder_name (b, span.name);
+      span.link = TRUE;
+      span.name = builder_name (b, name);
+    }
 
   /* A NULL name keeps enter and leave paired for spans shown as text. */
   g_array_append_val (b->inline_stack, span);
