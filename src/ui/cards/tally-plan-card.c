@@ -96,10 +96,7 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-static void launch_uri_default (GtkWidget  *card,
-                                const char *uri);
-
-static TallyPlanUriLauncher uri_launcher = launch_uri_default;
+static TallyPlanUriLauncher uri_launcher = tally_markdown_link_open;
 
 /* The page */
 
@@ -254,47 +251,16 @@ _tally_plan_card_classify_navigation (const char *uri,
                                       gboolean    link_clicked,
                                       gboolean    expecting_load)
 {
-  g_autofree char *scheme = NULL;
-
   if (uri == NULL)
     return TALLY_PLAN_NAVIGATION_IGNORE;
 
   if (link_clicked)
-    {
-      scheme = g_uri_parse_scheme (uri);
-      if (scheme != NULL &&
-          (g_ascii_strcasecmp (scheme, "http") == 0 || g_ascii_strcasecmp (scheme, "https") == 0 ||
-           g_ascii_strcasecmp (scheme, "mailto") == 0))
-        return TALLY_PLAN_NAVIGATION_OPEN;
-      return TALLY_PLAN_NAVIGATION_IGNORE;
-    }
+    return tally_markdown_link_is_safe (uri) ? TALLY_PLAN_NAVIGATION_OPEN : TALLY_PLAN_NAVIGATION_IGNORE;
 
   if (expecting_load && g_str_equal (uri, "about:blank"))
     return TALLY_PLAN_NAVIGATION_ALLOW;
 
   return TALLY_PLAN_NAVIGATION_IGNORE;
-}
-
-static void
-launch_done_cb (GObject      *object,
-                GAsyncResult *result,
-                gpointer      user_data)
-{
-  g_autoptr(GError) error = NULL;
-
-  g_assert (G_IS_ASYNC_RESULT (result));
-
-  if (!g_app_info_launch_default_for_uri_finish (result, &error))
-    g_warning ("Could not open a link of a plan: %s", error->message);
-}
-
-static void
-launch_uri_default (GtkWidget  *card,
-                    const char *uri)
-{
-  g_autoptr(GdkAppLaunchContext) context = gdk_display_get_app_launch_context (gtk_widget_get_display (card));
-
-  g_app_info_launch_default_for_uri_async (uri, G_APP_LAUNCH_CONTEXT (context), NULL, launch_done_cb, NULL);
 }
 
 /**
@@ -307,7 +273,7 @@ launch_uri_default (GtkWidget  *card,
 void
 _tally_plan_card_set_uri_launcher (TallyPlanUriLauncher launcher)
 {
-  uri_launcher = launcher != NULL ? launcher : launch_uri_default;
+  uri_launcher = launcher != NULL ? launcher : tally_markdown_link_open;
 }
 
 /* WebKit, shared by every plan card */

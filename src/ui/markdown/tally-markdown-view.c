@@ -217,24 +217,59 @@ static gboolean
 tally_markdown_view_real_activate_link (TallyMarkdownView *self,
                                         const char        *url)
 {
-  g_autofree char *scheme = g_uri_parse_scheme (url);
-  GtkRoot *root;
-
-  /* Only what a browser or mail client handles: a message must not be
-   * able to launch local files or custom handlers with one click. */
-  if (scheme == NULL ||
-      (g_ascii_strcasecmp (scheme, "http") != 0 &&
-       g_ascii_strcasecmp (scheme, "https") != 0 &&
-       g_ascii_strcasecmp (scheme, "mailto") != 0))
+  if (!tally_markdown_link_is_safe (url))
     {
       g_message ("Not opening link with unsupported scheme: %s", url);
       return TRUE;
     }
 
-  root = gtk_widget_get_root (GTK_WIDGET (self));
+  tally_markdown_link_open (GTK_WIDGET (self), url);
+  return TRUE;
+}
+
+/**
+ * tally_markdown_link_is_safe:
+ * @url: (nullable): a link's target
+ *
+ * Tells whether a link in a message may be opened: only what a browser or
+ * mail client handles (http, https, mailto), so that a message cannot
+ * launch local files or custom URI handlers with one click.
+ *
+ * Returns: %TRUE for an http, https or mailto URI
+ */
+gboolean
+tally_markdown_link_is_safe (const char *url)
+{
+  g_autofree char *scheme = url != NULL ? g_uri_parse_scheme (url) : NULL;
+
+  return scheme != NULL &&
+         (g_ascii_strcasecmp (scheme, "http") == 0 ||
+          g_ascii_strcasecmp (scheme, "https") == 0 ||
+          g_ascii_strcasecmp (scheme, "mailto") == 0);
+}
+
+/**
+ * tally_markdown_link_open:
+ * @widget: the widget the link was clicked in (its window becomes the
+ *   parent of any dialog)
+ * @url: the link's target, checked with tally_markdown_link_is_safe()
+ *
+ * Opens @url with the desktop's default application (gtk_show_uri_full(),
+ * through the OpenURI portal inside a sandbox). A failure is logged as a
+ * warning; there is nothing for the caller to handle.
+ */
+void
+tally_markdown_link_open (GtkWidget  *widget,
+                          const char *url)
+{
+  GtkRoot *root;
+
+  g_return_if_fail (GTK_IS_WIDGET (widget));
+  g_return_if_fail (url != NULL);
+
+  root = gtk_widget_get_root (widget);
   gtk_show_uri_full (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
                      url, GDK_CURRENT_TIME, NULL, show_uri_cb, NULL);
-  return TRUE;
 }
 
 static const char *
