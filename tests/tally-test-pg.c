@@ -37,7 +37,11 @@ find_bindir (void)
   double best_version = -1;
 
   if (override != NULL && override[0] != '\0')
-    return g_strdup (override);
+    {
+      g_autofree char *initdb = g_build_filename (override, "initdb", NULL);
+
+      return g_file_test (initdb, G_FILE_TEST_IS_EXECUTABLE) ? g_strdup (override) : NULL;
+    }
 
   dir = g_dir_open (root, 0, NULL);
   if (dir == NULL)
@@ -336,7 +340,8 @@ tally_test_pg_start (char   **skip_reason,
   if (self->bindir == NULL)
     {
       *skip_reason = g_strdup ("no PostgreSQL server: initdb, pg_ctl and postgres were not found "
-                               "in /usr/lib/postgresql/*/bin (install the postgresql package)");
+                               "in /usr/lib/postgresql/*/bin or $PGBINDIR (install the postgresql "
+                               "package)");
       return NULL;
     }
 
