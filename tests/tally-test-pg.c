@@ -88,16 +88,19 @@ server_argv (TallyTestPg *self,
   return argv;
 }
 
+/* Runs a server program in @workdir (the cluster's folder, which the
+ * unprivileged user can enter, unlike perhaps the build folder). */
 static gboolean
-run_program (GPtrArray  *argv,
-             GError    **error)
+run_program (GPtrArray   *argv,
+             const char  *workdir,
+             GError     **error)
 {
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
   int status;
 
   g_ptr_array_add (argv, NULL);
-  if (!g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+  if (!g_spawn_sync (workdir, (char **) argv->pdata, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
                      &out, &err, &status, error))
     return FALSE;
 
@@ -305,7 +308,7 @@ start_watcher (TallyTestPg  *self,
                           quoted_dir, quoted_dir);
   sh_argv[2] = stop->str;
 
-  return g_spawn_async_with_pipes (NULL, (char **) sh_argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+  return g_spawn_async_with_pipes (self->dir, (char **) sh_argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
                                    NULL, NULL, &self->watcher, &self->watcher_in, NULL, NULL,
                                    error);
 }
@@ -378,7 +381,7 @@ tally_test_pg_start (char   **skip_reason,
   g_ptr_array_add (initdb, g_strdup ("UTF8"));
   g_ptr_array_add (initdb, g_strdup ("--locale=C"));
   g_ptr_array_add (initdb, g_strdup ("--no-sync"));
-  if (!run_program (initdb, error))
+  if (!run_program (initdb, self->dir, error))
     return NULL;
 
   /* The superuser without a password; every other role with one, so
@@ -400,7 +403,7 @@ tally_test_pg_start (char   **skip_reason,
   g_ptr_array_add (pg_ctl, g_strdup (options));
   g_ptr_array_add (pg_ctl, g_strdup ("-w"));
   g_ptr_array_add (pg_ctl, g_strdup ("start"));
-  if (!run_program (pg_ctl, error))
+  if (!run_program (pg_ctl, self->dir, error))
     return NULL;
   self->started = TRUE;
 
