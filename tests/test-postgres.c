@@ -502,6 +502,32 @@ read_file_or_empty (const char *path)
   return contents;
 }
 
+static int
+run_cli_argv (const char * const *argv,
+              const char         *password,
+              char              **out,
+              char              **err)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "ANTHROPIC_BASE_URL");
+  if (password != NULL)
+    g_subprocess_launcher_setenv (launcher, "PGPASSWORD", password, TRUE);
+  else
+    g_subprocess_launcher_unsetenv (launcher, "PGPASSWORD");
+  process = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
+  g_assert_no_error (error);
+  g_test_message ("stderr: %s", *err);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  return g_subprocess_get_exit_status (process);
+}
+
 /* Runs tally-cli with --db @conninfo, a store and workspace in @dir,
  * against @mock; returns the exit status. */
 static int
@@ -513,24 +539,30 @@ run_cli (TallyTestMock  *mock,
          char          **out,
          char          **err)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) process = NULL;
   g_autofree char *store = g_build_filename (dir, "sessions.db", NULL);
+  const char *argv[] = { TALLY_TEST_CLI, "--base-url", tally_test_mock_get_base_url (mock),
+                         "--db", conninfo, "--store", store, "--workspace", dir,
+                         json ? "--json" : "--", prompt, NULL };
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
-  g_subprocess_launcher_unsetenv (launcher, "ANTHROPIC_BASE_URL");
-  process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
-                                         "--base-url", tally_test_mock_get_base_url (mock),
-                                         "--db", conninfo, "--store", store, "--workspace", dir,
-                                         json ? "--json" : "--", prompt, NULL);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
-  g_assert_no_error (error);
-  g_test_message ("stderr: %s", *err);
-  g_assert_true (g_subprocess_get_if_exited (process));
-  return g_subprocess_get_exit_status (process);
+  return run_cli_argv (argv, NULL, out, err);
+}
+
+/* Resumes @session_id of the store in @dir, with PGPASSWORD set to
+ * @password when not %NULL. */
+static int
+resume_cli (TallyTestMock  *mock,
+            const char     *dir,
+            const char     *session_id,
+            const char     *password,
+            const char     *prompt,
+            char          **out,
+            char          **err)
+{
+  g_autofree char *store = g_build_filename (dir, "sessions.db", NULL);
+  const char *argv[] = { TALLY_TEST_CLI, "--base-url", tally_test_mock_get_base_url (mock),
+                         "--store", store, "--resume", session_id, "--json", prompt, NULL };
+
+  return run_cli_argv (argv, password, out, err);
 }
 
 /* One turn of tally-cli against the mock: the model asks query_database
@@ -560,7 +592,9 @@ test_cli_turn (void)
     "  \"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": \"toolu_pg1\", \"name\": \"query_database\","
     "   \"input\": {\"sql\": \"SELECT count(*) AS lines, sum(quantity) AS items FROM sales\"}}]}},"
     " {\"match\": {\"contains\": \"toolu_pg1\"},"
-    "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"Counted:\\n{{last_tool_result}}\"}]}}"
+    "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"Counted:\\n{{last_tool_result}}\"}]}},"
+    " {\"match\": {\"last_user_text_contains\": \"And again\"},"
+    "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"Resumed.\"}]}}"
     "]}", &error);
   g_assert_no_error (error);
   dir = g_dir_make_tmp ("tally-pg-cli-XXXXXX", &error);
@@ -603,6 +637,35 @@ test_cli_turn (void)
     g_assert_cmpuint (json_array_get_length (requests), ==, 2);
     g_assert_null (strstr (recorded, TALLY_TEST_PG_PASSWORD));
     g_assert_nonnull (strstr (recorded, "PostgreSQL 1"));
+  }
+
+  /* Resuming connects with the stored string: without the password (not
+   * kept) the server refuses, before any request; with PGPASSWORD, as for
+   * psql, the turn runs and the model is told the engine again. */
+  {
+    g_autofree char *first_line = g_strndup (out, strcspn (out, "\n"));
+    g_autoptr(JsonObject) first = tally_test_parse_object (first_line);
+    const char *session_id = json_object_get_string_member (first, "session_id");
+    g_autofree char *out2 = NULL;
+    g_autofree char *err2 = NULL;
+    g_autofree char *out3 = NULL;
+    g_autofree char *err3 = NULL;
+    g_autoptr(JsonArray) requests = NULL;
+    g_autoptr(JsonNode) last = NULL;
+    g_autofree char *recorded = NULL;
+
+    g_assert_cmpint (resume_cli (mock, dir, session_id, NULL, "And again?", &out2, &err2), ==, 1);
+    g_assert_nonnull (strstr (err2, "cannot resume"));
+    g_assert_nonnull (strstr (err2, "password"));
+    g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 2);
+
+    g_assert_cmpint (resume_cli (mock, dir, session_id, TALLY_TEST_PG_PASSWORD, "And again?", &out3, &err3), ==, 0);
+    g_assert_nonnull (strstr (out3, "Resumed."));
+    requests = tally_test_mock_dup_requests (mock);
+    g_assert_cmpuint (json_array_get_length (requests), ==, 3);
+    last = json_node_copy (json_array_get_element (requests, 2));
+    recorded = json_to_string (last, FALSE);
+    g_assert_nonnull (strstr (recorded, "Write SQL for PostgreSQL 1"));
   }
 
   tally_test_rm_rf (dir);

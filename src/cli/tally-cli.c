@@ -1578,6 +1578,18 @@ main (int    argc,
   cli.agent = agent;
   if (opt_db != NULL)
     tally_agent_set_database (agent, opt_db);
+  /* A resumed PostgreSQL session connects first too, with the stored
+   * string, whose password was never kept (docs/postgresql.md). */
+  if (opt_db == NULL && tally_pg_conninfo_is (tally_agent_get_database (agent)))
+    {
+      g_autoptr(GError) db_error = NULL;
+
+      if (!check_pg_database (tally_agent_get_database (agent), cancellable, &db_error))
+        {
+          g_printerr (_("tally-cli: cannot resume %s: %s\n"), opt_resume, db_error->message);
+          return EXIT_FAILED;
+        }
+    }
   if (opt_workspace != NULL)
     tally_agent_set_workspace (agent, opt_workspace);
   if (opt_model != NULL)
