@@ -38,9 +38,10 @@
  * asks tally_block_widget_type_for_kind().
  *
  * A subclass whose look is a function of the current block (%NULL when
- * nothing is bound) may use one function for both vfuncs, reading the
- * block with TALLY_BLOCK_WIDGET_BLOCK(): during unbind it is already
- * %NULL, so the widget resets itself.
+ * nothing is bound) implements only #TallyBlockWidgetClass.bind, reading
+ * the block with TALLY_BLOCK_WIDGET_BLOCK(): without an unbind, the base
+ * calls bind again when the block is cleared or replaced, with the block
+ * already %NULL, so the widget resets itself.
  *
  * A subclass that clears its template in dispose calls
  * tally_block_widget_set_block (self, NULL) first, so that unbind still
@@ -216,9 +217,10 @@ tally_block_widget_get_block (TallyBlockWidget *self)
  * @self: a #TallyBlockWidget
  * @block: (nullable): the block to show, or %NULL to unbind
  *
- * Unbinds the block shown (#TallyBlockWidgetClass.unbind), points the
- * block signal group at @block and binds it (#TallyBlockWidgetClass.bind).
- * A reference to @block is held while it is shown.
+ * Unbinds the block shown (#TallyBlockWidgetClass.unbind, or bind with
+ * no block when the class has no unbind), points the block signal group
+ * at @block and binds it (#TallyBlockWidgetClass.bind). A reference to
+ * @block is held while it is shown.
  */
 void
 tally_block_widget_set_block (TallyBlockWidget *self,
@@ -238,6 +240,8 @@ tally_block_widget_set_block (TallyBlockWidget *self,
   old = g_steal_pointer (&priv->block);
   if (old != NULL && klass->unbind != NULL)
     klass->unbind (self, old);
+  else if (old != NULL && klass->bind != NULL)
+    klass->bind (self, old);
 
   g_signal_group_set_target (priv->block_signals, block);
   g_set_object (&priv->block, block);

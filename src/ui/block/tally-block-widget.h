@@ -17,7 +17,8 @@ G_DECLARE_DERIVABLE_TYPE (TallyBlockWidget, tally_block_widget, TALLY, BLOCK_WID
  * @bind: called when a block is set, after the block signal group's target
  *   is the block; show it here
  * @unbind: called before the block is replaced or cleared; undo what @bind
- *   did that the signal group does not undo (cancel work, drop caches)
+ *   did that the signal group does not undo (cancel work, drop caches).
+ *   When %NULL, @bind is called instead, with no block bound
  *
  * The class of the widgets that show one transcript block.
  */

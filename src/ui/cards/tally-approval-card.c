@@ -851,7 +851,6 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
 
   object_class->dispose = tally_approval_card_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_approval_card_bind;
-  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_approval_card_bind;
   object_class->finalize = tally_approval_card_finalize;
 
   gtk_source_init ();

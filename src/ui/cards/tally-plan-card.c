@@ -1042,7 +1042,6 @@ tally_plan_card_class_init (TallyPlanCardClass *klass)
 
   object_class->dispose = tally_plan_card_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_plan_card_bind;
-  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_plan_card_bind;
   object_class->finalize = tally_plan_card_finalize;
   object_class->get_property = tally_plan_card_get_property;
   widget_class->measure = tally_plan_card_measure;

@@ -805,7 +805,6 @@ tally_question_card_class_init (TallyQuestionCardClass *klass)
 
   object_class->dispose = tally_question_card_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_question_card_bind;
-  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_question_card_bind;
   object_class->finalize = tally_question_card_finalize;
   object_class->get_property = tally_question_card_get_property;
 

@@ -214,7 +214,6 @@ tally_assistant_text_class_init (TallyAssistantTextClass *klass)
 
   object_class->dispose = tally_assistant_text_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_assistant_text_bind;
-  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_assistant_text_bind;
 
 
   widget_class->get_request_mode = tally_assistant_text_get_request_mode;

@@ -199,7 +199,6 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
 
   object_class->dispose = tally_error_banner_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_error_banner_bind;
-  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_error_banner_bind;
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-error-banner.ui");

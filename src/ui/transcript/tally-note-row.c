@@ -172,7 +172,6 @@ tally_note_row_class_init (TallyNoteRowClass *klass)
 
   object_class->dispose = tally_note_row_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_note_row_bind;
-  TALLY_BLOCK_WIDGET_CLASS (klass)->unbind = tally_note_row_bind;
 
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
