@@ -260,12 +260,8 @@ tally_report_markdown_to_html (const char               *markdown,
   g_autoptr(GString) out = g_string_new (NULL);
   Rewrite rewrite = { source, 0, cancellable };
 
-  if (!g_utf8_validate (markdown, -1, NULL))
-    {
-      g_set_error_literal (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
-                           _("The report is not UTF-8 text"));
-      return NULL;
-    }
+  if (!tally_report_check_utf8 (markdown, error))
+    return NULL;
 
   if (md_html (markdown, (MD_SIZE) strlen (markdown), append_output_cb, body,
                MD_DIALECT_GITHUB | MD_FLAG_NOHTML,

@@ -1214,12 +1214,8 @@ tally_report_markdown_to_pdf (const char               *markdown,
   Node *root;
   Layout l = { 0 };
 
-  if (!g_utf8_validate (markdown, -1, NULL))
-    {
-      g_set_error_literal (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
-                           _("The report is not UTF-8 text"));
-      return NULL;
-    }
+  if (!tally_report_check_utf8 (markdown, error))
+    return NULL;
   root = parse_markdown (markdown);
   if (root == NULL)
     {

@@ -67,6 +67,8 @@ char             *tally_report_url_decode       (const char              *text,
                                                  gsize                    length);
 char             *tally_report_dup_title        (const char              *markdown,
                                                  const char              *fallback);
+gboolean          tally_report_check_utf8       (const char              *markdown,
+                                                 GError                 **error);
 
 char             *tally_report_markdown_to_html (const char              *markdown,
                                                  const char              *title,

@@ -84,6 +84,27 @@ tally_report_dup_title (const char *markdown,
   return g_strdup (fallback);
 }
 
+/**
+ * tally_report_check_utf8:
+ * @markdown: a report about to be rendered
+ * @error: return location for a #GError
+ *
+ * The check both renderers make before md4c reads @markdown.
+ *
+ * Returns: whether @markdown is UTF-8; %FALSE with
+ *   %TALLY_REPORT_ERROR_INVALID
+ */
+gboolean
+tally_report_check_utf8 (const char  *markdown,
+                         GError     **error)
+{
+  if (g_utf8_validate (markdown, -1, NULL))
+    return TRUE;
+  g_set_error_literal (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
+                       _("The report is not UTF-8 text"));
+  return FALSE;
+}
+
 static gboolean
 write_all (int          fd,
            const char  *data,
