@@ -467,6 +467,18 @@ test_errors (void)
   g_clear_error (&error);
   g_assert_false (dir_has_temporaries (dir));
 
+  /* a format that is neither HTML nor PDF: refused before anything is read or written */
+  {
+    g_autofree char *out_path = g_build_filename (dir, "r.out", NULL);
+    g_autoptr(GFile) out = g_file_new_for_path (out_path);
+
+    g_assert_false (tally_report_export_file (md, (TallyReportFormat) 7, out, NULL, &error));
+    g_assert_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "7"));
+    g_clear_error (&error);
+    g_assert_false (g_file_test (out_path, G_FILE_TEST_EXISTS));
+  }
+
   tally_test_rm_rf (dir);
 }
 

@@ -296,6 +296,127 @@ read_markdown (GFile         *file,
   return contents;
 }
 
+/* One export, of a report file or of a saved session: what to write,
+ * where, and the Markdown and images to render it from. */
+typedef struct {
+  GFile             *markdown_file;  /* a report file's export, else %NULL */
+  GFile             *output;         /* %NULL for tally_report_file_to_html() */
+  TallyReportFormat  format;
+  char              *markdown;
+  char              *title;
+  GFile             *base_dir;       /* a report file's folder */
+  GHashTable        *charts;         /* a session's charts by SVG path */
+} ExportJob;
+
+static ExportJob *
+export_job_new (GFile             *markdown_file,
+                TallyReportFormat  format,
+                GFile             *output)
+{
+  ExportJob *job = g_new0 (ExportJob, 1);
+
+  g_set_object (&job->markdown_file, markdown_file);
+  g_set_object (&job->output, output);
+  job->format = format;
+  return job;
+}
+
+static void
+export_job_free (ExportJob *job)
+{
+  g_clear_object (&job->markdown_file);
+  g_clear_object (&job->output);
+  g_free (job->markdown);
+  g_free (job->title);
+  g_clear_object (&job->base_dir);
+  g_clear_pointer (&job->charts, g_hash_table_unref);
+  g_free (job);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ExportJob, export_job_free)
+
+/* Reads @job's report file: its Markdown, its title (the first `# `
+ * heading, else the file's name) and its folder, which relative images
+ * are read from (docs/reports.md §2). */
+static gboolean
+read_report_file (ExportJob     *job,
+                  GCancellable  *cancellable,
+                  GError       **error)
+{
+  g_autofree char *base = NULL;
+
+  job->markdown = read_markdown (job->markdown_file, cancellable, error);
+  if (job->markdown == NULL)
+    return FALSE;
+  base = g_file_get_basename (job->markdown_file);
+  job->title = tally_report_dup_title (job->markdown, base);
+  job->base_dir = g_file_get_parent (job->markdown_file);
+  return TRUE;
+}
+
+/* Renders @job and writes its output; a report file is read first. The
+ * body of both exports, blocking or in their worker thread. */
+static gboolean
+run_export_job (ExportJob     *job,
+                GCancellable  *cancellable,
+                GError       **error)
+{
+  TallyReportSource source = { 0 };
+
+  if (job->format != TALLY_REPORT_FORMAT_HTML && job->format != TALLY_REPORT_FORMAT_PDF)
+    {
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
+                   _("Unknown report format %d"), (int) job->format);
+      return FALSE;
+    }
+  if (job->markdown == NULL && !read_report_file (job, cancellable, error))
+    return FALSE;
+  source.base_dir = job->base_dir;
+  source.charts = job->charts;
+  return render_and_write (job->markdown, job->title, &source, job->format, job->output, cancellable, error);
+}
+
+/* A task for either export's async function @tag, owning @job */
+static GTask *
+export_task_new (ExportJob           *job,
+                 gpointer             tag,
+                 GCancellable        *cancellable,
+                 GAsyncReadyCallback  callback,
+                 gpointer             user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, tag);
+  g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);
+  return task;
+}
+
+static void
+export_thread (GTask        *task,
+               gpointer      source_object,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  GError *error = NULL;
+
+  if (run_export_job (task_data, cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+/* The end of either export's task, started by the function @tag */
+static gboolean
+finish_task (GAsyncResult  *result,
+             gpointer       tag,
+             GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tag, FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
 /**
  * tally_report_file_to_html:
  * @markdown_file: a Markdown report; its images (`![…](charts/x.svg)`)
@@ -318,22 +439,16 @@ tally_report_file_to_html (GFile         *markdown_file,
                            GCancellable  *cancellable,
                            GError       **error)
 {
-  g_autofree char *markdown = NULL;
-  g_autofree char *title = NULL;
-  g_autofree char *base = NULL;
-  g_autoptr(GFile) dir = NULL;
+  g_autoptr(ExportJob) job = NULL;
   TallyReportSource source = { 0 };
 
   g_return_val_if_fail (G_IS_FILE (markdown_file), NULL);
 
-  markdown = read_markdown (markdown_file, cancellable, error);
-  if (markdown == NULL)
+  job = export_job_new (markdown_file, TALLY_REPORT_FORMAT_HTML, NULL);
+  if (!read_report_file (job, cancellable, error))
     return NULL;
-  base = g_file_get_basename (markdown_file);
-  title = tally_report_dup_title (markdown, base);
-  dir = g_file_get_parent (markdown_file);
-  source.base_dir = dir;
-  return tally_report_markdown_to_html (markdown, title, &source, cancellable, error);
+  source.base_dir = job->base_dir;
+  return tally_report_markdown_to_html (job->markdown, job->title, &source, cancellable, error);
 }
 
 /**
@@ -358,77 +473,13 @@ tally_report_export_file (GFile              *markdown_file,
                           GCancellable       *cancellable,
                           GError            **error)
 {
-  g_autofree char *markdown = NULL;
-  g_autofree char *title = NULL;
-  g_autofree char *base = NULL;
-  g_autoptr(GFile) dir = NULL;
-  TallyReportSource source = { 0 };
+  g_autoptr(ExportJob) job = NULL;
 
   g_return_val_if_fail (G_IS_FILE (markdown_file), FALSE);
   g_return_val_if_fail (G_IS_FILE (output), FALSE);
 
-  if (format != TALLY_REPORT_FORMAT_HTML && format != TALLY_REPORT_FORMAT_PDF)
-    {
-      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
-                   _("Unknown report format %d"), (int) format);
-      return FALSE;
-    }
-  markdown = read_markdown (markdown_file, cancellable, error);
-  if (markdown == NULL)
-    return FALSE;
-  base = g_file_get_basename (markdown_file);
-  title = tally_report_dup_title (markdown, base);
-  dir = g_file_get_parent (markdown_file);
-  source.base_dir = dir;
-  return render_and_write (markdown, title, &source, format, output, cancellable, error);
-}
-
-typedef struct {
-  GFile             *markdown_file;
-  GFile             *output;
-  TallyReportFormat  format;
-  /* a session's export: its Markdown and charts, read on the caller's thread */
-  char              *markdown;
-  char              *title;
-  GHashTable        *charts;
-} ExportJob;
-
-static void
-export_job_free (ExportJob *job)
-{
-  g_clear_object (&job->markdown_file);
-  g_clear_object (&job->output);
-  g_free (job->markdown);
-  g_free (job->title);
-  g_clear_pointer (&job->charts, g_hash_table_unref);
-  g_free (job);
-}
-
-/* The end of either export's task, started by the function @tag */
-static gboolean
-finish_task (GAsyncResult  *result,
-             gpointer       tag,
-             GError       **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tag, FALSE);
-
-  return g_task_propagate_boolean (G_TASK (result), error);
-}
-
-static void
-export_file_thread (GTask        *task,
-                    gpointer      source_object,
-                    gpointer      task_data,
-                    GCancellable *cancellable)
-{
-  ExportJob *job = task_data;
-  GError *error = NULL;
-
-  if (tally_report_export_file (job->markdown_file, job->format, job->output, cancellable, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
+  job = export_job_new (markdown_file, format, output);
+  return run_export_job (job, cancellable, error);
 }
 
 /**
@@ -451,19 +502,13 @@ tally_report_export_file_async (GFile               *markdown_file,
                                 gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
-  ExportJob *job;
 
   g_return_if_fail (G_IS_FILE (markdown_file));
   g_return_if_fail (G_IS_FILE (output));
 
-  job = g_new0 (ExportJob, 1);
-  job->markdown_file = g_object_ref (markdown_file);
-  job->output = g_object_ref (output);
-  job->format = format;
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, tally_report_export_file_async);
-  g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);
-  g_task_run_in_thread (task, export_file_thread);
+  task = export_task_new (export_job_new (markdown_file, format, output),
+                          tally_report_export_file_async, cancellable, callback, user_data);
+  g_task_run_in_thread (task, export_thread);
 }
 
 /**
@@ -518,18 +563,6 @@ read_session (TallyStore    *store,
   return TRUE;
 }
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (ExportJob, export_job_free)
-
-static gboolean
-export_session_job (ExportJob     *job,
-                    GCancellable  *cancellable,
-                    GError       **error)
-{
-  TallyReportSource source = { NULL, job->charts };
-
-  return render_and_write (job->markdown, job->title, &source, job->format, job->output, cancellable, error);
-}
-
 /**
  * tally_report_export_session:
  * @store: the session store
@@ -549,6 +582,7 @@ export_session_job (ExportJob     *job,
  *
  * Returns: whether @output was written; %FALSE with
  *   %TALLY_REPORT_ERROR_READ (no such session, an unreadable store),
+ *   %TALLY_REPORT_ERROR_INVALID (an unknown @format),
  *   %TALLY_REPORT_ERROR_WRITE or %G_IO_ERROR_CANCELLED
  */
 gboolean
@@ -560,31 +594,16 @@ tally_report_export_session (TallyStore         *store,
                              GCancellable       *cancellable,
                              GError            **error)
 {
-  g_autoptr(ExportJob) job = g_new0 (ExportJob, 1);
+  g_autoptr(ExportJob) job = NULL;
 
   g_return_val_if_fail (TALLY_IS_STORE (store), FALSE);
   g_return_val_if_fail (session_id != NULL, FALSE);
   g_return_val_if_fail (G_IS_FILE (output), FALSE);
 
-  job->format = format;
-  job->output = g_object_ref (output);
+  job = export_job_new (NULL, format, output);
   if (!read_session (store, session_id, include_thinking, job, error))
     return FALSE;
-  return export_session_job (job, cancellable, error);
-}
-
-static void
-export_session_thread (GTask        *task,
-                       gpointer      source_object,
-                       gpointer      task_data,
-                       GCancellable *cancellable)
-{
-  GError *error = NULL;
-
-  if (export_session_job (task_data, cancellable, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
+  return run_export_job (job, cancellable, error);
 }
 
 /**
@@ -620,19 +639,14 @@ tally_report_export_session_async (TallyStore          *store,
   g_return_if_fail (session_id != NULL);
   g_return_if_fail (G_IS_FILE (output));
 
-  job = g_new0 (ExportJob, 1);
-  job->format = format;
-  job->output = g_object_ref (output);
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, tally_report_export_session_async);
-  g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);
-
+  job = export_job_new (NULL, format, output);
+  task = export_task_new (job, tally_report_export_session_async, cancellable, callback, user_data);
   if (!read_session (store, session_id, include_thinking, job, &error))
     {
       g_task_return_error (task, error);
       return;
     }
-  g_task_run_in_thread (task, export_session_thread);
+  g_task_run_in_thread (task, export_thread);
 }
 
 /**
