@@ -2,7 +2,8 @@
 
 /*
  * The save-as-CSV dialog and its error message, shared by the tables that
- * can leave the window: markdown tables and query results.
+ * can leave the window: markdown tables and query results. The chooser
+ * is kept on the table widget (object data), so neither keeps its own.
  */
 
 #include "config.h"
@@ -12,26 +13,18 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
-/**
- * tally_csv_dialog_new_chooser:
- * @owner: the table widget that saves; its window becomes the parent
- * @suggested_name: the file name offered, already translated
- *
- * Makes a modal save chooser titled "Save Table as CSV" with a filter for
- * CSV files. The caller connects to #GtkNativeDialog::response and shows
- * it.
- *
- * Returns: (transfer full): the chooser
- */
-GtkFileChooserNative *
-tally_csv_dialog_new_chooser (GtkWidget  *owner,
-                              const char *suggested_name)
+#define CHOOSER_KEY "tally-csv-dialog-chooser"
+#define SAVE_KEY "tally-csv-dialog-save"
+
+/* A modal save chooser titled "Save Table as CSV" with a filter for CSV
+ * files, over @owner's window. */
+static GtkFileChooserNative *
+new_chooser (GtkWidget  *owner,
+             const char *suggested_name)
 {
   GtkRoot *root = gtk_widget_get_root (owner);
   g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
   GtkFileChooserNative *chooser;
-
-  g_return_val_if_fail (GTK_IS_WIDGET (owner), NULL);
 
   chooser = gtk_file_chooser_native_new (_("Save Table as CSV"),
                                          GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
@@ -45,6 +38,68 @@ tally_csv_dialog_new_chooser (GtkWidget  *owner,
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
 
   return chooser;
+}
+
+/* Drops the owner's chooser, closing it when it is still open (the owner
+ * went away first). */
+static void
+chooser_free (gpointer data)
+{
+  GtkNativeDialog *chooser = data;
+
+  if (gtk_native_dialog_get_visible (chooser))
+    gtk_native_dialog_destroy (chooser);
+  g_object_unref (chooser);
+}
+
+static void
+chooser_response_cb (GtkNativeDialog *chooser,
+                     int              response,
+                     GtkWidget       *owner)
+{
+  TallyCsvDialogSaveFunc save = g_object_get_data (G_OBJECT (chooser), SAVE_KEY);
+  g_autoptr(GFile) file = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+  /* The chooser is done: the next Save opens a new one. */
+  g_object_set_data (G_OBJECT (owner), CHOOSER_KEY, NULL);
+  if (file != NULL)
+    save (owner, file);
+}
+
+/**
+ * tally_csv_dialog_save:
+ * @owner: the table widget that saves; its window becomes the parent
+ * @suggested_name: the file name offered, already translated
+ * @save: (scope forever): called with @owner and the chosen file when
+ *   the analyst saves (not when they cancel); it writes the file and
+ *   reports a failure, e.g. with tally_csv_dialog_show_error()
+ *
+ * Asks where to save a table as CSV: a modal save chooser titled "Save
+ * Table as CSV" with a filter for CSV files. While it is open, another
+ * call for the same @owner does nothing; the chooser closes if @owner is
+ * finalized first.
+ */
+void
+tally_csv_dialog_save (GtkWidget              *owner,
+                       const char             *suggested_name,
+                       TallyCsvDialogSaveFunc  save)
+{
+  GtkFileChooserNative *chooser;
+
+  g_return_if_fail (GTK_IS_WIDGET (owner));
+  g_return_if_fail (suggested_name != NULL);
+  g_return_if_fail (save != NULL);
+
+  if (g_object_get_data (G_OBJECT (owner), CHOOSER_KEY) != NULL)
+    return;
+
+  chooser = new_chooser (owner, suggested_name);
+  g_object_set_data (G_OBJECT (chooser), SAVE_KEY, save);
+  g_object_set_data_full (G_OBJECT (owner), CHOOSER_KEY, chooser, chooser_free);
+  g_signal_connect_object (chooser, "response", G_CALLBACK (chooser_response_cb), owner, 0);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
 /**

@@ -5,9 +5,20 @@
 
 G_BEGIN_DECLS
 
-GtkFileChooserNative *tally_csv_dialog_new_chooser (GtkWidget    *owner,
-                                                    const char   *suggested_name);
-void                  tally_csv_dialog_show_error  (GtkWidget    *owner,
-                                                    const GError *error);
+/**
+ * TallyCsvDialogSaveFunc:
+ * @owner: the table widget that asked
+ * @file: the file the analyst chose
+ *
+ * Writes the table to @file; see tally_csv_dialog_save().
+ */
+typedef void (*TallyCsvDialogSaveFunc) (GtkWidget *owner,
+                                        GFile     *file);
+
+void tally_csv_dialog_save       (GtkWidget              *owner,
+                                  const char             *suggested_name,
+                                  TallyCsvDialogSaveFunc  save);
+void tally_csv_dialog_show_error (GtkWidget              *owner,
+                                  const GError           *error);
 
 G_END_DECLS

@@ -44,7 +44,6 @@ struct _TallyMarkdownTableWidget
   guint                 n_columns;
   guint                 n_rows;
 
-  GtkFileChooserNative *chooser;
   GCancellable         *cancellable;
 };
 
@@ -76,24 +75,17 @@ replace_contents_cb (GObject      *object,
     tally_csv_dialog_show_error (widget, error);
 }
 
+/* Writes the table as CSV to the file the analyst chose. */
 static void
-chooser_response_cb (TallyMarkdownTableWidget *self,
-                     int                       response,
-                     GtkNativeDialog          *chooser)
+save_to_file (GtkWidget *widget,
+              GFile     *file)
 {
-  g_assert (TALLY_IS_MARKDOWN_TABLE_WIDGET (self));
+  TallyMarkdownTableWidget *self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
+  char *text = tally_markdown_table_widget_dup_text (self, TALLY_CSV_FORMAT_CSV);
+  g_autoptr(GBytes) bytes = g_bytes_new_take (text, strlen (text));
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-      char *text = tally_markdown_table_widget_dup_text (self, TALLY_CSV_FORMAT_CSV);
-      g_autoptr(GBytes) bytes = g_bytes_new_take (text, strlen (text));
-
-      if (file != NULL)
-        g_file_replace_contents_bytes_async (file, bytes, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
-                                             self->cancellable, replace_contents_cb, g_object_ref (self));
-    }
-  g_clear_object (&self->chooser);
+  g_file_replace_contents_bytes_async (file, bytes, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
+                                       self->cancellable, replace_contents_cb, g_object_ref (self));
 }
 
 static void
@@ -101,17 +93,8 @@ save_csv_action (GtkWidget  *widget,
                  const char *action_name,
                  GVariant   *parameter)
 {
-  TallyMarkdownTableWidget *self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
-
-  g_assert (TALLY_IS_MARKDOWN_TABLE_WIDGET (self));
-
-  if (self->chooser != NULL)
-    return;
-
   /* Translators: the file name offered when a table in a message is saved. */
-  self->chooser = tally_csv_dialog_new_chooser (widget, _("table.csv"));
-  g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+  tally_csv_dialog_save (widget, _("table.csv"), save_to_file);
 }
 
 static void
@@ -120,9 +103,6 @@ tally_markdown_table_widget_dispose (GObject *object)
   TallyMarkdownTableWidget *self = (TallyMarkdownTableWidget *)object;
 
   g_cancellable_cancel (self->cancellable);
-  if (self->chooser != NULL)
-    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
-  g_clear_object (&self->chooser);
   g_clear_pointer (&self->header, gtk_widget_unparent);
   g_clear_pointer (&self->scroller, gtk_widget_unparent);
 

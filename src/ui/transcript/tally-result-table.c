@@ -108,7 +108,6 @@ struct _TallyResultTable
   GtkSortListModel   *sorted;       /* @rows as the column view sorts them */
 
   /* Saving */
-  GtkFileChooserNative *chooser;
   GCancellable       *cancellable;
 };
 
@@ -455,21 +454,14 @@ save_csv_cb (GObject      *object,
     tally_csv_dialog_show_error (GTK_WIDGET (self), error);
 }
 
+/* Saves the table as CSV to the file the analyst chose. */
 static void
-chooser_response_cb (TallyResultTable *self,
-                     int               response,
-                     GtkNativeDialog  *chooser)
+save_to_file (GtkWidget *widget,
+              GFile     *file)
 {
-  g_assert (TALLY_IS_RESULT_TABLE (self));
+  TallyResultTable *self = TALLY_RESULT_TABLE (widget);
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-
-      if (file != NULL)
-        tally_result_table_save_csv_async (self, file, self->cancellable, save_csv_cb, NULL);
-    }
-  g_clear_object (&self->chooser);
+  tally_result_table_save_csv_async (self, file, self->cancellable, save_csv_cb, NULL);
 }
 
 static void
@@ -477,17 +469,8 @@ save_csv_action (GtkWidget  *widget,
                  const char *action_name,
                  GVariant   *parameter)
 {
-  TallyResultTable *self = TALLY_RESULT_TABLE (widget);
-
-  g_assert (TALLY_IS_RESULT_TABLE (self));
-
-  if (self->chooser != NULL)
-    return;
-
   /* Translators: the file name offered when a query result is saved. */
-  self->chooser = tally_csv_dialog_new_chooser (widget, _("query-result.csv"));
-  g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+  tally_csv_dialog_save (widget, _("query-result.csv"), save_to_file);
 }
 
 /* Object */
@@ -498,9 +481,6 @@ tally_result_table_dispose (GObject *object)
   TallyResultTable *self = (TallyResultTable *)object;
 
   g_cancellable_cancel (self->cancellable);
-  if (self->chooser != NULL)
-    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
-  g_clear_object (&self->chooser);
   g_clear_pointer (&self->header, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->scroller, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->footer, gtk_widget_unparent);
