@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Takes the AppStream screenshots in data/screenshots/ (main.png, the answer;
-# thinking.png, the model's thinking opened; dark.png, the dark style) of
+# thinking.png, the model's thinking opened; dark.png, the dark style;
+# chart.png, an answer with a chart, from a second session) of
 # a real session: tally-cli asks the Beanline question
 # against the mock Messages API (tests/scenarios/beanline-march-stores.json),
 # which stores the session; then the window opens it with --session under
@@ -70,8 +71,10 @@ session="$("$build/src/cli/tally-cli" --store "$work/shot.db" --list | head -n1 
 # shoot NAME WHAT [ENV=VALUE...]: opens a fresh window on the stored
 # session (WHAT = session) or on a new one (WHAT = new), sizes it, waits for
 # it to settle and captures it. $click, when set to "X Y", clicks there
-# first (window coordinates).
+# first (window coordinates); $wheel, when set to "X Y N", turns the mouse
+# wheel up N steps there (scrolls the transcript back).
 click=
+wheel=
 shoot () {
   local name="$1" what="$2"; shift 2
   local wid=
@@ -88,6 +91,11 @@ shoot () {
   xdotool windowsize "$wid" "$width" "$height"
   xdotool windowmove "$wid" 0 0
   sleep 3   # let the transcript lay out and the model list arrive
+  if [[ -n "$wheel" ]]; then
+    read -r wx wy wn <<< "$wheel"
+    xdotool mousemove --window "$wid" "$wx" "$wy" click --repeat "$wn" --delay 80 4 mousemove 1279 799
+    sleep 1
+  fi
   if [[ -n "$click" ]]; then
     # shellcheck disable=SC2086
     xdotool mousemove --window "$wid" $click click 1 mousemove 1279 799
@@ -120,3 +128,18 @@ shoot () {
 shoot main session
 click="460 150" shoot thinking session   # the thinking drawer, opened
 shoot dark session ADW_DEBUG_COLOR_SCHEME=prefer-dark
+
+# A chart: a second session from the Q2 report scenario (query_database,
+# create_chart, Write report.md) in auto mode, so that its tools run.
+kill "$mock_pid"
+wait "$mock_pid" 2> /dev/null || true
+"$build/tests/mock-api/tally-mock-api" \
+  --scenario "$here/tests/scenarios/report-q2-store.json" > "$work/port2" 2>> "$work/mock.log" &
+mock_pid=$!
+for _ in $(seq 50); do [[ -s "$work/port2" ]] && break; sleep 0.1; done
+base="http://127.0.0.1:$(head -n1 "$work/port2")"
+mkdir -p "$work/workspace"
+"$build/src/cli/tally-cli" --store "$work/shot.db" --base-url "$base" --workspace "$work/workspace" --mode auto \
+  "Which store earned the most in Q2? Chart it and write a one-page report" > "$work/cli2.log"
+session="$("$build/src/cli/tally-cli" --store "$work/shot.db" --list | head -n1 | cut -f1)"
+wheel="780 400 3" shoot chart session   # the whole chart in sight
