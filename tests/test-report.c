@@ -444,6 +444,15 @@ test_errors (void)
     g_assert_true (tally_report_format_from_string ("pdf", &format));
     g_assert_cmpint (format, ==, TALLY_REPORT_FORMAT_PDF);
     g_assert_false (tally_report_format_from_string ("docx", &format));
+    g_assert_false (tally_report_format_from_string (NULL, &format));
+    g_assert_true (tally_report_format_from_string ("jsonl", &format));
+    g_assert_cmpint (format, ==, TALLY_REPORT_FORMAT_JSONL);
+    g_assert_true (tally_report_format_from_string ("md", &format));
+    g_assert_cmpint (format, ==, TALLY_REPORT_FORMAT_MD);
+    g_assert_true (tally_report_format_is_rendered (TALLY_REPORT_FORMAT_HTML));
+    g_assert_true (tally_report_format_is_rendered (TALLY_REPORT_FORMAT_PDF));
+    g_assert_false (tally_report_format_is_rendered (TALLY_REPORT_FORMAT_MD));
+    g_assert_false (tally_report_format_is_rendered (TALLY_REPORT_FORMAT_JSONL));
   }
 
   html = tally_report_file_to_html (missing, NULL, &error);
@@ -477,13 +486,22 @@ test_errors (void)
     g_assert_nonnull (strstr (error->message, "7"));
     g_clear_error (&error);
     g_assert_false (g_file_test (out_path, G_FILE_TEST_EXISTS));
+
+    /* a report file has no Markdown or JSON Lines export: a session has */
+    g_assert_false (tally_report_export_file (md, TALLY_REPORT_FORMAT_MD, out, NULL, &error));
+    g_assert_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "HTML or PDF, not as md"));
+    g_clear_error (&error);
+    g_assert_false (g_file_test (out_path, G_FILE_TEST_EXISTS));
   }
 
   tally_test_rm_rf (dir);
 }
 
+/* One wait for either export: @finish is its _finish function. */
 typedef struct {
   GMainLoop *loop;
+  gboolean (*finish) (GAsyncResult *result, GError **error);
   gboolean   ok;
   GError    *error;
 } AsyncWait;
@@ -495,7 +513,7 @@ exported_cb (GObject      *object,
 {
   AsyncWait *wait = user_data;
 
-  wait->ok = tally_report_export_file_finish (result, &wait->error);
+  wait->ok = wait->finish (result, &wait->error);
   g_main_loop_quit (wait->loop);
 }
 
@@ -510,7 +528,7 @@ test_async (void)
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autofree char *html = NULL;
-  AsyncWait wait = { loop, FALSE, NULL };
+  AsyncWait wait = { loop, tally_report_export_file_finish, FALSE, NULL };
 
   g_assert_true (g_file_set_contents (md_path, "# Async\n\nText.\n", -1, NULL));
   tally_report_export_file_async (md, TALLY_REPORT_FORMAT_HTML, out, NULL, exported_cb, &wait);
@@ -657,6 +675,9 @@ test_cli_errors (void)
   g_assert_true (g_file_set_contents (md, big->str, -1, NULL));
 
   g_assert_cmpint (cli (NULL, &err, dir, NULL, "--report", md, "--format", "docx", "--output", out, NULL), ==, 2);
+  g_assert_nonnull (strstr (err, "--report needs --format html or pdf"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (cli (NULL, &err, dir, NULL, "--report", md, "--format", "md", "--output", out, NULL), ==, 2);
   g_assert_nonnull (strstr (err, "--report needs --format html or pdf"));
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (cli (NULL, &err, dir, NULL, "--report", md, "--format", "pdf", NULL), ==, 2);
@@ -845,6 +866,45 @@ test_end_to_end (void)
   g_assert_true (g_file_get_contents (session_md, &markdown, NULL, NULL));
   g_assert_nonnull (strstr (markdown, "![Q2 2025 revenue by store](charts/q2-revenue-by-store.svg)\n\n*Source: [1]*\n\n"));
   g_assert_nonnull (strstr (markdown, "## Sources\n\n[1] SQL on database `beanline.db`:\n\n```sql\nSELECT st.name"));
+
+  /* the CLI's stdout and the window's path (the async export, every
+   * format) write the same text as --output */
+  {
+    g_autofree char *session_jsonl = g_build_filename (dir, "session.jsonl", NULL);
+    g_autoptr(GFile) jsonl_file = g_file_new_for_path (session_jsonl);
+    g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+    g_autoptr(TallyStore) opened = NULL;
+    g_autofree char *printed = NULL;
+    g_autofree char *jsonl = NULL;
+    AsyncWait wait = { loop, tally_report_export_session_finish, FALSE, NULL };
+
+    g_assert_cmpint (cli (&printed, NULL, dir, NULL, "--store", store, "--export", session_id, NULL), ==, 0);
+    g_assert_cmpstr (printed, ==, markdown);
+    g_clear_pointer (&printed, g_free);
+    g_assert_cmpint (cli (&printed, NULL, dir, NULL, "--store", store, "--export", session_id, "--format", "jsonl", NULL), ==, 0);
+    g_assert_nonnull (strstr (printed, "\"type\":\"chart_created\""));
+
+    opened = tally_store_open (store, &error);
+    g_assert_no_error (error);
+    tally_report_export_session_async (opened, session_id, TALLY_REPORT_FORMAT_JSONL, FALSE, jsonl_file,
+                                       NULL, exported_cb, &wait);
+    g_main_loop_run (loop);
+    g_assert_no_error (wait.error);
+    g_assert_true (wait.ok);
+    g_assert_true (g_file_get_contents (session_jsonl, &jsonl, NULL, NULL));
+    g_assert_cmpstr (jsonl, ==, printed);
+
+    /* a session that is not there fails through the callback with the store's error */
+    tally_report_export_session_async (opened, "no-such-session", TALLY_REPORT_FORMAT_MD, FALSE, jsonl_file,
+                                       NULL, exported_cb, &wait);
+    g_main_loop_run (loop);
+    g_assert_false (wait.ok);
+    g_assert_nonnull (wait.error);
+    g_clear_error (&wait.error);
+    g_clear_pointer (&printed, g_free);
+    g_assert_true (g_file_get_contents (session_jsonl, &printed, NULL, NULL));
+    g_assert_cmpstr (printed, ==, jsonl);
+  }
 
   tally_test_rm_rf (dir);
 }

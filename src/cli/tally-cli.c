@@ -1218,6 +1218,8 @@ run_replay (Cli *cli)
   return EXIT_DONE;
 }
 
+/* --export ID [--format md|html|pdf|jsonl] [--output FILE]: every format
+ * through libtally-report, as the window exports (docs/reports.md) */
 static int
 run_export (void)
 {
@@ -1226,16 +1228,15 @@ run_export (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(GFile) output = opt_output != NULL ? g_file_new_for_commandline_arg (opt_output) : NULL;
   g_autofree char *text = NULL;
-  const char *format = opt_format != NULL ? opt_format : "md";
-  TallyReportFormat report_format;
-  gboolean rendered = tally_report_format_from_string (format, &report_format);
+  TallyReportFormat format = TALLY_REPORT_FORMAT_MD;
+  gboolean done = FALSE;
 
-  if (!rendered && !g_str_equal (format, "md") && !g_str_equal (format, "jsonl"))
+  if (opt_format != NULL && !tally_report_format_from_string (opt_format, &format))
     return usage_error (_("--format must be md, html, pdf or jsonl"));
   /* HTML and PDF are files, never a terminal's text. */
-  if (rendered && output == NULL)
+  if (tally_report_format_is_rendered (format) && output == NULL)
     return usage_error (_("--format html and pdf need --output FILE"));
-  if (opt_include_thinking && g_str_equal (format, "jsonl"))
+  if (opt_include_thinking && format == TALLY_REPORT_FORMAT_JSONL)
     return usage_error (_("--include-thinking does not apply to jsonl, which holds every event"));
 
   store = open_store (TRUE);
@@ -1243,36 +1244,23 @@ run_export (void)
     return EXIT_FAILED;
 
   info = tally_store_find_session (store, opt_export, &error);
-  if (info != NULL && rendered)
+  if (info != NULL && output != NULL)
+    done = tally_report_export_session (store, info->id, format, opt_include_thinking, output, NULL, &error);
+  else if (info != NULL)
     {
-      if (!tally_report_export_session (store, info->id, report_format, opt_include_thinking, output, NULL, &error))
-        {
-          g_printerr ("tally-cli: %s\n", error->message);
-          return EXIT_FAILED;
-        }
-      return EXIT_DONE;
+      text = tally_report_dup_session_text (store, info->id, format, opt_include_thinking, &error);
+      done = text != NULL;
     }
-  if (info != NULL)
-    text = g_str_equal (format, "md")
-             ? tally_export_session_markdown_full (store, info->id, opt_include_thinking, NULL, &error)
-             : tally_store_export_jsonl (store, info->id, &error);
-  if (text == NULL)
+  if (!done)
     {
       g_printerr ("tally-cli: %s\n", error->message);
       return EXIT_FAILED;
     }
-
-  if (output != NULL)
+  if (text != NULL)
     {
-      if (!tally_report_write_atomic (output, text, strlen (text), NULL, &error))
-        {
-          g_printerr ("tally-cli: %s\n", error->message);
-          return EXIT_FAILED;
-        }
-      return EXIT_DONE;
+      fputs (text, stdout);
+      out_flush ();
     }
-  fputs (text, stdout);
-  out_flush ();
   return EXIT_DONE;
 }
 
@@ -1285,7 +1273,8 @@ run_report (void)
   g_autoptr(GError) error = NULL;
   TallyReportFormat format;
 
-  if (opt_format == NULL || !tally_report_format_from_string (opt_format, &format))
+  if (opt_format == NULL || !tally_report_format_from_string (opt_format, &format) ||
+      !tally_report_format_is_rendered (format))
     return usage_error (_("--report needs --format html or pdf"));
   if (opt_output == NULL)
     return usage_error (_("--report needs --output FILE"));

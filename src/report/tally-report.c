@@ -33,7 +33,8 @@ G_DEFINE_QUARK (tally-report-error-quark, tally_report_error)
 
 /**
  * tally_report_format_from_string:
- * @name: `html` or `pdf`
+ * @name: (nullable): `html`, `pdf`, `md` or `jsonl` (the nicks of
+ *   #TallyReportFormat)
  * @format: (out): the format
  *
  * Returns: whether @name names a format
@@ -42,15 +43,68 @@ gboolean
 tally_report_format_from_string (const char        *name,
                                  TallyReportFormat *format)
 {
+  g_autoptr(GEnumClass) formats = NULL;
+  GEnumValue *value;
+
   g_return_val_if_fail (format != NULL, FALSE);
 
-  if (g_strcmp0 (name, "html") == 0)
-    *format = TALLY_REPORT_FORMAT_HTML;
-  else if (g_strcmp0 (name, "pdf") == 0)
-    *format = TALLY_REPORT_FORMAT_PDF;
-  else
+  if (name == NULL)
     return FALSE;
+  formats = g_type_class_ref (TALLY_TYPE_REPORT_FORMAT);
+  value = g_enum_get_value_by_nick (formats, name);
+  if (value == NULL)
+    return FALSE;
+  *format = value->value;
   return TRUE;
+}
+
+/**
+ * tally_report_format_is_rendered:
+ * @format: a format
+ *
+ * Returns: whether @format is drawn from Markdown (HTML, PDF): a file,
+ *   never a terminal's text, and the only formats a report file has
+ */
+gboolean
+tally_report_format_is_rendered (TallyReportFormat format)
+{
+  return format == TALLY_REPORT_FORMAT_HTML || format == TALLY_REPORT_FORMAT_PDF;
+}
+
+/**
+ * tally_report_dup_session_text:
+ * @store: the session store
+ * @session_id: the session's full id
+ * @format: %TALLY_REPORT_FORMAT_MD or %TALLY_REPORT_FORMAT_JSONL
+ * @include_thinking: whether the Markdown writes the model's thinking out
+ *   (else only its length); JSON Lines holds every event anyway
+ * @error: return location for a #GError
+ *
+ * A saved session's export as text, read on the calling thread: what
+ * tally_report_export_session() writes for these two formats, and what
+ * tally-cli prints without `--output`.
+ *
+ * Returns: (transfer full) (nullable): the text, UTF-8; %NULL with the
+ *   store's error (no such session, an unreadable store) or
+ *   %TALLY_REPORT_ERROR_INVALID when @format is not one of the two
+ */
+char *
+tally_report_dup_session_text (TallyStore         *store,
+                               const char         *session_id,
+                               TallyReportFormat   format,
+                               gboolean            include_thinking,
+                               GError            **error)
+{
+  g_return_val_if_fail (TALLY_IS_STORE (store), NULL);
+  g_return_val_if_fail (session_id != NULL, NULL);
+
+  if (format == TALLY_REPORT_FORMAT_MD)
+    return tally_export_session_markdown_full (store, session_id, include_thinking, NULL, error);
+  if (format == TALLY_REPORT_FORMAT_JSONL)
+    return tally_store_export_jsonl (store, session_id, error);
+  g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
+               _("Unknown report format %d"), (int) format);
+  return NULL;
 }
 
 /**
@@ -302,7 +356,7 @@ typedef struct {
   GFile             *markdown_file;  /* a report file's export, else %NULL */
   GFile             *output;         /* %NULL for tally_report_file_to_html() */
   TallyReportFormat  format;
-  char              *markdown;
+  char              *markdown;       /* MD, JSONL: the whole text to write */
   char              *title;
   GFile             *base_dir;       /* a report file's folder */
   GHashTable        *charts;         /* a session's charts by SVG path */
@@ -363,14 +417,25 @@ run_export_job (ExportJob     *job,
 {
   TallyReportSource source = { 0 };
 
-  if (job->format != TALLY_REPORT_FORMAT_HTML && job->format != TALLY_REPORT_FORMAT_PDF)
+  if ((guint) job->format > TALLY_REPORT_FORMAT_JSONL)
     {
       g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
                    _("Unknown report format %d"), (int) job->format);
       return FALSE;
     }
+  if (job->markdown_file != NULL && !tally_report_format_is_rendered (job->format))
+    {
+      g_autoptr(GEnumClass) formats = g_type_class_ref (TALLY_TYPE_REPORT_FORMAT);
+
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_INVALID,
+                   _("A report file is exported as HTML or PDF, not as %s"),
+                   g_enum_get_value (formats, job->format)->value_nick);
+      return FALSE;
+    }
   if (job->markdown == NULL && !read_report_file (job, cancellable, error))
     return FALSE;
+  if (!tally_report_format_is_rendered (job->format))
+    return tally_report_write_atomic (job->output, job->markdown, strlen (job->markdown), cancellable, error);
   source.base_dir = job->base_dir;
   source.charts = job->charts;
   return render_and_write (job->markdown, job->title, &source, job->format, job->output, cancellable, error);
@@ -454,7 +519,8 @@ tally_report_file_to_html (GFile         *markdown_file,
 /**
  * tally_report_export_file:
  * @markdown_file: a Markdown report (see tally_report_file_to_html())
- * @format: the output's format
+ * @format: the output's format, %TALLY_REPORT_FORMAT_HTML or
+ *   %TALLY_REPORT_FORMAT_PDF (else %TALLY_REPORT_ERROR_INVALID)
  * @output: the file to write, replaced as a whole or not at all
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
@@ -485,7 +551,8 @@ tally_report_export_file (GFile              *markdown_file,
 /**
  * tally_report_export_file_async:
  * @markdown_file: a Markdown report
- * @format: the output's format
+ * @format: the output's format, %TALLY_REPORT_FORMAT_HTML or
+ *   %TALLY_REPORT_FORMAT_PDF (else %TALLY_REPORT_ERROR_INVALID)
  * @output: the file to write
  * @cancellable: (nullable): a #GCancellable
  * @callback: called on the caller's thread-default main context when done
@@ -527,7 +594,8 @@ tally_report_export_file_finish (GAsyncResult  *result,
 }
 
 /* The session's Markdown and a map from each chart's SVG path to its
- * chart_created event, read from @store on the calling thread. */
+ * chart_created event, read from @store on the calling thread; for MD
+ * and JSONL the text to write. */
 static gboolean
 read_session (TallyStore    *store,
               const char    *session_id,
@@ -538,6 +606,11 @@ read_session (TallyStore    *store,
   g_autoptr(GPtrArray) charts = NULL;
   g_autoptr(GError) local_error = NULL;
 
+  if (!tally_report_format_is_rendered (job->format))
+    {
+      job->markdown = tally_report_dup_session_text (store, session_id, job->format, include_thinking, error);
+      return job->markdown != NULL;
+    }
   job->markdown = tally_export_session_markdown_full (store, session_id, include_thinking, &charts, &local_error);
   if (job->markdown == NULL)
     {
@@ -569,19 +642,21 @@ read_session (TallyStore    *store,
  * @session_id: the session's full id
  * @format: the output's format
  * @include_thinking: whether the model's thinking is written out (else
- *   only its length)
+ *   only its length); JSON Lines holds every event anyway
  * @output: the file to write, replaced as a whole or not at all
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
- * Exports a saved session as HTML or PDF: its Markdown export
+ * Exports a saved session. As HTML or PDF: its Markdown export
  * (tally_export_session_markdown_full(), with the numbered notes that
  * name each chart's and result's query) rendered like a report, every
  * chart drawn from its `chart_created` event, so the files in `charts/`
- * are not needed. Blocking.
+ * are not needed. As Markdown or JSON Lines: the text of
+ * tally_report_dup_session_text(). Blocking.
  *
  * Returns: whether @output was written; %FALSE with
- *   %TALLY_REPORT_ERROR_READ (no such session, an unreadable store),
+ *   %TALLY_REPORT_ERROR_READ (HTML, PDF: no such session, an unreadable
+ *   store), the store's error (MD, JSONL: the same),
  *   %TALLY_REPORT_ERROR_INVALID (an unknown @format),
  *   %TALLY_REPORT_ERROR_WRITE or %G_IO_ERROR_CANCELLED
  */

@@ -14,12 +14,21 @@ G_BEGIN_DECLS
  *   charts as inline SVG, no script, nothing fetched
  * @TALLY_REPORT_FORMAT_PDF: a paginated PDF, A4 or Letter by the locale's
  *   `LC_PAPER`, charts as vectors
+ * @TALLY_REPORT_FORMAT_MD: a saved session's Markdown export, as
+ *   tally_export_session_markdown_full() writes it; sessions only
+ * @TALLY_REPORT_FORMAT_JSONL: a saved session's events, one JSON object a
+ *   line, as tally_store_export_jsonl() writes them; sessions only
  *
- * The formats a report or a session is exported to (docs/reports.md §1).
+ * The formats a report or a session is exported to (docs/reports.md §1);
+ * the nicks (`html`, `pdf`, `md`, `jsonl`) are the names
+ * tally_report_format_from_string() reads. A Markdown report file is
+ * rendered to HTML or PDF only.
  */
 typedef enum {
   TALLY_REPORT_FORMAT_HTML,
   TALLY_REPORT_FORMAT_PDF,
+  TALLY_REPORT_FORMAT_MD,
+  TALLY_REPORT_FORMAT_JSONL,
 } TallyReportFormat;
 
 /**
@@ -51,6 +60,12 @@ GQuark   tally_report_error_quark            (void);
 
 gboolean tally_report_format_from_string     (const char          *name,
                                               TallyReportFormat   *format);
+gboolean tally_report_format_is_rendered     (TallyReportFormat    format);
+char    *tally_report_dup_session_text       (TallyStore          *store,
+                                              const char          *session_id,
+                                              TallyReportFormat    format,
+                                              gboolean             include_thinking,
+                                              GError             **error);
 
 char    *tally_report_file_to_html           (GFile               *markdown_file,
                                               GCancellable        *cancellable,
