@@ -39,7 +39,9 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # where Cairo and Pango do) keep the fast frame-pointer unwinder.
 ASAN_OPTIONS=$asan_common:fast_unwind_on_malloc=0 \
   run_suite build-asan 4 --no-suite ui --no-suite render --logbase testlog-core || status=1
-ASAN_OPTIONS=$asan_common \
+# The UI and render tests add tests/lsan-ui.supp (why: see that file).
+cat "$top/tests/lsan.supp" "$top/tests/lsan-ui.supp" > build-asan/lsan-ui.supp
+ASAN_OPTIONS=$asan_common LSAN_OPTIONS=suppressions=$top/build-asan/lsan-ui.supp:print_suppressions=0 \
   run_suite build-asan 4 --suite ui --suite render --logbase testlog-ui || status=1
 
 # Third stage: the libFuzzer targets (docs/testing.md), built by clang with
