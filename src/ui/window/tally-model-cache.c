@@ -532,10 +532,8 @@ factory_setup_cb (GtkSignalListItemFactory *factory,
       gtk_widget_add_css_class (id, "dim-label");
       gtk_box_append (GTK_BOX (box), id);
     }
-  else
-    {
-      gtk_label_set_ellipsize (GTK_LABEL (name), PANGO_ELLIPSIZE_END);
-    }
+  /* The button's name is not ellipsized: in a crowded header bar an
+   * ellipsizing label is given its minimum, a lone "…". */
   gtk_list_item_set_child (item, box);
 }
 
@@ -564,7 +562,7 @@ factory_bind_cb (GtkSignalListItemFactory *factory,
  * @self: a #TallyModelCache
  * @with_ids: whether each row shows the model id under its name (in
  *   small type, only when the two differ): for a picker's list; without,
- *   one ellipsized name, for the picker's button
+ *   the name alone, for the picker's button
  *
  * Makes the rows of a model picker (a #GtkDropDown or #AdwComboRow over
  * tally_model_cache_get_models()) showing display names from @self.
