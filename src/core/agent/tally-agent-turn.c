@@ -749,9 +749,7 @@ tally_agent_send_async (TallyAgent          *self,
       if (self->database != NULL)
         {
           /* The session never keeps a password (docs/postgresql.md). */
-          g_autofree char *stored = tally_pg_conninfo_is (self->database) ?
-                                    tally_pg_conninfo_redact (self->database) :
-                                    g_strdup (self->database);
+          g_autofree char *stored = tally_pg_database_key (self->database);
 
           json_object_set_string_member (event, "database", stored);
         }

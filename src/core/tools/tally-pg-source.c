@@ -250,6 +250,27 @@ tally_pg_conninfo_redact (const char *conninfo)
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+/**
+ * tally_pg_database_key:
+ * @database: what the analyst gave as the database (`--db`): a SQLite
+ *   path or a PostgreSQL connection string or URI
+ *
+ * The database as a session records it, and the key of its profile folder
+ * (tally_database_profile_dir()): a connection string without its
+ * password (tally_pg_conninfo_redact()), or the SQLite path made absolute.
+ *
+ * Returns: (transfer full): the database's key
+ */
+char *
+tally_pg_database_key (const char *database)
+{
+  g_return_val_if_fail (database != NULL, NULL);
+
+  if (tally_pg_conninfo_is (database))
+    return tally_pg_conninfo_redact (database);
+  return g_canonicalize_filename (database, NULL);
+}
+
 /* Connections {{{1 */
 
 static void

@@ -58,6 +58,7 @@ G_DECLARE_FINAL_TYPE (TallyPgSource, tally_pg_source, TALLY, PG_SOURCE, GObject)
 
 gboolean       tally_pg_conninfo_is                     (const char           *database);
 char          *tally_pg_conninfo_redact                 (const char           *conninfo);
+char          *tally_pg_database_key                    (const char           *database);
 
 TallyPgSource *tally_pg_source_new                      (const char           *conninfo,
                                                          GError              **error);
