@@ -503,11 +503,13 @@ schema_run (TallyTool               *tool,
     return NULL;
 
   /* Tables first, then views, each by name; SQLite's own tables
-   * (sqlite_sequence, sqlite_stat1) are left out. */
+   * (sqlite_sequence, sqlite_stat1) and Tally's (the ledger of imported
+   * data files, docs/data-files.md §6) are left out. */
   if (!for_each_row (database,
                      "SELECT name, type FROM sqlite_master "
                      "WHERE type IN ('table', 'view') "
                      "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                     "AND name NOT LIKE '\\_tally\\_%' ESCAPE '\\' "
                      "ORDER BY type, name",
                      collect_object, objects, error))
     return NULL;
