@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "tally-pg-query.h"
+#include "tally-schema.h"
 #include "tally-tool-private.h"
 #include "tally-tool-query-database.h"
 
@@ -438,148 +439,92 @@ static const char constraints_sql[] =
   "WHERE k.contype IN ('p', 'f', 'u') AND " VISIBLE_RELATIONS
   "ORDER BY k.conrelid, k.contype, k.conname";
 
-typedef struct
+typedef struct _Schema Schema;
+
+/* Takes one catalog row about the relation whose oid is its first value;
+ * @table is that relation, %NULL while it is not known yet. */
+typedef void (*RelationRowFunc) (Schema             *schema,
+                                 TallySchemaTable   *table,
+                                 const char * const *values);
+
+struct _Schema
 {
-  char      *name;        /* schema-qualified unless in public */
-  char      *relname;
-  char      *qualified;   /* always schema.name */
-  char       kind;        /* pg_class.relkind */
-  gint64     estimate;    /* -1: never analysed */
-  char      *comment;
-  GPtrArray *columns;     /* of Column */
-  GPtrArray *lines;       /* of char *: keys that span columns */
-} Object;
-
-typedef struct
-{
-  char     *name;
-  char     *type;
-  gboolean  not_null;
-  gboolean  primary;
-  char     *reference;
-  char     *comment;
-} Column;
-
-static void
-column_free (gpointer data)
-{
-  Column *column = data;
-
-  g_free (column->name);
-  g_free (column->type);
-  g_free (column->reference);
-  g_free (column->comment);
-  g_free (column);
-}
-
-static void
-object_free (gpointer data)
-{
-  Object *object = data;
-
-  g_free (object->name);
-  g_free (object->relname);
-  g_free (object->qualified);
-  g_free (object->comment);
-  g_ptr_array_unref (object->columns);
-  g_ptr_array_unref (object->lines);
-  g_free (object);
-}
-
-typedef struct
-{
-  GPtrArray  *objects;      /* of Object, in order */
-  GHashTable *by_oid;       /* oid text → Object (borrowed) */
-} Schema;
+  GPtrArray       *tables;  /* of TallySchemaTable, in order */
+  GHashTable      *by_oid;  /* oid text → TallySchemaTable (borrowed) */
+  RelationRowFunc  add;     /* what the current query's rows are */
+};
 
 static gboolean
-object_row_cb (const TallyPgColumns *columns,
-               const char * const   *values,
-               const int            *lengths,
-               gpointer              user_data)
+relation_row_cb (const TallyPgColumns *columns,
+                 const char * const   *values,
+                 const int            *lengths,
+                 gpointer              user_data)
 {
   Schema *schema = user_data;
-  Object *object;
 
   (void) columns;
   (void) lengths;
-  if (values == NULL)
-    return TRUE;
-
-  object = g_new0 (Object, 1);
-  object->relname = g_strdup (values[2]);
-  object->qualified = g_strdup_printf ("%s.%s", values[1], values[2]);
-  object->name = g_strcmp0 (values[1], "public") == 0 ?
-                 g_strdup (values[2]) : g_strdup_printf ("%s.%s", values[1], values[2]);
-  object->kind = values[3] ? values[3][0] : 'r';
-  object->estimate = values[4] ? g_ascii_strtoll (values[4], NULL, 10) : -1;
-  object->comment = g_strdup (values[5]);
-  object->columns = g_ptr_array_new_with_free_func (column_free);
-  object->lines = g_ptr_array_new_with_free_func (g_free);
-  g_ptr_array_add (schema->objects, object);
-  g_hash_table_insert (schema->by_oid, g_strdup (values[0]), object);
+  if (values != NULL)
+    schema->add (schema, g_hash_table_lookup (schema->by_oid, values[0]), values);
   return TRUE;
 }
 
-static gboolean
-column_row_cb (const TallyPgColumns *columns,
-               const char * const   *values,
-               const int            *lengths,
-               gpointer              user_data)
+static void
+add_relation (Schema             *schema,
+              TallySchemaTable   *table,
+              const char * const *values)
 {
-  Schema *schema = user_data;
-  Object *object;
-  Column *column;
+  g_autofree char *qualified = g_strdup_printf ("%s.%s", values[1], values[2]);
+  char kind = values[3] ? values[3][0] : 'r';
+  /* pg_class.reltuples: the planner's estimate, -1 when never analysed. */
+  gint64 estimate = values[4] ? g_ascii_strtoll (values[4], NULL, 10) : -1;
+  g_autofree char *count = tally_format_count (estimate, TALLY_GROUPING_COMMA);
 
-  (void) columns;
-  (void) lengths;
-  if (values == NULL || (object = g_hash_table_lookup (schema->by_oid, values[0])) == NULL)
-    return TRUE;
+  /* Names outside public are schema-qualified; both forms find it. */
+  table = tally_schema_table_new (g_strcmp0 (values[1], "public") == 0 ? values[2] : qualified,
+                                  kind == 'v' ? TALLY_SCHEMA_VIEW :
+                                  kind == 'm' ? TALLY_SCHEMA_MATERIALIZED_VIEW :
+                                  TALLY_SCHEMA_TABLE);
+  table->aliases = g_new0 (char *, 3);
+  table->aliases[0] = g_steal_pointer (&qualified);
+  table->aliases[1] = g_strdup (values[2]);
+  table->comment = g_strdup (values[5]);
+  table->rows = estimate < 0 ?
+                g_strdup ("rows not estimated yet: the table was never analysed") :
+                g_strdup_printf ("about %s %s", count, estimate == 1 ? "row" : "rows");
 
-  column = g_new0 (Column, 1);
-  column->name = g_strdup (values[1]);
-  column->type = g_strdup (values[2]);
-  column->not_null = g_strcmp0 (values[3], "t") == 0;
+  g_ptr_array_add (schema->tables, table);
+  g_hash_table_insert (schema->by_oid, g_strdup (values[0]), table);
+}
+
+static void
+add_column (Schema             *schema,
+            TallySchemaTable   *table,
+            const char * const *values)
+{
+  TallySchemaColumn *column;
+
+  if (table == NULL)
+    return;
+
+  column = tally_schema_table_add_column (table, values[1], values[2],
+                                          g_strcmp0 (values[3], "t") == 0);
   column->comment = g_strdup (values[4]);
-  g_ptr_array_add (object->columns, column);
-  return TRUE;
 }
 
-static Column *
-find_column (Object     *object,
-             const char *name)
+static void
+add_constraint (Schema             *schema,
+                TallySchemaTable   *table,
+                const char * const *values)
 {
-  for (guint i = 0; i < object->columns->len; i++)
-    {
-      Column *column = g_ptr_array_index (object->columns, i);
+  TallySchemaColumn *column;
 
-      if (g_strcmp0 (column->name, name) == 0)
-        return column;
-    }
-
-  return NULL;
-}
-
-static gboolean
-constraint_row_cb (const TallyPgColumns *columns,
-                   const char * const   *values,
-                   const int            *lengths,
-                   gpointer              user_data)
-{
-  Schema *schema = user_data;
-  Object *object;
-  gboolean single;
-  Column *column;
-
-  (void) columns;
-  (void) lengths;
-  if (values == NULL || values[2] == NULL ||
-      (object = g_hash_table_lookup (schema->by_oid, values[0])) == NULL)
-    return TRUE;
+  if (table == NULL || values[2] == NULL)
+    return;
 
   /* A key on one column is shown on the column, as on SQLite. */
-  single = strchr (values[2], ',') == NULL;
-  column = single ? find_column (object, values[2]) : NULL;
+  column = strchr (values[2], ',') == NULL ?
+           tally_schema_table_find_column (table, values[2], FALSE) : NULL;
 
   switch (values[1][0])
     {
@@ -587,107 +532,48 @@ constraint_row_cb (const TallyPgColumns *columns,
       if (column != NULL)
         column->primary = TRUE;
       else
-        g_ptr_array_add (object->lines, g_strdup_printf ("  primary key (%s)\n", values[2]));
+        tally_schema_table_add_line (table, "primary key (%s)", values[2]);
       break;
 
     case 'f':
       if (column != NULL && column->reference == NULL)
         column->reference = g_strdup_printf ("%s(%s)", values[3], values[4]);
       else
-        g_ptr_array_add (object->lines, g_strdup_printf ("  foreign key (%s) -> %s(%s)\n",
-                                                         values[2], values[3], values[4]));
+        tally_schema_table_add_line (table, "foreign key (%s) -> %s(%s)",
+                                     values[2], values[3], values[4]);
       break;
 
     case 'u':
     default:
-      g_ptr_array_add (object->lines, g_strdup_printf ("  unique (%s)\n", values[2]));
+      tally_schema_table_add_line (table, "unique (%s)", values[2]);
       break;
+    }
+}
+
+static gboolean
+read_catalog (TallyPgSource    *source,
+              Schema           *schema,
+              GCancellable     *cancellable,
+              GError          **error)
+{
+  const struct {
+    const char      *sql;
+    RelationRowFunc  add;
+  } queries[] = {
+    { objects_sql, add_relation },
+    { columns_sql, add_column },
+    { constraints_sql, add_constraint },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (queries); i++)
+    {
+      schema->add = queries[i].add;
+      if (!tally_pg_source_query (source, queries[i].sql, 0, relation_row_cb, schema,
+                                  cancellable, error))
+        return FALSE;
     }
 
   return TRUE;
-}
-
-static void
-append_comment (GString    *out,
-                const char *comment)
-{
-  g_autofree char *flat = NULL;
-
-  if (comment == NULL || comment[0] == '\0')
-    return;
-
-  flat = g_strdup (comment);
-  g_strdelimit (flat, "\r\n\t", ' ');
-  g_string_append (out, " -- ");
-  tally_tool_append_clipped (out, flat, -1, MAX_CELL_CHARS);
-}
-
-static void
-describe_object (Object  *object,
-                 GString *out)
-{
-  switch (object->kind)
-    {
-    case 'v':
-      g_string_append_printf (out, "VIEW %s", object->name);
-      break;
-
-    case 'm':
-      g_string_append_printf (out, "MATERIALIZED VIEW %s", object->name);
-      break;
-
-    default:
-      if (object->estimate < 0)
-        g_string_append_printf (out, "TABLE %s (rows not estimated yet: the table was never "
-                                "analysed)", object->name);
-      else
-        {
-          g_autofree char *count = tally_format_count (object->estimate, TALLY_GROUPING_COMMA);
-
-          g_string_append_printf (out, "TABLE %s (about %s %s)", object->name, count,
-                                  object->estimate == 1 ? "row" : "rows");
-        }
-      break;
-    }
-  append_comment (out, object->comment);
-  g_string_append_c (out, '\n');
-
-  for (guint i = 0; i < object->columns->len; i++)
-    {
-      Column *column = g_ptr_array_index (object->columns, i);
-
-      g_string_append_printf (out, "  %s %s", column->name, column->type);
-      if (column->primary)
-        g_string_append (out, " PK");
-      if (column->not_null)
-        g_string_append (out, " NOT NULL");
-      if (column->reference != NULL)
-        g_string_append_printf (out, " -> %s", column->reference);
-      append_comment (out, column->comment);
-      g_string_append_c (out, '\n');
-    }
-
-  for (guint i = 0; i < object->lines->len; i++)
-    g_string_append (out, g_ptr_array_index (object->lines, i));
-}
-
-static Object *
-find_object (GPtrArray  *objects,
-             const char *table)
-{
-  /* Exact first (PostgreSQL names are case-sensitive once quoted), then
-   * ignoring ASCII case; with or without the schema. */
-  for (int pass = 0; pass < 2; pass++)
-    for (guint i = 0; i < objects->len; i++)
-      {
-        Object *object = g_ptr_array_index (objects, i);
-        int (*compare) (const char *, const char *) = pass == 0 ? g_strcmp0 : g_ascii_strcasecmp;
-
-        if (compare (object->qualified, table) == 0 || compare (object->relname, table) == 0)
-          return object;
-      }
-
-  return NULL;
 }
 
 /**
@@ -718,74 +604,28 @@ tally_pg_describe_schema (const char    *conninfo,
                           GError       **error)
 {
   g_autoptr(TallyPgSource) source = get_source (conninfo, error);
-  g_autoptr(GPtrArray) objects = NULL;
+  g_autoptr(GPtrArray) tables = NULL;
   g_autoptr(GHashTable) by_oid = NULL;
-  g_autoptr(GString) out = NULL;
-  Schema schema;
-  guint n_tables = 0;
-  guint n_views = 0;
+  g_autofree char *name = NULL;
+  g_autofree char *engine = NULL;
+  g_autofree char *database = NULL;
+  Schema schema = { 0 };
 
   if (source == NULL || !tally_pg_source_connect (source, cancellable, error))
     return NULL;
 
-  objects = g_ptr_array_new_with_free_func (object_free);
+  tables = g_ptr_array_new_with_free_func ((GDestroyNotify) tally_schema_table_free);
   by_oid = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  schema.objects = objects;
+  schema.tables = tables;
   schema.by_oid = by_oid;
-
-  if (!tally_pg_source_query (source, objects_sql, 0, object_row_cb, &schema, cancellable, error) ||
-      !tally_pg_source_query (source, columns_sql, 0, column_row_cb, &schema, cancellable, error) ||
-      !tally_pg_source_query (source, constraints_sql, 0, constraint_row_cb, &schema, cancellable, error))
+  if (!read_catalog (source, &schema, cancellable, error))
     return NULL;
 
-  out = g_string_new (NULL);
-  if (table != NULL)
-    {
-      Object *object = find_object (objects, table);
-
-      if (object != NULL)
-        {
-          describe_object (object, out);
-          return g_string_free (g_steal_pointer (&out), FALSE);
-        }
-
-      g_string_append_printf (out, "The database has no table or view named %s. It has: ", table);
-      for (guint i = 0; i < objects->len; i++)
-        g_string_append_printf (out, "%s%s", i > 0 ? ", " : "",
-                                ((Object *) g_ptr_array_index (objects, i))->name);
-      if (objects->len == 0)
-        g_string_append (out, "no tables at all");
-      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND, out->str);
-      return NULL;
-    }
-
-  for (guint i = 0; i < objects->len; i++)
-    {
-      Object *object = g_ptr_array_index (objects, i);
-
-      if (object->kind == 'v' || object->kind == 'm')
-        n_views++;
-      else
-        n_tables++;
-    }
-
-  {
-    g_autofree char *name = tally_pg_source_dup_database_name (source);
-    g_autofree char *engine = tally_pg_source_dup_engine (source);
-
-    g_string_append_printf (out, "Database %s (%s): %u %s, %u %s; row counts are the "
-                            "planner's estimates\n", name ? name : "(default)", engine,
-                            n_tables, n_tables == 1 ? "table" : "tables",
-                            n_views, n_views == 1 ? "view" : "views");
-  }
-
-  for (guint i = 0; i < objects->len; i++)
-    {
-      g_string_append_c (out, '\n');
-      describe_object (g_ptr_array_index (objects, i), out);
-    }
-
-  return g_string_free (g_steal_pointer (&out), FALSE);
+  name = tally_pg_source_dup_database_name (source);
+  engine = tally_pg_source_dup_engine (source);
+  database = g_strdup_printf ("%s (%s)", name ? name : "(default)", engine);
+  return tally_schema_dup_text (tables, table, database, "; row counts are the planner's estimates",
+                                NULL, NULL, error);
 }
 
 /**

@@ -6,8 +6,10 @@
 
 #include "tally-tool-get-schema.h"
 #include "tally-pg-query.h"
+#include "tally-schema.h"
 #include "tally-tool-private.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 /**
@@ -66,16 +68,25 @@ typedef gboolean (*RowFunc) (sqlite3_stmt *stmt,
                              gpointer      user_data,
                              GError      **error);
 
-static gboolean
+/* @format and its arguments make the SQL. */
+static G_GNUC_PRINTF (5, 6) gboolean
 for_each_row (TallyToolDatabase  *database,
-              const char         *sql,
               RowFunc             func,
               gpointer            user_data,
-              GError            **error)
+              GError            **error,
+              const char         *format,
+              ...)
 {
-  sqlite3_stmt *stmt = tally_tool_database_prepare (database, sql, error);
+  g_autofree char *sql = NULL;
+  sqlite3_stmt *stmt;
+  va_list args;
   int rc;
 
+  va_start (args, format);
+  sql = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  stmt = tally_tool_database_prepare (database, sql, error);
   if (stmt == NULL)
     return FALSE;
 
@@ -98,39 +109,20 @@ for_each_row (TallyToolDatabase  *database,
   return TRUE;
 }
 
-typedef struct {
-  char *name;
-  char *type;
-  int   pk;
-  int   notnull;
-  char *reference;
-} Column;
-
-static void
-column_free (gpointer data)
-{
-  Column *column = data;
-
-  g_free (column->name);
-  g_free (column->type);
-  g_free (column->reference);
-  g_free (column);
-}
-
 static gboolean
 collect_column (sqlite3_stmt  *stmt,
                 gpointer       user_data,
                 GError       **error)
 {
-  GPtrArray *columns = user_data;
-  Column *column = g_new0 (Column, 1);
+  TallySchemaTable *table = user_data;
+  TallySchemaColumn *column;
 
-  /* PRAGMA table_info: cid, name, type, notnull, dflt_value, pk */
-  column->name = g_strdup (column_text (stmt, 1));
-  column->type = g_strdup (column_text (stmt, 2));
-  column->notnull = sqlite3_column_int (stmt, 3);
-  column->pk = sqlite3_column_int (stmt, 5);
-  g_ptr_array_add (columns, column);
+  /* PRAGMA table_info: cid, name, type, notnull, dflt_value, pk; a column
+   * of the primary key is marked here and, for a key over several
+   * columns, moved to a line of its own in describe_object(). */
+  column = tally_schema_table_add_column (table, column_text (stmt, 1), column_text (stmt, 2),
+                                          sqlite3_column_int (stmt, 3) != 0);
+  column->primary = sqlite3_column_int (stmt, 5) > 0;
 
   return TRUE;
 }
@@ -286,129 +278,101 @@ count_rows (TallyToolDatabase  *database,
   return TRUE;
 }
 
-static gboolean
-describe_object (TallyToolDatabase  *database,
-                 const char         *name,
-                 gboolean            is_view,
-                 GCancellable       *cancellable,
-                 GString            *out,
-                 GError            **error)
+/* The primary key over several columns is a line, not a mark on each of
+ * its columns (in column order, as SQLite's PRAGMA lists them). */
+static void
+move_composite_key (TallySchemaTable *table)
 {
-  g_autofree char *quoted = quote_identifier (name);
-  g_autofree char *sql = NULL;
-  g_autoptr(GPtrArray) columns = g_ptr_array_new_with_free_func (column_free);
-  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func (foreign_key_free);
-  g_autoptr(GPtrArray) indexes = g_ptr_array_new_with_free_func (index_free);
   g_autoptr(GPtrArray) pk_names = g_ptr_array_new ();
-  g_autoptr(GError) count_error = NULL;
-  gint64 count = 0;
+  g_autofree char *joined = NULL;
 
-  if (g_cancellable_set_error_if_cancelled (cancellable, error))
-    return FALSE;
-
-  sql = g_strdup_printf ("PRAGMA table_info(%s)", quoted);
-  if (!for_each_row (database, sql, collect_column, columns, error))
-    return FALSE;
-
-  if (is_view)
+  for (guint i = 0; i < table->columns->len; i++)
     {
-      g_string_append_printf (out, "VIEW %s\n", name);
-    }
-  else
-    {
-      g_free (sql);
-      sql = g_strdup_printf ("PRAGMA foreign_key_list(%s)", quoted);
-      if (!for_each_row (database, sql, collect_foreign_key, keys, error))
-        return FALSE;
+      TallySchemaColumn *column = g_ptr_array_index (table->columns, i);
 
-      g_free (sql);
-      sql = g_strdup_printf ("PRAGMA index_list(%s)", quoted);
-      if (!for_each_row (database, sql, collect_index, indexes, error))
-        return FALSE;
-
-      /* A table whose rows cannot be counted (say, a virtual table whose
-       * module is missing) is still described. */
-      if (count_rows (database, quoted, &count, &count_error))
-        {
-          g_autofree char *text = tally_format_count ((gint64) count, TALLY_GROUPING_COMMA);
-
-          g_string_append_printf (out, "TABLE %s (%s %s)\n", name, text,
-                                  count == 1 ? "row" : "rows");
-        }
-      else if (g_error_matches (count_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          g_propagate_error (error, g_steal_pointer (&count_error));
-          return FALSE;
-        }
-      else
-        g_string_append_printf (out, "TABLE %s (rows not counted: %s)\n", name,
-                                count_error->message);
-    }
-
-  for (guint i = 0; i < columns->len; i++)
-    {
-      Column *column = g_ptr_array_index (columns, i);
-
-      if (column->pk > 0)
+      if (column->primary)
         g_ptr_array_add (pk_names, column->name);
     }
 
-  /* A single-column foreign key is shown on its column. */
+  if (pk_names->len <= 1)
+    return;
+
+  for (guint i = 0; i < table->columns->len; i++)
+    ((TallySchemaColumn *) g_ptr_array_index (table->columns, i))->primary = FALSE;
+
+  joined = join_names (pk_names);
+  tally_schema_table_add_line (table, "primary key (%s)", joined);
+}
+
+typedef struct {
+  TallyToolDatabase *database;
+  GCancellable      *cancellable;
+} Describe;
+
+/* A TallySchemaFillFunc: SQLite's tables are read one by one, and only
+ * those the text shows. */
+static gboolean
+describe_object (TallySchemaTable  *table,
+                 gpointer           user_data,
+                 GError           **error)
+{
+  Describe *describe = user_data;
+  TallyToolDatabase *database = describe->database;
+  g_autofree char *quoted = quote_identifier (table->name);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func (foreign_key_free);
+  g_autoptr(GPtrArray) indexes = g_ptr_array_new_with_free_func (index_free);
+  g_autoptr(GError) count_error = NULL;
+  gint64 count = 0;
+
+  if (g_cancellable_set_error_if_cancelled (describe->cancellable, error))
+    return FALSE;
+
+  if (!for_each_row (database, collect_column, table, error, "PRAGMA table_info(%s)", quoted))
+    return FALSE;
+  move_composite_key (table);
+
+  if (table->kind != TALLY_SCHEMA_TABLE)
+    return TRUE;
+
+  if (!for_each_row (database, collect_foreign_key, keys, error,
+                     "PRAGMA foreign_key_list(%s)", quoted) ||
+      !for_each_row (database, collect_index, indexes, error, "PRAGMA index_list(%s)", quoted))
+    return FALSE;
+
+  /* A table whose rows cannot be counted (say, a virtual table whose
+   * module is missing) is still described. */
+  if (count_rows (database, quoted, &count, &count_error))
+    {
+      g_autofree char *text = tally_format_count ((gint64) count, TALLY_GROUPING_COMMA);
+
+      table->rows = g_strdup_printf ("%s %s", text, count == 1 ? "row" : "rows");
+    }
+  else if (g_error_matches (count_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_propagate_error (error, g_steal_pointer (&count_error));
+      return FALSE;
+    }
+  else
+    table->rows = g_strdup_printf ("rows not counted: %s", count_error->message);
+
   for (guint k = 0; k < keys->len; k++)
     {
       ForeignKey *fk = g_ptr_array_index (keys, k);
-
-      if (fk->from->len != 1)
-        continue;
-
-      for (guint i = 0; i < columns->len; i++)
-        {
-          Column *column = g_ptr_array_index (columns, i);
-
-          if (column->reference == NULL &&
-              g_ascii_strcasecmp (column->name, g_ptr_array_index (fk->from, 0)) == 0)
-            {
-              column->reference = describe_reference (fk);
-              break;
-            }
-        }
-    }
-
-  for (guint i = 0; i < columns->len; i++)
-    {
-      Column *column = g_ptr_array_index (columns, i);
-
-      g_string_append_printf (out, "  %s", column->name);
-      if (column->type[0] != '\0')
-        g_string_append_printf (out, " %s", column->type);
-      if (column->pk > 0 && pk_names->len == 1)
-        g_string_append (out, " PK");
-      if (column->notnull)
-        g_string_append (out, " NOT NULL");
-      if (column->reference != NULL)
-        g_string_append_printf (out, " -> %s", column->reference);
-      g_string_append_c (out, '\n');
-    }
-
-  if (pk_names->len > 1)
-    {
-      g_autofree char *joined = join_names (pk_names);
-
-      g_string_append_printf (out, "  primary key (%s)\n", joined);
-    }
-
-  for (guint k = 0; k < keys->len; k++)
-    {
-      ForeignKey *fk = g_ptr_array_index (keys, k);
+      g_autofree char *reference = describe_reference (fk);
       g_autofree char *from = NULL;
-      g_autofree char *reference = NULL;
+      TallySchemaColumn *column;
 
+      /* A single-column foreign key is shown on its column. */
       if (fk->from->len == 1)
-        continue;
+        {
+          column = tally_schema_table_find_column (table, g_ptr_array_index (fk->from, 0), TRUE);
+          if (column != NULL && column->reference == NULL)
+            column->reference = g_steal_pointer (&reference);
+          continue;
+        }
 
       from = join_names (fk->from);
-      reference = describe_reference (fk);
-      g_string_append_printf (out, "  foreign key (%s) -> %s\n", from, reference);
+      tally_schema_table_add_line (table, "foreign key (%s) -> %s", from, reference);
     }
 
   for (guint x = 0; x < indexes->len; x++)
@@ -423,36 +387,20 @@ describe_object (TallyToolDatabase  *database,
         continue;
 
       index_quoted = quote_identifier (index->name);
-      g_free (sql);
-      sql = g_strdup_printf ("PRAGMA index_info(%s)", index_quoted);
-      if (!for_each_row (database, sql, collect_name, names, error))
+      if (!for_each_row (database, collect_name, names, error, "PRAGMA index_info(%s)", index_quoted))
         return FALSE;
 
       joined = join_names (names);
       /* A UNIQUE constraint's automatic index is named by SQLite, not by
        * the schema's author: show it as the constraint. */
       if (g_strcmp0 (index->origin, "u") == 0)
-        g_string_append_printf (out, "  unique (%s)\n", joined);
+        tally_schema_table_add_line (table, "unique (%s)", joined);
       else
-        g_string_append_printf (out, "  %sindex %s (%s)\n",
-                                index->unique ? "unique " : "", index->name, joined);
+        tally_schema_table_add_line (table, "%sindex %s (%s)",
+                                     index->unique ? "unique " : "", index->name, joined);
     }
 
   return TRUE;
-}
-
-typedef struct {
-  char    *name;
-  gboolean is_view;
-} Object;
-
-static void
-object_free (gpointer data)
-{
-  Object *object = data;
-
-  g_free (object->name);
-  g_free (object);
 }
 
 static gboolean
@@ -460,12 +408,11 @@ collect_object (sqlite3_stmt  *stmt,
                 gpointer       user_data,
                 GError       **error)
 {
-  GPtrArray *objects = user_data;
-  Object *object = g_new0 (Object, 1);
+  GPtrArray *tables = user_data;
+  gboolean is_view = g_strcmp0 (column_text (stmt, 1), "view") == 0;
 
-  object->name = g_strdup (column_text (stmt, 0));
-  object->is_view = g_strcmp0 (column_text (stmt, 1), "view") == 0;
-  g_ptr_array_add (objects, object);
+  g_ptr_array_add (tables, tally_schema_table_new (column_text (stmt, 0),
+                                                   is_view ? TALLY_SCHEMA_VIEW : TALLY_SCHEMA_TABLE));
 
   return TRUE;
 }
@@ -478,11 +425,10 @@ schema_run (TallyTool               *tool,
             GError                 **error)
 {
   g_autoptr(TallyToolDatabase) database = NULL;
-  g_autoptr(GPtrArray) objects = g_ptr_array_new_with_free_func (object_free);
-  g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(GPtrArray) tables = NULL;
+  g_autofree char *base = NULL;
+  Describe describe;
   const char *table;
-  guint n_tables = 0;
-  guint n_views = 0;
 
   if (!tally_tool_input_get_string (input, "table", FALSE, &table, error))
     return NULL;
@@ -505,73 +451,20 @@ schema_run (TallyTool               *tool,
   /* Tables first, then views, each by name; SQLite's own tables
    * (sqlite_sequence, sqlite_stat1) and Tally's (the ledger of imported
    * data files, docs/data-files.md §6) are left out. */
-  if (!for_each_row (database,
+  tables = g_ptr_array_new_with_free_func ((GDestroyNotify) tally_schema_table_free);
+  if (!for_each_row (database, collect_object, tables, error,
                      "SELECT name, type FROM sqlite_master "
                      "WHERE type IN ('table', 'view') "
-                     "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-                     "AND name NOT LIKE '\\_tally\\_%' ESCAPE '\\' "
-                     "ORDER BY type, name",
-                     collect_object, objects, error))
+                     "AND name NOT LIKE 'sqlite\\_%%' ESCAPE '\\' "
+                     "AND name NOT LIKE '\\_tally\\_%%' ESCAPE '\\' "
+                     "ORDER BY type, name"))
     return NULL;
 
-  if (table != NULL)
-    {
-      for (guint i = 0; i < objects->len; i++)
-        {
-          Object *object = g_ptr_array_index (objects, i);
-
-          /* Names in SQLite are case-insensitive (for ASCII). */
-          if (g_ascii_strcasecmp (object->name, table) == 0)
-            {
-              if (!describe_object (database, object->name, object->is_view,
-                                    cancellable, out, error))
-                return NULL;
-              return g_string_free (g_steal_pointer (&out), FALSE);
-            }
-        }
-
-      g_string_append_printf (out, "The database has no table or view named %s. It has: ", table);
-      for (guint i = 0; i < objects->len; i++)
-        {
-          Object *object = g_ptr_array_index (objects, i);
-
-          g_string_append_printf (out, "%s%s", i > 0 ? ", " : "", object->name);
-        }
-      if (objects->len == 0)
-        g_string_append (out, "no tables at all");
-
-      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_NOT_FOUND, out->str);
-      return NULL;
-    }
-
-  for (guint i = 0; i < objects->len; i++)
-    {
-      Object *object = g_ptr_array_index (objects, i);
-
-      if (object->is_view)
-        n_views++;
-      else
-        n_tables++;
-    }
-
-  {
-    g_autofree char *base = g_path_get_basename (context->database_path);
-
-    g_string_append_printf (out, "Database %s: %u %s, %u %s\n", base,
-                            n_tables, n_tables == 1 ? "table" : "tables",
-                            n_views, n_views == 1 ? "view" : "views");
-  }
-
-  for (guint i = 0; i < objects->len; i++)
-    {
-      Object *object = g_ptr_array_index (objects, i);
-
-      g_string_append_c (out, '\n');
-      if (!describe_object (database, object->name, object->is_view, cancellable, out, error))
-        return NULL;
-    }
-
-  return g_string_free (g_steal_pointer (&out), FALSE);
+  /* Names in SQLite are case-insensitive (for ASCII). */
+  base = g_path_get_basename (context->database_path);
+  describe.database = database;
+  describe.cancellable = cancellable;
+  return tally_schema_dup_text (tables, table, base, "", describe_object, &describe, error);
 }
 
 static void
