@@ -7,6 +7,7 @@
 #include "tally-block.h"
 
 #include "tally-format.h"
+#include "tally-properties.h"
 
 /*
  * One block of the transcript. Blocks are made and changed only by the
@@ -29,9 +30,9 @@ struct _TallyBlock
   char           *result;
   gint64          duration_ms;
   JsonObject     *details;
-  guint           finished : 1;
-  guint           incomplete : 1;
-  guint           is_error : 1;
+  gboolean        finished;
+  gboolean        incomplete;
+  gboolean        is_error;
 };
 
 G_DEFINE_FINAL_TYPE (TallyBlock, tally_block, G_TYPE_OBJECT)
@@ -52,6 +53,82 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
+
+#define FIELD(member) G_STRUCT_OFFSET (TallyBlock, member)
+#define NOTIFY (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY)
+
+/* In the order of the PROP_ ids above. */
+static const TallyPropertyEntry property_table[N_PROPS - 1] = {
+  /**
+   * TallyBlock:kind:
+   *
+   * What the block shows.
+   */
+  { "kind", G_TYPE_ENUM, FIELD (kind), NULL, TALLY_BLOCK_TEXT, G_PARAM_READABLE,
+    tally_block_kind_get_type },
+  /**
+   * TallyBlock:turn-id:
+   *
+   * The id of the turn the block belongs to, %NULL for notices.
+   */
+  { "turn-id", G_TYPE_STRING, FIELD (turn_id), NULL, 0, G_PARAM_READABLE },
+  /**
+   * TallyBlock:text:
+   *
+   * The block's text: the prompt, the streamed reply or thinking, an error
+   * message, a plan's markdown. Grows while a reply streams.
+   */
+  { "text", G_TYPE_STRING, TALLY_PROPERTY_COMPUTED, "", 0, NOTIFY },
+  /**
+   * TallyBlock:finished:
+   *
+   * %TRUE once the block is complete: its content block stopped, its tool
+   * answered, its card settled.
+   */
+  { "finished", G_TYPE_BOOLEAN, FIELD (finished), NULL, FALSE, NOTIFY },
+  /**
+   * TallyBlock:incomplete:
+   *
+   * %TRUE when the reply holding the block was cut before it completed;
+   * such a block was never sent back to the API.
+   */
+  { "incomplete", G_TYPE_BOOLEAN, FIELD (incomplete), NULL, FALSE, NOTIFY },
+  /**
+   * TallyBlock:state:
+   *
+   * A short state word: for tool calls `pending`, `running`, `done`,
+   * `error`, `denied`; for cards `pending` or the decision; for receipts
+   * the turn status.
+   */
+  { "state", G_TYPE_STRING, FIELD (state), NULL, 0, NOTIFY },
+  /**
+   * TallyBlock:tool-name:
+   *
+   * The tool of a tool call or approval card.
+   */
+  { "tool-name", G_TYPE_STRING, FIELD (tool_name), NULL, 0, NOTIFY },
+  /**
+   * TallyBlock:result:
+   *
+   * The text of a tool call's result.
+   */
+  { "result", G_TYPE_STRING, FIELD (result), NULL, 0, NOTIFY },
+  /**
+   * TallyBlock:is-error:
+   *
+   * %TRUE when a tool call's result is an error.
+   */
+  { "is-error", G_TYPE_BOOLEAN, FIELD (is_error), NULL, FALSE, NOTIFY },
+  /**
+   * TallyBlock:word-count:
+   *
+   * The number of words of the text, for the thinking drawer's label.
+   */
+  { "word-count", G_TYPE_UINT, TALLY_PROPERTY_COMPUTED, NULL, 0, G_PARAM_READABLE },
+};
+
+#undef FIELD
+#undef NOTIFY
 
 static void
 tally_block_finalize (GObject *object)
@@ -78,34 +155,13 @@ tally_block_get_property (GObject    *object,
 {
   TallyBlock *self = TALLY_BLOCK (object);
 
+  if (tally_properties_get (object, property_table, G_N_ELEMENTS (property_table), prop_id, value))
+    return;
+
   switch (prop_id)
     {
-    case PROP_KIND:
-      g_value_set_enum (value, self->kind);
-      break;
-    case PROP_TURN_ID:
-      g_value_set_string (value, self->turn_id);
-      break;
     case PROP_TEXT:
       g_value_set_string (value, self->text->str);
-      break;
-    case PROP_FINISHED:
-      g_value_set_boolean (value, self->finished);
-      break;
-    case PROP_INCOMPLETE:
-      g_value_set_boolean (value, self->incomplete);
-      break;
-    case PROP_STATE:
-      g_value_set_string (value, self->state);
-      break;
-    case PROP_TOOL_NAME:
-      g_value_set_string (value, self->tool_name);
-      break;
-    case PROP_RESULT:
-      g_value_set_string (value, self->result);
-      break;
-    case PROP_IS_ERROR:
-      g_value_set_boolean (value, self->is_error);
       break;
     case PROP_WORD_COUNT:
       g_value_set_uint (value, tally_block_get_word_count (self));
@@ -123,93 +179,7 @@ tally_block_class_init (TallyBlockClass *klass)
   object_class->finalize = tally_block_finalize;
   object_class->get_property = tally_block_get_property;
 
-  /**
-   * TallyBlock:kind:
-   *
-   * What the block shows.
-   */
-  properties[PROP_KIND] =
-    g_param_spec_enum ("kind", NULL, NULL, TALLY_TYPE_BLOCK_KIND, TALLY_BLOCK_TEXT,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:turn-id:
-   *
-   * The id of the turn the block belongs to, %NULL for notices.
-   */
-  properties[PROP_TURN_ID] =
-    g_param_spec_string ("turn-id", NULL, NULL, NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:text:
-   *
-   * The block's text: the prompt, the streamed reply or thinking, an error
-   * message, a plan's markdown. Grows while a reply streams.
-   */
-  properties[PROP_TEXT] =
-    g_param_spec_string ("text", NULL, NULL, "",
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:finished:
-   *
-   * %TRUE once the block is complete: its content block stopped, its tool
-   * answered, its card settled.
-   */
-  properties[PROP_FINISHED] =
-    g_param_spec_boolean ("finished", NULL, NULL, FALSE,
-                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:incomplete:
-   *
-   * %TRUE when the reply holding the block was cut before it completed;
-   * such a block was never sent back to the API.
-   */
-  properties[PROP_INCOMPLETE] =
-    g_param_spec_boolean ("incomplete", NULL, NULL, FALSE,
-                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:state:
-   *
-   * A short state word: for tool calls `pending`, `running`, `done`,
-   * `error`, `denied`; for cards `pending` or the decision; for receipts
-   * the turn status.
-   */
-  properties[PROP_STATE] =
-    g_param_spec_string ("state", NULL, NULL, NULL,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:tool-name:
-   *
-   * The tool of a tool call or approval card.
-   */
-  properties[PROP_TOOL_NAME] =
-    g_param_spec_string ("tool-name", NULL, NULL, NULL,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:result:
-   *
-   * The text of a tool call's result.
-   */
-  properties[PROP_RESULT] =
-    g_param_spec_string ("result", NULL, NULL, NULL,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:is-error:
-   *
-   * %TRUE when a tool call's result is an error.
-   */
-  properties[PROP_IS_ERROR] =
-    g_param_spec_boolean ("is-error", NULL, NULL, FALSE,
-                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyBlock:word-count:
-   *
-   * The number of words of the text, for the thinking drawer's label.
-   */
-  properties[PROP_WORD_COUNT] =
-    g_param_spec_uint ("word-count", NULL, NULL, 0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  tally_properties_install (object_class, property_table, G_N_ELEMENTS (property_table), properties);
 }
 
 static void
@@ -340,7 +310,7 @@ tally_block_set_finished (TallyBlock *self,
   g_return_if_fail (TALLY_IS_BLOCK (self));
 
   finished = !!finished;
-  if (self->finished == (guint)finished)
+  if (self->finished == finished)
     return;
   self->finished = finished;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FINISHED]);
@@ -373,7 +343,7 @@ tally_block_set_incomplete (TallyBlock *self,
   g_return_if_fail (TALLY_IS_BLOCK (self));
 
   incomplete = !!incomplete;
-  if (self->incomplete == (guint)incomplete)
+  if (self->incomplete == incomplete)
     return;
   self->incomplete = incomplete;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_INCOMPLETE]);

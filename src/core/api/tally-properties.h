@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib-object.h>
+
+G_BEGIN_DECLS
+
+/**
+ * TALLY_PROPERTY_COMPUTED:
+ *
+ * The offset of a #TallyPropertyEntry whose value is not a plain field:
+ * the class's own get_property() reads it.
+ */
+#define TALLY_PROPERTY_COMPUTED (-1)
+
+/**
+ * TallyPropertyEntry:
+ * @name: the property's name
+ * @type: its value type: %G_TYPE_STRING, %G_TYPE_BOOLEAN, %G_TYPE_UINT,
+ *   %G_TYPE_INT64, %G_TYPE_DOUBLE or %G_TYPE_ENUM
+ * @offset: the offset of its field in the instance (G_STRUCT_OFFSET()),
+ *   or %TALLY_PROPERTY_COMPUTED; a string field is a `char *`, a boolean
+ *   a #gboolean, an enum an `int`-sized enum
+ * @default_string: (nullable): the default of a string property
+ * @default_number: the default of a boolean, number or enum property
+ * @flags: the #GParamFlags; %G_PARAM_STATIC_STRINGS is added
+ * @enum_type: (nullable): for %G_TYPE_ENUM, the enum's get_type function
+ *
+ * One property of a class whose properties are installed and read from a
+ * table (tally_properties_install(), tally_properties_get()). The entry
+ * at index i is the property with id i + 1 (id 0 is reserved by GObject);
+ * numbers range over their type's whole range.
+ */
+typedef struct
+{
+  const char  *name;
+  GType        type;
+  gssize       offset;
+  const char  *default_string;
+  double       default_number;
+  GParamFlags  flags;
+  GType      (*enum_type) (void);
+} TallyPropertyEntry;
+
+void      tally_properties_install (GObjectClass             *klass,
+                                    const TallyPropertyEntry *entries,
+                                    guint                     n_entries,
+                                    GParamSpec              **pspecs);
+gboolean  tally_properties_get     (GObject                  *object,
+                                    const TallyPropertyEntry *entries,
+                                    guint                     n_entries,
+                                    guint                     prop_id,
+                                    GValue                   *value);
+
+G_END_DECLS
