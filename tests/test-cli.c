@@ -15,6 +15,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-test-mock.h"
+#include "tally-test-util.h"
 
 typedef struct {
   int        exit_status;
@@ -1277,6 +1278,73 @@ test_max_cost (void)
   }
 }
 
+/* Data files (docs/data-files.md): --db FILE.csv and --data import before
+ * the turn, one line per table on stderr, and query_database reads the
+ * table; an unchanged file is not imported again; bad input fails. */
+static void
+test_data_files (void)
+{
+  static const char scenario[] =
+    "{\"responses\": ["
+    " {\"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": \"toolu_01\", "
+    "   \"name\": \"query_database\", \"input\": {\"sql\": "
+    "   \"SELECT s.region, e.kind FROM sales s JOIN events e ON e.id = s.id ORDER BY s.id\"}}],"
+    "  \"stop_reason\": \"tool_use\", \"usage\": {\"input_tokens\": 10, \"output_tokens\": 5}}},"
+    " {\"message\": {\"content\": [{\"type\": \"text\", \"text\": \"Done.\"}],"
+    "  \"stop_reason\": \"end_turn\", \"usage\": {\"input_tokens\": 10, \"output_tokens\": 5}}}]}";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (scenario, &error);
+  g_autofree char *workspace = g_dir_make_tmp ("tally-cli-data-XXXXXX", &error);
+  g_autofree char *sales = g_build_filename (tally_test_data_dir (), "data", "import", "sales.csv", NULL);
+  g_autofree char *events = g_build_filename (tally_test_data_dir (), "data", "import", "events.jsonl", NULL);
+  g_autofree char *ragged = g_build_filename (tally_test_data_dir (), "data", "import", "ragged.csv", NULL);
+  g_autofree char *chinook = chinook_path ();
+  g_autofree char *database = NULL;
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--workspace", workspace,
+                         "--db", sales, "--data", events, "--json", "Which regions bought?", NULL };
+  const char *bad_args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--workspace", workspace,
+                             "--data", ragged, "Which regions bought?", NULL };
+  const char *mixed_args[] = { "--db", chinook, "--data", sales, "Which regions bought?", NULL };
+  CliRun run = { 0 };
+  CliRun again = { 0 };
+  CliRun bad = { 0 };
+  CliRun mixed = { 0 };
+  JsonObject *result;
+
+  g_assert_no_error (error);
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  g_assert_nonnull (strstr (run.err, "sales.csv: table sales, 4 rows, 7 columns\n"));
+  g_assert_nonnull (strstr (run.err, "events.jsonl: table events, 3 rows, 7 columns\n"));
+  result = nth_event (&run, "tool_result", 0);
+  g_assert_nonnull (result);
+  g_assert_false (json_object_get_boolean_member (result, "is_error"));
+  g_assert_cmpstr (json_object_get_string_member (result, "content"), ==,
+                   "region | kind\nNorth | view\nSouth | buy\nEast, upper | view\n(3 rows)");
+  database = g_build_filename (workspace, ".tally", "data.db", NULL);
+  g_assert_true (g_file_test (database, G_FILE_TEST_IS_REGULAR));
+
+  /* The mock has no responses left: the turn fails, after the import. */
+  run_cli (&again, args);
+  g_assert_nonnull (strstr (again.err, "sales.csv: table sales, 4 rows, 7 columns (unchanged, not imported again)\n"));
+
+  run_cli (&bad, bad_args);
+  g_assert_cmpint (bad.exit_status, ==, 1);
+  g_assert_nonnull (strstr (bad.err, "tally-cli: cannot import the data files: ragged.csv: line 3 has 2 fields "
+                                     "but line 1 has 3"));
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 2 + 1);
+
+  run_cli (&mixed, mixed_args);
+  g_assert_cmpint (mixed.exit_status, ==, 2);
+  g_assert_nonnull (strstr (mixed.err, "--data imports into a database of its own"));
+
+  cli_run_clear (&run);
+  cli_run_clear (&again);
+  cli_run_clear (&bad);
+  cli_run_clear (&mixed);
+  tally_test_rm_rf (workspace);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1301,6 +1369,7 @@ main (int    argc,
   g_test_add_func ("/tally/cli/double-sigint", test_double_sigint);
   g_test_add_func ("/tally/cli/stdin-reader-no-leak", test_stdin_reader_no_leak);
   g_test_add_func ("/tally/cli/store-write-failure", test_store_write_failure);
+  g_test_add_func ("/tally/cli/data-files", test_data_files);
 
   return g_test_run ();
 }

@@ -23,8 +23,10 @@
 #include "tally-agent.h"
 #include "tally-api-error.h"
 #include "tally-client.h"
+#include "tally-data-import.h"
 #include "tally-event.h"
 #include "tally-export.h"
+#include "tally-format.h"
 #include "tally-json.h"
 #include "tally-model-table.h"
 #include "tally-pg-source.h"
@@ -83,6 +85,7 @@ static char *opt_mode;
 static gboolean opt_thinking;
 static gint64 opt_thinking_budget = -1;
 static char *opt_db;
+static char **opt_data;
 static char *opt_workspace;
 static char *opt_store;
 static char *opt_resume;
@@ -176,7 +179,11 @@ static const GOptionEntry entries[] = {
   { "thinking-default", 0, G_OPTION_FLAG_HIDDEN | G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK,
     thinking_default_cb, NULL, NULL },
   { "db", 0, 0, G_OPTION_ARG_FILENAME, &opt_db,
-    N_("SQLite database, or PostgreSQL connection string or URI, to analyse (default: the Beanline sample)"), N_("PATH") },
+    N_("SQLite database, CSV, TSV or JSON Lines file or folder of them, or PostgreSQL connection string or URI, "
+       "to analyse (default: the Beanline sample)"), N_("PATH") },
+  { "data", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_data,
+    N_("Import a CSV, TSV or JSON Lines file, or a folder of them, as a table of the workspace's "
+       ".tally/data.db and analyse that (repeatable)"), N_("FILE") },
   { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &opt_workspace,
     N_("Workspace folder for the file tools (default: the current folder)"), N_("DIR") },
   { "store", 0, 0, G_OPTION_ARG_FILENAME, &opt_store,
@@ -463,6 +470,7 @@ print_event_readably (Cli        *cli,
     case TALLY_EVENT_QUESTION_REQUEST:
     case TALLY_EVENT_QUESTION_RESOLVED:
     case TALLY_EVENT_API_CALL:
+    case TALLY_EVENT_REQUEST_SENT:
     case TALLY_EVENT_UNKNOWN:
       break;
     }
@@ -1081,6 +1089,67 @@ check_database (const char  *path,
   return rc == SQLITE_OK;
 }
 
+typedef struct {
+  Cli       *cli;
+  GPtrArray *tables;
+  GError    *error;
+} DataImport;
+
+static void
+data_import_done_cb (GObject      *object,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  DataImport *import = user_data;
+
+  import->tables = tally_data_import_finish (result, &import->error);
+  g_main_loop_quit (import->cli->loop);
+}
+
+/* Imports the data files (docs/data-files.md) into the workspace's data
+ * database before the turn, in a worker thread so that Ctrl+C cancels it,
+ * and prints one line per table. Returns the database's path, or %NULL
+ * with the exit status set. */
+static char *
+import_data_files (Cli                *cli,
+                   const char         *workspace,
+                   const char * const *paths)
+{
+  g_autofree char *database = tally_data_import_dup_database_path (workspace);
+  DataImport import = { cli, NULL, NULL };
+
+  tally_data_import_async (database, paths, NULL, NULL, NULL, cli->cancellable,
+                           data_import_done_cb, &import);
+  g_main_loop_run (cli->loop);
+
+  if (import.tables == NULL)
+    {
+      gboolean cancelled = g_error_matches (import.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+      g_printerr (_("tally-cli: cannot import the data files: %s\n"), import.error->message);
+      cli->exit_status = cancelled ? EXIT_CANCELLED : EXIT_FAILED;
+      g_error_free (import.error);
+      return NULL;
+    }
+
+  for (guint i = 0; i < import.tables->len; i++)
+    {
+      TallyDataTable *table = g_ptr_array_index (import.tables, i);
+      g_autofree char *name = g_filename_display_basename (table->path);
+      g_autofree char *rows = tally_format_count (table->n_rows, TALLY_GROUPING_COMMA);
+
+      if (table->reused)
+        g_printerr (_("tally-cli: %s: table %s, %s rows, %u columns (unchanged, not imported again)\n"),
+                    name, table->table, rows, table->n_columns);
+      else
+        g_printerr (_("tally-cli: %s: table %s, %s rows, %u columns\n"),
+                    name, table->table, rows, table->n_columns);
+    }
+  g_ptr_array_unref (import.tables);
+
+  return g_steal_pointer (&database);
+}
+
 static TallyStore *
 open_store (gboolean required)
 {
@@ -1360,6 +1429,7 @@ main (int    argc,
   g_autoptr(GCancellable) cancellable = NULL;
   g_autofree char *base_url = NULL;
   g_autofree char *prompt = NULL;
+  g_autoptr(GPtrArray) data_paths = NULL;
   g_autoptr(TallySecret) api_key = NULL;
   g_autofree char *description = NULL;
   TallyMode mode = TALLY_MODE_ASK;
@@ -1503,7 +1573,25 @@ main (int    argc,
       return cli.exit_status;
     }
 
-  if (opt_db == NULL && opt_resume == NULL)
+  /* Data files are imported into a database of their own (docs/data-files.md). */
+  if (opt_db != NULL && !tally_pg_conninfo_is (opt_db) && tally_data_import_is_data_path (opt_db))
+    {
+      data_paths = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (data_paths, g_steal_pointer (&opt_db));
+    }
+  else if (opt_data != NULL && opt_db != NULL)
+    return usage_error (_("--data imports into a database of its own: it does not go with a SQLite or "
+                          "PostgreSQL --db"));
+  for (guint i = 0; opt_data != NULL && opt_data[i] != NULL; i++)
+    {
+      if (data_paths == NULL)
+        data_paths = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (data_paths, g_strdup (opt_data[i]));
+    }
+  if (data_paths != NULL)
+    g_ptr_array_add (data_paths, NULL);
+
+  if (opt_db == NULL && opt_resume == NULL && data_paths == NULL)
     opt_db = g_strdup (default_database ());
   if (opt_db != NULL && tally_pg_conninfo_is (opt_db))
     {
@@ -1569,7 +1657,7 @@ main (int    argc,
     tally_agent_set_database (agent, opt_db);
   /* A resumed PostgreSQL session connects first too, with the stored
    * string, whose password was never kept (docs/postgresql.md). */
-  if (opt_db == NULL && tally_pg_conninfo_is (tally_agent_get_database (agent)))
+  if (opt_db == NULL && data_paths == NULL && tally_pg_conninfo_is (tally_agent_get_database (agent)))
     {
       g_autoptr(GError) db_error = NULL;
 
@@ -1581,6 +1669,15 @@ main (int    argc,
     }
   if (opt_workspace != NULL)
     tally_agent_set_workspace (agent, opt_workspace);
+  if (data_paths != NULL)
+    {
+      g_autofree char *database = import_data_files (&cli, tally_agent_get_workspace (agent),
+                                                     (const char * const *) data_paths->pdata);
+
+      if (database == NULL)
+        return cli.exit_status;
+      tally_agent_set_database (agent, database);
+    }
   if (opt_model != NULL)
     tally_agent_set_model (agent, opt_model);
   if (opt_thinking_budget > 0)
