@@ -127,50 +127,30 @@ collect_column (sqlite3_stmt  *stmt,
   return TRUE;
 }
 
-typedef struct {
-  int        id;
-  char      *table;
-  GPtrArray *from;
-  GPtrArray *to;
-} ForeignKey;
-
-static void
-foreign_key_free (gpointer data)
-{
-  ForeignKey *fk = data;
-
-  g_free (fk->table);
-  g_ptr_array_unref (fk->from);
-  g_ptr_array_unref (fk->to);
-  g_free (fk);
-}
-
+/* PRAGMA foreign_key_list: id, seq, table, from, to, on_update,
+ * on_delete, match; one row per column of a key, whose first column has
+ * seq 0. A key is collected as an array of the table it references, then
+ * the from and to names of each column (to is %NULL when the key
+ * references that table's primary key). */
 static gboolean
 collect_foreign_key (sqlite3_stmt  *stmt,
                      gpointer       user_data,
                      GError       **error)
 {
   GPtrArray *keys = user_data;
-  ForeignKey *fk = NULL;
-  int id = sqlite3_column_int (stmt, 0);
+  GPtrArray *key;
 
-  /* PRAGMA foreign_key_list: id, seq, table, from, to, on_update,
-   * on_delete, match; the columns of one key share an id. */
-  if (keys->len > 0 && ((ForeignKey *) g_ptr_array_index (keys, keys->len - 1))->id == id)
-    fk = g_ptr_array_index (keys, keys->len - 1);
-  else
+  if (keys->len == 0 || sqlite3_column_int (stmt, 1) == 0)
     {
-      fk = g_new0 (ForeignKey, 1);
-      fk->id = id;
-      fk->table = g_strdup (column_text (stmt, 2));
-      fk->from = g_ptr_array_new_with_free_func (g_free);
-      fk->to = g_ptr_array_new_with_free_func (g_free);
-      g_ptr_array_add (keys, fk);
+      key = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (key, g_strdup (column_text (stmt, 2)));
+      g_ptr_array_add (keys, key);
     }
 
-  g_ptr_array_add (fk->from, g_strdup (column_text (stmt, 3)));
-  if (sqlite3_column_type (stmt, 4) != SQLITE_NULL)
-    g_ptr_array_add (fk->to, g_strdup (column_text (stmt, 4)));
+  key = g_ptr_array_index (keys, keys->len - 1);
+  g_ptr_array_add (key, g_strdup (column_text (stmt, 3)));
+  g_ptr_array_add (key, sqlite3_column_type (stmt, 4) != SQLITE_NULL ?
+                        g_strdup (column_text (stmt, 4)) : NULL);
 
   return TRUE;
 }
@@ -190,50 +170,46 @@ join_names (GPtrArray *names)
   return g_string_free (g_steal_pointer (&joined), FALSE);
 }
 
-static char *
-describe_reference (ForeignKey *fk)
+/* A key on one column is shown on its column, a key on several columns as
+ * a line: `foreign key (a, b) -> Other(x, y)`. */
+static void
+add_foreign_key (TallySchemaTable *table,
+                 GPtrArray        *key)
 {
-  g_autofree char *to = NULL;
+  const char *target = g_ptr_array_index (key, 0);
+  guint n_columns = (key->len - 1) / 2;
+  g_autoptr(GString) from = g_string_new (NULL);
+  g_autoptr(GString) to = g_string_new (NULL);
+  g_autofree char *reference = NULL;
+  TallySchemaColumn *column;
 
-  if (fk->to->len == 0)
-    return g_strdup (fk->table);
+  for (guint i = 0; i < n_columns; i++)
+    {
+      const char *to_name = g_ptr_array_index (key, 2 + 2 * i);
 
-  to = join_names (fk->to);
-  return g_strdup_printf ("%s(%s)", fk->table, to);
+      g_string_append_printf (from, "%s%s", i > 0 ? ", " : "",
+                              (const char *) g_ptr_array_index (key, 1 + 2 * i));
+      if (to_name != NULL)
+        g_string_append_printf (to, "%s%s", to->len > 0 ? ", " : "", to_name);
+    }
+
+  reference = to->len > 0 ? g_strdup_printf ("%s(%s)", target, to->str) : g_strdup (target);
+  if (n_columns > 1)
+    {
+      tally_schema_table_add_line (table, "foreign key (%s) -> %s", from->str, reference);
+      return;
+    }
+
+  column = tally_schema_table_find_column (table, from->str, TRUE);
+  if (column != NULL && column->reference == NULL)
+    column->reference = g_steal_pointer (&reference);
 }
 
 typedef struct {
-  char    *name;
-  gboolean unique;
-  char    *origin;
-} Index;
-
-static void
-index_free (gpointer data)
-{
-  Index *index = data;
-
-  g_free (index->name);
-  g_free (index->origin);
-  g_free (index);
-}
-
-static gboolean
-collect_index (sqlite3_stmt  *stmt,
-               gpointer       user_data,
-               GError       **error)
-{
-  GPtrArray *indexes = user_data;
-  Index *index = g_new0 (Index, 1);
-
-  /* PRAGMA index_list: seq, name, unique, origin, partial */
-  index->name = g_strdup (column_text (stmt, 1));
-  index->unique = sqlite3_column_int (stmt, 2);
-  index->origin = g_strdup (column_text (stmt, 3));
-  g_ptr_array_add (indexes, index);
-
-  return TRUE;
-}
+  TallyToolDatabase *database;
+  GCancellable      *cancellable;
+  TallySchemaTable  *table;       /* the one being described */
+} Describe;
 
 static gboolean
 collect_name (sqlite3_stmt  *stmt,
@@ -247,6 +223,41 @@ collect_name (sqlite3_stmt  *stmt,
     g_ptr_array_add (names, g_strdup ("<expression>"));
   else
     g_ptr_array_add (names, g_strdup (column_text (stmt, 2)));
+
+  return TRUE;
+}
+
+/* PRAGMA index_list: seq, name, unique, origin, partial; each index
+ * becomes a line of the table, with its columns from PRAGMA index_info. */
+static gboolean
+add_index (sqlite3_stmt  *stmt,
+           gpointer       user_data,
+           GError       **error)
+{
+  Describe *describe = user_data;
+  const char *name = column_text (stmt, 1);
+  const char *origin = column_text (stmt, 3);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *quoted = NULL;
+  g_autofree char *joined = NULL;
+
+  /* The primary key's own index says nothing new. */
+  if (g_strcmp0 (origin, "pk") == 0)
+    return TRUE;
+
+  quoted = quote_identifier (name);
+  if (!for_each_row (describe->database, collect_name, names, error,
+                     "PRAGMA index_info(%s)", quoted))
+    return FALSE;
+
+  joined = join_names (names);
+  /* A UNIQUE constraint's automatic index is named by SQLite, not by
+   * the schema's author: show it as the constraint. */
+  if (g_strcmp0 (origin, "u") == 0)
+    tally_schema_table_add_line (describe->table, "unique (%s)", joined);
+  else
+    tally_schema_table_add_line (describe->table, "%sindex %s (%s)",
+                                 sqlite3_column_int (stmt, 2) ? "unique " : "", name, joined);
 
   return TRUE;
 }
@@ -304,11 +315,6 @@ move_composite_key (TallySchemaTable *table)
   tally_schema_table_add_line (table, "primary key (%s)", joined);
 }
 
-typedef struct {
-  TallyToolDatabase *database;
-  GCancellable      *cancellable;
-} Describe;
-
 /* A TallySchemaFillFunc: SQLite's tables are read one by one, and only
  * those the text shows. */
 static gboolean
@@ -319,8 +325,7 @@ describe_object (TallySchemaTable  *table,
   Describe *describe = user_data;
   TallyToolDatabase *database = describe->database;
   g_autofree char *quoted = quote_identifier (table->name);
-  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func (foreign_key_free);
-  g_autoptr(GPtrArray) indexes = g_ptr_array_new_with_free_func (index_free);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
   g_autoptr(GError) count_error = NULL;
   gint64 count = 0;
 
@@ -334,9 +339,15 @@ describe_object (TallySchemaTable  *table,
   if (table->kind != TALLY_SCHEMA_TABLE)
     return TRUE;
 
+  /* The table's lines: its keys, then its indexes. */
   if (!for_each_row (database, collect_foreign_key, keys, error,
-                     "PRAGMA foreign_key_list(%s)", quoted) ||
-      !for_each_row (database, collect_index, indexes, error, "PRAGMA index_list(%s)", quoted))
+                     "PRAGMA foreign_key_list(%s)", quoted))
+    return FALSE;
+  for (guint k = 0; k < keys->len; k++)
+    add_foreign_key (table, g_ptr_array_index (keys, k));
+
+  describe->table = table;
+  if (!for_each_row (database, add_index, describe, error, "PRAGMA index_list(%s)", quoted))
     return FALSE;
 
   /* A table whose rows cannot be counted (say, a virtual table whose
@@ -354,51 +365,6 @@ describe_object (TallySchemaTable  *table,
     }
   else
     table->rows = g_strdup_printf ("rows not counted: %s", count_error->message);
-
-  for (guint k = 0; k < keys->len; k++)
-    {
-      ForeignKey *fk = g_ptr_array_index (keys, k);
-      g_autofree char *reference = describe_reference (fk);
-      g_autofree char *from = NULL;
-      TallySchemaColumn *column;
-
-      /* A single-column foreign key is shown on its column. */
-      if (fk->from->len == 1)
-        {
-          column = tally_schema_table_find_column (table, g_ptr_array_index (fk->from, 0), TRUE);
-          if (column != NULL && column->reference == NULL)
-            column->reference = g_steal_pointer (&reference);
-          continue;
-        }
-
-      from = join_names (fk->from);
-      tally_schema_table_add_line (table, "foreign key (%s) -> %s", from, reference);
-    }
-
-  for (guint x = 0; x < indexes->len; x++)
-    {
-      Index *index = g_ptr_array_index (indexes, x);
-      g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-      g_autofree char *index_quoted = NULL;
-      g_autofree char *joined = NULL;
-
-      /* The primary key's own index says nothing new. */
-      if (g_strcmp0 (index->origin, "pk") == 0)
-        continue;
-
-      index_quoted = quote_identifier (index->name);
-      if (!for_each_row (database, collect_name, names, error, "PRAGMA index_info(%s)", index_quoted))
-        return FALSE;
-
-      joined = join_names (names);
-      /* A UNIQUE constraint's automatic index is named by SQLite, not by
-       * the schema's author: show it as the constraint. */
-      if (g_strcmp0 (index->origin, "u") == 0)
-        tally_schema_table_add_line (table, "unique (%s)", joined);
-      else
-        tally_schema_table_add_line (table, "%sindex %s (%s)",
-                                     index->unique ? "unique " : "", index->name, joined);
-    }
 
   return TRUE;
 }
@@ -464,6 +430,7 @@ schema_run (TallyTool               *tool,
   base = g_path_get_basename (context->database_path);
   describe.database = database;
   describe.cancellable = cancellable;
+  describe.table = NULL;
   return tally_schema_dup_text (tables, table, base, "", describe_object, &describe, error);
 }
 
