@@ -438,6 +438,28 @@ tally_test_mock_dup_requests (TallyTestMock *self)
 }
 
 /**
+ * tally_test_mock_dup_request_body:
+ * @self: a running mock
+ * @n: the request, from 0
+ *
+ * The parsed body of the @n-th request the mock received; fails the test
+ * when there were not that many.
+ *
+ * Returns: (transfer full): the body object; free with json_object_unref()
+ */
+JsonObject *
+tally_test_mock_dup_request_body (TallyTestMock *self,
+                                  guint          n)
+{
+  g_autoptr(JsonArray) requests = tally_test_mock_dup_requests (self);
+  JsonObject *request;
+
+  g_assert_cmpuint (json_array_get_length (requests), >, n);
+  request = json_array_get_object_element (requests, n);
+  return json_object_ref (json_object_get_object_member (request, "body"));
+}
+
+/**
  * tally_test_mock_get_n_requests:
  * @self: a #TallyTestMock
  *

@@ -18,6 +18,8 @@ TallyTestMock *tally_test_mock_start_file     (const char     *scenario_path,
 const char    *tally_test_mock_get_base_url   (TallyTestMock  *self);
 guint16        tally_test_mock_get_port       (TallyTestMock  *self);
 JsonArray     *tally_test_mock_dup_requests   (TallyTestMock  *self);
+JsonObject    *tally_test_mock_dup_request_body (TallyTestMock *self,
+                                                 guint          n);
 guint          tally_test_mock_get_n_requests (TallyTestMock  *self);
 void           tally_test_mock_free           (TallyTestMock  *self);
 

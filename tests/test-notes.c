@@ -7,9 +7,16 @@
 #include <sys/resource.h>
 #include <glib/gstdio.h>
 
+#include "tally-agent.h"
+#include "tally-block.h"
 #include "tally-database-profile.h"
+#include "tally-event.h"
 #include "tally-pg-source.h"
+#include "tally-session.h"
+#include "tally-store.h"
+#include "tally-test-mock.h"
 #include "tally-test-util.h"
+#include "tally-transcript.h"
 
 /* A database's profile folder (src/core/util/tally-database-profile.c)
  * and the analyst's notes that the agent reads from it (docs/notes.md). */
@@ -226,6 +233,357 @@ test_profile_write_error (void)
   tally_test_rm_rf (store_dir);
 }
 
+/* The notes in a session against the mock Messages API. */
+
+typedef struct {
+  char              *dir;          /* the store's folder */
+  char              *store_path;
+  char              *database;
+  TallyTestMock     *mock;
+  TallyClient       *client;
+  TallyToolRegistry *tools;
+  TallyStore        *store;
+  TallySession      *session;
+  GMainLoop         *loop;
+  TallyTurnStatus    status;
+  GError            *error;
+} Fixture;
+
+/* Five plain answers: enough for every test's turns. */
+#define FIVE_ANSWERS \
+  "{\"responses\":[" \
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"One.\"}],\"stop_reason\":\"end_turn\"}}," \
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Two.\"}],\"stop_reason\":\"end_turn\"}}," \
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Three.\"}],\"stop_reason\":\"end_turn\"}}," \
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Four.\"}],\"stop_reason\":\"end_turn\"}}," \
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Five.\"}],\"stop_reason\":\"end_turn\"}}" \
+  "]}"
+
+static void
+fixture_open_store (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->store = tally_store_open (f->store_path, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_start (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+
+  memset (f, 0, sizeof *f);
+  f->dir = make_tmp_dir ();
+  f->store_path = g_build_filename (f->dir, "tally.db", NULL);
+  f->database = g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
+  f->mock = tally_test_mock_start (FIVE_ANSWERS, &error);
+  g_assert_no_error (error);
+  f->client = tally_client_new (tally_test_mock_get_base_url (f->mock), "sk-test-key");
+  f->tools = tally_tool_registry_new_default ();
+  f->loop = g_main_loop_new (NULL, FALSE);
+  fixture_open_store (f);
+  f->session = tally_session_new (f->store, f->client, f->tools);
+  tally_agent_set_database (tally_session_get_agent (f->session), f->database);
+}
+
+static void
+fixture_stop (Fixture *f)
+{
+  g_clear_object (&f->session);
+  g_clear_object (&f->store);
+  tally_test_mock_free (f->mock);
+  g_clear_object (&f->tools);
+  g_clear_object (&f->client);
+  g_clear_pointer (&f->loop, g_main_loop_unref);
+  g_clear_error (&f->error);
+  tally_test_rm_rf (f->dir);
+  g_free (f->dir);
+  g_free (f->store_path);
+  g_free (f->database);
+}
+
+/* Writes the notes of the fixture's database as the window does. */
+static void
+set_notes (Fixture    *f,
+           const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *key = tally_pg_database_key (f->database);
+  g_autofree char *dir = tally_database_profile_ensure_dir (f->dir, key, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (tally_database_profile_write (dir, TALLY_DATABASE_PROFILE_NOTES, text, &error));
+  g_assert_no_error (error);
+}
+
+static void
+sent_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Fixture *f = user_data;
+
+  g_clear_error (&f->error);
+  f->status = tally_session_send_finish (TALLY_SESSION (object), result, &f->error);
+  g_main_loop_quit (f->loop);
+}
+
+static void
+run_turn (Fixture    *f,
+          const char *text)
+{
+  tally_session_send_async (f->session, text, TALLY_MODE_ASK, FALSE, NULL, sent_cb, f);
+  g_main_loop_run (f->loop);
+}
+
+/* The system prompt of the n-th request, as the bytes sent. */
+static char *
+request_system (Fixture *f,
+                guint    n)
+{
+  g_autoptr(JsonObject) body = tally_test_mock_dup_request_body (f->mock, n);
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+
+  json_generator_set_root (generator, json_object_get_member (body, "system"));
+  return json_generator_to_data (generator, NULL);
+}
+
+/* The text blocks of the last user message of the n-th request, joined
+ * with "|". */
+static char *
+last_user_texts (Fixture *f,
+                 guint    n)
+{
+  g_autoptr(JsonObject) body = tally_test_mock_dup_request_body (f->mock, n);
+  JsonArray *messages = json_object_get_array_member (body, "messages");
+  JsonObject *last = json_array_get_object_element (messages, json_array_get_length (messages) - 1);
+  JsonArray *content = json_object_get_array_member (last, "content");
+  GString *joined = g_string_new (NULL);
+
+  g_assert_cmpstr (json_object_get_string_member (last, "role"), ==, "user");
+  for (guint i = 0; i < json_array_get_length (content); i++)
+    {
+      JsonObject *block = json_array_get_object_element (content, i);
+
+      if (i > 0)
+        g_string_append_c (joined, '|');
+      g_string_append (joined, json_object_get_string_member (block, "text"));
+    }
+  return g_string_free (joined, FALSE);
+}
+
+/* How many notice blocks say that the notes changed. */
+static guint
+count_notes_rows (TallySession *session)
+{
+  GListModel *blocks = G_LIST_MODEL (tally_session_get_transcript (session));
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
+
+      if (tally_block_get_kind (block) == TALLY_BLOCK_NOTICE &&
+          g_strcmp0 (tally_block_get_state (block), "notes-changed") == 0)
+        {
+          g_assert_cmpstr (tally_block_get_text (block), ==,
+                           "Notes changed: the new notes go with your next message");
+          n++;
+        }
+    }
+  return n;
+}
+
+static const char *
+system_text (const char *system_json)
+{
+  return strstr (system_json, "\"text\"");
+}
+
+/* The notes go into the first request's system prompt; a change during the
+ * session leaves the system prompt byte-identical and goes with the next
+ * message as a reminder, with a note row; an unchanged file sends nothing
+ * more. */
+static void
+test_notes_in_session (void)
+{
+  Fixture f;
+  g_autofree char *system0 = NULL;
+  g_autofree char *system1 = NULL;
+  g_autofree char *system2 = NULL;
+  g_autofree char *system3 = NULL;
+  g_autofree char *texts0 = NULL;
+  g_autofree char *texts1 = NULL;
+  g_autofree char *texts2 = NULL;
+  g_autofree char *texts3 = NULL;
+  TallyAgent *agent;
+
+  fixture_start (&f);
+  agent = tally_session_get_agent (f.session);
+  set_notes (&f, "Revenue excludes refunds.\nWeeks start on Monday.\n\n");
+
+  run_turn (&f, "How much did we sell?");
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system0 = request_system (&f, 0);
+  g_assert_nonnull (strstr (system_text (system0),
+                            "<notes>\\nRevenue excludes refunds.\\nWeeks start on Monday.\\n</notes>"));
+  g_assert_cmpstr (tally_agent_get_notes (agent), ==, "Revenue excludes refunds.\nWeeks start on Monday.");
+  texts0 = last_user_texts (&f, 0);
+  g_assert_cmpstr (texts0, ==, "How much did we sell?");
+  g_assert_cmpuint (count_notes_rows (f.session), ==, 0);
+
+  /* Unchanged notes: nothing more is sent. */
+  run_turn (&f, "And last year?");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system1 = request_system (&f, 1);
+  g_assert_cmpstr (system1, ==, system0);
+  texts1 = last_user_texts (&f, 1);
+  g_assert_cmpstr (texts1, ==, "And last year?");
+
+  /* Changed notes: the system prompt stays, the reminder goes along. */
+  set_notes (&f, "Revenue excludes refunds and tax.\n");
+  run_turn (&f, "Per week?");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system2 = request_system (&f, 2);
+  g_assert_cmpstr (system2, ==, system0);
+  texts2 = last_user_texts (&f, 2);
+  g_assert_cmpstr (texts2, ==,
+                   "Per week?|<system-reminder>The analyst has changed their notes about this database. "
+                   "From now on these notes replace the ones in your instructions:\n"
+                   "<notes>\nRevenue excludes refunds and tax.\n</notes></system-reminder>");
+  g_assert_cmpuint (count_notes_rows (f.session), ==, 1);
+  g_assert_cmpstr (tally_agent_get_notes (agent), ==, "Revenue excludes refunds.\nWeeks start on Monday.");
+
+  /* Removed notes are said to be removed, once. */
+  set_notes (&f, "  \n");
+  run_turn (&f, "Per store?");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system3 = request_system (&f, 3);
+  g_assert_cmpstr (system3, ==, system0);
+  texts3 = last_user_texts (&f, 3);
+  g_assert_true (g_str_has_prefix (texts3, "Per store?|<system-reminder>The analyst has removed their notes"));
+  g_assert_cmpuint (count_notes_rows (f.session), ==, 2);
+
+  g_assert_cmpuint (tally_test_mock_get_n_requests (f.mock), ==, 4);
+  fixture_stop (&f);
+}
+
+/* Without notes the system prompt has no notes section. */
+static void
+test_no_notes (void)
+{
+  Fixture f;
+  g_autofree char *system0 = NULL;
+
+  fixture_start (&f);
+  run_turn (&f, "Hello");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system0 = request_system (&f, 0);
+  g_assert_null (strstr (system0, "<notes>"));
+  g_assert_null (strstr (system0, "notes about this database"));
+  g_assert_null (tally_agent_get_notes (tally_session_get_agent (f.session)));
+  fixture_stop (&f);
+}
+
+/* A resumed session rebuilds the system prompt from its log: the notes it
+ * started with, not the file as it is now; the notes it has been told of
+ * are not sent again, newer ones are. */
+static void
+test_notes_resume (void)
+{
+  Fixture f;
+  g_autofree char *session_id = NULL;
+  g_autofree char *system0 = NULL;
+  g_autofree char *system2 = NULL;
+  g_autofree char *system3 = NULL;
+  g_autofree char *texts2 = NULL;
+  g_autofree char *texts3 = NULL;
+  g_autoptr(GError) error = NULL;
+
+  fixture_start (&f);
+  set_notes (&f, "Store 7 closed in March.");
+  run_turn (&f, "Sales by store?");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  set_notes (&f, "Store 7 closed in March and April.");
+  run_turn (&f, "And in spring?");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system0 = request_system (&f, 0);
+  session_id = g_strdup (tally_session_get_id (f.session));
+  g_assert_true (tally_store_flush (f.store, &error));
+  g_assert_no_error (error);
+  g_clear_object (&f.session);
+  g_clear_object (&f.store);
+
+  /* Resumed with the notes unchanged since the last reminder. */
+  fixture_open_store (&f);
+  f.session = tally_session_open (f.store, session_id, f.client, f.tools, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (tally_agent_get_notes (tally_session_get_agent (f.session)), ==, "Store 7 closed in March.");
+  g_assert_cmpuint (count_notes_rows (f.session), ==, 1);
+  run_turn (&f, "Per month?");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system2 = request_system (&f, 2);
+  g_assert_cmpstr (system2, ==, system0);
+  texts2 = last_user_texts (&f, 2);
+  g_assert_cmpstr (texts2, ==, "Per month?");
+  g_assert_true (tally_store_flush (f.store, &error));
+  g_clear_object (&f.session);
+  g_clear_object (&f.store);
+
+  /* Resumed after the notes changed while it was closed. */
+  set_notes (&f, "Store 7 never reopened.");
+  fixture_open_store (&f);
+  f.session = tally_session_open (f.store, session_id, f.client, f.tools, &error);
+  g_assert_no_error (error);
+  run_turn (&f, "And now?");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  system3 = request_system (&f, 3);
+  g_assert_cmpstr (system3, ==, system0);
+  texts3 = last_user_texts (&f, 3);
+  g_assert_true (g_str_has_prefix (texts3, "And now?|<system-reminder>"));
+  g_assert_nonnull (strstr (texts3, "<notes>\nStore 7 never reopened.\n</notes>"));
+  g_assert_cmpuint (count_notes_rows (f.session), ==, 2);
+
+  fixture_stop (&f);
+}
+
+/* Notes that cannot be sent fail the turn before any request, with a
+ * message that says why. */
+static void
+test_notes_bad (void)
+{
+  Fixture f;
+  g_autofree char *big = g_strnfill (TALLY_DATABASE_PROFILE_NOTES_MAX_BYTES + 1, 'x');
+  g_autofree char *key = NULL;
+  g_autofree char *dir = NULL;
+
+  fixture_start (&f);
+  set_notes (&f, big);
+  run_turn (&f, "Hello");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_FAILED);
+  g_assert_error (f.error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_nonnull (strstr (f.error->message, "65,537 bytes"));
+  g_assert_nonnull (strstr (f.error->message, "65,536"));
+
+  key = tally_pg_database_key (f.database);
+  dir = tally_database_profile_dir (f.dir, key);
+  tally_test_write_file (dir, TALLY_DATABASE_PROFILE_NOTES, "caf\xe9\n", -1);
+  run_turn (&f, "Hello");
+  g_assert_cmpint (f.status, ==, TALLY_TURN_FAILED);
+  g_assert_error (f.error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_nonnull (strstr (f.error->message, "notes about this database cannot be read"));
+
+  /* Fixed notes let the session start. */
+  set_notes (&f, "Fine now.");
+  run_turn (&f, "Hello");
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (f.mock), ==, 1);
+  fixture_stop (&f);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -237,6 +595,10 @@ main (int   argc,
   g_test_add_func ("/tally/notes/profile/round-trip", test_profile_round_trip);
   g_test_add_func ("/tally/notes/profile/bad-input", test_profile_bad_input);
   g_test_add_func ("/tally/notes/profile/write-error", test_profile_write_error);
+  g_test_add_func ("/tally/notes/session/prompt-and-reminder", test_notes_in_session);
+  g_test_add_func ("/tally/notes/session/none", test_no_notes);
+  g_test_add_func ("/tally/notes/session/resume", test_notes_resume);
+  g_test_add_func ("/tally/notes/session/bad-notes", test_notes_bad);
 
   return g_test_run ();
 }

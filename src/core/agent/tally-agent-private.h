@@ -47,6 +47,14 @@ struct _TallyAgent
   char               *plan_id;
   gint64              plan_version;
 
+  /* the analyst's notes about the database (docs/notes.md): read when the
+   * session starts (or restored from its log) and kept in the system prompt
+   * unchanged; a later change goes to the model as a reminder */
+  char               *store_dir;          /* where the profile folders are, NULL = none */
+  gboolean            notes_fixed;
+  char               *notes_prompt;       /* the notes in the system prompt, NULL = none */
+  char               *notes_told;         /* the notes the model heard of last, NULL = none */
+
   /* a redirect that arrived too late to go with tool results */
   char               *pending_redirect;
 
@@ -145,6 +153,9 @@ void     tally_agent_start_tools      (GTask           *task,
                                        GPtrArray       *content);
 char    *tally_agent_mode_reminder    (TallyMode        mode,
                                        TallyMode        last_mode);
+gboolean tally_agent_check_notes      (TallyAgent      *self,
+                                       char           **reminder,
+                                       GError         **error);
 
 /* The agent that runs the turn of @task. */
 static inline TallyAgent *

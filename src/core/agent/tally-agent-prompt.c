@@ -15,8 +15,9 @@
  * @self: a #TallyAgent
  *
  * Builds Tally's instructions for the model (docs/protocol.md §2.1). The
- * text depends only on the database and the workspace, never on the mode or
- * the turn, so it stays byte-identical across turns and the prompt cache
+ * text depends only on the database, the analyst's notes as they were when
+ * the session started (docs/notes.md) and the workspace, never on the mode
+ * or the turn, so it stays byte-identical across turns and the prompt cache
  * keeps hitting.
  *
  * Returns: (transfer full): the system prompt
@@ -53,6 +54,13 @@ tally_agent_dup_system_prompt (TallyAgent *self)
     }
   else
     g_string_append (prompt, "# Data\nNo database is open in this session.\n\n");
+
+  /* Fixed when the session started (tally-agent-notes.c, docs/notes.md). */
+  if (self->notes_prompt != NULL)
+    g_string_append_printf (prompt,
+      "# The analyst's notes about this database\n"
+      "The analyst wrote these definitions and rules for this database. Follow them, and do not "
+      "ask about what they already settle.\n<notes>\n%s\n</notes>\n\n", self->notes_prompt);
 
   if (self->workspace != NULL)
     g_string_append_printf (prompt,

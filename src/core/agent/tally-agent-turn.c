@@ -678,6 +678,8 @@ tally_agent_send_async (TallyAgent          *self,
 {
   g_autoptr(GTask) task = NULL;
   g_autofree char *reminder = NULL;
+  g_autofree char *notes_reminder = NULL;
+  GError *notes_error = NULL;
   JsonObject *event;
   Turn *turn;
 
@@ -701,6 +703,15 @@ tally_agent_send_async (TallyAgent          *self,
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                                "The message is empty or not valid UTF-8");
+      return;
+    }
+
+  /* The analyst's notes: fixed in the system prompt when the session
+   * starts, a reminder with this message when they changed since
+   * (docs/notes.md). */
+  if (!tally_agent_check_notes (self, &notes_reminder, &notes_error))
+    {
+      g_task_return_error (task, notes_error);
       return;
     }
 
@@ -742,6 +753,10 @@ tally_agent_send_async (TallyAgent          *self,
       event = tally_event_new (TALLY_EVENT_SESSION_CREATED);
       json_object_set_string_member (event, "title", title);
       json_object_set_string_member (event, "model", self->model);
+      if (self->notes_prompt != NULL)
+        json_object_set_string_member (event, "notes", self->notes_prompt);
+      else
+        json_object_set_null_member (event, "notes");
       if (self->workspace != NULL)
         json_object_set_string_member (event, "workspace", self->workspace);
       else
@@ -764,6 +779,8 @@ tally_agent_send_async (TallyAgent          *self,
   json_object_set_int_member (event, "budget_tokens", turn->budget_used);
   json_object_set_string_member (event, "model", self->model);
   json_object_set_string_member (event, "text", text);
+  if (notes_reminder != NULL)
+    json_object_set_string_member (event, "notes", self->notes_told != NULL ? self->notes_told : "");
   turn_emit (task, event);
 
   /* A previous turn that was cancelled or crashed may have left tool calls
@@ -774,6 +791,8 @@ tally_agent_send_async (TallyAgent          *self,
   reminder = tally_agent_mode_reminder (mode, self->last_mode);
   if (reminder != NULL)
     tally_conversation_add_user_text (self->conversation, reminder);
+  if (notes_reminder != NULL)
+    tally_conversation_add_user_text (self->conversation, notes_reminder);
 
   tally_agent_start_call (g_steal_pointer (&task));
 }

@@ -102,6 +102,9 @@ tally_agent_finalize (GObject *object)
   g_free (self->model);
   g_free (self->database);
   g_free (self->workspace);
+  g_free (self->store_dir);
+  g_free (self->notes_prompt);
+  g_free (self->notes_told);
   g_clear_pointer (&self->rules, g_ptr_array_unref);
   g_free (self->plan_id);
   g_free (self->pending_redirect);

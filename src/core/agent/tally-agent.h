@@ -50,6 +50,13 @@ void               tally_agent_set_last_mode      (TallyAgent         *self,
                                                    TallyMode           mode);
 gboolean           tally_agent_is_busy            (TallyAgent         *self);
 char              *tally_agent_dup_system_prompt  (TallyAgent         *self);
+void               tally_agent_set_store_dir      (TallyAgent         *self,
+                                                   const char         *store_dir);
+char              *tally_agent_dup_profile_dir    (TallyAgent         *self);
+const char        *tally_agent_get_notes          (TallyAgent         *self);
+void               tally_agent_restore_notes      (TallyAgent         *self,
+                                                   const char         *in_prompt,
+                                                   const char         *told);
 
 void               tally_agent_set_timeouts       (TallyAgent         *self,
                                                    guint               approval_timeout_s,

@@ -432,6 +432,14 @@ session_new_with_agent (TallyStore        *store,
 
   self->store = store != NULL ? g_object_ref (store) : NULL;
   self->agent = tally_agent_new (client, tools);
+  if (store != NULL)
+    {
+      /* The databases' profile folders, with the analyst's notes, live
+       * next to the store file (docs/notes.md). */
+      g_autofree char *store_dir = g_path_get_dirname (tally_store_get_path (store));
+
+      tally_agent_set_store_dir (self->agent, store_dir);
+    }
   g_signal_connect (self->agent, "event", G_CALLBACK (agent_event_cb), self);
   g_signal_connect (self->agent, "message-changed", G_CALLBACK (agent_message_changed_cb), self);
   g_signal_connect (self->agent, "turn-ending", G_CALLBACK (agent_turn_ending_cb), self);
@@ -714,6 +722,8 @@ tally_session_open (TallyStore         *store,
   LastTurn last;
   gint64 max_seq = 0;
   double spent = 0;
+  const char *notes_in_prompt = NULL;
+  const char *notes_told = NULL;
 
   g_return_val_if_fail (TALLY_IS_STORE (store), NULL);
   g_return_val_if_fail (session_id != NULL, NULL);
@@ -751,7 +761,12 @@ tally_session_open (TallyStore         *store,
                                   &self->mode);
           if (tally_json_object_get_string (event, "model", NULL) != NULL)
             tally_agent_set_model (self->agent, tally_json_object_get_string (event, "model", NULL));
+          /* A message that carried changed notes (docs/notes.md). */
+          if (tally_json_object_get_string (event, "notes", NULL) != NULL)
+            notes_told = tally_json_object_get_string (event, "notes", NULL);
         }
+      else if (type == TALLY_EVENT_SESSION_CREATED)
+        notes_in_prompt = notes_told = tally_json_object_get_string (event, "notes", NULL);
       else if (type == TALLY_EVENT_TURN_FINISHED && json_object_has_member (event, "cost_usd") &&
                JSON_NODE_HOLDS_VALUE (json_object_get_member (event, "cost_usd")))
         spent += json_object_get_double_member (event, "cost_usd");
@@ -766,6 +781,8 @@ tally_session_open (TallyStore         *store,
 
   tally_agent_set_next_seq (self->agent, max_seq + 1);
   tally_agent_set_last_mode (self->agent, self->mode);
+  /* The system prompt is rebuilt with the notes it had, not the file's. */
+  tally_agent_restore_notes (self->agent, notes_in_prompt, notes_told);
   /* What the session has cost so far counts against a spend cap. */
   tally_agent_set_spent (self->agent, spent);
 

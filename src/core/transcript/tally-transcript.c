@@ -6,6 +6,8 @@
 
 #include "tally-transcript.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "tally-event.h"
 #include "tally-json.h"
 
@@ -508,6 +510,14 @@ tally_transcript_apply (TallyTranscript *self,
 
     case TALLY_EVENT_TURN_STARTED:
       close_call (self);
+      /* The message carried the analyst's changed notes (docs/notes.md). */
+      if (tally_json_object_get_string (event, "notes", NULL) != NULL)
+        {
+          block = add_block (self, TALLY_BLOCK_NOTICE, turn_id);
+          tally_block_set_text (block, _("Notes changed: the new notes go with your next message"));
+          tally_block_set_state (block, "notes-changed");
+          tally_block_set_finished (block, TRUE);
+        }
       block = add_block (self, TALLY_BLOCK_USER, turn_id);
       tally_block_set_text (block, tally_event_get_text (event));
       tally_block_set_state (block, tally_json_object_get_string (event, "mode", NULL));

@@ -15,6 +15,15 @@ G_BEGIN_DECLS
 #define TALLY_DATABASE_PROFILE_NOTES "notes.md"
 
 /**
+ * TALLY_DATABASE_PROFILE_NOTES_MAX_BYTES:
+ *
+ * The longest notes, in bytes of UTF-8, that go to the model: 64 KiB,
+ * about 16,000 tokens of every request's system prompt. Longer notes are
+ * refused with an error rather than cut.
+ */
+#define TALLY_DATABASE_PROFILE_NOTES_MAX_BYTES (64 * 1024)
+
+/**
  * TALLY_DATABASE_PROFILE_SENSITIVE_COLUMNS:
  *
  * The file of a database's profile folder that lists the columns whose
