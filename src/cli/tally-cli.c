@@ -41,41 +41,7 @@
 #include "tally-tool-query-database.h"
 #include "tally-tool-registry.h"
 
-#define EXIT_DONE      0
-#define EXIT_FAILED    1
-#define EXIT_USAGE     2
-#define EXIT_CANCELLED 130
-/* Cancelled by SIGHUP or SIGTERM: 128 + the signal, as a shell reports. */
-#define EXIT_HANGUP    129
-#define EXIT_TERMINATED 143
-
-typedef struct {
-  GMainLoop    *loop;
-  GCancellable *cancellable;
-  TallyAgent   *agent;
-  gboolean      json;
-  gboolean      color;
-  gboolean      thinking_open;
-  gboolean      text_open;
-  int           exit_status;
-  guint         sigint_count;
-  int           stop_signal;      /* the first of SIGINT, SIGTERM, SIGHUP */
-  gint64        text_blocks;
-  gint64        attempts;          /* api_call events of the current turn */
-
-  /* cards answered on stdin */
-  GDataInputStream *stdin_lines;  /* made once, freed by stop_reading_stdin() */
-  GCancellable *stdin_cancellable;
-  gboolean      stdin_reading;    /* a line read is pending */
-  gboolean      stdin_eof;
-  gboolean      interactive;
-  char         *card_id;          /* approval or question id being read */
-  gboolean      card_is_question;
-  JsonArray    *suggestions;      /* of the pending approval */
-  JsonArray    *questions;        /* of the pending question card */
-  JsonObject   *answers;          /* collected so far */
-  guint         question_index;
-} Cli;
+#include "tally-cli-private.h"
 
 /* Options */
 
@@ -230,608 +196,6 @@ static const GOptionEntry entries[] = {
 /* Output */
 
 static void
-out_flush (void)
-{
-  fflush (stdout);
-}
-
-static void
-close_open_text (Cli *cli)
-{
-  if (cli->thinking_open)
-    {
-      g_printerr ("%s\n", cli->color ? "\033[0m" : "");
-      cli->thinking_open = FALSE;
-    }
-  if (cli->text_open)
-    {
-      g_print ("\n");
-      out_flush ();
-      cli->text_open = FALSE;
-    }
-}
-
-static char *
-one_line (JsonNode *node,
-          gsize     max_chars)
-{
-  g_autofree char *text = NULL;
-  g_autoptr(GString) out = NULL;
-
-  if (node == NULL)
-    return g_strdup ("");
-
-  if (JSON_NODE_HOLDS_OBJECT (node))
-    {
-      JsonObject *object = json_node_get_object (node);
-
-      /* The most telling member first: the SQL of a query, the path of a
-       * file, the pattern of a search. */
-      static const char *const keys[] = { "sql", "file_path", "pattern", "command", "table" };
-      for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
-        if (json_object_has_member (object, keys[i]) &&
-            JSON_NODE_HOLDS_VALUE (json_object_get_member (object, keys[i])))
-          {
-            text = g_strdup (json_object_get_string_member_with_default (object, keys[i], ""));
-            break;
-          }
-    }
-  if (text == NULL)
-    text = json_to_string (node, FALSE);
-
-  out = g_string_new (NULL);
-  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
-    {
-      gunichar c = g_utf8_get_char (p);
-
-      if (g_utf8_strlen (out->str, -1) >= (glong)max_chars)
-        {
-          g_string_append (out, "…");
-          break;
-        }
-      if (g_unichar_isspace (c))
-        {
-          if (out->len > 0 && out->str[out->len - 1] != ' ')
-            g_string_append_c (out, ' ');
-        }
-      else
-        g_string_append_unichar (out, c);
-    }
-
-  return g_string_free (g_steal_pointer (&out), FALSE);
-}
-
-static void
-print_receipt (Cli        *cli,
-               JsonObject *event)
-{
-  TallyReceipt receipt;
-  g_autofree char *line = NULL;
-
-  tally_receipt_init (&receipt, event);
-  /* Every HTTP attempt that got an answer, failed ones included, so a
-   * failed turn's cost is never next to "0 API calls". */
-  receipt.api_calls = MAX (cli->attempts, receipt.api_calls);
-  line = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
-
-  close_open_text (cli);
-  g_print ("%s\n", line);
-  out_flush ();
-}
-
-static void
-print_event_readably (Cli        *cli,
-                      JsonObject *event)
-{
-  const char *dim = cli->color ? "\033[2m" : "";
-  const char *reset = cli->color ? "\033[0m" : "";
-
-  switch (tally_event_get_event_type (event))
-    {
-    case TALLY_EVENT_TEXT_DELTA:
-      {
-        if (cli->thinking_open)
-          {
-            g_printerr ("%s\n", reset);
-            cli->thinking_open = FALSE;
-          }
-        g_print ("%s", tally_json_object_get_string (event, "text", ""));
-        out_flush ();
-        cli->text_open = TRUE;
-      }
-      break;
-
-    case TALLY_EVENT_THINKING_DELTA:
-      {
-        if (!cli->thinking_open)
-          {
-            close_open_text (cli);
-            g_printerr ("%s%s ", dim, _("Thinking:"));
-            cli->thinking_open = TRUE;
-          }
-        g_printerr ("%s", tally_json_object_get_string (event, "text", ""));
-      }
-      break;
-
-    case TALLY_EVENT_TOOL_USE_START:
-      {
-        g_autofree char *input = one_line (json_object_get_member (event, "tool_input"), 100);
-
-        close_open_text (cli);
-        g_printerr ("▸ %s %s%s%s\n", tally_json_object_get_string (event, "tool_name", ""),
-                    dim, input, reset);
-      }
-      break;
-
-    case TALLY_EVENT_TOOL_RESULT:
-      {
-        const char *content = tally_json_object_get_string (event, "content", "");
-
-        if (tally_json_object_get_bool (event, "is_error", FALSE))
-          {
-            g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), content);
-            g_autofree char *line = one_line (node, 160);
-
-            g_printerr ("  ✗ %s\n", line);
-          }
-        else
-          {
-            guint lines = 0;
-
-            for (const char *p = content; *p != '\0'; p++)
-              if (*p == '\n')
-                lines++;
-            g_printerr ("  %s✓ ", dim);
-            g_printerr (ngettext ("%u line in %.1f s", "%u lines in %.1f s", lines + 1),
-                        lines + 1, tally_json_object_get_int (event, "duration_ms", 0) / 1000.0);
-            g_printerr ("%s\n", reset);
-          }
-      }
-      break;
-
-    case TALLY_EVENT_RETRY:
-      {
-        close_open_text (cli);
-        g_printerr (_("Retrying in %.1f s (HTTP %d, %s)…\n"),
-                    tally_json_object_get_int (event, "delay_ms", 0) / 1000.0,
-                    (int)tally_json_object_get_int (event, "status", 0),
-                    json_object_get_string_member_with_default (event, "error_type", "?"));
-      }
-      break;
-
-    case TALLY_EVENT_ERROR:
-      {
-        const char *request_id = json_object_get_string_member_with_default (event, "request_id", NULL);
-
-        close_open_text (cli);
-        if (request_id != NULL)
-          g_printerr (_("Error (%s): %s (request %s)\n"),
-                      tally_json_object_get_string (event, "kind", ""),
-                      tally_json_object_get_string (event, "message", ""), request_id);
-        else
-          g_printerr (_("Error (%s): %s\n"),
-                      tally_json_object_get_string (event, "kind", ""),
-                      tally_json_object_get_string (event, "message", ""));
-
-        /* How to go on (docs/protocol.md §12.2). */
-        if (g_strcmp0 (tally_json_object_get_string (event, "kind", ""), "budget") == 0)
-          g_printerr ("%s\n", _("Raise the cap with --max-cost USD (0 turns it off) to continue this session."));
-        else if (json_object_get_int_member_with_default (event, "status", 0) == 401 ||
-                 json_object_get_int_member_with_default (event, "status", 0) == 403)
-          g_printerr ("%s\n", _("The API key was refused. Set ANTHROPIC_API_KEY to a valid key from the "
-                                 "Anthropic Console and run tally-cli again."));
-      }
-      break;
-
-    case TALLY_EVENT_PLAN_PROPOSED:
-      {
-        close_open_text (cli);
-        g_print (_("\n── Plan, version %d ──\n%s\n────\n"),
-                 (int)tally_json_object_get_int (event, "version", 0),
-                 tally_json_object_get_string (event, "markdown", ""));
-        out_flush ();
-      }
-      break;
-
-    case TALLY_EVENT_REDIRECT:
-      {
-        close_open_text (cli);
-        g_print ("\n> %s\n\n", tally_json_object_get_string (event, "text", ""));
-      }
-      break;
-
-    case TALLY_EVENT_CHART_CREATED:
-      {
-        JsonArray *files = tally_json_object_get_array (event, "files");
-        g_autoptr(GString) names = g_string_new (NULL);
-
-        for (guint i = 0; files != NULL && i < json_array_get_length (files); i++)
-          {
-            if (i > 0)
-              g_string_append (names, ", ");
-            g_string_append (names, json_array_get_string_element (files, i));
-          }
-        /* TRANSLATORS: a chart the agent drew, then its files */
-        g_printerr (_("  Chart “%s”: %s\n"),
-                    tally_json_object_get_string (event, "title", ""), names->str);
-      }
-      break;
-
-    case TALLY_EVENT_TURN_FINISHED:
-      print_receipt (cli, event);
-      break;
-
-    /* Shown elsewhere (the cards, the replayed prompt) or not at all. */
-    case TALLY_EVENT_SESSION_CREATED:
-    case TALLY_EVENT_TURN_STARTED:
-    case TALLY_EVENT_BLOCK_DONE:
-    case TALLY_EVENT_APPROVAL_REQUEST:
-    case TALLY_EVENT_APPROVAL_RESOLVED:
-    case TALLY_EVENT_QUESTION_REQUEST:
-    case TALLY_EVENT_QUESTION_RESOLVED:
-    case TALLY_EVENT_API_CALL:
-    case TALLY_EVENT_REQUEST_SENT:
-    case TALLY_EVENT_UNKNOWN:
-      break;
-    }
-}
-
-/* Cards on stdin (docs/architecture.md §11.2): each pending card
- * reads lines from stdin. Approvals: `y`, `a` (always, first suggestion),
- * `n`, `n: MESSAGE`, `e: JSON`. Questions: one line per question, option
- * numbers (`1` or `1,3`), optionally `+ free text`, or any other text as the
- * free-text answer; an empty line dismisses the card. End of input
- * dismisses or denies. */
-
-static void read_card_line (Cli *cli);
-
-static void
-card_done (Cli *cli)
-{
-  g_clear_pointer (&cli->card_id, g_free);
-  g_clear_pointer (&cli->suggestions, json_array_unref);
-  g_clear_pointer (&cli->questions, json_array_unref);
-  g_clear_pointer (&cli->answers, json_object_unref);
-  cli->question_index = 0;
-}
-
-static void
-prompt_question (Cli *cli)
-{
-  JsonObject *question = json_array_get_object_element (cli->questions, cli->question_index);
-  JsonArray *options = tally_json_object_get_array (question, "options");
-  gboolean multi = json_object_get_boolean_member_with_default (question, "multiSelect", FALSE);
-
-  g_printerr ("\n[%s] %s\n", tally_json_object_get_string (question, "header", ""),
-              tally_json_object_get_string (question, "question", ""));
-  for (guint i = 0; i < json_array_get_length (options); i++)
-    {
-      JsonObject *option = json_array_get_object_element (options, i);
-
-      g_printerr ("  %u. %s — %s\n", i + 1, tally_json_object_get_string (option, "label", ""),
-                  json_object_get_string_member_with_default (option, "description", ""));
-    }
-  g_printerr ("%s", multi
-              ? _("Pick one or more (e.g. 1,3), add “+ text” for your own words, type an answer, "
-                  "or leave empty to dismiss: ")
-              : _("Pick a number, type your own answer, or leave empty to dismiss: "));
-}
-
-static void
-show_approval (Cli        *cli,
-               JsonObject *event)
-{
-  JsonNode *input = json_object_get_member (event, "tool_input");
-  g_autofree char *summary = one_line (input, 200);
-
-  close_open_text (cli);
-  g_printerr ("\n%s %s: %s\n", _("Approve"), tally_json_object_get_string (event, "tool_name", ""), summary);
-  if (json_object_get_boolean_member_with_default (event, "outside_workspace", FALSE))
-    g_printerr ("  %s\n", _("(this touches a path outside the workspace)"));
-  if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
-    g_printerr ("  a = %s [%s]\n",
-                tally_json_object_get_string (json_array_get_object_element (cli->suggestions, 0), "label", ""),
-                tally_json_object_get_string (json_array_get_object_element (cli->suggestions, 0), "rule", ""));
-  g_printerr ("%s", _("Allow? [y]es, [a]lways, [n]o, “n: message”, “e: {json}”: "));
-}
-
-static gboolean
-parse_option_list (const char *text,
-                   guint       n_options,
-                   GPtrArray  *picked)
-{
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
-
-  for (guint i = 0; parts[i] != NULL; i++)
-    {
-      char *end = NULL;
-      guint64 n;
-      g_strstrip (parts[i]);
-      if (parts[i][0] == '\0' || !g_ascii_isdigit (parts[i][0]))
-        return FALSE;
-      n = g_ascii_strtoull (parts[i], &end, 10);
-      if (*end != '\0' || n < 1 || n > n_options)
-        return FALSE;
-      g_ptr_array_add (picked, GUINT_TO_POINTER ((guint)n));
-    }
-
-  return picked->len > 0;
-}
-
-/* Returns FALSE when the line should be read again. */
-static gboolean
-handle_question_line (Cli        *cli,
-                      const char *line)
-{
-  JsonObject *question = json_array_get_object_element (cli->questions, cli->question_index);
-  JsonArray *options = tally_json_object_get_array (question, "options");
-  gboolean multi = json_object_get_boolean_member_with_default (question, "multiSelect", FALSE);
-  g_autoptr(GPtrArray) picked = g_ptr_array_new ();
-  g_autoptr(GPtrArray) labels = g_ptr_array_new ();
-  g_autofree char *list_part = NULL;
-  const char *free_text = NULL;
-  const char *plus = strstr (line, " + ");
-  g_autofree char *answer = NULL;
-
-  if (plus != NULL)
-    {
-      list_part = g_strndup (line, plus - line);
-      if (parse_option_list (list_part, json_array_get_length (options), picked))
-        free_text = plus + 3;
-      else
-        g_ptr_array_set_size (picked, 0);
-    }
-  if (free_text == NULL && !parse_option_list (line, json_array_get_length (options), picked))
-    {
-      g_ptr_array_set_size (picked, 0);
-      /* Digits and commas only, but not valid option numbers: a typo, not
-       * an answer. */
-      if (line[strspn (line, "0123456789, ")] == '\0')
-        {
-          g_printerr (_("Pick option numbers from 1 to %u.\n"), json_array_get_length (options));
-          return FALSE;
-        }
-      free_text = line;
-    }
-
-  if (!multi && picked->len > 1)
-    {
-      g_printerr ("%s\n", _("This question takes one option; pick a single number."));
-      return FALSE;
-    }
-
-  for (guint i = 0; i < picked->len; i++)
-    {
-      JsonObject *option = json_array_get_object_element (options, GPOINTER_TO_UINT (g_ptr_array_index (picked, i)) - 1);
-      g_ptr_array_add (labels, (gpointer)tally_json_object_get_string (option, "label", ""));
-    }
-  g_ptr_array_add (labels, NULL);
-
-  answer = tally_questions_join_answer ((const char * const *)labels->pdata, free_text);
-  json_object_set_string_member (cli->answers, tally_json_object_get_string (question, "question", ""), answer);
-  return TRUE;
-}
-
-static void
-finish_question_card (Cli        *cli,
-                      JsonObject *answers)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = g_strdup (cli->card_id);
-
-  card_done (cli);
-  if (!tally_agent_answer_question (cli->agent, id, answers, &error))
-    g_printerr ("tally-cli: %s\n", error->message);
-}
-
-static void
-finish_approval (Cli           *cli,
-                 TallyDecision  decision,
-                 JsonObject    *updated_input,
-                 const char    *rule,
-                 const char    *scope,
-                 const char    *message)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = g_strdup (cli->card_id);
-  g_autofree char *rule_copy = g_strdup (rule);
-  g_autofree char *scope_copy = g_strdup (scope);
-
-  card_done (cli);
-  if (!tally_agent_resolve_approval (cli->agent, id, decision, updated_input, rule_copy, scope_copy,
-                                     message, &error))
-    g_printerr ("tally-cli: %s\n", error->message);
-}
-
-static void
-handle_card_line (Cli        *cli,
-                  const char *raw)
-{
-  g_autofree char *line = g_strstrip (g_strdup (raw));
-
-  /* A terminal shows what was typed; from a pipe, echo it so the prompt
-   * ends its line and a log shows the answer. */
-  if (!cli->interactive)
-    g_printerr ("%s\n", raw);
-
-  if (cli->card_is_question)
-    {
-      if (*line == '\0')
-        {
-          finish_question_card (cli, NULL);
-          return;
-        }
-      if (!handle_question_line (cli, line))
-        {
-          read_card_line (cli);
-          return;
-        }
-      if (++cli->question_index < json_array_get_length (cli->questions))
-        {
-          prompt_question (cli);
-          read_card_line (cli);
-          return;
-        }
-      {
-        g_autoptr(JsonObject) answers = json_object_ref (cli->answers);
-        finish_question_card (cli, answers);
-      }
-      return;
-    }
-
-  if (g_ascii_strcasecmp (line, "y") == 0 || g_ascii_strcasecmp (line, "yes") == 0)
-    finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
-  else if (g_ascii_strcasecmp (line, "a") == 0 || g_ascii_strcasecmp (line, "always") == 0)
-    {
-      if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
-        {
-          JsonObject *first = json_array_get_object_element (cli->suggestions, 0);
-
-          finish_approval (cli, TALLY_DECISION_ALLOW_ALWAYS, NULL,
-                           tally_json_object_get_string (first, "rule", ""),
-                           tally_json_object_get_string (first, "scope", ""), NULL);
-        }
-      else
-        finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
-    }
-  else if (g_ascii_strcasecmp (line, "n") == 0 || g_ascii_strcasecmp (line, "no") == 0)
-    finish_approval (cli, TALLY_DECISION_DENY, NULL, NULL, NULL, NULL);
-  else if (g_str_has_prefix (line, "n:"))
-    {
-      /* The analyst's message goes to the model verbatim (one leading
-       * space after the colon is part of the syntax). */
-      const char *message = raw + (strstr (raw, "n:") - raw) + 2;
-
-      if (*message == ' ')
-        message++;
-      finish_approval (cli, TALLY_DECISION_DENY, NULL, NULL, NULL, message);
-    }
-  else if (g_str_has_prefix (line, "e:"))
-    {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      JsonNode *root;
-
-      if (!json_parser_load_from_data (parser, line + 2, -1, NULL) ||
-          (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-        {
-          g_printerr ("%s\n", _("“e:” needs the edited input as a JSON object, e.g. e: {\"command\":\"ls\"}"));
-          read_card_line (cli);
-          return;
-        }
-      finish_approval (cli, TALLY_DECISION_ALLOW_EDITED, json_node_get_object (root), NULL, NULL, NULL);
-    }
-  else
-    {
-      g_printerr ("%s\n", _("Answer y, a, n, “n: message” or “e: {json}”."));
-      read_card_line (cli);
-    }
-}
-
-static void
-dismiss_card (Cli *cli)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = g_strdup (cli->card_id);
-  gboolean question = cli->card_is_question;
-
-  card_done (cli);
-  if (question)
-    tally_agent_answer_question (cli->agent, id, NULL, &error);
-  else
-    tally_agent_dismiss_approval (cli->agent, id, &error);
-  if (error != NULL)
-    g_printerr ("tally-cli: %s\n", error->message);
-}
-
-static void
-card_line_cb (GObject      *object,
-              GAsyncResult *result,
-              gpointer      user_data)
-{
-  Cli *cli = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *line = NULL;
-
-  cli->stdin_reading = FALSE;
-  line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, NULL, &error);
-  if (cli->card_id == NULL || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-
-  if (line == NULL)
-    {
-      if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_printerr ("tally-cli: %s\n", error->message);
-      cli->stdin_eof = TRUE;
-      dismiss_card (cli);
-      return;
-    }
-
-  handle_card_line (cli, line);
-}
-
-static void
-read_card_line (Cli *cli)
-{
-  if (cli->stdin_eof)
-    {
-      dismiss_card (cli);
-      return;
-    }
-
-  if (cli->stdin_lines == NULL)
-    {
-      g_autoptr(GInputStream) in = g_unix_input_stream_new (STDIN_FILENO, FALSE);
-      cli->stdin_lines = g_data_input_stream_new (in);
-      cli->stdin_cancellable = g_cancellable_new ();
-    }
-
-  cli->stdin_reading = TRUE;
-  g_data_input_stream_read_line_async (cli->stdin_lines, G_PRIORITY_DEFAULT, cli->stdin_cancellable,
-                                       card_line_cb, cli);
-}
-
-/* Ends a pending read of stdin and frees the stream: the read holds a
- * reference to it until its callback has run. */
-static void
-stop_reading_stdin (Cli *cli)
-{
-  if (cli->stdin_reading)
-    g_cancellable_cancel (cli->stdin_cancellable);
-  while (cli->stdin_reading)
-    g_main_context_iteration (NULL, TRUE);
-
-  card_done (cli);
-  g_clear_object (&cli->stdin_lines);
-  g_clear_object (&cli->stdin_cancellable);
-}
-
-static void
-start_card (Cli        *cli,
-            JsonObject *event)
-{
-  card_done (cli);
-  if (tally_event_get_event_type (event) == TALLY_EVENT_APPROVAL_REQUEST)
-    {
-      cli->card_is_question = FALSE;
-      cli->card_id = g_strdup (tally_json_object_get_string (event, "approval_id", ""));
-      cli->suggestions = json_array_ref (json_object_get_array_member (event, "suggestions"));
-      show_approval (cli, event);
-    }
-  else
-    {
-      cli->card_is_question = TRUE;
-      cli->card_id = g_strdup (tally_json_object_get_string (event, "question_id", ""));
-      cli->questions = json_array_ref (json_object_get_array_member (event, "questions"));
-      cli->answers = json_object_new ();
-      close_open_text (cli);
-      prompt_question (cli);
-    }
-
-  /* Read after the event has been handled, from the main loop. */
-  read_card_line (cli);
-}
-
-static void
 agent_event_cb (TallyAgent *agent,
                 JsonObject *event,
                 Cli        *cli)
@@ -850,13 +214,13 @@ agent_event_cb (TallyAgent *agent,
       /* One event per line, flushed, so a reader sees each as it happens. */
       fputs (line, stdout);
       fputc ('\n', stdout);
-      out_flush ();
+      tally_cli_out_flush ();
     }
   else
-    print_event_readably (cli, event);
+    tally_cli_print_event (cli, event);
 
   if (type == TALLY_EVENT_APPROVAL_REQUEST || type == TALLY_EVENT_QUESTION_REQUEST)
-    start_card (cli, event);
+    tally_cli_start_card (cli, event);
 }
 
 static void
@@ -1014,7 +378,7 @@ list_models_cb (GObject      *object,
                  json_object_get_string_member_with_default (model, "id", "?"),
                  json_object_get_string_member_with_default (model, "display_name", ""));
     }
-  out_flush ();
+  tally_cli_out_flush ();
 
   cli->exit_status = EXIT_DONE;
   g_main_loop_quit (cli->loop);
@@ -1174,38 +538,6 @@ open_store (gboolean required)
   return store;
 }
 
-static char *
-format_created (gint64 created_us)
-{
-  g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc (created_us / G_USEC_PER_SEC);
-
-  if (dt == NULL)
-    return g_strdup ("-");
-  return g_date_time_format (dt, "%Y-%m-%dT%H:%M:%SZ");
-}
-
-static void
-print_session_line (TallySessionInfo *info,
-                    gboolean          with_snippet)
-{
-  g_autofree char *created = format_created (info->created_us);
-  g_autofree char *cost = tally_session_info_has_cost (info)
-    ? g_strdup_printf ("%.4f", info->cost_usd) : g_strdup ("-");
-  g_autofree char *title = g_strdup (info->title != NULL ? info->title : "");
-
-  /* Titles come from prompts: keep each session on one line. */
-  g_strdelimit (title, "\t\n\r", ' ');
-  g_print ("%s\t%s\t%s\t%s", info->id, created, title, cost);
-  if (with_snippet && info->snippet != NULL)
-    {
-      g_autofree char *snippet = g_strdup (info->snippet);
-
-      g_strdelimit (snippet, "\t\n\r", ' ');
-      g_print ("\t%s", snippet);
-    }
-  g_print ("\n");
-}
-
 static int
 run_list (gboolean search)
 {
@@ -1225,8 +557,8 @@ run_list (gboolean search)
     }
 
   for (guint i = 0; i < sessions->len; i++)
-    print_session_line (g_ptr_array_index (sessions, i), search);
-  out_flush ();
+    tally_cli_print_session_line (g_ptr_array_index (sessions, i), search);
+  tally_cli_out_flush ();
 
   return EXIT_DONE;
 }
@@ -1251,38 +583,7 @@ run_replay (Cli *cli)
       return EXIT_FAILED;
     }
 
-  for (guint i = 0; i < lines->len; i++)
-    {
-      const char *line = g_ptr_array_index (lines, i);
-
-      if (cli->json)
-        {
-          /* Verbatim, as stored. */
-          fputs (line, stdout);
-          fputc ('\n', stdout);
-        }
-      else
-        {
-          g_autoptr(GError) parse_error = NULL;
-          g_autoptr(JsonObject) event = tally_event_from_json (line, &parse_error);
-
-          if (event == NULL)
-            {
-              close_open_text (cli);
-              g_printerr (_("(event %u of the log is damaged and was skipped: %s)\n"), i + 1,
-                          parse_error->message);
-              continue;
-            }
-          if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED)
-            {
-              close_open_text (cli);
-              g_print ("\n> %s\n\n", json_object_get_string_member_with_default (event, "text", ""));
-            }
-          print_event_readably (cli, event);
-        }
-    }
-  close_open_text (cli);
-  out_flush ();
+  tally_cli_print_event_lines (cli, lines);
 
   return EXIT_DONE;
 }
@@ -1328,7 +629,7 @@ run_export (void)
   if (text != NULL)
     {
       fputs (text, stdout);
-      out_flush ();
+      tally_cli_out_flush ();
     }
   return EXIT_DONE;
 }
@@ -1409,7 +710,7 @@ run_salvage (void)
                report.sessions_lost, events_lost, dropped, report.damaged_regions);
       g_print (_("%s was only read. Open the new store with --store.\n"), path);
     }
-  out_flush ();
+  tally_cli_out_flush ();
   return EXIT_DONE;
 }
 
@@ -1690,7 +991,7 @@ main (int    argc,
   tally_session_send_async (session, prompt, mode, opt_thinking, cancellable, send_done_cb, &cli);
   g_main_loop_run (loop);
 
-  stop_reading_stdin (&cli);
-  close_open_text (&cli);
+  tally_cli_stop_reading_stdin (&cli);
+  tally_cli_close_open_text (&cli);
   return cli.exit_status;
 }

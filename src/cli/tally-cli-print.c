@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/* tally-cli's readable output: the events of a turn or of a replayed
+ * session as text on stdout and stderr (docs/architecture.md §11.2), and
+ * the session lines of --list and --search. */
+
+#define G_LOG_DOMAIN "tally-cli"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <stdio.h>
+
+#include "tally-cli-private.h"
+#include "tally-event.h"
+#include "tally-json.h"
+#include "tally-receipt.h"
+
+void
+tally_cli_out_flush (void)
+{
+  fflush (stdout);
+}
+
+void
+tally_cli_close_open_text (Cli *cli)
+{
+  if (cli->thinking_open)
+    {
+      g_printerr ("%s\n", cli->color ? "\033[0m" : "");
+      cli->thinking_open = FALSE;
+    }
+  if (cli->text_open)
+    {
+      g_print ("\n");
+      tally_cli_out_flush ();
+      cli->text_open = FALSE;
+    }
+}
+
+char *
+tally_cli_one_line (JsonNode *node,
+                    gsize     max_chars)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(GString) out = NULL;
+
+  if (node == NULL)
+    return g_strdup ("");
+
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      JsonObject *object = json_node_get_object (node);
+
+      /* The most telling member first: the SQL of a query, the path of a
+       * file, the pattern of a search. */
+      static const char *const keys[] = { "sql", "file_path", "pattern", "command", "table" };
+      for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+        if (json_object_has_member (object, keys[i]) &&
+            JSON_NODE_HOLDS_VALUE (json_object_get_member (object, keys[i])))
+          {
+            text = g_strdup (json_object_get_string_member_with_default (object, keys[i], ""));
+            break;
+          }
+    }
+  if (text == NULL)
+    text = json_to_string (node, FALSE);
+
+  out = g_string_new (NULL);
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (g_utf8_strlen (out->str, -1) >= (glong)max_chars)
+        {
+          g_string_append (out, "…");
+          break;
+        }
+      if (g_unichar_isspace (c))
+        {
+          if (out->len > 0 && out->str[out->len - 1] != ' ')
+            g_string_append_c (out, ' ');
+        }
+      else
+        g_string_append_unichar (out, c);
+    }
+
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+print_receipt (Cli        *cli,
+               JsonObject *event)
+{
+  TallyReceipt receipt;
+  g_autofree char *line = NULL;
+
+  tally_receipt_init (&receipt, event);
+  /* Every HTTP attempt that got an answer, failed ones included, so a
+   * failed turn's cost is never next to "0 API calls". */
+  receipt.api_calls = MAX (cli->attempts, receipt.api_calls);
+  line = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
+
+  tally_cli_close_open_text (cli);
+  g_print ("%s\n", line);
+  tally_cli_out_flush ();
+}
+
+void
+tally_cli_print_event (Cli        *cli,
+                       JsonObject *event)
+{
+  const char *dim = cli->color ? "\033[2m" : "";
+  const char *reset = cli->color ? "\033[0m" : "";
+
+  switch (tally_event_get_event_type (event))
+    {
+    case TALLY_EVENT_TEXT_DELTA:
+      {
+        if (cli->thinking_open)
+          {
+            g_printerr ("%s\n", reset);
+            cli->thinking_open = FALSE;
+          }
+        g_print ("%s", tally_json_object_get_string (event, "text", ""));
+        tally_cli_out_flush ();
+        cli->text_open = TRUE;
+      }
+      break;
+
+    case TALLY_EVENT_THINKING_DELTA:
+      {
+        if (!cli->thinking_open)
+          {
+            tally_cli_close_open_text (cli);
+            g_printerr ("%s%s ", dim, _("Thinking:"));
+            cli->thinking_open = TRUE;
+          }
+        g_printerr ("%s", tally_json_object_get_string (event, "text", ""));
+      }
+      break;
+
+    case TALLY_EVENT_TOOL_USE_START:
+      {
+        g_autofree char *input = tally_cli_one_line (json_object_get_member (event, "tool_input"), 100);
+
+        tally_cli_close_open_text (cli);
+        g_printerr ("▸ %s %s%s%s\n", tally_json_object_get_string (event, "tool_name", ""),
+                    dim, input, reset);
+      }
+      break;
+
+    case TALLY_EVENT_TOOL_RESULT:
+      {
+        const char *content = tally_json_object_get_string (event, "content", "");
+
+        if (tally_json_object_get_bool (event, "is_error", FALSE))
+          {
+            g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), content);
+            g_autofree char *line = tally_cli_one_line (node, 160);
+
+            g_printerr ("  ✗ %s\n", line);
+          }
+        else
+          {
+            guint lines = 0;
+
+            for (const char *p = content; *p != '\0'; p++)
+              if (*p == '\n')
+                lines++;
+            g_printerr ("  %s✓ ", dim);
+            g_printerr (ngettext ("%u line in %.1f s", "%u lines in %.1f s", lines + 1),
+                        lines + 1, tally_json_object_get_int (event, "duration_ms", 0) / 1000.0);
+            g_printerr ("%s\n", reset);
+          }
+      }
+      break;
+
+    case TALLY_EVENT_RETRY:
+      {
+        tally_cli_close_open_text (cli);
+        g_printerr (_("Retrying in %.1f s (HTTP %d, %s)…\n"),
+                    tally_json_object_get_int (event, "delay_ms", 0) / 1000.0,
+                    (int)tally_json_object_get_int (event, "status", 0),
+                    json_object_get_string_member_with_default (event, "error_type", "?"));
+      }
+      break;
+
+    case TALLY_EVENT_ERROR:
+      {
+        const char *request_id = json_object_get_string_member_with_default (event, "request_id", NULL);
+
+        tally_cli_close_open_text (cli);
+        if (request_id != NULL)
+          g_printerr (_("Error (%s): %s (request %s)\n"),
+                      tally_json_object_get_string (event, "kind", ""),
+                      tally_json_object_get_string (event, "message", ""), request_id);
+        else
+          g_printerr (_("Error (%s): %s\n"),
+                      tally_json_object_get_string (event, "kind", ""),
+                      tally_json_object_get_string (event, "message", ""));
+
+        /* How to go on (docs/protocol.md §12.2). */
+        if (g_strcmp0 (tally_json_object_get_string (event, "kind", ""), "budget") == 0)
+          g_printerr ("%s\n", _("Raise the cap with --max-cost USD (0 turns it off) to continue this session."));
+        else if (json_object_get_int_member_with_default (event, "status", 0) == 401 ||
+                 json_object_get_int_member_with_default (event, "status", 0) == 403)
+          g_printerr ("%s\n", _("The API key was refused. Set ANTHROPIC_API_KEY to a valid key from the "
+                                 "Anthropic Console and run tally-cli again."));
+      }
+      break;
+
+    case TALLY_EVENT_PLAN_PROPOSED:
+      {
+        tally_cli_close_open_text (cli);
+        g_print (_("\n── Plan, version %d ──\n%s\n────\n"),
+                 (int)tally_json_object_get_int (event, "version", 0),
+                 tally_json_object_get_string (event, "markdown", ""));
+        tally_cli_out_flush ();
+      }
+      break;
+
+    case TALLY_EVENT_REDIRECT:
+      {
+        tally_cli_close_open_text (cli);
+        g_print ("\n> %s\n\n", tally_json_object_get_string (event, "text", ""));
+      }
+      break;
+
+    case TALLY_EVENT_CHART_CREATED:
+      {
+        JsonArray *files = tally_json_object_get_array (event, "files");
+        g_autoptr(GString) names = g_string_new (NULL);
+
+        for (guint i = 0; files != NULL && i < json_array_get_length (files); i++)
+          {
+            if (i > 0)
+              g_string_append (names, ", ");
+            g_string_append (names, json_array_get_string_element (files, i));
+          }
+        /* TRANSLATORS: a chart the agent drew, then its files */
+        g_printerr (_("  Chart “%s”: %s\n"),
+                    tally_json_object_get_string (event, "title", ""), names->str);
+      }
+      break;
+
+    case TALLY_EVENT_TURN_FINISHED:
+      print_receipt (cli, event);
+      break;
+
+    /* Shown elsewhere (the cards, the replayed prompt) or not at all. */
+    case TALLY_EVENT_SESSION_CREATED:
+    case TALLY_EVENT_TURN_STARTED:
+    case TALLY_EVENT_BLOCK_DONE:
+    case TALLY_EVENT_APPROVAL_REQUEST:
+    case TALLY_EVENT_APPROVAL_RESOLVED:
+    case TALLY_EVENT_QUESTION_REQUEST:
+    case TALLY_EVENT_QUESTION_RESOLVED:
+    case TALLY_EVENT_API_CALL:
+    case TALLY_EVENT_REQUEST_SENT:
+    case TALLY_EVENT_UNKNOWN:
+      break;
+    }
+}
+
+static char *
+format_created (gint64 created_us)
+{
+  g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc (created_us / G_USEC_PER_SEC);
+
+  if (dt == NULL)
+    return g_strdup ("-");
+  return g_date_time_format (dt, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+void
+tally_cli_print_session_line (TallySessionInfo *info,
+                              gboolean          with_snippet)
+{
+  g_autofree char *created = format_created (info->created_us);
+  g_autofree char *cost = tally_session_info_has_cost (info)
+    ? g_strdup_printf ("%.4f", info->cost_usd) : g_strdup ("-");
+  g_autofree char *title = g_strdup (info->title != NULL ? info->title : "");
+
+  /* Titles come from prompts: keep each session on one line. */
+  g_strdelimit (title, "\t\n\r", ' ');
+  g_print ("%s\t%s\t%s\t%s", info->id, created, title, cost);
+  if (with_snippet && info->snippet != NULL)
+    {
+      g_autofree char *snippet = g_strdup (info->snippet);
+
+      g_strdelimit (snippet, "\t\n\r", ' ');
+      g_print ("\t%s", snippet);
+    }
+  g_print ("\n");
+}
+
+/* Prints a stored session's event lines: verbatim with --json, else as a
+ * turn prints them, each prompt before its events; a damaged line is
+ * skipped with a note. */
+void
+tally_cli_print_event_lines (Cli       *cli,
+                             GPtrArray *lines)
+{
+  for (guint i = 0; i < lines->len; i++)
+    {
+      const char *line = g_ptr_array_index (lines, i);
+
+      if (cli->json)
+        {
+          /* Verbatim, as stored. */
+          fputs (line, stdout);
+          fputc ('\n', stdout);
+        }
+      else
+        {
+          g_autoptr(GError) parse_error = NULL;
+          g_autoptr(JsonObject) event = tally_event_from_json (line, &parse_error);
+
+          if (event == NULL)
+            {
+              tally_cli_close_open_text (cli);
+              g_printerr (_("(event %u of the log is damaged and was skipped: %s)\n"), i + 1,
+                          parse_error->message);
+              continue;
+            }
+          if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED)
+            {
+              tally_cli_close_open_text (cli);
+              g_print ("\n> %s\n\n", json_object_get_string_member_with_default (event, "text", ""));
+            }
+          tally_cli_print_event (cli, event);
+        }
+    }
+  tally_cli_close_open_text (cli);
+  tally_cli_out_flush ();
+}
