@@ -28,6 +28,7 @@
 #include "tally-export.h"
 #include "tally-format.h"
 #include "tally-json.h"
+#include "tally-ledger.h"
 #include "tally-model-table.h"
 #include "tally-pg-source.h"
 #include "tally-pricing.h"
@@ -35,6 +36,7 @@
 #include "tally-receipt.h"
 #include "tally-report.h"
 #include "tally-secret-env.h"
+#include "tally-sensitive-columns.h"
 #include "tally-session.h"
 #include "tally-store.h"
 #include "tally-tool-bash.h"
@@ -56,6 +58,8 @@ static char *opt_workspace;
 static char *opt_store;
 static char *opt_resume;
 static char *opt_replay;
+static char *opt_ledger;
+static char **opt_sensitive;
 static gboolean opt_json;
 static gboolean opt_list;
 static char *opt_search;
@@ -158,6 +162,11 @@ static const GOptionEntry entries[] = {
     N_("Continue a saved session"), N_("SESSION_ID") },
   { "replay", 0, 0, G_OPTION_ARG_STRING, &opt_replay,
     N_("Print a saved session's events (offline)"), N_("SESSION_ID") },
+  { "ledger", 0, 0, G_OPTION_ARG_STRING, &opt_ledger,
+    N_("Print what a saved session sent to the API, per turn and request (offline)"), N_("SESSION_ID") },
+  { "sensitive", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_sensitive,
+    N_("Never send the values of this column to the model, for this run, besides the "
+       "database's own list (repeatable)"), N_("TABLE.COLUMN") },
   { "list", 0, 0, G_OPTION_ARG_NONE, &opt_list,
     N_("List saved sessions"), NULL },
   { "search", 0, 0, G_OPTION_ARG_STRING, &opt_search,
@@ -588,6 +597,58 @@ run_replay (Cli *cli)
   return EXIT_DONE;
 }
 
+/* --ledger ID: what the session sent to the API (docs/ledger.md §4): the
+ * `request_sent` events as stored with --json, else per turn and request. */
+static int
+run_ledger (Cli *cli)
+{
+  g_autoptr(TallyStore) store = open_store (TRUE);
+  g_autoptr(TallySessionInfo) info = NULL;
+  g_autoptr(GPtrArray) lines = NULL;
+  g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  if (store == NULL)
+    return EXIT_FAILED;
+
+  info = tally_store_find_session (store, opt_ledger, &error);
+  if (info != NULL)
+    lines = tally_store_load_event_lines (store, info->id, &error);
+  if (lines == NULL)
+    {
+      g_printerr ("tally-cli: %s\n", error->message);
+      return EXIT_FAILED;
+    }
+
+  for (guint i = 0; i < lines->len; i++)
+    {
+      const char *line = g_ptr_array_index (lines, i);
+      JsonObject *event = tally_event_from_json (line, NULL);
+
+      if (event == NULL)
+        {
+          g_printerr (_("(event %u of the log is damaged and was skipped)\n"), i + 1);
+          continue;
+        }
+      if (cli->json && tally_event_get_event_type (event) == TALLY_EVENT_REQUEST_SENT)
+        {
+          fputs (line, stdout);
+          fputc ('\n', stdout);
+        }
+      g_ptr_array_add (events, event);
+    }
+
+  if (!cli->json)
+    {
+      text = tally_ledger_dup_text (events);
+      fputs (text, stdout);
+    }
+  tally_cli_out_flush ();
+
+  return EXIT_DONE;
+}
+
 /* --export ID [--format md|html|pdf|jsonl] [--output FILE]: every format
  * through libtally-report, as the window exports (docs/reports.md) */
 static int
@@ -806,13 +867,32 @@ main (int    argc,
     return usage_error (_("--model needs a model id or alias"));
 
   if ((opt_list ? 1 : 0) + (opt_replay != NULL) + (opt_search != NULL) + (opt_export != NULL) +
-      (opt_report != NULL) + (opt_list_models ? 1 : 0) + (opt_salvage != NULL) > 1)
+      (opt_report != NULL) + (opt_list_models ? 1 : 0) + (opt_salvage != NULL) + (opt_ledger != NULL) > 1)
     return usage_error (_("--list, --replay, --search, --export, --report and --list-models go one at a time"));
+
+  for (guint i = 0; opt_sensitive != NULL && opt_sensitive[i] != NULL; i++)
+    {
+      g_autoptr(GError) entry_error = NULL;
+
+      if (!tally_sensitive_columns_check_entry (g_strstrip (opt_sensitive[i]), &entry_error))
+        {
+          g_autofree char *message = g_strdup_printf (_("--sensitive: %s"), entry_error->message);
+
+          return usage_error (message);
+        }
+    }
   if ((opt_output != NULL || opt_include_thinking) && opt_export == NULL && opt_report == NULL)
     return usage_error (_("--output and --include-thinking go with --export or --report"));
 
   cli.json = opt_json;
   cli.color = !opt_json && isatty (STDERR_FILENO) && g_getenv ("NO_COLOR") == NULL;
+
+  if (opt_ledger != NULL)
+    {
+      if (argc > 1)
+        return usage_error (_("these commands take no prompt"));
+      return run_ledger (&cli);
+    }
 
   if (opt_list || opt_search != NULL || opt_replay != NULL || opt_export != NULL || opt_report != NULL)
     {
@@ -985,6 +1065,15 @@ main (int    argc,
     tally_agent_set_thinking_budget (agent, opt_thinking_budget);
   if (!isnan (opt_max_cost))
     tally_agent_set_max_cost (agent, opt_max_cost);
+  /* Added to the database's own list for this run only; the file is
+   * changed in the window (docs/ledger.md §2). */
+  if (opt_sensitive != NULL)
+    {
+      g_auto(GStrv) columns = tally_sensitive_columns_merge (tally_agent_get_sensitive_columns (agent),
+                                                             (const char * const *) opt_sensitive);
+
+      tally_agent_set_sensitive_columns (agent, (const char * const *) columns);
+    }
 
   g_signal_connect (agent, "event", G_CALLBACK (agent_event_cb), &cli);
 

@@ -55,6 +55,11 @@ struct _TallyAgent
   char               *notes_prompt;       /* the notes in the system prompt, NULL = none */
   char               *notes_told;         /* the notes the model heard of last, NULL = none */
 
+  /* what leaves the machine (tally-agent-ledger.c, docs/ledger.md) */
+  char              **sensitive_columns;  /* table.column entries, NULL = none */
+  GHashTable         *ledger_sent;        /* tool_use ids a request carried */
+  GHashTable         *ledger_origins;     /* tool_use id → origin (JsonObject) not sent yet */
+
   /* a redirect that arrived too late to go with tool results */
   char               *pending_redirect;
 
@@ -144,7 +149,13 @@ void     tally_agent_emit_tool_result (GTask           *task,
                                        const char      *tool_id,
                                        const char      *content,
                                        gboolean         is_error,
-                                       gint64           duration_ms);
+                                       gint64           duration_ms,
+                                       JsonObject      *origin);
+void     tally_agent_ledger_note_origin (TallyAgent    *self,
+                                         const char    *tool_id,
+                                         JsonObject    *origin);
+void     tally_agent_ledger_emit      (GTask           *task,
+                                       GBytes          *body);
 void     tally_agent_finish_turn      (GTask           *task,
                                        TallyTurnStatus  status,
                                        GError          *error);

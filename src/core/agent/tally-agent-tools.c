@@ -7,6 +7,7 @@
 #include "tally-agent-private.h"
 #include "tally-enums.h"
 #include "tally-gate.h"
+#include "tally-json.h"
 #include "tally-questions.h"
 
 /* Tool calls of a turn (docs/architecture.md §5, §6): each tool_use goes
@@ -49,10 +50,11 @@ emit_approval_resolved (GTask         *task,
 }
 
 static void
-tool_answered (GTask      *task,
-               const char *tool_id,
-               const char *content,
-               gboolean    is_error)
+tool_answered_full (GTask      *task,
+                    const char *tool_id,
+                    const char *content,
+                    gboolean    is_error,
+                    JsonObject *origin)
 {
   TallyAgent *self = turn_agent (task);
   Turn *turn = g_task_get_task_data (task);
@@ -63,7 +65,16 @@ tool_answered (GTask      *task,
   turn->tool_started_us = 0;
 
   tally_conversation_add_tool_result (self->conversation, tool_id, content, is_error);
-  tally_agent_emit_tool_result (task, tool_id, content, is_error, duration_ms);
+  tally_agent_emit_tool_result (task, tool_id, content, is_error, duration_ms, origin);
+}
+
+static void
+tool_answered (GTask      *task,
+               const char *tool_id,
+               const char *content,
+               gboolean    is_error)
+{
+  tool_answered_full (task, tool_id, content, is_error, NULL);
 }
 
 static JsonObject *
@@ -100,6 +111,7 @@ tool_run_cb (GObject      *object,
   const char *id = current_tool_id (turn);
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonObject) artifact = NULL;
+  g_autoptr(JsonObject) origin = NULL;
   g_autofree char *content = NULL;
 
   content = tally_tool_run_finish_full (TALLY_TOOL (object), result, &artifact, &error);
@@ -111,13 +123,20 @@ tool_run_cb (GObject      *object,
       return;
     }
 
+  /* A query's origin goes into its tool_result event (docs/ledger.md §1). */
+  if (artifact != NULL && tally_json_object_get_object (artifact, "origin") != NULL)
+    {
+      origin = json_object_ref (tally_json_object_get_object (artifact, "origin"));
+      json_object_remove_member (artifact, "origin");
+    }
+
   if (content != NULL)
-    tool_answered (task, id, content, FALSE);
+    tool_answered_full (task, id, content, FALSE, origin);
   else
     tool_answered (task, id, error->message, TRUE);
 
   /* A chart create_chart drew follows its tool_result (§4.4). */
-  if (content != NULL && artifact != NULL)
+  if (content != NULL && artifact != NULL && json_object_get_size (artifact) > 0)
     {
       g_autofree char *chart_id = g_uuid_string_random ();
 

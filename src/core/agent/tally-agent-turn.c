@@ -27,6 +27,7 @@ turn_free (gpointer data)
   g_free (turn->tools_json);
   g_free (turn->context.database_path);
   g_free (turn->context.workspace);
+  g_strfreev (turn->context.sensitive_columns);
   g_free (turn->last_request_id);
   g_clear_handle_id (&turn->pending_timeout, g_source_remove);
   g_free (turn->pending_id);
@@ -79,12 +80,15 @@ emit_last_message_changed (TallyAgent *self)
 
 /* Turn end */
 
+/* @origin (nullable): where a query result's columns came from
+ * (docs/ledger.md §1), kept in the event and for the ledger. */
 void
 tally_agent_emit_tool_result (GTask      *task,
                   const char *tool_id,
                   const char *content,
                   gboolean    is_error,
-                  gint64      duration_ms)
+                  gint64      duration_ms,
+                  JsonObject *origin)
 {
   Turn *turn = g_task_get_task_data (task);
   JsonObject *event = tally_event_new (TALLY_EVENT_TOOL_RESULT);
@@ -93,6 +97,11 @@ tally_agent_emit_tool_result (GTask      *task,
   json_object_set_string_member (event, "content", content);
   json_object_set_boolean_member (event, "is_error", is_error);
   json_object_set_int_member (event, "duration_ms", duration_ms);
+  if (origin != NULL)
+    {
+      json_object_set_object_member (event, "origin", json_object_ref (origin));
+      tally_agent_ledger_note_origin (turn_agent (task), tool_id, origin);
+    }
   turn_emit (task, event);
 
   g_hash_table_add (turn->answered, g_strdup (tool_id));
@@ -123,7 +132,7 @@ tally_agent_finish_turn (GTask           *task,
 
       tally_conversation_add_tool_result (self->conversation, id, message, TRUE);
       if (!g_hash_table_contains (turn->answered, id))
-        tally_agent_emit_tool_result (task, id, message, TRUE, 0);
+        tally_agent_emit_tool_result (task, id, message, TRUE, 0, NULL);
     }
   if (pending->len > 0)
     emit_last_message_changed (self);
@@ -621,6 +630,7 @@ tally_agent_start_call (GTask *task)
   body = tally_conversation_build_request (self->conversation, self->model, self->max_tokens,
                                            turn->system_prompt, turn->tools_json,
                                            turn->thinking_json);
+  tally_agent_ledger_emit (task, body);
 
   tally_client_stream_async (self->client, body, turn->stream,
                              g_task_get_cancellable (task),
@@ -727,6 +737,7 @@ tally_agent_send_async (TallyAgent          *self,
   turn->tools_json = tally_tool_registry_dup_tools_json (self->tools);
   turn->context.database_path = g_strdup (self->database);
   turn->context.workspace = g_strdup (self->workspace);
+  turn->context.sensitive_columns = g_strdupv (self->sensitive_columns);
   turn->started_us = g_get_monotonic_time ();
   turn->usage.cache_creation_5m = -1;
   turn->usage.cache_creation_1h = -1;

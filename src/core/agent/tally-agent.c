@@ -106,6 +106,9 @@ tally_agent_finalize (GObject *object)
   g_free (self->notes_prompt);
   g_free (self->notes_told);
   g_clear_pointer (&self->rules, g_ptr_array_unref);
+  g_strfreev (self->sensitive_columns);
+  g_clear_pointer (&self->ledger_sent, g_hash_table_unref);
+  g_clear_pointer (&self->ledger_origins, g_hash_table_unref);
   g_free (self->plan_id);
   g_free (self->pending_redirect);
   g_free (self->failure_kind);

@@ -49,6 +49,9 @@ gint64             tally_agent_get_next_seq       (TallyAgent         *self);
 void               tally_agent_set_last_mode      (TallyAgent         *self,
                                                    TallyMode           mode);
 gboolean           tally_agent_is_busy            (TallyAgent         *self);
+void               tally_agent_set_sensitive_columns (TallyAgent         *self,
+                                                      const char * const *columns);
+const char * const *tally_agent_get_sensitive_columns (TallyAgent        *self);
 char              *tally_agent_dup_system_prompt  (TallyAgent         *self);
 void               tally_agent_set_store_dir      (TallyAgent         *self,
                                                    const char         *store_dir);

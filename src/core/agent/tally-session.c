@@ -589,6 +589,7 @@ scan_last_turn (GPtrArray *events,
         case TALLY_EVENT_QUESTION_RESOLVED:
         case TALLY_EVENT_PLAN_PROPOSED:
         case TALLY_EVENT_CHART_CREATED:
+        case TALLY_EVENT_REQUEST_SENT:
         case TALLY_EVENT_RETRY:
         case TALLY_EVENT_ERROR:
         case TALLY_EVENT_UNKNOWN:

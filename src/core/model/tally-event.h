@@ -30,6 +30,9 @@ G_BEGIN_DECLS
  * @TALLY_EVENT_ERROR: `error`, what ended a turn (§4.6)
  * @TALLY_EVENT_CHART_CREATED: `chart_created`, a chart `create_chart` drew,
  *   with its spec and rows inline (§4.4)
+ * @TALLY_EVENT_REQUEST_SENT: `request_sent`, the ledger entry of one API
+ *   request: the tool results it sent for the first time, with their rows,
+ *   bytes, columns and redactions (§4.6, docs/ledger.md)
  *
  * The type of an event, docs/architecture.md §4. Each value's nick is its
  * wire name, the `type` member of the event; tally_event_type_to_name()
@@ -56,6 +59,7 @@ typedef enum {
   TALLY_EVENT_RETRY,                         /*< nick=retry >*/
   TALLY_EVENT_ERROR,                         /*< nick=error >*/
   TALLY_EVENT_CHART_CREATED,                 /*< nick=chart_created >*/
+  TALLY_EVENT_REQUEST_SENT,                  /*< nick=request_sent >*/
 } TallyEventType;
 
 const char     *tally_event_type_to_name   (TallyEventType  type);

@@ -883,6 +883,7 @@ tally_store_append_event (TallyStore  *self,
     case TALLY_EVENT_QUESTION_RESOLVED:
     case TALLY_EVENT_PLAN_PROPOSED:
     case TALLY_EVENT_CHART_CREATED:
+    case TALLY_EVENT_REQUEST_SENT:
     case TALLY_EVENT_API_CALL:
     case TALLY_EVENT_RETRY:
     case TALLY_EVENT_ERROR:

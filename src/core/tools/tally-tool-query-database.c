@@ -6,6 +6,9 @@
 
 #include "tally-tool-query-database.h"
 #include "tally-pg-query.h"
+#include "tally-result-origin.h"
+#include "tally-sensitive-columns.h"
+#include "tally-sql-select.h"
 #include "tally-tool-private.h"
 
 #include <string.h>
@@ -75,6 +78,10 @@ struct _TallyToolDatabase
   gint64        max_memory;      /* 0 for none */
   gboolean      timed_out;
   gboolean      out_of_memory;
+
+  /* While not NULL, the authorizer adds the `table.column` of every
+   * SQLITE_READ to it (the taint check, docs/ledger.md §3). */
+  GPtrArray    *reads;
 };
 
 /* Pragmas that only describe the schema. Anything else (journal_mode,
@@ -186,8 +193,12 @@ authorize_cb (void       *user_data,
 
   switch (action)
     {
-    case SQLITE_SELECT:
     case SQLITE_READ:
+      if (database->reads != NULL && arg1 != NULL && arg2 != NULL)
+        g_ptr_array_add (database->reads, g_strdup_printf ("%s.%s", arg1, arg2));
+      return SQLITE_OK;
+
+    case SQLITE_SELECT:
     case SQLITE_RECURSIVE:
       return SQLITE_OK;
 
@@ -327,6 +338,7 @@ tally_tool_database_free (TallyToolDatabase *database)
   g_clear_object (&database->cancellable);
   g_free (database->path);
   g_free (database->denied);
+  g_clear_pointer (&database->reads, g_ptr_array_unref);
   g_free (database);
 }
 
@@ -750,12 +762,178 @@ query_prepare (TallyToolQueryDatabase  *self,
                                   (guint) g_atomic_int_get (&self->timeout_ms),
                                   self->max_memory);
 
+  /* What the statement reads, for query_origin(). */
+  database->reads = g_ptr_array_new_with_free_func (g_free);
   stmt = tally_tool_database_prepare (database, sql, error);
   if (stmt == NULL)
     return NULL;
 
   *out_database = g_steal_pointer (&database);
   return stmt;
+}
+
+/* Origins and the taint check (docs/ledger.md §1, §3) {{{1 */
+
+/* The reads of a probe statement, or NULL when it does not prepare. */
+static GPtrArray *
+probe_reads (TallyToolDatabase *database,
+             const char        *sql)
+{
+  g_autoptr(GPtrArray) reads = g_ptr_array_new_with_free_func (g_free);
+  sqlite3_stmt *stmt = NULL;
+  int rc;
+
+  g_clear_pointer (&database->reads, g_ptr_array_unref);
+  database->reads = g_ptr_array_ref (reads);
+  rc = sqlite3_prepare_v2 (database->db, sql, -1, &stmt, NULL);
+  sqlite3_finalize (stmt);
+  g_clear_pointer (&database->reads, g_ptr_array_unref);
+  g_clear_pointer (&database->denied, g_free);
+
+  return rc == SQLITE_OK ? g_steal_pointer (&reads) : NULL;
+}
+
+static gboolean
+read_is_marked (const char         *read,
+                const char * const *marked)
+{
+  const char *dot = strrchr (read, '.');
+  g_autofree char *table = NULL;
+
+  if (dot == NULL)
+    return FALSE;
+  table = g_strndup (read, dot - read);
+  return tally_sensitive_columns_match (marked, NULL, table, dot + 1);
+}
+
+static gboolean
+reads_marked (GPtrArray          *reads,
+              const char * const *marked)
+{
+  for (guint i = 0; reads != NULL && i < reads->len; i++)
+    if (read_is_marked (g_ptr_array_index (reads, i), marked))
+      return TRUE;
+  return FALSE;
+}
+
+/* Marks a derived column from what its item reads beyond the baseline
+ * probe (a multiset difference: an item that reads a column the WHERE
+ * clause reads too still counts it). */
+static void
+taint_from_probe (TallyOriginColumn  *column,
+                  TallySqlItem       *item,
+                  GPtrArray          *reads,
+                  GPtrArray          *baseline,
+                  const char * const *marked)
+{
+  g_autoptr(GPtrArray) extra = g_ptr_array_new ();
+  gboolean *used = g_new0 (gboolean, reads->len + 1);
+
+  for (guint b = 0; b < baseline->len; b++)
+    for (guint r = 0; r < reads->len; r++)
+      if (!used[r] && g_ascii_strcasecmp (g_ptr_array_index (reads, r), g_ptr_array_index (baseline, b)) == 0)
+        {
+          used[r] = TRUE;
+          break;
+        }
+
+  for (guint r = 0; r < reads->len; r++)
+    if (!used[r])
+      g_ptr_array_add (extra, g_ptr_array_index (reads, r));
+  g_free (used);
+
+  for (guint i = 0; i < extra->len; i++)
+    {
+      tally_origin_column_add_source (column, g_ptr_array_index (extra, i));
+      if (read_is_marked (g_ptr_array_index (extra, i), marked))
+        column->redacted = TRUE;
+    }
+
+  /* A name the probe did not see as a table read (a column of a derived
+   * table or view, an alias): it may carry the marked column the rest of
+   * the statement reads. */
+  if (item->n_references > extra->len)
+    column->redacted = TRUE;
+}
+
+/* Where each column of @stmt came from and which must be redacted. The
+ * statement's own reads are in database->reads (query_prepare()). */
+static TallyResultOrigin *
+query_origin (TallyToolDatabase  *database,
+              sqlite3_stmt       *stmt,
+              const char         *sql,
+              const char * const *marked)
+{
+  g_autoptr(TallyResultOrigin) origin = tally_result_origin_new ();
+  g_autoptr(GPtrArray) statement_reads = g_steal_pointer (&database->reads);
+  g_autoptr(TallySqlSelect) select = NULL;
+  g_autoptr(GPtrArray) baseline = NULL;
+  int n_columns = sqlite3_column_count (stmt);
+  gboolean in_doubt;
+
+  for (int i = 0; i < n_columns; i++)
+    {
+      TallyOriginColumn *column = tally_result_origin_add_column (origin, sqlite3_column_name (stmt, i));
+      const char *table = sqlite3_column_table_name (stmt, i);
+      const char *name = sqlite3_column_origin_name (stmt, i);
+
+      if (table != NULL && name != NULL)
+        {
+          tally_origin_column_set_direct (column, NULL, table, name);
+          column->redacted = tally_sensitive_columns_match (marked, NULL, table, name);
+        }
+    }
+
+  for (guint i = 0; statement_reads != NULL && i < statement_reads->len; i++)
+    tally_result_origin_add_read (origin, g_ptr_array_index (statement_reads, i));
+  for (guint i = 0; i < origin->columns->len; i++)
+    {
+      TallyOriginColumn *column = g_ptr_array_index (origin->columns, i);
+
+      if (!column->derived)
+        tally_result_origin_add_read (origin, g_ptr_array_index (column->sources, 0));
+    }
+
+  /* Derived columns can only carry a marked value the statement reads. */
+  if (!reads_marked (statement_reads, marked))
+    return g_steal_pointer (&origin);
+
+  select = tally_sql_select_parse (sql, NULL);
+  in_doubt = select == NULL || select->compound || select->items->len != (guint) n_columns;
+  for (guint i = 0; !in_doubt && i < select->items->len; i++)
+    in_doubt = ((TallySqlItem *) g_ptr_array_index (select->items, i))->star;
+  if (!in_doubt)
+    {
+      g_autofree char *probe = tally_sql_select_dup_probe (select, -1);
+
+      baseline = probe_reads (database, probe);
+      in_doubt = baseline == NULL;
+    }
+
+  for (int i = 0; i < n_columns; i++)
+    {
+      TallyOriginColumn *column = g_ptr_array_index (origin->columns, i);
+      g_autofree char *probe = NULL;
+      g_autoptr(GPtrArray) reads = NULL;
+
+      if (!column->derived)
+        continue;
+
+      if (in_doubt)
+        {
+          column->redacted = TRUE;
+          continue;
+        }
+
+      probe = tally_sql_select_dup_probe (select, i);
+      reads = probe_reads (database, probe);
+      if (reads == NULL)
+        column->redacted = TRUE;
+      else
+        taint_from_probe (column, g_ptr_array_index (select->items, i), reads, baseline, marked);
+    }
+
+  return g_steal_pointer (&origin);
 }
 
 /* A cell as a JSON scalar for a chart: numbers stay numbers, a BLOB is
@@ -831,6 +1009,7 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
                                       GError                 **error)
 {
   g_autoptr(TallyToolDatabase) database = NULL;
+  g_autoptr(TallyResultOrigin) origin = NULL;
   g_autoptr(JsonArray) rows = NULL;
   g_autoptr(GStrvBuilder) names = NULL;
   sqlite3_stmt *stmt;
@@ -851,6 +1030,10 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
   stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
     return NULL;
+
+  /* The chart's summary goes to the model: marked values never reach it
+   * (docs/ledger.md §2). */
+  origin = query_origin (database, stmt, sql, (const char * const *) context->sensitive_columns);
 
   names = g_strv_builder_new ();
   n_columns = sqlite3_column_count (stmt);
@@ -875,7 +1058,12 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
 
       row = json_array_sized_new ((guint) n_columns);
       for (int i = 0; i < n_columns; i++)
-        json_array_add_element (row, cell_to_node (stmt, i));
+        {
+          if (tally_result_origin_is_redacted (origin, (guint) i))
+            json_array_add_string_element (row, TALLY_SENSITIVE_REDACTED);
+          else
+            json_array_add_element (row, cell_to_node (stmt, i));
+        }
       json_array_add_array_element (rows, row);
     }
 
@@ -891,15 +1079,31 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
   return g_steal_pointer (&rows);
 }
 
+/* The artifact of a query: its origin, for the `tool_result` event
+ * (tally-agent-tools.c takes it out of the artifact). */
+static void
+set_origin_artifact (JsonObject        **artifact,
+                     TallyResultOrigin  *origin)
+{
+  if (artifact == NULL || origin == NULL)
+    return;
+
+  *artifact = json_object_new ();
+  json_object_set_object_member (*artifact, "origin", tally_result_origin_to_json (origin));
+}
+
 static char *
 query_run (TallyTool               *tool,
            const TallyToolContext  *context,
            JsonObject              *input,
            GCancellable            *cancellable,
+           JsonObject             **artifact,
            GError                 **error)
 {
   g_autoptr(TallyToolDatabase) database = NULL;
+  g_autoptr(TallyResultOrigin) origin = NULL;
   g_autoptr(GString) out = NULL;
+  gint64 redactions = 0;
   g_autofree char *cap_note = NULL;
   sqlite3_stmt *stmt;
   const char *sql;
@@ -931,6 +1135,8 @@ query_run (TallyTool               *tool,
   if (stmt == NULL)
     return NULL;
 
+  origin = query_origin (database, stmt, sql, (const char * const *) context->sensitive_columns);
+
   out = g_string_new (NULL);
   n_columns = sqlite3_column_count (stmt);
 
@@ -948,6 +1154,7 @@ query_run (TallyTool               *tool,
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gsize row_start;
+      gint64 row_redactions;
 
       if (shown >= max_rows || byte_cap_hit)
         {
@@ -961,11 +1168,18 @@ query_run (TallyTool               *tool,
         }
 
       row_start = out->len;
+      row_redactions = 0;
       for (int i = 0; i < n_columns; i++)
         {
           if (i > 0)
             g_string_append (out, " | ");
-          append_cell (out, stmt, i);
+          if (tally_result_origin_is_redacted (origin, (guint) i))
+            {
+              g_string_append (out, TALLY_SENSITIVE_REDACTED);
+              row_redactions++;
+            }
+          else
+            append_cell (out, stmt, i);
         }
       g_string_append_c (out, '\n');
 
@@ -978,6 +1192,7 @@ query_run (TallyTool               *tool,
         }
 
       shown++;
+      redactions += row_redactions;
     }
 
   if (!tally_tool_database_set_step_error (database, rc, error))
@@ -1016,6 +1231,10 @@ query_run (TallyTool               *tool,
       g_string_append_printf (out, "(%s %s)", total, shown == 1 ? "row" : "rows");
   }
 
+  origin->rows = (gint64) shown;
+  origin->redactions = redactions;
+  set_origin_artifact (artifact, origin);
+
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
@@ -1050,7 +1269,7 @@ tally_tool_query_database_class_init (TallyToolQueryDatabaseClass *klass)
     "},"
     "\"required\":[\"sql\"]}";
   tool_class->read_only = TRUE;
-  tool_class->run = query_run;
+  tool_class->run_with_artifact = query_run;
 }
 
 static void

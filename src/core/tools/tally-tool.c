@@ -249,6 +249,7 @@ run_data_free (RunData *data)
 {
   g_clear_pointer (&data->context.database_path, g_free);
   g_clear_pointer (&data->context.workspace, g_free);
+  g_clear_pointer (&data->context.sensitive_columns, g_strfreev);
   g_clear_pointer (&data->input, json_object_unref);
   g_free (data);
 }
@@ -340,6 +341,7 @@ tally_tool_run_async (TallyTool              *self,
       data->context.database_path = g_strdup (context->database_path);
       data->context.workspace = g_strdup (context->workspace);
       data->context.allow_outside_workspace = context->allow_outside_workspace;
+      data->context.sensitive_columns = g_strdupv (context->sensitive_columns);
     }
   data->input = input ? copy_input (input) : NULL;
 

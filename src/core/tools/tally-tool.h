@@ -49,6 +49,11 @@ GQuark tally_tool_error_quark (void);
  *   %TALLY_TOOL_ERROR_OUTSIDE_WORKSPACE; when %TRUE, the approved path is
  *   used (symbolic links met while walking an approved folder are followed
  *   only to files inside that folder).
+ * @sensitive_columns: (array zero-terminated=1) (nullable): the analyst's
+ *   sensitive columns (`table.column` entries, see
+ *   tally_sensitive_columns_parse()): `query_database` and `create_chart`
+ *   replace their values, and the values derived from them, by
+ *   `[redacted]` (docs/ledger.md)
  *
  * What a tool may touch. Owned by the caller and left unchanged while a tool
  * runs, so tools read it from worker threads without locking.
@@ -57,6 +62,7 @@ typedef struct {
   char     *database_path;
   char     *workspace;
   gboolean  allow_outside_workspace;
+  char    **sensitive_columns;
 } TallyToolContext;
 
 #define TALLY_TYPE_TOOL (tally_tool_get_type ())

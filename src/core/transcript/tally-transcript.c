@@ -617,6 +617,10 @@ tally_transcript_apply (TallyTranscript *self,
       /* The receipt sums attempts from turn_finished; nothing to show. */
       break;
 
+    case TALLY_EVENT_REQUEST_SENT:
+      /* The ledger has its own view ("Sent to the API", docs/ledger.md). */
+      break;
+
     case TALLY_EVENT_UNKNOWN:
       /* A type from a newer build: the vocabulary may grow. */
       break;
