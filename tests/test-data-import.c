@@ -446,8 +446,8 @@ test_table_names (Fixture       *fixture,
   g_assert_cmpint (g_mkdir (other, 0700), ==, 0);
   first = write_file (fixture, "exports/Q2 Sales (final).csv", "a\n1\n", -1);
   second = write_file (fixture, "exports/2024-orders.tsv", "a\tb\n1\t2\n", -1);
-  write_file (fixture, "exports/.hidden.csv", "a\n1\n", -1);
-  write_file (fixture, "exports/readme.md", "not data", -1);
+  tally_test_write_file (fixture->root, "exports/.hidden.csv", "a\n1\n", -1);
+  tally_test_write_file (fixture->root, "exports/readme.md", "not data", -1);
   third = write_file (fixture, "other/q2_sales_final.csv", "a\n1\n", -1);
   paths[1] = third;
 
@@ -484,14 +484,14 @@ test_reimport (Fixture       *fixture,
 
   /* The ledger row was not rewritten. */
   stamp = query (fixture, "SELECT imported_at FROM _tally_imports");
-  g_free (again);
+  g_clear_pointer (&again, tally_data_table_free);
   again = import_one (fixture, path);
   stamp_again = query (fixture, "SELECT imported_at FROM _tally_imports");
   g_assert_true (again->reused);
   g_assert_cmpstr (stamp, ==, stamp_again);
 
   /* A changed file (another size) replaces its table, under its name. */
-  write_file (fixture, "orders.csv", "id,total,note\n1,10,a\n2,20,b\n3,35,c\n", -1);
+  tally_test_write_file (fixture->root, "orders.csv", "id,total,note\n1,10,a\n2,20,b\n3,35,c\n", -1);
   changed = import_one (fixture, path);
   g_assert_false (changed->reused);
   g_assert_cmpstr (changed->table, ==, "orders");
@@ -515,7 +515,7 @@ test_reimport_same_size (Fixture       *fixture,
   g_autofree char *values = NULL;
 
   /* Same size, another modification time. */
-  write_file (fixture, "same.csv", "v\n2\n", -1);
+  tally_test_write_file (fixture->root, "same.csv", "v\n2\n", -1);
   g_file_set_attribute_uint64 (file, G_FILE_ATTRIBUTE_TIME_MODIFIED, 1000000000,
                                G_FILE_QUERY_INFO_NONE, NULL, &error);
   g_assert_no_error (error);
