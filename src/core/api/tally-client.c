@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "tally-client-private.h"
+#include "tally-properties.h"
 
 #include <string.h>
 
@@ -44,6 +45,56 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
+
+#define FIELD(member) G_STRUCT_OFFSET (TallyClient, member)
+#define NOTIFY (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY)
+
+/* In the order of the PROP_ ids above. */
+static const TallyPropertyEntry property_table[N_PROPS - 1] = {
+  /**
+   * TallyClient:base-url:
+   *
+   * The origin of the API without `/v1`, e.g. "https://api.anthropic.com"
+   * or "http://127.0.0.1:8080". Trailing slashes are removed; %NULL or ""
+   * gives %TALLY_DEFAULT_BASE_URL.
+   */
+  { "base-url", G_TYPE_STRING, FIELD (base_url), TALLY_DEFAULT_BASE_URL, 0,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY },
+  /**
+   * TallyClient:api-key:
+   *
+   * The key sent as `x-api-key`, or %NULL to send none. It is never logged.
+   */
+  { "api-key", G_TYPE_STRING, FIELD (api_key), NULL, 0, NOTIFY },
+  /**
+   * TallyClient:api-version:
+   *
+   * The `anthropic-version` header value; %NULL resets it to
+   * %TALLY_DEFAULT_API_VERSION.
+   */
+  { "api-version", G_TYPE_STRING, FIELD (api_version), TALLY_DEFAULT_API_VERSION, 0, NOTIFY },
+  /**
+   * TallyClient:idle-timeout:
+   *
+   * Seconds without a received byte after which an attempt is aborted
+   * with %TALLY_API_ERROR_STALLED; 0 disables the watchdog. Rounded up
+   * when tally_client_set_idle_timeout_ms() set a fraction of a second.
+   * Requests already running keep the value they started with.
+   */
+  { "idle-timeout", G_TYPE_UINT, TALLY_PROPERTY_COMPUTED, NULL, 90, NOTIFY | G_PARAM_CONSTRUCT,
+    NULL, G_MAXUINT / 1000 },
+  /**
+   * TallyClient:max-retries:
+   *
+   * How many times a failed request may be sent again after its first
+   * attempt (so at most max-retries + 1 attempts).
+   */
+  { "max-retries", G_TYPE_UINT, FIELD (max_retries), NULL, 4, NOTIFY | G_PARAM_CONSTRUCT,
+    NULL, 100 },
+};
+
+#undef FIELD
+#undef NOTIFY
 
 /* GObject */
 
@@ -123,26 +174,13 @@ tally_client_get_property (GObject    *object,
 {
   TallyClient *self = TALLY_CLIENT (object);
 
+  if (tally_properties_get (object, property_table, G_N_ELEMENTS (property_table), prop_id, value))
+    return;
+
   switch (prop_id)
     {
-    case PROP_BASE_URL:
-      g_value_set_string (value, self->base_url);
-      break;
-
-    case PROP_API_KEY:
-      g_value_set_string (value, self->api_key);
-      break;
-
-    case PROP_API_VERSION:
-      g_value_set_string (value, self->api_version);
-      break;
-
     case PROP_IDLE_TIMEOUT:
       g_value_set_uint (value, tally_client_get_idle_timeout (self));
-      break;
-
-    case PROP_MAX_RETRIES:
-      g_value_set_uint (value, self->max_retries);
       break;
 
     default:
@@ -195,64 +233,7 @@ tally_client_class_init (TallyClientClass *klass)
   object_class->get_property = tally_client_get_property;
   object_class->set_property = tally_client_set_property;
 
-  /**
-   * TallyClient:base-url:
-   *
-   * The origin of the API without `/v1`, e.g. "https://api.anthropic.com"
-   * or "http://127.0.0.1:8080". Trailing slashes are removed; %NULL or ""
-   * gives %TALLY_DEFAULT_BASE_URL.
-   */
-  properties[PROP_BASE_URL] =
-    g_param_spec_string ("base-url", NULL, NULL,
-                         TALLY_DEFAULT_BASE_URL,
-                         (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyClient:api-key:
-   *
-   * The key sent as `x-api-key`, or %NULL to send none. It is never logged.
-   */
-  properties[PROP_API_KEY] =
-    g_param_spec_string ("api-key", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyClient:api-version:
-   *
-   * The `anthropic-version` header value; %NULL resets it to
-   * %TALLY_DEFAULT_API_VERSION.
-   */
-  properties[PROP_API_VERSION] =
-    g_param_spec_string ("api-version", NULL, NULL,
-                         TALLY_DEFAULT_API_VERSION,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyClient:idle-timeout:
-   *
-   * Seconds without a received byte after which an attempt is aborted
-   * with %TALLY_API_ERROR_STALLED; 0 disables the watchdog. Rounded up
-   * when tally_client_set_idle_timeout_ms() set a fraction of a second.
-   * Requests already running keep the value they started with.
-   */
-  properties[PROP_IDLE_TIMEOUT] =
-    g_param_spec_uint ("idle-timeout", NULL, NULL,
-                       0, G_MAXUINT / 1000, 90,
-                       (G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyClient:max-retries:
-   *
-   * How many times a failed request may be sent again after its first
-   * attempt (so at most max-retries + 1 attempts).
-   */
-  properties[PROP_MAX_RETRIES] =
-    g_param_spec_uint ("max-retries", NULL, NULL,
-                       0, 100, 4,
-                       (G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  tally_properties_install (object_class, property_table, G_N_ELEMENTS (property_table), properties);
 }
 
 static void

@@ -27,15 +27,18 @@ pspec_new (const TallyPropertyEntry *entry)
       return g_param_spec_boolean (entry->name, NULL, NULL, entry->default_number != 0, flags);
 
     case G_TYPE_UINT:
-      return g_param_spec_uint (entry->name, NULL, NULL, 0, G_MAXUINT,
+      return g_param_spec_uint (entry->name, NULL, NULL, 0,
+                                entry->maximum > 0 ? (guint) entry->maximum : G_MAXUINT,
                                 (guint) entry->default_number, flags);
 
     case G_TYPE_INT64:
-      return g_param_spec_int64 (entry->name, NULL, NULL, G_MININT64, G_MAXINT64,
+      return g_param_spec_int64 (entry->name, NULL, NULL, G_MININT64,
+                                 entry->maximum > 0 ? (gint64) entry->maximum : G_MAXINT64,
                                  (gint64) entry->default_number, flags);
 
     case G_TYPE_DOUBLE:
-      return g_param_spec_double (entry->name, NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE,
+      return g_param_spec_double (entry->name, NULL, NULL, -G_MAXDOUBLE,
+                                  entry->maximum > 0 ? entry->maximum : G_MAXDOUBLE,
                                   entry->default_number, flags);
 
     case G_TYPE_ENUM:

@@ -25,11 +25,14 @@ G_BEGIN_DECLS
  * @default_number: the default of a boolean, number or enum property
  * @flags: the #GParamFlags; %G_PARAM_STATIC_STRINGS is added
  * @enum_type: (nullable): for %G_TYPE_ENUM, the enum's get_type function
+ * @maximum: the largest value of a number property; 0 for its type's
+ *   largest
  *
  * One property of a class whose properties are installed and read from a
  * table (tally_properties_install(), tally_properties_get()). The entry
  * at index i is the property with id i + 1 (id 0 is reserved by GObject);
- * numbers range over their type's whole range.
+ * numbers range from their type's smallest value (0 for %G_TYPE_UINT) to
+ * @maximum.
  */
 typedef struct
 {
@@ -40,6 +43,7 @@ typedef struct
   double       default_number;
   GParamFlags  flags;
   GType      (*enum_type) (void);
+  double       maximum;
 } TallyPropertyEntry;
 
 void      tally_properties_install (GObjectClass             *klass,
