@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tally-data-import.h"
 #include "tally-data-reader.h"
@@ -462,6 +463,25 @@ test_table_names (Fixture       *fixture,
   g_assert_cmpstr (names, ==, "Q2_Sales_final|_2024_orders|q2_sales_final_2");
 }
 
+/* A link is named and read by its own name, not its target's. */
+static void
+test_symlink (Fixture       *fixture,
+              gconstpointer  data)
+{
+  g_autofree char *target = write_file (fixture, "blob-0001", "a\tb\n1\t2\n", -1);
+  g_autofree char *link = g_build_filename (fixture->root, "Regions.tsv", NULL);
+  g_autoptr(TallyDataTable) table = NULL;
+  g_autofree char *columns = NULL;
+
+  g_assert_cmpint (symlink (target, link), ==, 0);
+  table = import_one (fixture, link);
+  columns = describe_columns (fixture, "Regions");
+
+  g_assert_cmpstr (table->table, ==, "Regions");
+  g_assert_cmpstr (table->path, ==, target);
+  g_assert_cmpstr (columns, ==, "a INTEGER, b INTEGER");
+}
+
 /* Re-import: unchanged is not read again, changed is replaced. */
 static void
 test_reimport (Fixture       *fixture,
@@ -708,6 +728,7 @@ main (int    argc,
   ADD ("/tally/data-import/unsupported", test_unsupported);
   ADD ("/tally/data-import/all-or-nothing", test_all_or_nothing);
   ADD ("/tally/data-import/table-names", test_table_names);
+  ADD ("/tally/data-import/symlink", test_symlink);
   ADD ("/tally/data-import/reimport", test_reimport);
   ADD ("/tally/data-import/reimport-same-size", test_reimport_same_size);
   ADD ("/tally/data-import/cancel-mid-import", test_cancel_mid_import);

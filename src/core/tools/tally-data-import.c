@@ -74,6 +74,7 @@ typedef struct {
   char       *path;         /* absolute, resolved */
   char       *display;      /* the file's name, UTF-8, for messages */
   gboolean    json;
+  gboolean    tabs;         /* a .tsv or .tab file */
   char        delimiter;
   guint64     size;
   gint64      mtime_us;
@@ -545,8 +546,11 @@ add_source (GPtrArray   *sources,
 
   source = g_new0 (Source, 1);
   source->path = g_strdup (resolved);
-  source->display = g_filename_display_basename (resolved);
-  source->json = strstr (data_extension (resolved), "json") != NULL;
+  /* The name and the kind come from the path as given: a link named
+   * sales.csv may point at a file named otherwise. */
+  source->display = g_filename_display_basename (path);
+  source->json = strstr (data_extension (path), "json") != NULL;
+  source->tabs = g_str_equal (data_extension (path), ".tsv") || g_str_equal (data_extension (path), ".tab");
   source->size = (guint64) g_file_info_get_size (info);
   source->mtime_us =
     (gint64) g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_TIME_MODIFIED) * G_USEC_PER_SEC +
@@ -714,8 +718,7 @@ pick_delimiter (Source        *source,
   g_autofree char *sample = NULL;
   gsize length = 0;
 
-  if (g_str_has_suffix (data_extension (source->path), "tsv") ||
-      g_str_has_suffix (data_extension (source->path), "tab"))
+  if (source->tabs)
     return '\t';
 
   stream = open_source (source, cancellable, error);
