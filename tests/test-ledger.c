@@ -15,6 +15,8 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-database-profile.h"
+#include "tally-pg-source.h"
 #include "tally-sensitive-columns.h"
 #include "tally-sql-select.h"
 #include "tally-test-mock.h"
@@ -371,10 +373,12 @@ sqlite_strings (const char *sql)
 }
 
 static char *
-run_cli (const char * const *args,
-         int                *status)
+run_cli_full (const char * const *args,
+              int                *status,
+              char              **err)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                       (err ? G_SUBPROCESS_FLAGS_STDERR_PIPE : 0));
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
@@ -390,10 +394,17 @@ run_cli (const char * const *args,
 
   process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
   g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, err, &error);
   g_assert_no_error (error);
   *status = g_subprocess_get_exit_status (process);
   return out;
+}
+
+static char *
+run_cli (const char * const *args,
+         int                *status)
+{
+  return run_cli_full (args, status, NULL);
 }
 
 /* The tool_result block of @tool_id in a request body, as JSON text,
@@ -560,6 +571,58 @@ test_end_to_end (void)
   tally_test_rm_rf (dir);
 }
 
+/* The database's own list: the profile file marks the column without
+ * --sensitive; a file that cannot be parsed stops the turn before anything
+ * is sent. */
+static void
+test_profile_file (void)
+{
+  g_autofree char *scenario = g_test_build_filename (G_TEST_DIST, "scenarios", "ledger-sensitive.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start_file (scenario, &error);
+  g_autofree char *db = chinook_path ();
+  g_autofree char *dir = g_dir_make_tmp ("tally-ledger-XXXXXX", &error);
+  g_autofree char *store = g_build_filename (dir, "sessions.db", NULL);
+  g_autofree char *key = tally_pg_database_key (db);
+  g_autofree char *profile = tally_database_profile_ensure_dir (dir, key, &error);
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--db", db,
+                         "--store", store, "--workspace", dir, "--json", "Domains?", NULL };
+  g_autoptr(GPtrArray) emails = sqlite_strings ("SELECT Email FROM Customer");
+  g_autoptr(JsonArray) requests = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *bad = NULL;
+  g_autofree char *bad_err = NULL;
+  int status = -1;
+
+  g_assert_no_error (error);
+  g_assert_true (tally_database_profile_write (profile, TALLY_DATABASE_PROFILE_SENSITIVE_COLUMNS,
+                                               "# never sent\ncustomer.email\n", &error));
+  g_assert_no_error (error);
+
+  out = run_cli (args, &status);
+  g_assert_cmpint (status, ==, 0);
+  requests = tally_test_mock_dup_requests (mock);
+  g_assert_cmpuint (json_array_get_length (requests), ==, 3);
+  for (guint r = 0; r < json_array_get_length (requests); r++)
+    {
+      g_autofree char *raw = json_to_string (json_object_get_member (json_array_get_object_element (requests, r), "body"), FALSE);
+
+      for (guint i = 0; i < emails->len; i++)
+        g_assert_null (strstr (raw, g_ptr_array_index (emails, i)));
+    }
+  g_assert_nonnull (strstr (out, "Luís | [redacted] | São José dos Campos"));
+
+  /* A line that is not a column: the turn fails, nothing more is sent. */
+  g_assert_true (tally_database_profile_write (profile, TALLY_DATABASE_PROFILE_SENSITIVE_COLUMNS,
+                                               "customer.email\nemail\n", &error));
+  bad = run_cli_full (args, &status, &bad_err);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (bad_err, "sensitive-columns) cannot be used: Line 2:"));
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 3);
+
+  tally_test_rm_rf (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -575,6 +638,7 @@ main (int   argc,
   g_test_add_func ("/tally/ledger/taint/sqlite", test_sqlite_taint);
   g_test_add_func ("/tally/ledger/origin/sqlite", test_sqlite_origin);
   g_test_add_func ("/tally/ledger/end-to-end", test_end_to_end);
+  g_test_add_func ("/tally/ledger/profile-file", test_profile_file);
 
   return g_test_run ();
 }

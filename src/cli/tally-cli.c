@@ -255,6 +255,10 @@ send_done_cb (GObject      *object,
     case TALLY_TURN_FAILED:
     default:
       cli->exit_status = EXIT_FAILED;
+      /* A turn refused before it started (its notes or sensitive columns
+       * cannot be read) has no error event to print. */
+      if (error != NULL && (error->domain == G_IO_ERROR || error->domain == G_FILE_ERROR))
+        g_printerr ("tally-cli: %s\n", error->message);
       break;
     }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tally-agent-private.h"
+#include "tally-database-profile.h"
 #include "tally-json.h"
 #include "tally-sensitive-columns.h"
 
@@ -48,6 +49,40 @@ tally_agent_get_sensitive_columns (TallyAgent *self)
   g_return_val_if_fail (TALLY_IS_AGENT (self), NULL);
 
   return (const char * const *) self->sensitive_columns;
+}
+
+/* The sensitive columns of a turn: those set on the agent and those of the
+ * database's profile file (docs/ledger.md §2), read afresh for every turn.
+ * A file that cannot be read or parsed fails the turn: no query runs with
+ * a list the analyst did not mean. */
+gboolean
+tally_agent_dup_turn_sensitive (TallyAgent   *self,
+                                char       ***columns,
+                                GError      **error)
+{
+  g_autofree char *dir = tally_agent_dup_profile_dir (self);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) marked = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  *columns = NULL;
+  if (dir != NULL)
+    text = tally_database_profile_read (dir, TALLY_DATABASE_PROFILE_SENSITIVE_COLUMNS, &local_error);
+
+  if (local_error == NULL && text != NULL)
+    marked = tally_sensitive_columns_parse (text, &local_error);
+
+  if (local_error != NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "The sensitive columns of this database (%s/%s) cannot be used: %s",
+                   dir, TALLY_DATABASE_PROFILE_SENSITIVE_COLUMNS, local_error->message);
+      return FALSE;
+    }
+
+  *columns = tally_sensitive_columns_merge ((const char * const *) self->sensitive_columns,
+                                            (const char * const *) marked);
+  return TRUE;
 }
 
 /* Keeps a tool result's origin (the `origin` of its tool_result event)

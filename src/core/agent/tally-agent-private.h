@@ -156,6 +156,9 @@ void     tally_agent_ledger_note_origin (TallyAgent    *self,
                                          JsonObject    *origin);
 void     tally_agent_ledger_emit      (GTask           *task,
                                        GBytes          *body);
+gboolean tally_agent_dup_turn_sensitive (TallyAgent    *self,
+                                         char        ***columns,
+                                         GError       **error);
 void     tally_agent_finish_turn      (GTask           *task,
                                        TallyTurnStatus  status,
                                        GError          *error);

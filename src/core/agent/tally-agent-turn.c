@@ -689,6 +689,7 @@ tally_agent_send_async (TallyAgent          *self,
   g_autoptr(GTask) task = NULL;
   g_autofree char *reminder = NULL;
   g_autofree char *notes_reminder = NULL;
+  g_auto(GStrv) sensitive = NULL;
   GError *notes_error = NULL;
   JsonObject *event;
   Turn *turn;
@@ -725,6 +726,13 @@ tally_agent_send_async (TallyAgent          *self,
       return;
     }
 
+  /* The columns whose values never reach the model (docs/ledger.md §2). */
+  if (!tally_agent_dup_turn_sensitive (self, &sensitive, &notes_error))
+    {
+      g_task_return_error (task, notes_error);
+      return;
+    }
+
   turn = g_new0 (Turn, 1);
   turn->turn_id = g_uuid_string_random ();
   turn->mode = mode;
@@ -737,7 +745,7 @@ tally_agent_send_async (TallyAgent          *self,
   turn->tools_json = tally_tool_registry_dup_tools_json (self->tools);
   turn->context.database_path = g_strdup (self->database);
   turn->context.workspace = g_strdup (self->workspace);
-  turn->context.sensitive_columns = g_strdupv (self->sensitive_columns);
+  turn->context.sensitive_columns = g_steal_pointer (&sensitive);
   turn->started_us = g_get_monotonic_time ();
   turn->usage.cache_creation_5m = -1;
   turn->usage.cache_creation_1h = -1;
