@@ -13,6 +13,7 @@
 #include "tally-model-table.h"
 #include "tally-pg-source.h"
 #include "tally-pricing.h"
+#include "tally-properties.h"
 
 /*
  * The agent loop (docs/architecture.md §5): one turn is a chain of API calls.
@@ -34,6 +35,102 @@ G_DEFINE_FINAL_TYPE (TallyAgent, tally_agent, G_TYPE_OBJECT)
 
 guint tally_agent_signals[N_SIGNALS];
 GParamSpec *tally_agent_properties[N_PROPS];
+
+#define NOTIFY (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY)
+#define FIELD(member) G_STRUCT_OFFSET (TallyAgent, member)
+
+/* In the order of the PROP_ ids above. */
+static const TallyPropertyEntry property_table[N_PROPS - 1] = {
+  /**
+   * TallyAgent:session-id:
+   *
+   * The session id, a UUID string; a new agent makes a random one. Setting
+   * it continues a stored session (tally_agent_set_session_id()).
+   */
+  { "session-id", G_TYPE_STRING, FIELD (session_id), NULL, 0, NOTIFY },
+  /**
+   * TallyAgent:model:
+   *
+   * The model id of the next turns. Setting an alias of the bundled model
+   * table (docs/protocol.md §3) stores the id it resolves to.
+   */
+  { "model", G_TYPE_STRING, FIELD (model), NULL, 0, NOTIFY },
+  /**
+   * TallyAgent:database:
+   *
+   * The absolute path of the SQLite database the tools query, or %NULL.
+   */
+  { "database", G_TYPE_STRING, FIELD (database), NULL, 0, NOTIFY },
+  /**
+   * TallyAgent:workspace:
+   *
+   * The folder the file tools work in, absolute and with symbolic links
+   * resolved when it exists, or %NULL.
+   */
+  { "workspace", G_TYPE_STRING, FIELD (workspace), NULL, 0, NOTIFY },
+  /**
+   * TallyAgent:max-tokens:
+   *
+   * The `max_tokens` of each API call, thinking included, in tokens.
+   */
+  { "max-tokens", G_TYPE_INT64, FIELD (max_tokens), NULL, DEFAULT_MAX_TOKENS, NOTIFY,
+    NULL, (double) G_MAXINT64, 1 },
+  /**
+   * TallyAgent:thinking-budget:
+   *
+   * The thinking budget in tokens for models that take a manual budget;
+   * clamped to 1024 ≤ N < #TallyAgent:max-tokens when sent.
+   */
+  { "thinking-budget", G_TYPE_INT64, FIELD (thinking_budget), NULL, DEFAULT_THINKING_BUDGET, NOTIFY },
+  /**
+   * TallyAgent:max-cost:
+   *
+   * The session's spend cap in force, in US dollars, 0 when there is none
+   * (docs/protocol.md §12.4). Reading gives tally_agent_get_max_cost() (a
+   * cap raised with tally_agent_raise_max_cost() counts); writing sets the
+   * cap as tally_agent_set_max_cost() does.
+   */
+  { "max-cost", G_TYPE_DOUBLE, TALLY_PROPERTY_COMPUTED, NULL, 0, NOTIFY },
+  /**
+   * TallyAgent:spent:
+   *
+   * What the session has cost so far in US dollars (tally_agent_get_spent()):
+   * its finished turns and the priced usage of the running one. Notified
+   * when it is set, when a response of the running turn reports usage and
+   * when a turn ends.
+   */
+  { "spent", G_TYPE_DOUBLE, TALLY_PROPERTY_COMPUTED, NULL, 0, NOTIFY },
+  /**
+   * TallyAgent:last-mode:
+   *
+   * The mode of the session's last turn; a mode reminder is sent only when
+   * the next turn's mode differs.
+   */
+  { "last-mode", G_TYPE_ENUM, FIELD (last_mode), NULL, TALLY_MODE_ASK, NOTIFY,
+    tally_mode_get_type },
+  /**
+   * TallyAgent:approval-timeout:
+   *
+   * Seconds an approval card waits before it denies, 0 for no limit.
+   */
+  { "approval-timeout", G_TYPE_UINT, FIELD (approval_timeout_s), NULL, 120, NOTIFY },
+  /**
+   * TallyAgent:question-timeout:
+   *
+   * Seconds a question card waits before it is dismissed, 0 for no limit.
+   */
+  { "question-timeout", G_TYPE_UINT, FIELD (question_timeout_s), NULL, 300, NOTIFY },
+  /**
+   * TallyAgent:busy:
+   *
+   * Whether a turn runs: %TRUE from tally_agent_send_async() until the
+   * turn's `turn_finished` event has been emitted.
+   */
+  { "busy", G_TYPE_BOOLEAN, TALLY_PROPERTY_COMPUTED, NULL, FALSE, G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY },
+};
+
+#undef FIELD
+#undef NOTIFY
 
 /* The setters of the notifying properties: store @value and notify
  * @prop_id only when it changed. The string one takes @value (transfer
@@ -125,50 +222,17 @@ tally_agent_get_property (GObject    *object,
 {
   TallyAgent *self = TALLY_AGENT (object);
 
+  if (tally_properties_get (object, property_table, G_N_ELEMENTS (property_table), prop_id, value))
+    return;
+
   switch (prop_id)
     {
-    case PROP_SESSION_ID:
-      g_value_set_string (value, self->session_id);
-      break;
-
-    case PROP_MODEL:
-      g_value_set_string (value, self->model);
-      break;
-
-    case PROP_DATABASE:
-      g_value_set_string (value, self->database);
-      break;
-
-    case PROP_WORKSPACE:
-      g_value_set_string (value, self->workspace);
-      break;
-
-    case PROP_MAX_TOKENS:
-      g_value_set_int64 (value, self->max_tokens);
-      break;
-
-    case PROP_THINKING_BUDGET:
-      g_value_set_int64 (value, self->thinking_budget);
-      break;
-
     case PROP_MAX_COST:
       g_value_set_double (value, tally_agent_get_max_cost (self));
       break;
 
     case PROP_SPENT:
       g_value_set_double (value, tally_agent_get_spent (self));
-      break;
-
-    case PROP_LAST_MODE:
-      g_value_set_enum (value, self->last_mode);
-      break;
-
-    case PROP_APPROVAL_TIMEOUT:
-      g_value_set_uint (value, self->approval_timeout_s);
-      break;
-
-    case PROP_QUESTION_TIMEOUT:
-      g_value_set_uint (value, self->question_timeout_s);
       break;
 
     case PROP_BUSY:
@@ -249,139 +313,8 @@ tally_agent_class_init (TallyAgentClass *klass)
   object_class->get_property = tally_agent_get_property;
   object_class->set_property = tally_agent_set_property;
 
-  /**
-   * TallyAgent:session-id:
-   *
-   * The session id, a UUID string; a new agent makes a random one. Setting
-   * it continues a stored session (tally_agent_set_session_id()).
-   */
-  tally_agent_properties[PROP_SESSION_ID] =
-    g_param_spec_string ("session-id", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:model:
-   *
-   * The model id of the next turns. Setting an alias of the bundled model
-   * table (docs/protocol.md §3) stores the id it resolves to.
-   */
-  tally_agent_properties[PROP_MODEL] =
-    g_param_spec_string ("model", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:database:
-   *
-   * The absolute path of the SQLite database the tools query, or %NULL.
-   */
-  tally_agent_properties[PROP_DATABASE] =
-    g_param_spec_string ("database", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:workspace:
-   *
-   * The folder the file tools work in, absolute and with symbolic links
-   * resolved when it exists, or %NULL.
-   */
-  tally_agent_properties[PROP_WORKSPACE] =
-    g_param_spec_string ("workspace", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:max-tokens:
-   *
-   * The `max_tokens` of each API call, thinking included, in tokens.
-   */
-  tally_agent_properties[PROP_MAX_TOKENS] =
-    g_param_spec_int64 ("max-tokens", NULL, NULL,
-                        1, G_MAXINT64, DEFAULT_MAX_TOKENS,
-                        (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:thinking-budget:
-   *
-   * The thinking budget in tokens for models that take a manual budget;
-   * clamped to 1024 ≤ N < #TallyAgent:max-tokens when sent.
-   */
-  tally_agent_properties[PROP_THINKING_BUDGET] =
-    g_param_spec_int64 ("thinking-budget", NULL, NULL,
-                        G_MININT64, G_MAXINT64, DEFAULT_THINKING_BUDGET,
-                        (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:max-cost:
-   *
-   * The session's spend cap in force, in US dollars, 0 when there is none
-   * (docs/protocol.md §12.4). Reading gives tally_agent_get_max_cost() (a
-   * cap raised with tally_agent_raise_max_cost() counts); writing sets the
-   * cap as tally_agent_set_max_cost() does.
-   */
-  tally_agent_properties[PROP_MAX_COST] =
-    g_param_spec_double ("max-cost", NULL, NULL,
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:spent:
-   *
-   * What the session has cost so far in US dollars (tally_agent_get_spent()):
-   * its finished turns and the priced usage of the running one. Notified
-   * when it is set, when a response of the running turn reports usage and
-   * when a turn ends.
-   */
-  tally_agent_properties[PROP_SPENT] =
-    g_param_spec_double ("spent", NULL, NULL,
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0,
-                         (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:last-mode:
-   *
-   * The mode of the session's last turn; a mode reminder is sent only when
-   * the next turn's mode differs.
-   */
-  tally_agent_properties[PROP_LAST_MODE] =
-    g_param_spec_enum ("last-mode", NULL, NULL,
-                       TALLY_TYPE_MODE, TALLY_MODE_ASK,
-                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:approval-timeout:
-   *
-   * Seconds an approval card waits before it denies, 0 for no limit.
-   */
-  tally_agent_properties[PROP_APPROVAL_TIMEOUT] =
-    g_param_spec_uint ("approval-timeout", NULL, NULL,
-                       0, G_MAXUINT, 120,
-                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:question-timeout:
-   *
-   * Seconds a question card waits before it is dismissed, 0 for no limit.
-   */
-  tally_agent_properties[PROP_QUESTION_TIMEOUT] =
-    g_param_spec_uint ("question-timeout", NULL, NULL,
-                       0, G_MAXUINT, 300,
-                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyAgent:busy:
-   *
-   * Whether a turn runs: %TRUE from tally_agent_send_async() until the
-   * turn's `turn_finished` event has been emitted.
-   */
-  tally_agent_properties[PROP_BUSY] =
-    g_param_spec_boolean ("busy", NULL, NULL,
-                          FALSE,
-                          (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, N_PROPS, tally_agent_properties);
+  tally_properties_install (object_class, property_table, G_N_ELEMENTS (property_table),
+                            tally_agent_properties);
 
   /**
    * TallyAgent::event:

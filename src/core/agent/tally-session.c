@@ -14,6 +14,7 @@
 #include "tally-json.h"
 #include "tally-model-table.h"
 #include "tally-pricing.h"
+#include "tally-properties.h"
 #include "tally-session.h"
 #include "tally-store.h"
 
@@ -61,6 +62,66 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+#define READ_NOTIFY (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY)
+#define FIELD(member) G_STRUCT_OFFSET (TallySession, member)
+
+/* In the order of the PROP_ ids above. */
+static const TallyPropertyEntry property_table[N_PROPS - 1] = {
+  /**
+   * TallySession:id:
+   *
+   * The session id, a UUID string (#TallyAgent:session-id).
+   */
+  { "id", G_TYPE_STRING, TALLY_PROPERTY_COMPUTED, NULL, 0, READ_NOTIFY },
+  /**
+   * TallySession:agent:
+   *
+   * The #TallyAgent that runs the session's turns; it stays the same for
+   * the session's lifetime.
+   */
+  { "agent", G_TYPE_OBJECT, FIELD (agent), NULL, 0, READ_NOTIFY,
+    tally_agent_get_type },
+  /**
+   * TallySession:transcript:
+   *
+   * The session's #TallyTranscript, a #GListModel of #TallyBlock.
+   */
+  { "transcript", G_TYPE_OBJECT, FIELD (transcript), NULL, 0, READ_NOTIFY,
+    tally_transcript_get_type },
+  /**
+   * TallySession:store:
+   *
+   * The #TallyStore the session is written to, or %NULL for a session
+   * kept in memory only.
+   */
+  { "store", G_TYPE_OBJECT, FIELD (store), NULL, 0, READ_NOTIFY,
+    tally_store_get_type },
+  /**
+   * TallySession:mode:
+   *
+   * The mode of the session's last turn (ask for a new session); notified
+   * when a turn starts in another mode.
+   */
+  { "mode", G_TYPE_ENUM, FIELD (mode), NULL, TALLY_MODE_ASK, READ_NOTIFY,
+    tally_mode_get_type },
+  /**
+   * TallySession:busy:
+   *
+   * Whether a turn runs (#TallyAgent:busy).
+   */
+  { "busy", G_TYPE_BOOLEAN, TALLY_PROPERTY_COMPUTED, NULL, FALSE, READ_NOTIFY },
+  /**
+   * TallySession:spent:
+   *
+   * What the session has cost so far in US dollars (#TallyAgent:spent).
+   */
+  { "spent", G_TYPE_DOUBLE, TALLY_PROPERTY_COMPUTED, NULL, 0, READ_NOTIFY,
+    NULL, G_MAXDOUBLE, 0 },
+};
+
+#undef FIELD
+#undef READ_NOTIFY
+
 static void
 tally_session_dispose (GObject *object)
 {
@@ -87,26 +148,13 @@ tally_session_get_property (GObject    *object,
 {
   TallySession *self = TALLY_SESSION (object);
 
+  if (tally_properties_get (object, property_table, G_N_ELEMENTS (property_table), prop_id, value))
+    return;
+
   switch (prop_id)
     {
     case PROP_ID:
       g_value_set_string (value, tally_session_get_id (self));
-      break;
-
-    case PROP_AGENT:
-      g_value_set_object (value, self->agent);
-      break;
-
-    case PROP_TRANSCRIPT:
-      g_value_set_object (value, self->transcript);
-      break;
-
-    case PROP_STORE:
-      g_value_set_object (value, self->store);
-      break;
-
-    case PROP_MODE:
-      g_value_set_enum (value, self->mode);
       break;
 
     case PROP_BUSY:
@@ -130,80 +178,7 @@ tally_session_class_init (TallySessionClass *klass)
   object_class->dispose = tally_session_dispose;
   object_class->get_property = tally_session_get_property;
 
-  /**
-   * TallySession:id:
-   *
-   * The session id, a UUID string (#TallyAgent:session-id).
-   */
-  properties[PROP_ID] =
-    g_param_spec_string ("id", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallySession:agent:
-   *
-   * The #TallyAgent that runs the session's turns; it stays the same for
-   * the session's lifetime.
-   */
-  properties[PROP_AGENT] =
-    g_param_spec_object ("agent", NULL, NULL,
-                         TALLY_TYPE_AGENT,
-                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallySession:transcript:
-   *
-   * The session's #TallyTranscript, a #GListModel of #TallyBlock.
-   */
-  properties[PROP_TRANSCRIPT] =
-    g_param_spec_object ("transcript", NULL, NULL,
-                         TALLY_TYPE_TRANSCRIPT,
-                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallySession:store:
-   *
-   * The #TallyStore the session is written to, or %NULL for a session
-   * kept in memory only.
-   */
-  properties[PROP_STORE] =
-    g_param_spec_object ("store", NULL, NULL,
-                         TALLY_TYPE_STORE,
-                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallySession:mode:
-   *
-   * The mode of the session's last turn (ask for a new session); notified
-   * when a turn starts in another mode.
-   */
-  properties[PROP_MODE] =
-    g_param_spec_enum ("mode", NULL, NULL,
-                       TALLY_TYPE_MODE, TALLY_MODE_ASK,
-                       (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallySession:busy:
-   *
-   * Whether a turn runs (#TallyAgent:busy).
-   */
-  properties[PROP_BUSY] =
-    g_param_spec_boolean ("busy", NULL, NULL,
-                          FALSE,
-                          (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallySession:spent:
-   *
-   * What the session has cost so far in US dollars (#TallyAgent:spent).
-   */
-  properties[PROP_SPENT] =
-    g_param_spec_double ("spent", NULL, NULL,
-                         0, G_MAXDOUBLE, 0,
-                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  tally_properties_install (object_class, property_table, G_N_ELEMENTS (property_table), properties);
 }
 
 static void

@@ -17,6 +17,7 @@ static GParamSpec *
 pspec_new (const TallyPropertyEntry *entry)
 {
   GParamFlags flags = entry->flags | G_PARAM_STATIC_STRINGS;
+  gboolean ranged = entry->maximum > entry->minimum;
 
   switch (G_TYPE_FUNDAMENTAL (entry->type))
     {
@@ -27,23 +28,31 @@ pspec_new (const TallyPropertyEntry *entry)
       return g_param_spec_boolean (entry->name, NULL, NULL, entry->default_number != 0, flags);
 
     case G_TYPE_UINT:
-      return g_param_spec_uint (entry->name, NULL, NULL, 0,
-                                entry->maximum > 0 ? (guint) entry->maximum : G_MAXUINT,
+      return g_param_spec_uint (entry->name, NULL, NULL,
+                                ranged ? (guint) entry->minimum : 0,
+                                ranged ? (guint) entry->maximum : G_MAXUINT,
                                 (guint) entry->default_number, flags);
 
     case G_TYPE_INT64:
-      return g_param_spec_int64 (entry->name, NULL, NULL, G_MININT64,
-                                 entry->maximum > 0 ? (gint64) entry->maximum : G_MAXINT64,
+      /* G_MAXINT64 is not a double: 2^63 stands for it. */
+      return g_param_spec_int64 (entry->name, NULL, NULL,
+                                 ranged ? (gint64) entry->minimum : G_MININT64,
+                                 ranged && entry->maximum < (double) G_MAXINT64
+                                   ? (gint64) entry->maximum : G_MAXINT64,
                                  (gint64) entry->default_number, flags);
 
     case G_TYPE_DOUBLE:
-      return g_param_spec_double (entry->name, NULL, NULL, -G_MAXDOUBLE,
-                                  entry->maximum > 0 ? entry->maximum : G_MAXDOUBLE,
+      return g_param_spec_double (entry->name, NULL, NULL,
+                                  ranged ? entry->minimum : -G_MAXDOUBLE,
+                                  ranged ? entry->maximum : G_MAXDOUBLE,
                                   entry->default_number, flags);
 
     case G_TYPE_ENUM:
-      return g_param_spec_enum (entry->name, NULL, NULL, entry->enum_type (),
+      return g_param_spec_enum (entry->name, NULL, NULL, entry->get_type (),
                                 (int) entry->default_number, flags);
+
+    case G_TYPE_OBJECT:
+      return g_param_spec_object (entry->name, NULL, NULL, entry->get_type (), flags);
 
     default:
       g_critical ("Property %s: type %s cannot come from a table",
@@ -133,6 +142,10 @@ tally_properties_get (GObject                  *object,
 
     case G_TYPE_ENUM:
       g_value_set_enum (value, G_STRUCT_MEMBER (int, object, entry->offset));
+      return TRUE;
+
+    case G_TYPE_OBJECT:
+      g_value_set_object (value, G_STRUCT_MEMBER (gpointer, object, entry->offset));
       return TRUE;
 
     default:

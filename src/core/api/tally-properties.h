@@ -17,22 +17,24 @@ G_BEGIN_DECLS
  * TallyPropertyEntry:
  * @name: the property's name
  * @type: its value type: %G_TYPE_STRING, %G_TYPE_BOOLEAN, %G_TYPE_UINT,
- *   %G_TYPE_INT64, %G_TYPE_DOUBLE or %G_TYPE_ENUM
+ *   %G_TYPE_INT64, %G_TYPE_DOUBLE, %G_TYPE_ENUM or %G_TYPE_OBJECT
  * @offset: the offset of its field in the instance (G_STRUCT_OFFSET()),
  *   or %TALLY_PROPERTY_COMPUTED; a string field is a `char *`, a boolean
- *   a #gboolean, an enum an `int`-sized enum
+ *   a #gboolean, an enum an `int`-sized enum, an object a pointer
  * @default_string: (nullable): the default of a string property
  * @default_number: the default of a boolean, number or enum property
  * @flags: the #GParamFlags; %G_PARAM_STATIC_STRINGS is added
- * @enum_type: (nullable): for %G_TYPE_ENUM, the enum's get_type function
- * @maximum: the largest value of a number property; 0 for its type's
- *   largest
+ * @get_type: (nullable): for %G_TYPE_ENUM and %G_TYPE_OBJECT, the
+ *   get_type function of the enum or the class
+ * @maximum: the largest value of a number property
+ * @minimum: the smallest value of a number property
  *
  * One property of a class whose properties are installed and read from a
  * table (tally_properties_install(), tally_properties_get()). The entry
  * at index i is the property with id i + 1 (id 0 is reserved by GObject);
- * numbers range from their type's smallest value (0 for %G_TYPE_UINT) to
- * @maximum.
+ * a number ranges from @minimum to @maximum, or over its type's whole range
+ * (from 0 for %G_TYPE_UINT) when @maximum is not above @minimum (as when
+ * both are left 0).
  */
 typedef struct
 {
@@ -42,8 +44,9 @@ typedef struct
   const char  *default_string;
   double       default_number;
   GParamFlags  flags;
-  GType      (*enum_type) (void);
+  GType      (*get_type) (void);
   double       maximum;
+  double       minimum;
 } TallyPropertyEntry;
 
 void      tally_properties_install (GObjectClass             *klass,

@@ -18,6 +18,7 @@
 #include <glib/gstdio.h>
 
 #include "tally-event.h"
+#include "tally-properties.h"
 #include "tally-store-private.h"
 
 /*
@@ -185,6 +186,39 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+#define READ_NOTIFY (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY)
+#define FIELD(member) G_STRUCT_OFFSET (TallyStore, member)
+
+/* In the order of the PROP_ ids above. */
+static const TallyPropertyEntry property_table[N_PROPS - 1] = {
+  /**
+   * TallyStore:path:
+   *
+   * The store's file (a file name in the GLib file name encoding), as
+   * given to tally_store_open() or tally_store_get_default_path().
+   */
+  { "path", G_TYPE_STRING, FIELD (path), NULL, 0, READ_NOTIFY },
+  /**
+   * TallyStore:read-only:
+   *
+   * Whether the store was opened read-only: the file was written by a
+   * newer Tally, or it cannot be written (docs/architecture.md §10). It is
+   * decided by tally_store_open() and does not change afterwards; writes
+   * then fail with %TALLY_STORE_ERROR_READ_ONLY.
+   */
+  { "read-only", G_TYPE_BOOLEAN, FIELD (read_only), NULL, FALSE, READ_NOTIFY },
+  /**
+   * TallyStore:read-only-reason:
+   *
+   * A sentence for the user saying why #TallyStore:read-only is set, or
+   * %NULL while the store is writable.
+   */
+  { "read-only-reason", G_TYPE_STRING, FIELD (read_only_reason), NULL, 0, READ_NOTIFY },
+};
+
+#undef FIELD
+#undef READ_NOTIFY
+
 static void
 tally_store_dispose (GObject *object)
 {
@@ -237,25 +271,8 @@ tally_store_get_property (GObject    *object,
                           GValue     *value,
                           GParamSpec *pspec)
 {
-  TallyStore *self = TALLY_STORE (object);
-
-  switch (prop_id)
-    {
-    case PROP_PATH:
-      g_value_set_string (value, self->path);
-      break;
-
-    case PROP_READ_ONLY:
-      g_value_set_boolean (value, self->read_only);
-      break;
-
-    case PROP_READ_ONLY_REASON:
-      g_value_set_string (value, self->read_only_reason);
-      break;
-
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (!tally_properties_get (object, property_table, G_N_ELEMENTS (property_table), prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -267,42 +284,7 @@ tally_store_class_init (TallyStoreClass *klass)
   object_class->finalize = tally_store_finalize;
   object_class->get_property = tally_store_get_property;
 
-  /**
-   * TallyStore:path:
-   *
-   * The store's file (a file name in the GLib file name encoding), as
-   * given to tally_store_open() or tally_store_get_default_path().
-   */
-  properties[PROP_PATH] =
-    g_param_spec_string ("path", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyStore:read-only:
-   *
-   * Whether the store was opened read-only: the file was written by a
-   * newer Tally, or it cannot be written (docs/architecture.md §10). It is
-   * decided by tally_store_open() and does not change afterwards; writes
-   * then fail with %TALLY_STORE_ERROR_READ_ONLY.
-   */
-  properties[PROP_READ_ONLY] =
-    g_param_spec_boolean ("read-only", NULL, NULL,
-                          FALSE,
-                          (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * TallyStore:read-only-reason:
-   *
-   * A sentence for the user saying why #TallyStore:read-only is set, or
-   * %NULL while the store is writable.
-   */
-  properties[PROP_READ_ONLY_REASON] =
-    g_param_spec_string ("read-only-reason", NULL, NULL,
-                         NULL,
-                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  tally_properties_install (object_class, property_table, G_N_ELEMENTS (property_table), properties);
 
   /**
    * TallyStore::write-failed:

@@ -10,6 +10,7 @@
 
 #include "tally-event.h"
 #include "tally-json.h"
+#include "tally-properties.h"
 
 /*
  * The reducer: the transcript is a pure function of the event log. Live
@@ -52,6 +53,28 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
+
+#define READ_NOTIFY (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY)
+#define FIELD(member) G_STRUCT_OFFSET (TallyTranscript, member)
+
+/* In the order of the PROP_ ids above. */
+static const TallyPropertyEntry property_table[N_PROPS - 1] = {
+  /**
+   * TallyTranscript:title:
+   *
+   * The session title from `session_created`.
+   */
+  { "title", G_TYPE_STRING, FIELD (title), NULL, 0, READ_NOTIFY },
+  /**
+   * TallyTranscript:n-items:
+   *
+   * The number of blocks.
+   */
+  { "n-items", G_TYPE_UINT, TALLY_PROPERTY_COMPUTED, NULL, 0, READ_NOTIFY },
+};
+
+#undef FIELD
+#undef READ_NOTIFY
 
 static GType
 tally_transcript_get_item_type (GListModel *model)
@@ -108,11 +131,11 @@ tally_transcript_get_property (GObject    *object,
 {
   TallyTranscript *self = TALLY_TRANSCRIPT (object);
 
+  if (tally_properties_get (object, property_table, G_N_ELEMENTS (property_table), prop_id, value))
+    return;
+
   switch (prop_id)
     {
-    case PROP_TITLE:
-      g_value_set_string (value, self->title);
-      break;
     case PROP_N_ITEMS:
       g_value_set_uint (value, self->blocks->len);
       break;
@@ -129,24 +152,7 @@ tally_transcript_class_init (TallyTranscriptClass *klass)
   object_class->finalize = tally_transcript_finalize;
   object_class->get_property = tally_transcript_get_property;
 
-  /**
-   * TallyTranscript:title:
-   *
-   * The session title from `session_created`.
-   */
-  properties[PROP_TITLE] =
-    g_param_spec_string ("title", NULL, NULL, NULL,
-                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TallyTranscript:n-items:
-   *
-   * The number of blocks.
-   */
-  properties[PROP_N_ITEMS] =
-    g_param_spec_uint ("n-items", NULL, NULL, 0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  tally_properties_install (object_class, property_table, G_N_ELEMENTS (property_table), properties);
 }
 
 static void
