@@ -49,6 +49,7 @@ apt-get install -y -q --no-install-recommends \
   poppler-utils \
   postgresql \
   python3 \
+  sqlite3 \
   xauth \
   x11-utils \
   xvfb
