@@ -235,7 +235,7 @@ test_row_cap (void)
   rows = tally_pg_query_fetch_rows (conninfo,
                                     "SELECT n, n / 2.0 AS half, n % 2 = 0 AS even, 'r' || n AS label, "
                                     "NULL::text AS nothing FROM generate_series(1, 10000000) AS n",
-                                    3, 0, NULL, &names, &more, &error);
+                                    3, 0, NULL, NULL, &names, &more, &error);
   g_assert_no_error (error);
   g_assert_true (more);
   g_assert_cmpuint (json_array_get_length (rows), ==, 3);
@@ -710,6 +710,168 @@ test_cli_warning (void)
   tally_test_rm_rf (dir);
 }
 
+/* Sensitive columns on PostgreSQL (docs/ledger.md): stores.name is marked;
+ * its values, and values derived from it, never appear in a result. */
+static gboolean
+holds_store_name (const char *text)
+{
+  static const char * const names[] = { "Park Square", "Leeds Station", "Briggate", "Minster Yard",
+                                        "The Shambles", "Heslington Hall", "PARK SQUARE", "park square" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (strstr (text, names[i]) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+assert_pg_redaction (const char *sql,
+                     const char *expected,
+                     gint64      rows)
+{
+  const char * const marked[] = { "stores.name", NULL };
+  g_autofree char *conninfo = analyst ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyResultOrigin) origin = NULL;
+  g_autofree char *text = tally_pg_query_text_full (conninfo, sql, 10, 0, marked, NULL, &origin, &error);
+  g_autoptr(GString) got = g_string_new (NULL);
+  gint64 redacted_columns = 0;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (origin);
+  for (guint i = 0; i < origin->columns->len; i++)
+    {
+      gboolean redacted = ((TallyOriginColumn *) g_ptr_array_index (origin->columns, i))->redacted;
+
+      g_string_append_c (got, redacted ? 'T' : '.');
+      redacted_columns += redacted;
+    }
+  if (!g_str_equal (got->str, expected))
+    g_test_message ("%s\n%s", sql, text);
+  g_assert_cmpstr (got->str, ==, expected);
+  g_assert_false (holds_store_name (text));
+  g_assert_cmpint (origin->rows, ==, rows);
+  g_assert_cmpint (origin->redactions, ==, rows * redacted_columns);
+}
+
+static void
+test_redaction (void)
+{
+  g_autofree char *conninfo = NULL;
+  g_autoptr(TallyResultOrigin) origin = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  TallyOriginColumn *city;
+
+  if (!need_cluster ())
+    return;
+
+  assert_pg_redaction ("SELECT store_id, name, city FROM stores ORDER BY store_id", ".T.", 6);
+  assert_pg_redaction ("SELECT upper(name) AS n, count(*) AS c FROM stores GROUP BY 1", "T.", 6);
+  assert_pg_redaction ("SELECT x FROM (SELECT name AS x FROM stores) s", "T", 6);
+  assert_pg_redaction ("WITH l AS (SELECT lower(name) AS ln, city FROM stores) "
+                       "SELECT ln, length(ln), city FROM l", "TT.", 6);
+  assert_pg_redaction ("SELECT row_to_json(s) FROM stores s", "T", 6);
+  assert_pg_redaction ("SELECT split_part(name, ' ', 1) || '!' AS first_word, seats FROM stores", "T.", 6);
+  assert_pg_redaction ("SELECT city, count(*) AS n FROM stores WHERE name LIKE '%a%' GROUP BY city", "..", 2);
+  assert_pg_redaction ("SELECT * FROM stores ORDER BY store_id", ".T....", 6);
+
+  /* The origins name the schema, table and column. */
+  conninfo = analyst ();
+  text = tally_pg_query_text_full (conninfo, "SELECT city, seats * 2 AS double_seats FROM stores", 10, 0,
+                                   NULL, NULL, &origin, &error);
+  g_assert_no_error (error);
+  city = g_ptr_array_index (origin->columns, 0);
+  g_assert_false (city->derived);
+  g_assert_cmpstr (city->schema, ==, "public");
+  g_assert_cmpstr (city->table, ==, "stores");
+  g_assert_cmpstr (city->column, ==, "city");
+  g_assert_true (((TallyOriginColumn *) g_ptr_array_index (origin->columns, 1))->derived);
+  g_assert_cmpuint (origin->reads->len, ==, 1);
+  g_assert_nonnull (strstr (text, "Leeds"));
+}
+
+/* The same end to end: tally-cli --sensitive against the mock; the
+ * recorded requests hold no store name and the ledger counts what went. */
+static void
+test_cli_redaction (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autofree char *conninfo = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *store = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *ledger = NULL;
+  g_autofree char *ledger_err = NULL;
+  const char *session_id = NULL;
+  g_autoptr(JsonArray) requests = NULL;
+  g_auto(GStrv) lines = NULL;
+  JsonObject *sent = NULL;
+
+  if (!need_cluster ())
+    return;
+
+  mock = tally_test_mock_start (
+    "{\"responses\": ["
+    " {\"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": \"toolu_pgname\", \"name\": \"query_database\","
+    "   \"input\": {\"sql\": \"SELECT name, upper(name) AS loud, city FROM stores ORDER BY store_id\"}}]}},"
+    " {\"message\": {\"content\": [{\"type\": \"text\", \"text\": \"Stores:\\n{{last_tool_result}}\"}]}}"
+    "]}", &error);
+  g_assert_no_error (error);
+  dir = g_dir_make_tmp ("tally-pg-ledger-XXXXXX", &error);
+  g_assert_no_error (error);
+  store = g_build_filename (dir, "sessions.db", NULL);
+  conninfo = analyst ();
+
+  {
+    const char *argv[] = { TALLY_TEST_CLI, "--base-url", tally_test_mock_get_base_url (mock),
+                           "--db", conninfo, "--store", store, "--workspace", dir,
+                           "--sensitive", "stores.name", "--json", "Which stores?", NULL };
+
+    g_assert_cmpint (run_cli_argv (argv, NULL, &out, &err), ==, 0);
+  }
+
+  requests = tally_test_mock_dup_requests (mock);
+  g_assert_cmpuint (json_array_get_length (requests), ==, 2);
+  for (guint r = 0; r < 2; r++)
+    {
+      g_autofree char *raw = json_to_string (json_object_get_member (json_array_get_object_element (requests, r), "body"), FALSE);
+
+      g_assert_false (holds_store_name (raw));
+    }
+  g_assert_nonnull (strstr (out, "[redacted] | [redacted] | Leeds"));
+
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++)
+    {
+      g_autoptr(JsonObject) event = tally_test_parse_object (lines[i]);
+
+      if (session_id == NULL)
+        session_id = g_intern_string (json_object_get_string_member (event, "session_id"));
+      if (g_str_equal (json_object_get_string_member (event, "type"), "request_sent") &&
+          json_object_get_int_member (event, "call") == 1)
+        sent = json_object_ref (json_array_get_object_element (json_object_get_array_member (event, "results"), 0));
+    }
+  g_assert_nonnull (sent);
+  g_assert_cmpint (json_object_get_int_member (sent, "rows"), ==, 6);
+  g_assert_cmpint (json_object_get_int_member (sent, "redactions"), ==, 12);
+  g_assert_cmpstr (json_array_get_string_element (json_object_get_array_member (sent, "columns"), 0), ==,
+                   "stores.name");
+  json_object_unref (sent);
+
+  {
+    const char *argv[] = { TALLY_TEST_CLI, "--store", store, "--ledger", session_id, NULL };
+
+    g_assert_cmpint (run_cli_argv (argv, NULL, &ledger, &ledger_err), ==, 0);
+    g_assert_nonnull (strstr (ledger, "query_database toolu_pgname · 6 rows · "));
+    g_assert_nonnull (strstr (ledger, "from stores.name, stores.city · 12 values redacted"));
+  }
+
+  tally_test_rm_rf (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -732,6 +894,8 @@ main (int   argc,
   g_test_add_func ("/postgres/warning", test_warning);
   g_test_add_func ("/postgres/cli-turn", test_cli_turn);
   g_test_add_func ("/postgres/cli-warning", test_cli_warning);
+  g_test_add_func ("/postgres/redaction", test_redaction);
+  g_test_add_func ("/postgres/cli-redaction", test_cli_redaction);
 
   status = g_test_run ();
   g_clear_pointer (&cluster, tally_test_pg_stop);

@@ -5,7 +5,10 @@
 #include "config.h"
 
 #include "tally-pg-query.h"
+#include "tally-result-origin.h"
 #include "tally-schema.h"
+#include "tally-sensitive-columns.h"
+#include "tally-sql-select.h"
 #include "tally-tool-private.h"
 #include "tally-tool-query-database.h"
 
@@ -45,6 +48,184 @@ get_source (const char  *conninfo,
   return tally_pg_source_get_shared (conninfo, error);
 }
 
+/* Column origins (docs/ledger.md §1) {{{1 */
+
+/* The names of every table column of a server, by (table OID, attnum):
+ * read once per shared source, again when a result names a table it does
+ * not know. */
+typedef struct
+{
+  GMutex      lock;
+  GHashTable *names;     /* gint64 (oid << 16 | attnum) → char * "schema\ttable\tcolumn" */
+  gboolean    loaded;
+} ColumnNames;
+
+static void
+column_names_free (gpointer data)
+{
+  ColumnNames *cache = data;
+
+  g_mutex_clear (&cache->lock);
+  g_clear_pointer (&cache->names, g_hash_table_unref);
+  g_free (cache);
+}
+
+static gint64
+column_key (guint32 oid,
+            int     attnum)
+{
+  return ((gint64) oid << 16) | (attnum & 0xffff);
+}
+
+static gboolean
+column_name_row_cb (const TallyPgColumns *columns,
+                    const char * const   *values,
+                    const int            *lengths,
+                    gpointer              user_data)
+{
+  GHashTable *names = user_data;
+  gint64 *key;
+
+  (void) lengths;
+  if (values == NULL || columns->n_columns < 5 || values[0] == NULL || values[1] == NULL)
+    return TRUE;
+
+  key = g_new (gint64, 1);
+  *key = column_key ((guint32) g_ascii_strtoull (values[0], NULL, 10),
+                     (int) g_ascii_strtoll (values[1], NULL, 10));
+  g_hash_table_replace (names, key, g_strdup_printf ("%s\t%s\t%s", values[2], values[3], values[4]));
+  return TRUE;
+}
+
+static GMutex column_names_lock;
+
+/* Loads the names of @source's columns unless they are loaded (or @reload).
+ * Blocking; call it before the query whose result it explains. */
+static ColumnNames *
+get_column_names (TallyPgSource *source,
+                  gboolean       reload,
+                  GCancellable  *cancellable)
+{
+  ColumnNames *cache;
+
+  g_mutex_lock (&column_names_lock);
+  cache = g_object_get_data (G_OBJECT (source), "tally-pg-column-names");
+  if (cache == NULL)
+    {
+      cache = g_new0 (ColumnNames, 1);
+      g_mutex_init (&cache->lock);
+      g_object_set_data_full (G_OBJECT (source), "tally-pg-column-names", cache, column_names_free);
+    }
+  g_mutex_unlock (&column_names_lock);
+
+  g_mutex_lock (&cache->lock);
+  if (!cache->loaded || reload)
+    {
+      g_autoptr(GHashTable) names = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+      g_autoptr(GError) error = NULL;
+
+      if (tally_pg_source_query (source,
+                                 "SELECT a.attrelid::bigint, a.attnum, n.nspname, c.relname, a.attname "
+                                 "FROM pg_catalog.pg_attribute a "
+                                 "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
+                                 "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                                 "WHERE a.attnum > 0 AND NOT a.attisdropped",
+                                 0, column_name_row_cb, names, cancellable, &error))
+        {
+          g_clear_pointer (&cache->names, g_hash_table_unref);
+          cache->names = g_steal_pointer (&names);
+          cache->loaded = TRUE;
+        }
+      else
+        g_debug ("The column names could not be read: %s", error->message);
+    }
+  g_mutex_unlock (&cache->lock);
+
+  return cache;
+}
+
+/* The origin of each column of a result: direct origins by name, derived
+ * columns by the text rule (docs/ledger.md §3). Sets *@unknown when a
+ * column names a table the cache does not know. */
+static TallyResultOrigin *
+pg_origin (ColumnNames          *cache,
+           const TallyPgColumns *columns,
+           const char           *sql,
+           const char * const   *marked,
+           gboolean             *unknown)
+{
+  g_autoptr(TallyResultOrigin) origin = tally_result_origin_new ();
+  g_autoptr(TallySqlSelect) select = NULL;
+  g_autofree gboolean *flags = NULL;
+  gboolean touches = FALSE;
+  gboolean in_doubt;
+
+  g_mutex_lock (&cache->lock);
+  for (guint i = 0; i < columns->n_columns; i++)
+    {
+      TallyOriginColumn *column = tally_result_origin_add_column (origin, columns->names[i]);
+      gint64 key;
+      const char *name;
+
+      if (columns->table_oids == NULL || columns->table_oids[i] == 0 || columns->table_columns[i] <= 0)
+        continue;
+
+      key = column_key (columns->table_oids[i], columns->table_columns[i]);
+      name = cache->names != NULL ? g_hash_table_lookup (cache->names, &key) : NULL;
+      if (name == NULL)
+        {
+          /* Fail closed: an unknown table's column counts as derived. */
+          *unknown = TRUE;
+          continue;
+        }
+
+      {
+        g_auto(GStrv) parts = g_strsplit (name, "\t", 3);
+
+        tally_origin_column_set_direct (column, parts[0], parts[1], parts[2]);
+        column->redacted = tally_sensitive_columns_match (marked, parts[0], parts[1], parts[2]);
+        tally_result_origin_add_read (origin, g_ptr_array_index (column->sources, 0));
+      }
+    }
+  g_mutex_unlock (&cache->lock);
+
+  if (marked == NULL || marked[0] == NULL)
+    return g_steal_pointer (&origin);
+
+  select = tally_sql_select_parse (sql, NULL);
+  if (select != NULL)
+    flags = tally_sql_select_text_taint (select, marked, &touches);
+  else
+    {
+      /* Not a SELECT we can split (VALUES, TABLE, EXPLAIN, SHOW): any
+       * mention of a marked name taints every derived column. */
+      for (guint i = 0; marked[i] != NULL && !touches; i++)
+        {
+          g_auto(GStrv) parts = g_strsplit (marked[i], ".", 3);
+          guint n = g_strv_length (parts);
+          g_autofree char *lower = g_ascii_strdown (sql, -1);
+          g_autofree char *table = g_ascii_strdown (parts[n - 2], -1);
+          g_autofree char *name = g_ascii_strdown (parts[n - 1], -1);
+
+          touches = strstr (lower, table) != NULL || strstr (lower, name) != NULL;
+        }
+    }
+
+  in_doubt = select == NULL || select->compound || select->items->len != columns->n_columns;
+  for (guint i = 0; !in_doubt && i < select->items->len; i++)
+    in_doubt = ((TallySqlItem *) g_ptr_array_index (select->items, i))->star;
+
+  for (guint i = 0; touches && i < columns->n_columns; i++)
+    {
+      TallyOriginColumn *column = g_ptr_array_index (origin->columns, i);
+
+      if (column->derived)
+        column->redacted = in_doubt || flags[i];
+    }
+
+  return g_steal_pointer (&origin);
+}
+
 /* The text table {{{1 */
 
 typedef struct
@@ -56,6 +237,14 @@ typedef struct
   gboolean  header_done;
   gboolean  byte_cap_hit;
   gboolean  count_capped;
+
+  /* redaction (docs/ledger.md §2) */
+  ColumnNames        *names;
+  const char         *sql;
+  const char * const *marked;
+  TallyResultOrigin  *origin;
+  gboolean            unknown;
+  gint64              redactions;
 } Table;
 
 static void
@@ -138,9 +327,11 @@ table_row_cb (const TallyPgColumns *columns,
 {
   Table *table = user_data;
   gsize row_start;
+  gint64 row_redactions = 0;
 
   if (!table->header_done)
     {
+      table->origin = pg_origin (table->names, columns, table->sql, table->marked, &table->unknown);
       for (guint i = 0; i < columns->n_columns; i++)
         {
           if (i > 0)
@@ -170,7 +361,13 @@ table_row_cb (const TallyPgColumns *columns,
     {
       if (i > 0)
         g_string_append (table->out, " | ");
-      append_value (table->out, columns->types[i], values[i], lengths[i]);
+      if (tally_result_origin_is_redacted (table->origin, i))
+        {
+          g_string_append (table->out, TALLY_SENSITIVE_REDACTED);
+          row_redactions++;
+        }
+      else
+        append_value (table->out, columns->types[i], values[i], lengths[i]);
     }
   g_string_append_c (table->out, '\n');
 
@@ -183,6 +380,7 @@ table_row_cb (const TallyPgColumns *columns,
     }
 
   table->shown++;
+  table->redactions += row_redactions;
   return TRUE;
 }
 
@@ -215,10 +413,48 @@ tally_pg_query_text (const char    *conninfo,
                      GCancellable  *cancellable,
                      GError       **error)
 {
+  return tally_pg_query_text_full (conninfo, sql, max_rows, timeout_ms, NULL, cancellable, NULL, error);
+}
+
+/**
+ * tally_pg_query_text_full:
+ * @conninfo: the analyst's connection string
+ * @sql: one read-only statement
+ * @max_rows: the most rows to show
+ * @timeout_ms: the statement's time limit in milliseconds (0: the
+ *   source's default)
+ * @marked: (array zero-terminated=1) (nullable): the sensitive columns
+ * @cancellable: (nullable): sends a cancel request when it fires
+ * @origin: (out) (optional) (transfer full): where the result's columns
+ *   came from, with its rows and redactions
+ * @error: return location for a #GError
+ *
+ * tally_pg_query_text() with the sensitive columns: the values of a marked
+ * column, and of a derived column the text rule taints, are written as
+ * `[redacted]` (docs/ledger.md §2, §3). Column origins come from
+ * PQftable()/PQftablecol() and the catalog, read once per connection
+ * string. Blocking.
+ *
+ * Errors: as tally_pg_source_query().
+ *
+ * Returns: (transfer full): the table text, or %NULL with @error set
+ */
+char *
+tally_pg_query_text_full (const char          *conninfo,
+                          const char          *sql,
+                          guint                max_rows,
+                          guint                timeout_ms,
+                          const char * const  *marked,
+                          GCancellable        *cancellable,
+                          TallyResultOrigin  **origin,
+                          GError             **error)
+{
   g_autoptr(TallyPgSource) source = get_source (conninfo, error);
   g_autoptr(GString) out = NULL;
+  g_autoptr(TallyResultOrigin) made = NULL;
   g_autofree char *total = NULL;
   Table table = { 0 };
+  gboolean ok;
 
   if (source == NULL)
     return NULL;
@@ -229,7 +465,14 @@ tally_pg_query_text (const char    *conninfo,
   out = g_string_new (NULL);
   table.out = out;
   table.max_rows = max_rows;
-  if (!tally_pg_source_query (source, sql, timeout_ms, table_row_cb, &table, cancellable, error))
+  table.names = get_column_names (source, FALSE, cancellable);
+  table.sql = sql;
+  table.marked = marked;
+  ok = tally_pg_source_query (source, sql, timeout_ms, table_row_cb, &table, cancellable, error);
+  made = g_steal_pointer (&table.origin);
+  if (table.unknown)
+    get_column_names (source, TRUE, cancellable);
+  if (!ok)
     return NULL;
 
   if (table.hidden > 0)
@@ -255,6 +498,14 @@ tally_pg_query_text (const char    *conninfo,
       g_string_append_printf (out, "(%s %s)", total, table.shown == 1 ? "row" : "rows");
     }
 
+  if (made != NULL)
+    {
+      made->rows = (gint64) table.shown;
+      made->redactions = table.redactions;
+    }
+  if (origin != NULL)
+    *origin = g_steal_pointer (&made);
+
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
@@ -267,6 +518,13 @@ typedef struct
   guint        max_rows;
   gboolean     more;
   gboolean     have_names;
+
+  /* redaction (docs/ledger.md §2) */
+  ColumnNames        *column_names;
+  const char         *sql;
+  const char * const *marked;
+  TallyResultOrigin  *origin;
+  gboolean            unknown;
 } Fetch;
 
 static JsonNode *
@@ -323,6 +581,7 @@ fetch_row_cb (const TallyPgColumns *columns,
     {
       for (guint i = 0; i < columns->n_columns; i++)
         g_strv_builder_add (fetch->names, columns->names[i]);
+      fetch->origin = pg_origin (fetch->column_names, columns, fetch->sql, fetch->marked, &fetch->unknown);
       fetch->have_names = TRUE;
     }
 
@@ -337,7 +596,12 @@ fetch_row_cb (const TallyPgColumns *columns,
 
   row = json_array_sized_new (columns->n_columns);
   for (guint i = 0; i < columns->n_columns; i++)
-    json_array_add_element (row, value_to_node (columns->types[i], values[i]));
+    {
+      if (tally_result_origin_is_redacted (fetch->origin, i))
+        json_array_add_string_element (row, TALLY_SENSITIVE_REDACTED);
+      else
+        json_array_add_element (row, value_to_node (columns->types[i], values[i]));
+    }
   json_array_add_array_element (fetch->rows, row);
   return TRUE;
 }
@@ -349,6 +613,8 @@ fetch_row_cb (const TallyPgColumns *columns,
  * @max_rows: the most rows to return
  * @timeout_ms: the statement's time limit in milliseconds (0: the
  *   source's default)
+ * @marked: (array zero-terminated=1) (nullable): the sensitive columns,
+ *   whose values (and those derived from them) come back as `[redacted]`
  * @cancellable: (nullable): sends a cancel request when it fires
  * @column_names: (out) (transfer full) (array zero-terminated=1): the
  *   result's column names
@@ -366,19 +632,22 @@ fetch_row_cb (const TallyPgColumns *columns,
  *   column order, or %NULL with @error set
  */
 JsonArray *
-tally_pg_query_fetch_rows (const char    *conninfo,
-                           const char    *sql,
-                           guint          max_rows,
-                           guint          timeout_ms,
-                           GCancellable  *cancellable,
-                           char        ***column_names,
-                           gboolean      *more,
-                           GError       **error)
+tally_pg_query_fetch_rows (const char          *conninfo,
+                           const char          *sql,
+                           guint                max_rows,
+                           guint                timeout_ms,
+                           const char * const  *marked,
+                           GCancellable        *cancellable,
+                           char              ***column_names,
+                           gboolean            *more,
+                           GError             **error)
 {
   g_autoptr(TallyPgSource) source = get_source (conninfo, error);
   g_autoptr(JsonArray) rows = NULL;
   g_autoptr(GStrvBuilder) names = NULL;
+  g_autoptr(TallyResultOrigin) origin = NULL;
   Fetch fetch = { 0 };
+  gboolean ok;
 
   g_return_val_if_fail (column_names != NULL && more != NULL, NULL);
 
@@ -392,7 +661,14 @@ tally_pg_query_fetch_rows (const char    *conninfo,
   fetch.rows = rows;
   fetch.names = names;
   fetch.max_rows = max_rows;
-  if (!tally_pg_source_query (source, sql, timeout_ms, fetch_row_cb, &fetch, cancellable, error))
+  fetch.column_names = get_column_names (source, FALSE, cancellable);
+  fetch.sql = sql;
+  fetch.marked = marked;
+  ok = tally_pg_source_query (source, sql, timeout_ms, fetch_row_cb, &fetch, cancellable, error);
+  origin = g_steal_pointer (&fetch.origin);
+  if (fetch.unknown)
+    get_column_names (source, TRUE, cancellable);
+  if (!ok)
     return NULL;
 
   *more = fetch.more;

@@ -4,6 +4,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-pg-source.h"
+#include "tally-result-origin.h"
 
 G_BEGIN_DECLS
 
@@ -13,10 +14,19 @@ char      *tally_pg_query_text          (const char    *conninfo,
                                          guint          timeout_ms,
                                          GCancellable  *cancellable,
                                          GError       **error);
+char      *tally_pg_query_text_full     (const char          *conninfo,
+                                         const char          *sql,
+                                         guint                max_rows,
+                                         guint                timeout_ms,
+                                         const char * const  *marked,
+                                         GCancellable        *cancellable,
+                                         TallyResultOrigin  **origin,
+                                         GError             **error);
 JsonArray *tally_pg_query_fetch_rows    (const char    *conninfo,
                                          const char    *sql,
                                          guint          max_rows,
                                          guint          timeout_ms,
+                                         const char * const *marked,
                                          GCancellable  *cancellable,
                                          char        ***column_names,
                                          gboolean      *more,

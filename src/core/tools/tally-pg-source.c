@@ -842,7 +842,9 @@ run_attempt (Run            *run,
   g_autofree const char **values = NULL;
   g_autofree int *lengths = NULL;
   g_autofree guint32 *types = NULL;
-  TallyPgColumns columns = { 0, NULL, NULL };
+  g_autofree guint32 *table_oids = NULL;
+  g_autofree int *table_columns = NULL;
+  TallyPgColumns columns = { 0, NULL, NULL, NULL, NULL };
   gboolean have_columns = FALSE;
   gboolean any_row = FALSE;
   g_autoptr(GError) query_error = NULL;
@@ -869,15 +871,22 @@ run_attempt (Run            *run,
           columns.n_columns = (guint) PQnfields (result);
           names = g_new0 (char *, columns.n_columns + 1);
           types = g_new0 (guint32, columns.n_columns + 1);
+          table_oids = g_new0 (guint32, columns.n_columns + 1);
+          table_columns = g_new0 (int, columns.n_columns + 1);
           for (guint i = 0; i < columns.n_columns; i++)
             {
               names[i] = g_strdup (PQfname (result, (int) i));
               types[i] = PQftype (result, (int) i);
+              /* Where the column came from (docs/ledger.md §1). */
+              table_oids[i] = PQftable (result, (int) i);
+              table_columns[i] = PQftablecol (result, (int) i);
             }
           values = g_new0 (const char *, columns.n_columns + 1);
           lengths = g_new0 (int, columns.n_columns + 1);
           columns.names = (const char * const *) names;
           columns.types = types;
+          columns.table_oids = table_oids;
+          columns.table_columns = table_columns;
           have_columns = TRUE;
         }
 

@@ -20,6 +20,10 @@ G_BEGIN_DECLS
  * @names: (array length=n_columns): the column names, UTF-8
  * @types: (array length=n_columns): the type OID of each column (`int4`
  *   is 23, `text` 25, … as in `pg_type`)
+ * @table_oids: (array length=n_columns): the OID of the table each column
+ *   is a plain copy of (PQftable()), 0 for a computed column
+ * @table_columns: (array length=n_columns): the column number in that
+ *   table (PQftablecol(), `pg_attribute.attnum`), 0 for none
  *
  * The shape of a result, handed to a #TallyPgRowFunc with every row.
  */
@@ -28,6 +32,8 @@ typedef struct
   guint               n_columns;
   const char * const *names;
   const guint32      *types;
+  const guint32      *table_oids;
+  const int          *table_columns;
 } TallyPgColumns;
 
 /**

@@ -1025,7 +1025,7 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
   if (tally_pg_conninfo_is (context ? context->database_path : NULL))
     return tally_pg_query_fetch_rows (context->database_path, sql, max_rows,
                                       (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
-                                      cancellable, column_names, more, error);
+                                      (const char * const *) context->sensitive_columns, cancellable, column_names, more, error);
 
   stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
@@ -1127,9 +1127,15 @@ query_run (TallyTool               *tool,
   /* PostgreSQL: the same caps and text, read-only by construction
    * (docs/postgresql.md). */
   if (tally_pg_conninfo_is (context ? context->database_path : NULL))
-    return tally_pg_query_text (context->database_path, sql, (guint) max_rows,
-                                (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
-                                cancellable, error);
+    {
+      char *text = tally_pg_query_text_full (context->database_path, sql, (guint) max_rows,
+                                             (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
+                                             (const char * const *) context->sensitive_columns,
+                                             cancellable, &origin, error);
+
+      set_origin_artifact (artifact, origin);
+      return text;
+    }
 
   stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
