@@ -86,20 +86,19 @@ tally_ledger_dup_result_line (JsonObject *result)
 }
 
 /**
- * tally_ledger_dup_text:
+ * tally_ledger_foreach:
  * @events: (element-type JsonObject): a session's events, in order
+ * @func: (scope call): called for every `turn_started` (with @request 0)
+ *   and every `request_sent` event (with its number in the turn, from 1)
+ * @user_data: passed to @func
  *
- * The ledger as text: per turn (its message), each request with its size
- * and one line per tool result it sent for the first time
- * (tally_ledger_dup_result_line()).
- *
- * Returns: (transfer full): the text, ending in a newline; a sentence
- *   saying so when the session sent nothing
+ * Walks the ledger of a session: its turns and their requests.
  */
-char *
-tally_ledger_dup_text (GPtrArray *events)
+void
+tally_ledger_foreach (GPtrArray       *events,
+                      TallyLedgerFunc  func,
+                      gpointer         user_data)
 {
-  GString *out = g_string_new (NULL);
   guint turn = 0;
   guint request = 0;
 
@@ -110,40 +109,12 @@ tally_ledger_dup_text (GPtrArray *events)
       switch (tally_event_get_event_type (event))
         {
         case TALLY_EVENT_TURN_STARTED:
-          turn++;
           request = 0;
-          {
-            g_autofree char *first_line = g_strdup (tally_event_get_text (event) ? tally_event_get_text (event) : "");
-            char *newline = strchr (first_line, '\n');
-
-            if (newline != NULL)
-              *newline = '\0';
-            g_string_append_printf (out, "%s%s %u · %s\n", out->len > 0 ? "\n" : "",
-                                    _("Turn"), turn, first_line);
-          }
+          func (event, ++turn, 0, user_data);
           break;
 
         case TALLY_EVENT_REQUEST_SENT:
-          {
-            JsonArray *results = tally_json_object_get_array (event, "results");
-            guint n = results ? json_array_get_length (results) : 0;
-            g_autofree char *bytes = tally_format_count (tally_json_object_get_int (event, "bytes", 0),
-                                                         TALLY_GROUPING_COMMA);
-
-            request++;
-            g_string_append_printf (out, "  %s %u · ", _("Request"), request);
-            g_string_append_printf (out, _("%s bytes"), bytes);
-            if (n == 0)
-              g_string_append_printf (out, " · %s", _("no new tool results"));
-            g_string_append_c (out, '\n');
-
-            for (guint r = 0; r < n; r++)
-              {
-                g_autofree char *line = tally_ledger_dup_result_line (json_array_get_object_element (results, r));
-
-                g_string_append_printf (out, "    %s\n", line);
-              }
-          }
+          func (event, turn, ++request, user_data);
           break;
 
         case TALLY_EVENT_UNKNOWN:
@@ -167,6 +138,65 @@ tally_ledger_dup_text (GPtrArray *events)
           break;
         }
     }
+}
+
+static void
+append_text_cb (JsonObject *event,
+                guint       turn,
+                guint       request,
+                gpointer    user_data)
+{
+  GString *out = user_data;
+
+  if (request == 0)
+    {
+      g_autofree char *first_line = g_strdup (tally_event_get_text (event) ? tally_event_get_text (event) : "");
+      char *newline = strchr (first_line, '\n');
+
+      if (newline != NULL)
+        *newline = '\0';
+      g_string_append_printf (out, "%s%s %u · %s\n", out->len > 0 ? "\n" : "", _("Turn"), turn, first_line);
+      return;
+    }
+
+  {
+    JsonArray *results = tally_json_object_get_array (event, "results");
+    guint n = results ? json_array_get_length (results) : 0;
+    g_autofree char *bytes = tally_format_count (tally_json_object_get_int (event, "bytes", 0),
+                                                 TALLY_GROUPING_COMMA);
+
+    g_string_append_printf (out, "  %s %u · ", _("Request"), request);
+    g_string_append_printf (out, _("%s bytes"), bytes);
+    if (n == 0)
+      g_string_append_printf (out, " · %s", _("no new tool results"));
+    g_string_append_c (out, '\n');
+
+    for (guint r = 0; r < n; r++)
+      {
+        g_autofree char *line = tally_ledger_dup_result_line (json_array_get_object_element (results, r));
+
+        g_string_append_printf (out, "    %s\n", line);
+      }
+  }
+}
+
+/**
+ * tally_ledger_dup_text:
+ * @events: (element-type JsonObject): a session's events, in order
+ *
+ * The ledger as text: per turn (its message), each request with its size
+ * and one line per tool result it sent for the first time
+ * (tally_ledger_dup_result_line()).
+ *
+ * Returns: (transfer full): the text, ending in a newline; a sentence
+ *   saying so when the session sent nothing
+ */
+char *
+tally_ledger_dup_text (GPtrArray *events)
+{
+  GString *out = g_string_new (NULL);
+
+  tally_ledger_foreach (events, append_text_cb, out);
 
   if (out->len == 0)
     g_string_append_printf (out, "%s\n", _("This session sent nothing to the API."));

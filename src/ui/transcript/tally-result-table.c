@@ -11,6 +11,7 @@
 
 #include "tally-format.h"
 #include "tally-result-table.h"
+#include "tally-sensitive-columns.h"
 #include "tally-csv-dialog.h"
 
 /**
@@ -374,6 +375,24 @@ measure_column (TallyResultTable *self,
   return MAX (width, title_width + TITLE_EXTRA_WIDTH);
 }
 
+static TallyResultRow *peek_row (GListModel *model,
+                                 guint       position);
+
+/* TRUE when every value of @column was withheld from the model: a
+ * sensitive column, or one derived from it (docs/ledger.md §2). */
+static gboolean
+column_is_redacted (TallyResultTable *self,
+                    guint             column)
+{
+  guint n_rows = g_list_model_get_n_items (G_LIST_MODEL (self->rows));
+
+  for (guint row = 0; row < n_rows; row++)
+    if (g_strcmp0 (peek_row (G_LIST_MODEL (self->rows), row)->cells[column], TALLY_SENSITIVE_REDACTED) != 0)
+      return FALSE;
+
+  return n_rows > 0;
+}
+
 static void
 add_column (TallyResultTable *self,
             guint             column)
@@ -388,7 +407,16 @@ add_column (TallyResultTable *self,
   g_signal_connect (factory, "bind", G_CALLBACK (bind_cell_cb), data);
   sorter = GTK_SORTER (gtk_custom_sorter_new (compare_rows_cb, data, NULL));
 
-  view_column = gtk_column_view_column_new (self->columns[column], g_object_ref (factory));
+  /* A lock before the title of a redacted column; the title itself (for
+   * copying and saving) stays as the tool wrote it. */
+  if (column_is_redacted (self, column))
+    {
+      g_autofree char *title = g_strdup_printf ("🔒 %s", self->columns[column]);
+
+      view_column = gtk_column_view_column_new (title, g_object_ref (factory));
+    }
+  else
+    view_column = gtk_column_view_column_new (self->columns[column], g_object_ref (factory));
   gtk_column_view_column_set_sorter (view_column, sorter);
   gtk_column_view_column_set_resizable (view_column, TRUE);
   gtk_column_view_column_set_fixed_width (view_column, measure_column (self, column));

@@ -101,6 +101,12 @@ void             _tally_window_stop_turn              (TallyWindow      *self);
 void             _tally_window_actions_class_init     (GtkWidgetClass   *widget_class);
 void             _tally_window_update_actions         (TallyWindow      *self);
 
+/* tally-window-ledger.c: what leaves the machine (docs/ledger.md) */
+void             _tally_window_sent_to_api_activate   (TallyWindow      *self,
+                                                       GVariant         *parameter);
+void             _tally_window_sensitive_columns_activate (TallyWindow  *self,
+                                                           GVariant     *parameter);
+
 /* tally-window-sidebar.c */
 void             _tally_window_sidebar_class_init     (GtkWidgetClass   *widget_class);
 void             _tally_window_sidebar_init           (TallyWindow      *self);
