@@ -101,6 +101,10 @@ void             _tally_window_stop_turn              (TallyWindow      *self);
 void             _tally_window_actions_class_init     (GtkWidgetClass   *widget_class);
 void             _tally_window_update_actions         (TallyWindow      *self);
 
+/* tally-window-notes.c: the analyst's notes (docs/notes.md) */
+void             _tally_window_database_notes_activate (TallyWindow     *self,
+                                                        GVariant        *parameter);
+
 /* tally-window-ledger.c: what leaves the machine (docs/ledger.md) */
 void             _tally_window_sent_to_api_activate   (TallyWindow      *self,
                                                        GVariant         *parameter);
