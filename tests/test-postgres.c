@@ -776,6 +776,20 @@ test_redaction (void)
   assert_pg_redaction ("SELECT city, count(*) AS n FROM stores WHERE name LIKE '%a%' GROUP BY city", "..", 2);
   assert_pg_redaction ("SELECT * FROM stores ORDER BY store_id", ".T....", 6);
 
+  /* An error that would quote a marked value quotes [redacted] instead. */
+  {
+    const char * const marked[] = { "stores.name", NULL };
+    g_autofree char *failing = analyst ();
+    g_autoptr(GError) cast_error = NULL;
+    g_autofree char *none = tally_pg_query_text_full (failing, "SELECT name::int FROM stores", 10, 0, marked,
+                                                      NULL, NULL, &cast_error);
+
+    g_assert_null (none);
+    g_assert_error (cast_error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
+    g_assert_false (holds_store_name (cast_error->message));
+    g_assert_nonnull (strstr (cast_error->message, "invalid input syntax for type integer: \"[redacted]\""));
+  }
+
   /* The origins name the schema, table and column. */
   conninfo = analyst ();
   text = tally_pg_query_text_full (conninfo, "SELECT city, seats * 2 AS double_seats FROM stores", 10, 0,

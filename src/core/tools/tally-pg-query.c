@@ -144,6 +144,61 @@ get_column_names (TallyPgSource *source,
   return cache;
 }
 
+/* Whether @sql holds the name of a marked table or column anywhere, as a
+ * substring (ignoring ASCII case): the crude check for what cannot be
+ * split, on the side of finding too much. */
+static gboolean
+mentions_marked (const char         *sql,
+                 const char * const *marked)
+{
+  g_autofree char *lower = g_ascii_strdown (sql, -1);
+
+  for (guint i = 0; marked != NULL && marked[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (marked[i], ".", 3);
+      guint n = g_strv_length (parts);
+      g_autofree char *table = g_ascii_strdown (parts[n - 2], -1);
+      g_autofree char *name = g_ascii_strdown (parts[n - 1], -1);
+
+      if (strstr (lower, table) != NULL || strstr (lower, name) != NULL)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+/* A server error can quote a value ("invalid input syntax for type
+ * integer: \"…\""): when the statement touches a marked name, every
+ * double-quoted run of the message is replaced (docs/ledger.md §5). */
+static void
+redact_error (GError             *error,
+              const char         *sql,
+              const char * const *marked)
+{
+  GString *message;
+  gboolean quoted = FALSE;
+
+  if (error == NULL || error->domain != TALLY_TOOL_ERROR || !mentions_marked (sql, marked) ||
+      strchr (error->message, '"') == NULL)
+    return;
+
+  message = g_string_new (NULL);
+  for (const char *p = error->message; *p != '\0'; p++)
+    {
+      if (*p == '"')
+        {
+          if (!quoted)
+            g_string_append (message, "\"" TALLY_SENSITIVE_REDACTED "\"");
+          quoted = !quoted;
+        }
+      else if (!quoted)
+        g_string_append_c (message, *p);
+    }
+
+  g_free (error->message);
+  error->message = g_string_free (message, FALSE);
+}
+
 /* The origin of each column of a result: direct origins by name, derived
  * columns by the text rule (docs/ledger.md §3). Sets *@unknown when a
  * column names a table the cache does not know. */
@@ -196,20 +251,9 @@ pg_origin (ColumnNames          *cache,
   if (select != NULL)
     flags = tally_sql_select_text_taint (select, marked, &touches);
   else
-    {
-      /* Not a SELECT we can split (VALUES, TABLE, EXPLAIN, SHOW): any
-       * mention of a marked name taints every derived column. */
-      for (guint i = 0; marked[i] != NULL && !touches; i++)
-        {
-          g_auto(GStrv) parts = g_strsplit (marked[i], ".", 3);
-          guint n = g_strv_length (parts);
-          g_autofree char *lower = g_ascii_strdown (sql, -1);
-          g_autofree char *table = g_ascii_strdown (parts[n - 2], -1);
-          g_autofree char *name = g_ascii_strdown (parts[n - 1], -1);
-
-          touches = strstr (lower, table) != NULL || strstr (lower, name) != NULL;
-        }
-    }
+    /* Not a SELECT we can split (VALUES, TABLE, EXPLAIN, SHOW): any
+     * mention of a marked name taints every derived column. */
+    touches = mentions_marked (sql, marked);
 
   in_doubt = select == NULL || select->compound || select->items->len != columns->n_columns;
   for (guint i = 0; !in_doubt && i < select->items->len; i++)
@@ -469,6 +513,8 @@ tally_pg_query_text_full (const char          *conninfo,
   table.sql = sql;
   table.marked = marked;
   ok = tally_pg_source_query (source, sql, timeout_ms, table_row_cb, &table, cancellable, error);
+  if (!ok && error != NULL)
+    redact_error (*error, sql, marked);
   made = g_steal_pointer (&table.origin);
   if (table.unknown)
     get_column_names (source, TRUE, cancellable);
@@ -665,6 +711,8 @@ tally_pg_query_fetch_rows (const char          *conninfo,
   fetch.sql = sql;
   fetch.marked = marked;
   ok = tally_pg_source_query (source, sql, timeout_ms, fetch_row_cb, &fetch, cancellable, error);
+  if (!ok && error != NULL)
+    redact_error (*error, sql, marked);
   origin = g_steal_pointer (&fetch.origin);
   if (fetch.unknown)
     get_column_names (source, TRUE, cancellable);
