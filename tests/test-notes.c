@@ -584,6 +584,121 @@ test_notes_bad (void)
   fixture_stop (&f);
 }
 
+/* Runs tally-cli with @argv (NULL-terminated, without the program) and
+ * @input on stdin; returns its exit status, stdout and stderr. */
+static int
+run_cli (const char * const  *args,
+         const char          *input,
+         char               **out,
+         char               **err)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                                      G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                      G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  g_ptr_array_add (argv, (gpointer)TALLY_TEST_CLI);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer)args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *)argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, input != NULL ? input : "", NULL, out, err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  return g_subprocess_get_exit_status (process);
+}
+
+/* tally-cli --edit-notes and --notes: the same folder the agent reads. */
+static void
+test_cli_notes (void)
+{
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *store = g_build_filename (dir, "tally.db", NULL);
+  g_autofree char *database = g_build_filename (tally_test_data_dir (), "data", "chinook.sqlite", NULL);
+  g_autofree char *key = tally_pg_database_key (database);
+  g_autofree char *profile = tally_database_profile_dir (dir, key);
+  g_autofree char *notes_path = g_build_filename (profile, TALLY_DATABASE_PROFILE_NOTES, NULL);
+  g_autofree char *rules = g_build_filename (dir, "rules.md", NULL);
+  g_autofree char *bad = g_build_filename (dir, "bad.md", NULL);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *read_back = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonObject) object = NULL;
+  const char *print_args[] = { "--store", store, "--db", database, "--notes", NULL };
+  const char *json_args[] = { "--store", store, "--db", database, "--notes", "--json", NULL };
+  const char *edit_args[] = { "--store", store, "--db", database, "--edit-notes", rules, NULL };
+  const char *stdin_args[] = { "--store", store, "--db", database, "--edit-notes", "-", NULL };
+  const char *bad_args[] = { "--store", store, "--db", database, "--edit-notes", bad, NULL };
+  const char *both_args[] = { "--store", store, "--db", database, "--notes", "--edit-notes", rules, NULL };
+  const char *pg_args[] = { "--store", store, "--db", "postgresql://ana:s3cret@db.example/sales",
+                            "--notes", "--json", NULL };
+
+  /* None yet: the path, and a hint on stderr. */
+  g_assert_cmpint (run_cli (print_args, NULL, &out, &err), ==, 0);
+  expected = g_strconcat (notes_path, "\n", NULL);
+  g_assert_cmpstr (out, ==, expected);
+  g_assert_nonnull (strstr (err, "No notes about this database yet"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_true (g_file_set_contents (rules, "Revenue excludes refunds.\n", -1, &error));
+  g_assert_cmpint (run_cli (edit_args, NULL, &out, &err), ==, 0);
+  g_assert_nonnull (strstr (err, notes_path));
+  read_back = tally_database_profile_read (profile, TALLY_DATABASE_PROFILE_NOTES, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (read_back, ==, "Revenue excludes refunds.\n");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_clear_pointer (&expected, g_free);
+
+  g_assert_cmpint (run_cli (print_args, NULL, &out, &err), ==, 0);
+  expected = g_strconcat (notes_path, "\n\nRevenue excludes refunds.\n", NULL);
+  g_assert_cmpstr (out, ==, expected);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_cli (stdin_args, "Weeks start on Monday.", &out, &err), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_cli (json_args, NULL, &out, &err), ==, 0);
+  object = tally_test_parse_object (out);
+  g_assert_cmpstr (json_object_get_string_member (object, "database"), ==, key);
+  g_assert_cmpstr (json_object_get_string_member (object, "path"), ==, notes_path);
+  g_assert_cmpstr (json_object_get_string_member (object, "notes"), ==, "Weeks start on Monday.");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_clear_pointer (&object, json_object_unref);
+
+  /* Bad input: refused, the notes kept. */
+  g_assert_true (g_file_set_contents (bad, "caf\xe9", -1, &error));
+  g_assert_cmpint (run_cli (bad_args, NULL, &out, &err), ==, 1);
+  g_assert_nonnull (strstr (err, "is not UTF-8 text"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_clear_pointer (&read_back, g_free);
+  read_back = tally_database_profile_read (profile, TALLY_DATABASE_PROFILE_NOTES, &error);
+  g_assert_cmpstr (read_back, ==, "Weeks start on Monday.");
+  g_assert_cmpint (run_cli (both_args, NULL, &out, &err), ==, 2);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* PostgreSQL: the key without the password, no connection made. */
+  g_assert_cmpint (run_cli (pg_args, NULL, &out, &err), ==, 0);
+  object = tally_test_parse_object (out);
+  g_assert_cmpstr (json_object_get_string_member (object, "database"), ==, "postgresql://ana@db.example/sales");
+  g_assert_true (json_object_get_null_member (object, "notes"));
+  g_assert_null (strstr (out, "s3cret"));
+
+  tally_test_rm_rf (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -599,6 +714,7 @@ main (int   argc,
   g_test_add_func ("/tally/notes/session/none", test_no_notes);
   g_test_add_func ("/tally/notes/session/resume", test_notes_resume);
   g_test_add_func ("/tally/notes/session/bad-notes", test_notes_bad);
+  g_test_add_func ("/tally/notes/cli", test_cli_notes);
 
   return g_test_run ();
 }

@@ -63,4 +63,9 @@ void   tally_cli_start_card          (Cli              *cli,
                                       JsonObject       *event);
 void   tally_cli_stop_reading_stdin  (Cli              *cli);
 
+int    tally_cli_run_notes           (const char       *store_path,
+                                      const char       *database,
+                                      const char       *edit_file,
+                                      gboolean          json);
+
 G_END_DECLS

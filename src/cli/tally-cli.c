@@ -70,6 +70,8 @@ static char *opt_report;
 static gboolean opt_include_thinking;
 static char *opt_salvage;
 static gboolean opt_list_models;
+static gboolean opt_notes;
+static char *opt_edit_notes;
 static gboolean opt_version;
 static double opt_idle_timeout = NAN;
 static char **opt_pass_env;
@@ -185,6 +187,11 @@ static const GOptionEntry entries[] = {
     N_("Let --export write the model's thinking out (by default only its length)"), NULL },
   { "salvage", 0, 0, G_OPTION_ARG_FILENAME, &opt_salvage,
     N_("Copy every readable session of a damaged --store into a new store"), N_("OUT") },
+  { "notes", 0, 0, G_OPTION_ARG_NONE, &opt_notes,
+    N_("Print the path and the text of the analyst's notes about --db (offline)"), NULL },
+  { "edit-notes", 0, 0, G_OPTION_ARG_FILENAME, &opt_edit_notes,
+    N_("Replace the notes about --db with the text of FILE (- for stdin; an empty file removes them)"),
+    N_("FILE") },
   { "list-models", 0, 0, G_OPTION_ARG_NONE, &opt_list_models,
     N_("List the models the API offers"), NULL },
   { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json,
@@ -871,8 +878,11 @@ main (int    argc,
     return usage_error (_("--model needs a model id or alias"));
 
   if ((opt_list ? 1 : 0) + (opt_replay != NULL) + (opt_search != NULL) + (opt_export != NULL) +
-      (opt_report != NULL) + (opt_list_models ? 1 : 0) + (opt_salvage != NULL) + (opt_ledger != NULL) > 1)
+      (opt_report != NULL) + (opt_list_models ? 1 : 0) + (opt_salvage != NULL) + (opt_ledger != NULL) +
+      (opt_notes || opt_edit_notes != NULL) > 1)
     return usage_error (_("--list, --replay, --search, --export, --report and --list-models go one at a time"));
+  if (opt_notes && opt_edit_notes != NULL)
+    return usage_error (_("--notes prints the notes and --edit-notes replaces them: give one"));
 
   for (guint i = 0; opt_sensitive != NULL && opt_sensitive[i] != NULL; i++)
     {
@@ -916,6 +926,23 @@ main (int    argc,
       if (argc > 1)
         return usage_error (_("these commands take no prompt"));
       return run_salvage ();
+    }
+
+  if (opt_notes || opt_edit_notes != NULL)
+    {
+      g_autofree char *store_path = opt_store != NULL ? g_strdup (opt_store) : tally_store_get_default_path ();
+      const char *database = opt_db != NULL ? opt_db : default_database ();
+
+      if (argc > 1)
+        return usage_error (_("these commands take no prompt"));
+      if (!tally_pg_conninfo_is (database) && !g_file_test (database, G_FILE_TEST_IS_REGULAR))
+        {
+          g_autofree char *message = g_strdup_printf (_("no database at %s"), database);
+          return usage_error (message);
+        }
+      if (!tally_pg_conninfo_is (database) && !check_database (database, &error))
+        return usage_error (error->message);
+      return tally_cli_run_notes (store_path, database, opt_edit_notes, opt_json);
     }
 
   if (!opt_list_models)
