@@ -21,6 +21,7 @@
 
 #include "tally-application-private.h"
 #include "tally-block-row.h"
+#include "tally-data-import-bar.h"
 #include "tally-error-banner.h"
 #include "tally-file-chip.h"
 #include "tally-event.h"
@@ -1570,6 +1571,98 @@ log_fatal_cb (const char     *log_domain,
   return TRUE;
 }
 
+/* /tally/app/open-data-files: `win.open-data-files` is installed and on the
+ * database row; the import it runs after the chooser (called here without
+ * one) shows its bar, refuses a bad file leaving the database as it was,
+ * then makes the imported database the session's (docs/data-files.md). */
+
+typedef struct {
+  char *good;
+  char *bad;
+} DataFilesData;
+
+static gboolean
+has_class_action (GtkWidget  *widget,
+                  const char *name)
+{
+  GtkWidgetClass *klass = GTK_WIDGET_GET_CLASS (widget);
+  const char *action_name;
+  const GVariantType *parameter_type;
+  const char *property_name;
+  GType owner;
+
+  /* GTK 4.8 fills every out argument: none may be NULL. */
+  for (guint i = 0;
+       gtk_widget_class_query_action (klass, i, &owner, &action_name, &parameter_type, &property_name);
+       i++)
+    if (g_str_equal (action_name, name))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+has_actionable (GtkWidget  *root,
+                const char *action_name)
+{
+  g_autoptr(GPtrArray) buttons = find_all (root, GTK_TYPE_BUTTON);
+
+  for (guint i = 0; i < buttons->len; i++)
+    if (g_strcmp0 (gtk_actionable_get_action_name (g_ptr_array_index (buttons, i)), action_name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+data_files_body (TallyApplication *app,
+                 TallyWindow      *window,
+                 gpointer          user_data)
+{
+  DataFilesData *data = user_data;
+  const char *good[] = { data->good, NULL };
+  const char *bad[] = { data->bad, NULL };
+  g_autofree char *before = g_strdup (window->database);
+  g_autofree char *database = NULL;
+  TallyDataImportBar *bar;
+
+  g_assert_true (has_class_action (GTK_WIDGET (window), "win.open-data-files"));
+  g_assert_true (has_actionable (GTK_WIDGET (window->context_popover), "win.open-data-files"));
+
+  _tally_window_import_data_files (window, bad);
+  bar = _tally_window_get_data_import_bar (window);
+  g_assert_nonnull (bar);
+  g_assert_true (_tally_window_is_importing (window));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (bar)));
+  g_assert_cmpstr (tally_data_import_bar_get_title (bar), ==, "Importing “ragged.csv”…");
+  SPIN_UNTIL (!_tally_window_is_importing (window));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (bar)));
+  g_assert_cmpstr (window->database, ==, before);
+
+  _tally_window_import_data_files (window, good);
+  g_assert_nonnull (window->workspace);
+  database = g_build_filename (window->workspace, ".tally", "data.db", NULL);
+  SPIN_UNTIL (!_tally_window_is_importing (window));
+  SPIN_UNTIL (tally_data_import_bar_get_fraction (bar) == 1.0);
+  g_assert_cmpstr (window->database, ==, database);
+  g_assert_true (g_file_test (database, G_FILE_TEST_IS_REGULAR));
+  if (window->session != NULL)
+    g_assert_cmpstr (tally_agent_get_database (tally_session_get_agent (window->session)), ==, database);
+}
+
+static void
+test_open_data_files (Fixture       *fixture,
+                      gconstpointer  unused)
+{
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+  DataFilesData data = {
+    g_build_filename (tally_test_data_dir (), "data", "import", "sales.csv", NULL),
+    g_build_filename (tally_test_data_dir (), "data", "import", "ragged.csv", NULL),
+  };
+
+  g_assert_cmpint (run_app (args, 0, data_files_body, &data), ==, 0);
+  g_free (data.good);
+  g_free (data.bad);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1621,6 +1714,7 @@ main (int   argc,
   g_test_add ("/tally/app/narrow-and-sidebar", Fixture, NULL, fixture_set_up, test_narrow, fixture_tear_down);
   g_test_add_func ("/tally/app/bad-base-url", test_bad_base_url);
   g_test_add_func ("/tally/app/sidebar-format", test_sidebar_format);
+  g_test_add ("/tally/app/open-data-files", Fixture, NULL, fixture_set_up, test_open_data_files, fixture_tear_down);
   g_test_add ("/tally/app/model-cache", Fixture, NULL, fixture_set_up, test_model_cache, fixture_tear_down);
 
   status = g_test_run ();

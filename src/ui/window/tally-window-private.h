@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tally-composer.h"
+#include "tally-data-import-bar.h"
 #include "tally-export-dialog.h"
 #include "tally-session-row.h"
 #include "tally-transcript-view.h"
@@ -101,15 +102,13 @@ void             _tally_window_stop_turn              (TallyWindow      *self);
 void             _tally_window_actions_class_init     (GtkWidgetClass   *widget_class);
 void             _tally_window_update_actions         (TallyWindow      *self);
 
-/* tally-window-notes.c: the analyst's notes (docs/notes.md) */
-void             _tally_window_database_notes_activate (TallyWindow     *self,
-                                                        GVariant        *parameter);
-
-/* tally-window-ledger.c: what leaves the machine (docs/ledger.md) */
-void             _tally_window_sent_to_api_activate   (TallyWindow      *self,
-                                                       GVariant         *parameter);
-void             _tally_window_sensitive_columns_activate (TallyWindow  *self,
-                                                           GVariant     *parameter);
+/* tally-window-data.c: data files (docs/data-files.md) */
+void                _tally_window_open_data_files_activate (TallyWindow        *self,
+                                                            GVariant           *parameter);
+void                _tally_window_import_data_files        (TallyWindow        *self,
+                                                            const char * const *paths);
+TallyDataImportBar *_tally_window_get_data_import_bar      (TallyWindow        *self);
+gboolean            _tally_window_is_importing             (TallyWindow        *self);
 
 /* tally-window-sidebar.c */
 void             _tally_window_sidebar_class_init     (GtkWidgetClass   *widget_class);
