@@ -46,6 +46,9 @@ _tally_window_update_actions (TallyWindow *self)
   gtk_widget_action_set_enabled (widget, "win.rename-session", has_session && has_store);
   gtk_widget_action_set_enabled (widget, "win.delete-session", has_session && has_store);
   gtk_widget_action_set_enabled (widget, "win.export-session", has_session && store != NULL);
+  gtk_widget_action_set_enabled (widget, "win.database-notes", store != NULL);
+  gtk_widget_action_set_enabled (widget, "win.sensitive-columns", store != NULL);
+  gtk_widget_action_set_enabled (widget, "win.sent-to-api", has_session && store != NULL);
   gtk_widget_action_set_enabled (widget, "win.open-workspace",
                                  has_session && self->workspace != NULL &&
                                  g_file_test (self->workspace, G_FILE_TEST_IS_DIR));
@@ -562,8 +565,11 @@ static const struct {
   { "win.choose-database", NULL, choose_database_activate },
   { "win.choose-workspace", NULL, choose_workspace_activate },
   { "win.open-data-files", NULL, _tally_window_open_data_files_activate },
+  { "win.database-notes", NULL, _tally_window_database_notes_activate },
   { "win.open-workspace", NULL, open_workspace_activate },
   { "win.export-session", NULL, export_session_activate },
+  { "win.sensitive-columns", NULL, _tally_window_sensitive_columns_activate },
+  { "win.sent-to-api", NULL, _tally_window_sent_to_api_activate },
   { "win.open-file", "s", open_file_activate },
   { "win.preview-report", "s", preview_report_activate },
 

@@ -110,6 +110,16 @@ void                _tally_window_import_data_files        (TallyWindow        *
 TallyDataImportBar *_tally_window_get_data_import_bar      (TallyWindow        *self);
 gboolean            _tally_window_is_importing             (TallyWindow        *self);
 
+/* tally-window-notes.c: the analyst's notes (docs/notes.md) */
+void             _tally_window_database_notes_activate (TallyWindow     *self,
+                                                        GVariant        *parameter);
+
+/* tally-window-ledger.c: what leaves the machine (docs/ledger.md) */
+void             _tally_window_sent_to_api_activate   (TallyWindow      *self,
+                                                       GVariant         *parameter);
+void             _tally_window_sensitive_columns_activate (TallyWindow  *self,
+                                                           GVariant     *parameter);
+
 /* tally-window-sidebar.c */
 void             _tally_window_sidebar_class_init     (GtkWidgetClass   *widget_class);
 void             _tally_window_sidebar_init           (TallyWindow      *self);
