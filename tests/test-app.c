@@ -21,20 +21,24 @@
 
 #include "tally-application-private.h"
 #include "tally-block-row.h"
+#include "tally-database-dialog.h"
 #include "tally-data-import-bar.h"
 #include "tally-error-banner.h"
 #include "tally-file-chip.h"
 #include "tally-event.h"
 #include "tally-markdown-view.h"
+#include "tally-pg-source.h"
 #include "tally-model-cache.h"
 #include "tally-model-table.h"
 #include "tally-preferences-window.h"
 #include "tally-receipt-row.h"
 #include "tally-report-window.h"
 #include "tally-result-table.h"
+#include "tally-secret.h"
 #include "tally-session-row.h"
 #include "tally-store.h"
 #include "tally-test-mock.h"
+#include "tally-test-pg.h"
 #include "tally-test-ui.h"
 #include "tally-tool-chip.h"
 #include "tally-window-private.h"
@@ -1558,6 +1562,326 @@ test_bad_base_url (void)
   g_test_trap_assert_stderr ("*--base-url must start with http:// or https://*");
 }
 
+/* /tally/app/pg-server: the database chooser's Server page against a
+ * throwaway PostgreSQL cluster (issue 13 §1, docs/postgresql.md): libpq's
+ * error shown in the dialog, a password that goes to the keyring (a test
+ * double at the tally-secret boundary) and nowhere else, a turn that
+ * queries the server, the saved connection found again by name, and the
+ * role card once for the superuser. */
+
+#define PG_QUESTION "Which stores are there?"
+
+static const char pg_scenario[] =
+  "{\"responses\": ["
+  " {\"match\": {\"last_user_text_contains\": \"Which stores\"},"
+  "  \"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": \"toolu_pgwin\", \"name\": \"query_database\","
+  "   \"input\": {\"sql\": \"SELECT name FROM stores ORDER BY store_id\"}}]}},"
+  " {\"match\": {\"contains\": \"toolu_pgwin\"},"
+  "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"The stores:\\n{{last_tool_result}}\"}]}}"
+  "]}";
+
+typedef struct {
+  TallyTestPg   *cluster;
+  GHashTable    *keyring;
+  char          *analyst;     /* the connection string without password */
+  char          *session_id;
+} PgData;
+
+/* Opens the database chooser and returns it, on its Server page. */
+static TallyDatabaseDialog *
+open_database_dialog (TallyWindow *window)
+{
+  TallyDatabaseDialog *dialog = NULL;
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.choose-database", NULL));
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels) && dialog == NULL; i++)
+    {
+      g_autoptr(GObject) toplevel = g_list_model_get_item (toplevels, i);
+
+      if (TALLY_IS_DATABASE_DIALOG (toplevel) && gtk_widget_get_visible (GTK_WIDGET (toplevel)))
+        dialog = TALLY_DATABASE_DIALOG (toplevel);
+    }
+  g_assert_nonnull (dialog);
+  tally_database_dialog_set_page (dialog, "server");
+  return dialog;
+}
+
+/* Emits @signal (with @row, or none) on @instance, a widget of @dialog,
+ * and waits until a connection was made (the dialog closed: %TRUE) or
+ * failed (its error shown: %FALSE). */
+static gboolean
+emit_and_wait (TallyDatabaseDialog *dialog,
+               gpointer             instance,
+               const char          *signal,
+               GtkListBoxRow       *row)
+{
+  g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *)&dialog);
+  if (row != NULL)
+    g_signal_emit_by_name (instance, signal, row);
+  else
+    g_signal_emit_by_name (instance, signal);
+  SPIN_UNTIL (dialog == NULL || !tally_database_dialog_get_busy (dialog));
+  if (dialog == NULL)
+    return TRUE;
+  g_object_remove_weak_pointer (G_OBJECT (dialog), (gpointer *)&dialog);
+  return FALSE;
+}
+
+/* Types into the Server page and presses Connect. */
+static gboolean
+connect_server (TallyDatabaseDialog *dialog,
+                const char          *name,
+                const char          *conninfo,
+                const char          *password)
+{
+  gtk_editable_set_text (_tally_database_dialog_get_name_entry (dialog), name);
+  gtk_editable_set_text (_tally_database_dialog_get_conninfo_entry (dialog), conninfo);
+  gtk_editable_set_text (_tally_database_dialog_get_password_entry (dialog), password);
+  return emit_and_wait (dialog, _tally_database_dialog_get_connect_button (dialog), "clicked", NULL);
+}
+
+/* Activates the saved connection called @name, as a click on its row. */
+static gboolean
+connect_saved (TallyDatabaseDialog *dialog,
+               const char          *name)
+{
+  GtkListBox *list = _tally_database_dialog_get_saved_list (dialog);
+  GtkListBoxRow *row = NULL;
+
+  for (int i = 0; row == NULL; i++)
+    {
+      GtkListBoxRow *candidate = gtk_list_box_get_row_at_index (list, i);
+
+      g_assert_nonnull (candidate);
+      if (g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (candidate)), name) == 0)
+        row = candidate;
+    }
+  return emit_and_wait (dialog, list, "row-activated", row);
+}
+
+/* No key of the application's settings holds @text. */
+static void
+assert_settings_lack (const char *text)
+{
+  g_autoptr(GSettings) settings = g_settings_new (APPLICATION_ID);
+  g_autoptr(GSettingsSchema) schema = NULL;
+  g_auto(GStrv) keys = NULL;
+
+  g_object_get (settings, "settings-schema", &schema, NULL);
+  keys = g_settings_schema_list_keys (schema);
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      g_autoptr(GVariant) value = g_settings_get_value (settings, keys[i]);
+      g_autofree char *printed = g_variant_print (value, FALSE);
+
+      g_assert_null (strstr (printed, text));
+    }
+}
+
+static void
+pg_body (TallyApplication *app,
+         TallyWindow      *window,
+         gpointer          user_data)
+{
+  PgData *data = user_data;
+  g_autoptr(GSettings) settings = g_settings_new (APPLICATION_ID);
+  g_autoptr(GVariant) saved = NULL;
+  g_autofree char *wrong = NULL;
+  g_autofree char *owner = NULL;
+  TallyDatabaseDialog *dialog;
+  TallySession *session;
+  const char *name;
+  const char *connection;
+  const char *stored;
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+
+  /* A password in the connection string is refused: it belongs in the
+   * keyring. */
+  dialog = open_database_dialog (window);
+  wrong = g_strdup_printf ("%s password=%s", data->analyst, TALLY_TEST_PG_PASSWORD);
+  g_assert_false (connect_server (dialog, "", wrong, ""));
+  g_assert_nonnull (strstr (tally_database_dialog_get_error (dialog), "Password field"));
+
+  /* A wrong password: libpq's own message, in the dialog. */
+  g_assert_false (connect_server (dialog, "Beanline", data->analyst, "not-the-password"));
+  g_test_message ("Refused: %s", tally_database_dialog_get_error (dialog));
+  g_assert_nonnull (strstr (tally_database_dialog_get_error (dialog), "password authentication failed"));
+  g_assert_cmpuint (g_hash_table_size (data->keyring), ==, 0);
+  save_screenshot (GTK_WIDGET (dialog), "database-dialog-error.png");
+
+  /* The right one: connected; the password is in the keyring only. */
+  g_assert_true (connect_server (dialog, "Beanline", data->analyst, TALLY_TEST_PG_PASSWORD));
+  g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 1);
+  g_assert_cmpstr (g_hash_table_lookup (data->keyring, data->analyst), ==, TALLY_TEST_PG_PASSWORD);
+  saved = g_settings_get_value (settings, "pg-connections");
+  g_assert_cmpuint (g_variant_n_children (saved), ==, 1);
+  g_variant_get_child (saved, 0, "(&s&s)", &name, &connection);
+  g_assert_cmpstr (name, ==, "Beanline");
+  g_assert_cmpstr (connection, ==, data->analyst);
+  assert_settings_lack (TALLY_TEST_PG_PASSWORD);
+  /* A role that only reads: no card. */
+  g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 0);
+  g_assert_false (_tally_window_get_role_warning_shown (window));
+
+  /* A turn on the server: the rows come from PostgreSQL. */
+  tally_composer_set_text (_tally_window_get_composer (window), PG_QUESTION);
+  g_assert_true (tally_composer_send (_tally_window_get_composer (window)));
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  session = tally_window_get_session (window);
+  g_assert_nonnull (session);
+  data->session_id = g_strdup (tally_session_get_id (session));
+  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_TOOL_CALL), ==, 1);
+  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_ERROR), ==, 0);
+  /* The agent has the connection (its password in memory only). */
+  g_assert_true (g_str_has_prefix (tally_agent_get_database (tally_session_get_agent (session)), data->analyst));
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  stored = tally_session_row_get_info (find_session_row (window, data->session_id))->database;
+  g_assert_cmpstr (stored, ==, data->analyst);
+
+  /* The superuser, without a password (the socket trusts it): the card,
+   * once. */
+  owner = tally_test_pg_dup_conninfo (data->cluster, "tally");
+  dialog = open_database_dialog (window);
+  g_assert_nonnull (gtk_list_box_get_row_at_index (_tally_database_dialog_get_saved_list (dialog), 0));
+  g_assert_true (connect_server (dialog, "Owner", owner, ""));
+  g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 1);
+  g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);
+  g_assert_true (_tally_window_get_role_warning_shown (window));
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-role-warning", NULL));
+  g_assert_false (_tally_window_get_role_warning_shown (window));
+
+  /* The saved connections, picked by name: the password comes back from
+   * the keyring; the owner's card does not come back. */
+  dialog = open_database_dialog (window);
+  SPIN_UNTIL (gtk_widget_get_width (GTK_WIDGET (dialog)) > 0);
+  save_screenshot (GTK_WIDGET (dialog), "database-dialog.png");
+  g_assert_true (connect_saved (dialog, "Beanline"));
+  g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 2);
+  g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);
+  dialog = open_database_dialog (window);
+  g_assert_true (connect_saved (dialog, "Owner"));
+  g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 3);
+  g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);
+  g_assert_false (_tally_window_get_role_warning_shown (window));
+
+  g_clear_pointer (&saved, g_variant_unref);
+  saved = g_settings_get_value (settings, "pg-connections");
+  g_assert_cmpuint (g_variant_n_children (saved), ==, 2);
+  assert_settings_lack (TALLY_TEST_PG_PASSWORD);
+}
+
+/* Reopened from the store, the session's connection gets its password
+ * back from the keyring, in memory. */
+static void
+pg_reopen_body (TallyApplication *app,
+                TallyWindow      *window,
+                gpointer          user_data)
+{
+  PgData *data = user_data;
+  TallySession *session = tally_window_get_session (window);
+  TallyAgent *agent;
+  g_autofree char *expected = NULL;
+
+  g_assert_nonnull (session);
+  g_assert_cmpstr (tally_session_get_id (session), ==, data->session_id);
+  agent = tally_session_get_agent (session);
+  expected = tally_pg_conninfo_add_password (data->analyst, TALLY_TEST_PG_PASSWORD);
+  SPIN_UNTIL (g_strcmp0 (tally_agent_get_database (agent), expected) == 0);
+  g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 1);
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+}
+
+/* Whether the file at @path holds @text anywhere (a SQLite file holds
+ * NULs, so not strstr()). */
+static gboolean
+file_holds (const char *path,
+            const char *text)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+
+  gsize n = strlen (text);
+
+  if (!g_file_get_contents (path, &contents, &length, NULL))
+    return FALSE;
+  for (gsize i = 0; i + n <= length; i++)
+    if (memcmp (contents + i, text, n) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+test_pg_server (Fixture       *fixture,
+                gconstpointer  unused)
+{
+  g_autoptr(TallyTestPg) cluster = NULL;
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GHashTable) keyring = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSettings) settings = g_settings_new (APPLICATION_ID);
+  g_autoptr(JsonArray) requests = NULL;
+  g_autofree char *skip_reason = NULL;
+  g_autofree char *conninfo = NULL;
+  g_autofree char *wal = NULL;
+  g_autofree char *recorded = NULL;
+  PgData data = { 0 };
+
+  cluster = tally_test_pg_start (&skip_reason, &error);
+  if (cluster == NULL)
+    {
+      g_assert_no_error (error);
+      g_test_skip (skip_reason ? skip_reason : "no PostgreSQL server");
+      return;
+    }
+  mock = tally_test_mock_start (pg_scenario, &error);
+  g_assert_no_error (error);
+
+  conninfo = tally_test_pg_dup_conninfo (cluster, "analyst");
+  data.cluster = cluster;
+  data.keyring = keyring;
+  data.analyst = tally_pg_conninfo_redact (conninfo);
+  _tally_secret_set_test_keyring (keyring);
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock), NULL };
+    g_assert_cmpint (run_app (args, -1, pg_body, &data), ==, 0);
+  }
+  _tally_secret_set_test_keyring (keyring);
+  {
+    const char *args[] = { "--store", fixture->store_path,
+                           "--base-url", tally_test_mock_get_base_url (mock),
+                           "--session", data.session_id, NULL };
+    g_assert_cmpint (run_app (args, -1, pg_reopen_body, &data), ==, 0);
+  }
+  _tally_secret_set_test_keyring (NULL);
+
+  /* The query reached the server and its rows went to the model, which
+   * was told the engine; the password went nowhere. */
+  requests = tally_test_mock_dup_requests (mock);
+  {
+    g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), requests);
+
+    recorded = json_to_string (node, FALSE);
+  }
+  g_assert_nonnull (strstr (recorded, "Leeds Station"));
+  g_assert_nonnull (strstr (recorded, "PostgreSQL 1"));
+  g_assert_null (strstr (recorded, TALLY_TEST_PG_PASSWORD));
+
+  /* The store keeps the connection without its password. */
+  wal = g_strconcat (fixture->store_path, "-wal", NULL);
+  g_assert_true (file_holds (fixture->store_path, data.analyst) || file_holds (wal, data.analyst));
+  g_assert_false (file_holds (fixture->store_path, TALLY_TEST_PG_PASSWORD));
+  g_assert_false (file_holds (wal, TALLY_TEST_PG_PASSWORD));
+  assert_settings_lack (TALLY_TEST_PG_PASSWORD);
+
+  g_settings_reset (settings, "pg-connections");
+  g_free (data.analyst);
+  g_free (data.session_id);
+}
+
 /* Without a session bus GtkApplication warns once per run; that is the
  * situation these tests set up on purpose, so the warning is not fatal. */
 static gboolean
@@ -1714,6 +2038,7 @@ main (int   argc,
   g_test_add ("/tally/app/narrow-and-sidebar", Fixture, NULL, fixture_set_up, test_narrow, fixture_tear_down);
   g_test_add_func ("/tally/app/bad-base-url", test_bad_base_url);
   g_test_add_func ("/tally/app/sidebar-format", test_sidebar_format);
+  g_test_add ("/tally/app/pg-server", Fixture, NULL, fixture_set_up, test_pg_server, fixture_tear_down);
   g_test_add ("/tally/app/open-data-files", Fixture, NULL, fixture_set_up, test_open_data_files, fixture_tear_down);
   g_test_add ("/tally/app/model-cache", Fixture, NULL, fixture_set_up, test_model_cache, fixture_tear_down);
 

@@ -271,6 +271,58 @@ tally_pg_database_key (const char *database)
   return g_canonicalize_filename (database, NULL);
 }
 
+/**
+ * tally_pg_conninfo_add_password:
+ * @conninfo: a libpq connection string or URI, normally without a
+ *   password (tally_pg_conninfo_redact())
+ * @password: (nullable): the password, or %NULL or "" for none
+ *
+ * The string to hand to libpq when the password comes from elsewhere (the
+ * keyring): @conninfo with ` password='…'` appended (quotes and
+ * backslashes escaped), or for a URI a `password` parameter
+ * (percent-encoded). Keep the result in memory only: store and show
+ * @conninfo, or tally_pg_conninfo_redact() of the result.
+ *
+ * Returns: (transfer full): the connection string with the password, to
+ *   free with g_free() (better: wipe it first)
+ */
+char *
+tally_pg_conninfo_add_password (const char *conninfo,
+                                const char *password)
+{
+  GString *out;
+
+  g_return_val_if_fail (conninfo != NULL, NULL);
+
+  if (password == NULL || password[0] == '\0')
+    return g_strdup (conninfo);
+
+  out = g_string_new (conninfo);
+  if (has_uri_scheme (conninfo))
+    {
+      g_autofree char *escaped = g_uri_escape_string (password, NULL, FALSE);
+
+      g_string_append_c (out, strchr (conninfo, '?') != NULL ? '&' : '?');
+      g_string_append (out, "password=");
+      g_string_append (out, escaped);
+    }
+  else
+    {
+      if (out->len > 0)
+        g_string_append_c (out, ' ');
+      g_string_append (out, "password='");
+      for (const char *p = password; *p != '\0'; p++)
+        {
+          if (*p == '\'' || *p == '\\')
+            g_string_append_c (out, '\\');
+          g_string_append_c (out, *p);
+        }
+      g_string_append_c (out, '\'');
+    }
+
+  return g_string_free (out, FALSE);
+}
+
 /* Connections {{{1 */
 
 static void

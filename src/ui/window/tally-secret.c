@@ -18,12 +18,18 @@
  */
 
 #define SERVICE_ATTRIBUTE "anthropic"
+#define PG_SERVICE_ATTRIBUTE "postgresql"
+
+/* The test double of tests/test-app.c: connection → password. */
+static GHashTable *test_keyring;
+static guint n_pg_calls;
 
 /**
  * tally_secret_get_schema:
  *
- * The schema of the stored key: name %TALLY_SECRET_SCHEMA_NAME, one string
- * attribute `service`.
+ * The schema of Tally's secrets: name %TALLY_SECRET_SCHEMA_NAME, the string
+ * attributes `service` (`anthropic` or `postgresql`), and for a PostgreSQL
+ * password `connection` and `name`.
  *
  * Returns: (transfer none): the schema, valid for the life of the process
  */
@@ -34,6 +40,8 @@ tally_secret_get_schema (void)
     TALLY_SECRET_SCHEMA_NAME, SECRET_SCHEMA_NONE,
     {
       { "service", SECRET_SCHEMA_ATTRIBUTE_STRING },
+      { "connection", SECRET_SCHEMA_ATTRIBUTE_STRING },
+      { "name", SECRET_SCHEMA_ATTRIBUTE_STRING },
       { NULL, 0 },
     },
     0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
@@ -75,6 +83,139 @@ lookup_cb (GObject      *object,
     g_task_return_pointer (task, key, (GDestroyNotify)tally_secret_free);
 }
 
+/* The answer to a store or a clear: both only fail with an error.
+ * secret_password_clear_finish() returns %FALSE without one when there was
+ * nothing to remove; that is success here. */
+static void
+done_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  gpointer tag = g_task_get_source_tag (task);
+  GError *error = NULL;
+
+  g_assert (G_IS_TASK (task));
+  g_assert (G_IS_ASYNC_RESULT (result));
+
+  if (tag == tally_secret_store_async || tag == tally_secret_store_pg_password_async)
+    secret_password_store_finish (result, &error);
+  else
+    secret_password_clear_finish (result, &error);
+
+  if (error != NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/* One item's attributes: the API key's (@connection %NULL), or a
+ * PostgreSQL password's. The strings are borrowed. */
+static GHashTable *
+new_attributes (const char *connection,
+                const char *name)
+{
+  GHashTable *attributes = g_hash_table_new (g_str_hash, g_str_equal);
+
+  g_hash_table_insert (attributes, (gpointer)"service",
+                       (gpointer)(connection != NULL ? PG_SERVICE_ATTRIBUTE : SERVICE_ATTRIBUTE));
+  if (connection != NULL)
+    g_hash_table_insert (attributes, (gpointer)"connection", (gpointer)connection);
+  if (name != NULL)
+    g_hash_table_insert (attributes, (gpointer)"name", (gpointer)name);
+  return attributes;
+}
+
+/* The three calls below serve the API key (@connection %NULL) and the
+ * PostgreSQL passwords; @tag is the public function's. While the tests'
+ * keyring is set, a PostgreSQL password lives in it instead. */
+static GTask *
+new_task (gpointer             tag,
+          const char          *connection,
+          GCancellable        *cancellable,
+          GAsyncReadyCallback  callback,
+          gpointer             user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, tag);
+  if (connection != NULL)
+    n_pg_calls++;
+  return task;
+}
+
+static void
+lookup (gpointer             tag,
+        const char          *connection,
+        GCancellable        *cancellable,
+        GAsyncReadyCallback  callback,
+        gpointer             user_data)
+{
+  GTask *task = new_task (tag, connection, cancellable, callback, user_data);
+  g_autoptr(GHashTable) attributes = NULL;
+
+  if (connection != NULL && test_keyring != NULL)
+    {
+      g_task_return_pointer (task, g_strdup (g_hash_table_lookup (test_keyring, connection)),
+                             (GDestroyNotify)tally_secret_free);
+      g_object_unref (task);
+      return;
+    }
+
+  attributes = new_attributes (connection, NULL);
+  secret_password_lookupv (tally_secret_get_schema (), attributes, cancellable, lookup_cb, task);
+}
+
+static void
+store (gpointer             tag,
+       const char          *label,
+       const char          *secret,
+       const char          *connection,
+       const char          *name,
+       GCancellable        *cancellable,
+       GAsyncReadyCallback  callback,
+       gpointer             user_data)
+{
+  GTask *task = new_task (tag, connection, cancellable, callback, user_data);
+  g_autoptr(GHashTable) attributes = NULL;
+
+  if (connection != NULL && test_keyring != NULL)
+    {
+      g_hash_table_replace (test_keyring, g_strdup (connection), g_strdup (secret));
+      g_task_return_boolean (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+
+  attributes = new_attributes (connection, name);
+  secret_password_storev (tally_secret_get_schema (), attributes, SECRET_COLLECTION_DEFAULT,
+                          label, secret, cancellable, done_cb, task);
+}
+
+static void
+clear (gpointer             tag,
+       const char          *connection,
+       GCancellable        *cancellable,
+       GAsyncReadyCallback  callback,
+       gpointer             user_data)
+{
+  GTask *task = new_task (tag, connection, cancellable, callback, user_data);
+  g_autoptr(GHashTable) attributes = NULL;
+
+  if (connection != NULL && test_keyring != NULL)
+    {
+      g_hash_table_remove (test_keyring, connection);
+      g_task_return_boolean (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+
+  attributes = new_attributes (connection, NULL);
+  secret_password_clearv (tally_secret_get_schema (), attributes, cancellable, done_cb, task);
+}
+
+/* The API key {{{1 */
+
 /**
  * tally_secret_lookup_async:
  * @cancellable: (nullable): a #GCancellable
@@ -88,58 +229,30 @@ tally_secret_lookup_async (GCancellable        *cancellable,
                            GAsyncReadyCallback  callback,
                            gpointer             user_data)
 {
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
-
-  g_task_set_source_tag (task, tally_secret_lookup_async);
-  secret_password_lookup (tally_secret_get_schema (), cancellable, lookup_cb, task,
-                          "service", SERVICE_ATTRIBUTE,
-                          NULL);
+  lookup (tally_secret_lookup_async, NULL, cancellable, callback, user_data);
 }
 
 /**
  * tally_secret_lookup_finish:
- * @result: the result given to the callback
+ * @result: the result given to the callback of tally_secret_lookup_async()
+ *   or tally_secret_lookup_pg_password_async()
  * @error: return location for a #GError
  *
  * Errors come from libsecret and D-Bus: typically %G_DBUS_ERROR or
  * %G_IO_ERROR when no keyring (Secret Service or portal) is reachable,
  * %G_IO_ERROR_CANCELLED when cancelled.
  *
- * Returns: (transfer full) (nullable): the key, to free with
- *   tally_secret_free(); %NULL without @error when no key is stored
+ * Returns: (transfer full) (nullable): the key or password, to free with
+ *   tally_secret_free(); %NULL without @error when none is stored
  */
 char *
 tally_secret_lookup_finish (GAsyncResult  *result,
                             GError       **error)
 {
-  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_lookup_async), NULL);
+  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_lookup_async) ||
+                        g_async_result_is_tagged (result, tally_secret_lookup_pg_password_async), NULL);
 
   return g_task_propagate_pointer (G_TASK (result), error);
-}
-
-/* The answer to a store or a clear: both only fail with an error.
- * secret_password_clear_finish() returns %FALSE without one when there was
- * nothing to remove; that is success here. */
-static void
-done_cb (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  GError *error = NULL;
-
-  g_assert (G_IS_TASK (task));
-  g_assert (G_IS_ASYNC_RESULT (result));
-
-  if (g_task_get_source_tag (task) == tally_secret_store_async)
-    secret_password_store_finish (result, &error);
-  else
-    secret_password_clear_finish (result, &error);
-
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_boolean (task, TRUE);
 }
 
 /**
@@ -158,34 +271,29 @@ tally_secret_store_async (const char          *api_key,
                           GAsyncReadyCallback  callback,
                           gpointer             user_data)
 {
-  GTask *task;
-
   g_return_if_fail (api_key != NULL && *api_key != '\0');
 
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, tally_secret_store_async);
-  secret_password_store (tally_secret_get_schema (), SECRET_COLLECTION_DEFAULT,
-                         _("Anthropic API key for Tally"), api_key,
-                         cancellable, done_cb, task,
-                         "service", SERVICE_ATTRIBUTE,
-                         NULL);
+  store (tally_secret_store_async, _("Anthropic API key for Tally"), api_key, NULL, NULL,
+         cancellable, callback, user_data);
 }
 
 /**
  * tally_secret_store_finish:
- * @result: the result given to the callback
+ * @result: the result given to the callback of tally_secret_store_async()
+ *   or tally_secret_store_pg_password_async()
  * @error: return location for a #GError
  *
  * Errors: as tally_secret_lookup_finish(); the caller should then keep the
- * key in memory only and say so.
+ * key or password in memory only and say so.
  *
- * Returns: %TRUE when the keyring holds the key
+ * Returns: %TRUE when the keyring holds the key or password
  */
 gboolean
 tally_secret_store_finish (GAsyncResult  *result,
                            GError       **error)
 {
-  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_store_async), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_store_async) ||
+                        g_async_result_is_tagged (result, tally_secret_store_pg_password_async), FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
 }
@@ -203,28 +311,134 @@ tally_secret_clear_async (GCancellable        *cancellable,
                           GAsyncReadyCallback  callback,
                           gpointer             user_data)
 {
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
-
-  g_task_set_source_tag (task, tally_secret_clear_async);
-  secret_password_clear (tally_secret_get_schema (), cancellable, done_cb, task,
-                         "service", SERVICE_ATTRIBUTE,
-                         NULL);
+  clear (tally_secret_clear_async, NULL, cancellable, callback, user_data);
 }
 
 /**
  * tally_secret_clear_finish:
- * @result: the result given to the callback
+ * @result: the result given to the callback of tally_secret_clear_async()
+ *   or tally_secret_clear_pg_password_async()
  * @error: return location for a #GError
  *
  * Errors: as tally_secret_lookup_finish().
  *
- * Returns: %TRUE when no key is stored any more (also when none was)
+ * Returns: %TRUE when nothing is stored any more (also when nothing was)
  */
 gboolean
 tally_secret_clear_finish (GAsyncResult  *result,
                            GError       **error)
 {
-  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_clear_async), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, tally_secret_clear_async) ||
+                        g_async_result_is_tagged (result, tally_secret_clear_pg_password_async), FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* PostgreSQL passwords (docs/postgresql.md, "Flatpak") {{{1 */
+
+/**
+ * tally_secret_store_pg_password_async:
+ * @name: the name the analyst gave the connection (in the item's label)
+ * @connection: the connection string without its password
+ *   (tally_pg_conninfo_redact()), the key the password is found by
+ * @password: the password (not empty)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when the keyring has answered; finish with
+ *   tally_secret_store_finish()
+ * @user_data: data for @callback
+ *
+ * Stores the password of a saved PostgreSQL connection in the default
+ * keyring collection (the Secret portal under Flatpak), replacing the one
+ * stored before for @connection.
+ */
+void
+tally_secret_store_pg_password_async (const char          *name,
+                                      const char          *connection,
+                                      const char          *password,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data)
+{
+  g_autofree char *label = NULL;
+
+  g_return_if_fail (name != NULL);
+  g_return_if_fail (connection != NULL);
+  g_return_if_fail (password != NULL && *password != '\0');
+
+  /* TRANSLATORS: the keyring's label of a password; %s is the name of a
+   * saved PostgreSQL connection */
+  label = g_strdup_printf (_("PostgreSQL password of “%s” for Tally"), name);
+  store (tally_secret_store_pg_password_async, label, password, connection, name,
+         cancellable, callback, user_data);
+}
+
+/**
+ * tally_secret_lookup_pg_password_async:
+ * @connection: the connection string without its password, as stored
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when the keyring has answered; finish with
+ *   tally_secret_lookup_finish()
+ * @user_data: data for @callback
+ *
+ * Looks up the password of a saved PostgreSQL connection.
+ */
+void
+tally_secret_lookup_pg_password_async (const char          *connection,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data)
+{
+  g_return_if_fail (connection != NULL);
+
+  lookup (tally_secret_lookup_pg_password_async, connection, cancellable, callback, user_data);
+}
+
+/**
+ * tally_secret_clear_pg_password_async:
+ * @connection: the connection string without its password, as stored
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when the keyring has answered; finish with
+ *   tally_secret_clear_finish()
+ * @user_data: data for @callback
+ *
+ * Removes the password of a saved PostgreSQL connection.
+ */
+void
+tally_secret_clear_pg_password_async (const char          *connection,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data)
+{
+  g_return_if_fail (connection != NULL);
+
+  clear (tally_secret_clear_pg_password_async, connection, cancellable, callback, user_data);
+}
+
+/* For tests {{{1 */
+
+/**
+ * _tally_secret_set_test_keyring:
+ * @keyring: (nullable) (transfer none): a table of strings (connection →
+ *   password) that stands in for the keyring, or %NULL for libsecret again
+ *
+ * For the UI tests only: the PostgreSQL password calls use @keyring, which
+ * the caller keeps alive while it is set. Resets the call count.
+ */
+void
+_tally_secret_set_test_keyring (GHashTable *keyring)
+{
+  test_keyring = keyring;
+  n_pg_calls = 0;
+}
+
+/**
+ * _tally_secret_get_n_pg_calls:
+ *
+ * Returns: how many PostgreSQL password calls (store, lookup, clear) were
+ *   made since _tally_secret_set_test_keyring()
+ */
+guint
+_tally_secret_get_n_pg_calls (void)
+{
+  return n_pg_calls;
 }

@@ -9,8 +9,11 @@ G_BEGIN_DECLS
 /**
  * TALLY_SECRET_SCHEMA_NAME:
  *
- * The libsecret schema name under which Tally keeps the Anthropic API key.
- * The item carries one attribute, `service` = `anthropic`.
+ * The libsecret schema name under which Tally keeps its secrets: the
+ * Anthropic API key (attribute `service` = `anthropic`) and the passwords
+ * of saved PostgreSQL connections (`service` = `postgresql`, `connection` =
+ * the connection string without its password, `name` = the name the
+ * analyst gave it).
  */
 #define TALLY_SECRET_SCHEMA_NAME "io.github.tallyapp.Tally.ApiKey"
 
@@ -33,5 +36,28 @@ void                tally_secret_clear_async   (GCancellable        *cancellable
 gboolean            tally_secret_clear_finish  (GAsyncResult        *result,
                                                 GError             **error);
 void                tally_secret_free          (char                *api_key);
+
+void                tally_secret_store_pg_password_async  (const char          *name,
+                                                           const char          *connection,
+                                                           const char          *password,
+                                                           GCancellable        *cancellable,
+                                                           GAsyncReadyCallback  callback,
+                                                           gpointer             user_data);
+void                tally_secret_lookup_pg_password_async (const char          *connection,
+                                                           GCancellable        *cancellable,
+                                                           GAsyncReadyCallback  callback,
+                                                           gpointer             user_data);
+void                tally_secret_clear_pg_password_async  (const char          *connection,
+                                                           GCancellable        *cancellable,
+                                                           GAsyncReadyCallback  callback,
+                                                           gpointer             user_data);
+
+/*
+ * For the UI tests only (tests/test-app.c): while @keyring is set, the
+ * PostgreSQL password calls above keep passwords in it (connection →
+ * password, both strings) instead of libsecret, and count the calls.
+ */
+void                _tally_secret_set_test_keyring        (GHashTable          *keyring);
+guint               _tally_secret_get_n_pg_calls          (void);
 
 G_END_DECLS

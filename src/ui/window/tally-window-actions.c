@@ -9,9 +9,12 @@
 #include <glib/gi18n.h>
 
 #include "tally-application-private.h"
+#include "tally-database-dialog.h"
 #include "tally-export-dialog.h"
 #include "tally-file-chip.h"
+#include "tally-pg-source.h"
 #include "tally-report-window.h"
+#include "tally-secret.h"
 #include "tally-window-private.h"
 
 /*
@@ -56,32 +59,6 @@ _tally_window_update_actions (TallyWindow *self)
 
 /* Database and workspace */
 
-static gboolean
-looks_like_sqlite (const char  *path,
-                   GError     **error)
-{
-  static const char magic[16] = "SQLite format 3";
-  g_autoptr(GFile) file = g_file_new_for_path (path);
-  g_autoptr(GFileInputStream) stream = NULL;
-  char header[16] = { 0 };
-  gsize read = 0;
-
-  stream = g_file_read (file, NULL, error);
-  if (stream == NULL ||
-      !g_input_stream_read_all (G_INPUT_STREAM (stream), header, sizeof header, &read, NULL, error))
-    return FALSE;
-
-  if (read < sizeof header || memcmp (header, magic, sizeof magic) != 0)
-    {
-      g_autofree char *name = g_path_get_basename (path);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("“%s” is not a SQLite database"), name);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* The local path the file chooser @dialog answered with, or %NULL when it
  * was cancelled; the dialog is released. */
 static char *
@@ -97,59 +74,201 @@ dup_chosen_path (GtkNativeDialog *dialog,
   return file != NULL ? g_file_get_path (file) : NULL;
 }
 
+/* The database chooser's answer: a SQLite file's path, or a PostgreSQL
+ * connection string that may carry a password in memory (the agent
+ * stores it without; docs/postgresql.md). */
 static void
-database_chosen_cb (GtkNativeDialog *dialog,
-                    int              response,
-                    TallyWindow     *self)
+database_chosen_cb (TallyDatabaseDialog *dialog,
+                    const char          *database,
+                    const char          *name,
+                    TallyWindow         *self)
 {
-  g_autofree char *path = dup_chosen_path (dialog, response);
-  g_autoptr(GError) error = NULL;
-
   g_assert (TALLY_IS_WINDOW (self));
 
-  if (path == NULL)
-    return;
-
-  if (!looks_like_sqlite (path, &error))
-    {
-      tally_window_add_toast (self, error->message);
-      return;
-    }
-
   g_free (self->database);
-  self->database = g_steal_pointer (&path);
+  self->database = g_strdup (database);
   if (self->session != NULL)
     tally_agent_set_database (tally_session_get_agent (self->session), self->database);
   _tally_window_update_context (self);
+  _tally_window_check_role (self);
+}
+
+/* The role warning (docs/postgresql.md, "A read-only role") */
+
+#define ROLE_WARNED_KEY "tally-role-warned"
+#define ROLE_DOCS_URL "https://github.com/tallyapp/tally/blob/main/docs/postgresql.md#a-read-only-role"
+
+/**
+ * _tally_window_check_role:
+ * @self: a #TallyWindow
+ *
+ * Shows the role card when the database is a PostgreSQL connection whose
+ * role could write (a superuser, or a role that may change a table or
+ * create in a schema: #TallyPgSource::warning), once per connection: the
+ * same connection chosen again, or its card closed, does not bring it
+ * back. The source must have connected already (the database chooser
+ * does that).
+ */
+void
+_tally_window_check_role (TallyWindow *self)
+{
+  g_autoptr(TallyPgSource) source = NULL;
+  g_autofree char *warning = NULL;
+  GHashTable *warned;
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+
+  if (!tally_pg_conninfo_is (self->database))
+    return;
+  source = tally_pg_source_get_shared (self->database, NULL);
+  if (source != NULL)
+    warning = tally_pg_source_dup_warning (source);
+  if (warning == NULL)
+    return;
+
+  warned = g_object_get_data (G_OBJECT (self), ROLE_WARNED_KEY);
+  if (warned == NULL)
+    {
+      warned = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      g_object_set_data_full (G_OBJECT (self), ROLE_WARNED_KEY, warned, (GDestroyNotify)g_hash_table_unref);
+    }
+  /* Keyed by the string without its password: nothing secret is kept. */
+  if (!g_hash_table_add (warned, g_strdup (tally_pg_source_get_redacted (source))))
+    return;
+
+  self->n_role_warnings++;
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->role_revealer), warning);
+  gtk_revealer_set_reveal_child (self->role_revealer, TRUE);
+}
+
+typedef struct
+{
+  TallyWindow  *self;
+  TallySession *session;
+  char         *connection;
+} Restore;
+
+static void
+restore_free (Restore *restore)
+{
+  g_object_unref (restore->self);
+  g_object_unref (restore->session);
+  g_free (restore->connection);
+  g_free (restore);
+}
+
+static void
+password_restored_cb (GObject      *object,
+                      GAsyncResult *result,
+                      gpointer      user_data)
+{
+  Restore *restore = user_data;
+  TallyWindow *self = restore->self;
+  g_autoptr(GError) error = NULL;
+  char *password = tally_secret_lookup_finish (result, &error);
+  TallyAgent *agent = tally_session_get_agent (restore->session);
+
+  /* No keyring, or no password kept: libpq looks elsewhere (~/.pgpass). */
+  if (password != NULL && !self->closed && self->session == restore->session &&
+      g_strcmp0 (tally_agent_get_database (agent), restore->connection) == 0)
+    {
+      g_free (self->database);
+      self->database = tally_pg_conninfo_add_password (restore->connection, password);
+      tally_agent_set_database (agent, self->database);
+    }
+  else if (error != NULL)
+    g_debug ("No keyring password for %s: %s", restore->connection, error->message);
+
+  tally_secret_free (password);
+  restore_free (restore);
+}
+
+/**
+ * _tally_window_restore_pg_password:
+ * @self: a #TallyWindow
+ *
+ * When the session shown is a PostgreSQL one whose stored connection
+ * string has no password (it never does: docs/postgresql.md), looks the
+ * password of that connection up in the keyring and, when one is kept,
+ * gives the session's agent the string with it, in memory only.
+ */
+void
+_tally_window_restore_pg_password (TallyWindow *self)
+{
+  const char *database;
+  g_autofree char *redacted = NULL;
+  Restore *restore;
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+
+  if (self->session == NULL)
+    return;
+  database = tally_agent_get_database (tally_session_get_agent (self->session));
+  if (!tally_pg_conninfo_is (database))
+    return;
+  redacted = tally_pg_conninfo_redact (database);
+  if (!g_str_equal (redacted, database))
+    return;
+
+  restore = g_new0 (Restore, 1);
+  restore->self = g_object_ref (self);
+  restore->session = g_object_ref (self->session);
+  restore->connection = g_steal_pointer (&redacted);
+  tally_secret_lookup_pg_password_async (restore->connection, self->cancellable,
+                                         password_restored_cb, restore);
+}
+
+static void
+role_docs_activate (TallyWindow *self,
+                    GVariant    *parameter)
+{
+  gtk_show_uri (GTK_WINDOW (self), ROLE_DOCS_URL, GDK_CURRENT_TIME);
+}
+
+static void
+dismiss_role_activate (TallyWindow *self,
+                       GVariant    *parameter)
+{
+  gtk_revealer_set_reveal_child (self->role_revealer, FALSE);
+}
+
+/**
+ * _tally_window_get_n_role_warnings:
+ * @self: a #TallyWindow
+ *
+ * Returns: how many times the role card was shown; for tests
+ */
+guint
+_tally_window_get_n_role_warnings (TallyWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), 0);
+  return self->n_role_warnings;
+}
+
+/**
+ * _tally_window_get_role_warning_shown:
+ * @self: a #TallyWindow
+ *
+ * Returns: %TRUE while the role card is shown; for tests
+ */
+gboolean
+_tally_window_get_role_warning_shown (TallyWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), FALSE);
+  return gtk_revealer_get_reveal_child (self->role_revealer);
 }
 
 static void
 choose_database_activate (TallyWindow *self,
                           GVariant    *parameter)
 {
-  GtkFileChooserNative *native;
-  g_autoptr(GtkFileFilter) sqlite = gtk_file_filter_new ();
-  g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
+  TallyDatabaseDialog *dialog;
 
   gtk_popover_popdown (self->context_popover);
 
-  gtk_file_filter_set_name (sqlite, _("SQLite Databases"));
-  gtk_file_filter_add_mime_type (sqlite, "application/vnd.sqlite3");
-  gtk_file_filter_add_mime_type (sqlite, "application/x-sqlite3");
-  gtk_file_filter_add_suffix (sqlite, "db");
-  gtk_file_filter_add_suffix (sqlite, "sqlite");
-  gtk_file_filter_add_suffix (sqlite, "sqlite3");
-  gtk_file_filter_set_name (all, _("All Files"));
-  gtk_file_filter_add_pattern (all, "*");
-
-  native = gtk_file_chooser_native_new (_("Choose a Database"), GTK_WINDOW (self),
-                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), sqlite);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), all);
-  gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (native), sqlite);
-  g_signal_connect_object (native, "response", G_CALLBACK (database_chosen_cb), self, 0);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+  dialog = tally_database_dialog_new (GTK_WINDOW (self), self->settings);
+  g_signal_connect_object (dialog, "chosen", G_CALLBACK (database_chosen_cb), self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 static void
@@ -564,6 +683,8 @@ static const struct {
   { "win.undo-delete", "s", undo_delete_activate },
   { "win.choose-database", NULL, choose_database_activate },
   { "win.choose-workspace", NULL, choose_workspace_activate },
+  { "win.role-docs", NULL, role_docs_activate },
+  { "win.dismiss-role-warning", NULL, dismiss_role_activate },
   { "win.open-data-files", NULL, _tally_window_open_data_files_activate },
   { "win.database-notes", NULL, _tally_window_database_notes_activate },
   { "win.open-workspace", NULL, open_workspace_activate },
@@ -613,6 +734,8 @@ window_action_cb (GtkWidget  *widget,
 void
 _tally_window_actions_class_init (GtkWidgetClass *widget_class)
 {
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, role_revealer);
+
   for (guint i = 0; i < G_N_ELEMENTS (window_actions); i++)
     gtk_widget_class_install_action (widget_class, window_actions[i].name,
                                      window_actions[i].parameter_type, window_action_cb);

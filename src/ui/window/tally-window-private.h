@@ -42,6 +42,7 @@ struct _TallyWindow
   GtkRevealer          *store_revealer;
   GtkLabel             *store_label;
   GtkButton            *salvage_button;
+  GtkRevealer          *role_revealer;
   GtkStack             *session_stack;
   AdwStatusPage        *welcome_page;
   AdwPasswordEntryRow  *welcome_key_row;
@@ -67,6 +68,7 @@ struct _TallyWindow
   char                 *last_prompt;
   GHashTable           *drafts;         /* session id ("" for new) → text */
   char                 *deleted_current; /* id of a deleted session that was shown */
+  guint                 n_role_warnings; /* role cards shown (tests) */
 
   /* The running turn */
   TallySession         *busy_session;
@@ -97,6 +99,8 @@ void             _tally_window_update_title           (TallyWindow      *self);
 void             _tally_window_update_context         (TallyWindow      *self);
 char            *_tally_window_dup_last_prompt        (TallyWindow      *self);
 void             _tally_window_stop_turn              (TallyWindow      *self);
+void             _tally_window_check_role             (TallyWindow      *self);
+void             _tally_window_restore_pg_password    (TallyWindow      *self);
 
 /* tally-window-actions.c */
 void             _tally_window_actions_class_init     (GtkWidgetClass   *widget_class);
@@ -158,6 +162,8 @@ AdwFlap             *_tally_window_get_flap            (TallyWindow *self);
 GtkToggleButton     *_tally_window_get_thinking_button (TallyWindow *self);
 GtkDropDown         *_tally_window_get_mode_dropdown   (TallyWindow *self);
 gboolean             _tally_window_get_compact         (TallyWindow *self);
+guint                _tally_window_get_n_role_warnings (TallyWindow *self);
+gboolean             _tally_window_get_role_warning_shown (TallyWindow *self);
 
 /* tally-window-actions.c: the session export (issue 12 §3) */
 void                 _tally_window_export_session_to   (TallyWindow       *self,

@@ -13,6 +13,7 @@
 #include "tally-composer.h"
 #include "tally-model-cache.h"
 #include "tally-model-table.h"
+#include "tally-pg-source.h"
 #include "tally-session-row.h"
 #include "tally-transcript-view.h"
 #include "tally-ui.h"
@@ -67,6 +68,34 @@ display_path (const char *path)
   if (home != NULL && g_str_has_prefix (path, home) && path[strlen (home)] == G_DIR_SEPARATOR)
     return g_strconcat ("~", path + strlen (home), NULL);
   return g_strdup (path);
+}
+
+/* What the header and the popover call the database: a file's name, or
+ * for a PostgreSQL connection its database's name (else the string
+ * without its password). Never a password. */
+static char *
+dup_database_name (const char *database)
+{
+  g_autoptr(TallyPgSource) source = NULL;
+  char *name = NULL;
+
+  if (!tally_pg_conninfo_is (database))
+    return g_path_get_basename (database != NULL ? database : "");
+
+  source = tally_pg_source_get_shared (database, NULL);
+  if (source != NULL)
+    name = tally_pg_source_dup_database_name (source);
+  return name != NULL ? name : tally_pg_conninfo_redact (database);
+}
+
+/* The popover's line: a file's path, or a connection without its
+ * password. */
+static char *
+dup_database_display (const char *database)
+{
+  if (tally_pg_conninfo_is (database))
+    return tally_pg_conninfo_redact (database);
+  return display_path (database);
 }
 
 static gboolean
@@ -127,7 +156,7 @@ void
 _tally_window_update_title (TallyWindow *self)
 {
   const char *title = NULL;
-  g_autofree char *database = g_path_get_basename (self->database != NULL ? self->database : "");
+  g_autofree char *database = dup_database_name (self->database);
 
   if (self->session != NULL)
     {
@@ -149,10 +178,10 @@ _tally_window_update_title (TallyWindow *self)
 void
 _tally_window_update_context (TallyWindow *self)
 {
-  g_autofree char *database = display_path (self->database);
+  g_autofree char *database = dup_database_display (self->database);
   g_autofree char *workspace = NULL;
   g_autofree char *empty_description = NULL;
-  g_autofree char *database_name = g_path_get_basename (self->database != NULL ? self->database : "");
+  g_autofree char *database_name = dup_database_name (self->database);
 
   if (self->workspace != NULL)
     workspace = display_path (self->workspace);
@@ -493,6 +522,8 @@ show_session (TallyWindow  *self,
       self->workspace = g_strdup (tally_agent_get_workspace (agent));
       if (self->database == NULL)
         self->database = g_strdup (tally_application_get_default_database ());
+      /* A PostgreSQL session's password, from the keyring. */
+      _tally_window_restore_pg_password (self);
 
       /* The workspace first: rows hand it to the cards when they bind. */
       tally_transcript_view_set_workspace (self->transcript_view, self->workspace);
@@ -781,7 +812,8 @@ start_turn (TallyWindow *self,
       return;
     }
 
-  if (self->database == NULL || !g_file_test (self->database, G_FILE_TEST_IS_REGULAR))
+  if (self->database == NULL ||
+      (!tally_pg_conninfo_is (self->database) && !g_file_test (self->database, G_FILE_TEST_IS_REGULAR)))
     {
       g_autofree char *message = g_strdup_printf (_("The database %s cannot be found; choose another one"),
                                                   self->database != NULL ? self->database : "");
