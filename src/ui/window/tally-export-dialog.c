@@ -10,27 +10,24 @@
 
 #include "tally-export-dialog.h"
 
-#include "tally-export.h"
-#include "tally-report.h"
-
 /*
  * Exports from the window (issue 12 §3): the save chooser with a format
  * choice and an "Include thinking" switch, the name's suffix made to follow
  * the chosen format, the toast that offers to open what was written, the
- * error dialog, and the session export itself, which never blocks the
- * window: HTML and PDF through tally_report_export_session_async(),
- * Markdown and JSON Lines read from the store on the calling thread (as the
- * report library does, docs/reports.md) and written in a worker thread.
+ * error dialog. The export itself is libtally-report's, in every format
+ * (tally_report_export_session_async(), tally_report_export_file_async(),
+ * docs/reports.md); tally_export_format_to_report() names its format.
  */
 
 static const struct {
-  const char *id;
-  const char *suffix;
+  const char        *id;
+  const char        *suffix;
+  TallyReportFormat  report;
 } formats[] = {
-  [TALLY_EXPORT_MARKDOWN] = { "md", ".md" },
-  [TALLY_EXPORT_HTML] = { "html", ".html" },
-  [TALLY_EXPORT_PDF] = { "pdf", ".pdf" },
-  [TALLY_EXPORT_JSONL] = { "jsonl", ".jsonl" },
+  [TALLY_EXPORT_MARKDOWN] = { "md", ".md", TALLY_REPORT_FORMAT_MD },
+  [TALLY_EXPORT_HTML] = { "html", ".html", TALLY_REPORT_FORMAT_HTML },
+  [TALLY_EXPORT_PDF] = { "pdf", ".pdf", TALLY_REPORT_FORMAT_PDF },
+  [TALLY_EXPORT_JSONL] = { "jsonl", ".jsonl", TALLY_REPORT_FORMAT_JSONL },
 };
 
 /**
@@ -45,6 +42,21 @@ tally_export_format_get_id (TallyExportFormat format)
 {
   g_return_val_if_fail ((guint) format < G_N_ELEMENTS (formats), NULL);
   return formats[format].id;
+}
+
+/**
+ * tally_export_format_to_report:
+ * @format: a #TallyExportFormat
+ *
+ * Returns: the #TallyReportFormat that libtally-report writes @format as,
+ *   for tally_report_export_session_async() (all four) and
+ *   tally_report_export_file_async() (HTML and PDF)
+ */
+TallyReportFormat
+tally_export_format_to_report (TallyExportFormat format)
+{
+  g_return_val_if_fail ((guint) format < G_N_ELEMENTS (formats), TALLY_REPORT_FORMAT_HTML);
+  return formats[format].report;
 }
 
 /**
@@ -267,129 +279,4 @@ tally_export_job_free (TallyExportJob *job)
   g_clear_object (&job->owner);
   g_clear_object (&job->output);
   g_free (job);
-}
-
-/* The session export */
-
-typedef struct {
-  GFile *output;
-  char  *text;
-} WriteData;
-
-static void
-write_data_free (WriteData *data)
-{
-  g_clear_object (&data->output);
-  g_free (data->text);
-  g_free (data);
-}
-
-static void
-write_thread (GTask        *task,
-              gpointer      source,
-              gpointer      task_data,
-              GCancellable *cancellable)
-{
-  WriteData *data = task_data;
-  GError *error = NULL;
-
-  if (tally_report_write_atomic (data->output, data->text, strlen (data->text), cancellable, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
-static void
-report_done_cb (GObject      *object,
-                GAsyncResult *result,
-                gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  GError *error = NULL;
-
-  if (tally_report_export_session_finish (result, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
-/**
- * tally_export_session_async:
- * @store: the store holding the session
- * @session_id: the session's id
- * @format: what to write
- * @include_thinking: whether the model's thinking is written out (Markdown,
- *   HTML, PDF); JSON Lines holds every event anyway
- * @output: (transfer none): the file to write, a local path; written
- *   through a temporary and renamed, so it is the old file or the whole
- *   new one
- * @cancellable: (nullable): a #GCancellable
- * @callback: called on the calling thread's main context when done
- * @user_data: for @callback
- *
- * Exports a saved session. The store is read on the calling thread; the
- * file is drawn and written in a worker thread.
- */
-void
-tally_export_session_async (TallyStore          *store,
-                            const char          *session_id,
-                            TallyExportFormat    format,
-                            gboolean             include_thinking,
-                            GFile               *output,
-                            GCancellable        *cancellable,
-                            GAsyncReadyCallback  callback,
-                            gpointer             user_data)
-{
-  g_autoptr(GTask) task = NULL;
-  g_autoptr(GError) error = NULL;
-  WriteData *data;
-  char *text;
-
-  g_return_if_fail (TALLY_IS_STORE (store));
-  g_return_if_fail (session_id != NULL);
-  g_return_if_fail (G_IS_FILE (output));
-
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, tally_export_session_async);
-
-  if (format == TALLY_EXPORT_HTML || format == TALLY_EXPORT_PDF)
-    {
-      tally_report_export_session_async (store, session_id,
-                                         format == TALLY_EXPORT_HTML ? TALLY_REPORT_FORMAT_HTML : TALLY_REPORT_FORMAT_PDF,
-                                         include_thinking, output, cancellable, report_done_cb, g_steal_pointer (&task));
-      return;
-    }
-
-  if (format == TALLY_EXPORT_MARKDOWN)
-    text = tally_export_session_markdown_full (store, session_id, include_thinking, NULL, &error);
-  else
-    text = tally_store_export_jsonl (store, session_id, &error);
-  if (text == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-
-  data = g_new0 (WriteData, 1);
-  data->output = g_object_ref (output);
-  data->text = text;
-  g_task_set_task_data (task, data, (GDestroyNotify) write_data_free);
-  g_task_run_in_thread (task, write_thread);
-}
-
-/**
- * tally_export_session_finish:
- * @result: the result given to the callback
- * @error: return location for a #GError: %TALLY_REPORT_ERROR (`READ`
- *   when the session cannot be read, `WRITE` when the file cannot be
- *   written), a store error, or %G_IO_ERROR_CANCELLED
- *
- * Returns: whether the file was written
- */
-gboolean
-tally_export_session_finish (GAsyncResult  *result,
-                             GError       **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
 }

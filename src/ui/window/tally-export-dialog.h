@@ -3,7 +3,7 @@
 
 #include <adwaita.h>
 
-#include "tally-store.h"
+#include "tally-report.h"
 
 G_BEGIN_DECLS
 
@@ -25,6 +25,7 @@ typedef enum {
 } TallyExportFormat;
 
 const char           *tally_export_format_get_id        (TallyExportFormat   format);
+TallyReportFormat     tally_export_format_to_report     (TallyExportFormat   format);
 gboolean              tally_export_format_from_id       (const char         *id,
                                                          TallyExportFormat  *format);
 GFile                *tally_export_file_with_suffix     (GFile              *file,
@@ -62,16 +63,5 @@ TallyExportJob       *tally_export_job_new              (gpointer            own
 void                  tally_export_job_free             (TallyExportJob     *job);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyExportJob, tally_export_job_free)
-
-void                  tally_export_session_async        (TallyStore         *store,
-                                                         const char         *session_id,
-                                                         TallyExportFormat   format,
-                                                         gboolean            include_thinking,
-                                                         GFile              *output,
-                                                         GCancellable       *cancellable,
-                                                         GAsyncReadyCallback callback,
-                                                         gpointer            user_data);
-gboolean              tally_export_session_finish       (GAsyncResult       *result,
-                                                         GError            **error);
 
 G_END_DECLS

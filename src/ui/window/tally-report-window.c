@@ -375,9 +375,8 @@ tally_report_window_export (TallyReportWindow *self,
   g_return_if_fail (format == TALLY_EXPORT_HTML || format == TALLY_EXPORT_PDF);
   g_return_if_fail (G_IS_FILE (output));
 
-  tally_report_export_file_async (self->file,
-                                  format == TALLY_EXPORT_HTML ? TALLY_REPORT_FORMAT_HTML : TALLY_REPORT_FORMAT_PDF,
-                                  output, self->cancellable, exported_cb, tally_export_job_new (self, output));
+  tally_report_export_file_async (self->file, tally_export_format_to_report (format), output,
+                                  self->cancellable, exported_cb, tally_export_job_new (self, output));
 }
 
 static void

@@ -361,7 +361,7 @@ session_exported_cb (GObject      *object,
 
   g_object_set_data (G_OBJECT (self), EXPORTS_DONE_KEY, GUINT_TO_POINTER (done + 1));
 
-  if (!tally_export_session_finish (result, &error))
+  if (!tally_report_export_session_finish (result, &error))
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         tally_export_dialog_show_error (GTK_WIDGET (self), _("Could Not Export the Session"), error);
@@ -378,7 +378,8 @@ session_exported_cb (GObject      *object,
  * @output: (transfer none): the file to write (its suffix is used as is)
  *
  * What `win.export-session` does once the chooser answered: exports the
- * shown session without blocking the window (tally_export_session_async()),
+ * shown session without blocking the window
+ * (tally_report_export_session_async()),
  * then a toast with *Open*, or an error dialog.
  */
 void
@@ -395,8 +396,9 @@ _tally_window_export_session_to (TallyWindow       *self,
   if (self->session == NULL || store == NULL)
     return;
 
-  tally_export_session_async (store, tally_session_get_id (self->session), format, include_thinking,
-                              output, NULL, session_exported_cb, tally_export_job_new (self, output));
+  tally_report_export_session_async (store, tally_session_get_id (self->session),
+                                     tally_export_format_to_report (format), include_thinking, output,
+                                     NULL, session_exported_cb, tally_export_job_new (self, output));
 }
 
 /**
