@@ -20,6 +20,7 @@
 #include "tally-chart-row.h"
 #include "tally-chart.h"
 #include "tally-composer.h"
+#include "tally-csv-dialog.h"
 #include "tally-error-banner.h"
 #include "tally-file-chip.h"
 #include "tally-note-row.h"
@@ -1078,7 +1079,7 @@ save_csv_cb (GObject      *object,
   gboolean *saved = user_data;
   g_autoptr(GError) error = NULL;
 
-  *saved = tally_result_table_save_csv_finish (TALLY_RESULT_TABLE (object), result, &error);
+  *saved = tally_csv_dialog_save_finish (G_FILE (object), result, &error);
   g_assert_no_error (error);
 }
 
@@ -1158,7 +1159,7 @@ test_result_table_out (void)
   g_assert_cmpint (fd, >=, 0);
   close (fd);
   file = g_file_new_for_path (path);
-  tally_result_table_save_csv_async (self, file, NULL, save_csv_cb, &saved);
+  tally_csv_dialog_save_async (table, file, NULL, save_csv_cb, &saved);
   while (!saved)
     g_main_context_iteration (NULL, TRUE);
   g_assert_true (g_file_get_contents (path, &contents, &length, NULL));

@@ -3,22 +3,35 @@
 
 #include <gtk/gtk.h>
 
+#include "tally-csv.h"
+
 G_BEGIN_DECLS
 
 /**
- * TallyCsvDialogSaveFunc:
- * @owner: the table widget that asked
- * @file: the file the analyst chose
+ * TallyCsvDialogTextFunc:
+ * @owner: the table widget
+ * @format: %TALLY_CSV_FORMAT_TSV for the clipboard or
+ *   %TALLY_CSV_FORMAT_CSV for a file
  *
- * Writes the table to @file; see tally_csv_dialog_save().
+ * Writes the table's text with tally_csv_format_table() or
+ * tally_csv_append_row(), the header row first.
+ *
+ * Returns: (transfer full): the text, UTF-8
  */
-typedef void (*TallyCsvDialogSaveFunc) (GtkWidget *owner,
-                                        GFile     *file);
+typedef char *(*TallyCsvDialogTextFunc) (GtkWidget      *owner,
+                                         TallyCsvFormat  format);
 
-void tally_csv_dialog_save       (GtkWidget              *owner,
-                                  const char             *suggested_name,
-                                  TallyCsvDialogSaveFunc  save);
-void tally_csv_dialog_show_error (GtkWidget              *owner,
-                                  const GError           *error);
+void       tally_csv_dialog_install_actions (GtkWidgetClass         *widget_class,
+                                             TallyCsvDialogTextFunc  text_func,
+                                             const char             *suggested_name);
+GtkWidget *tally_csv_dialog_new_header      (void);
+void       tally_csv_dialog_save_async      (GtkWidget              *owner,
+                                             GFile                  *file,
+                                             GCancellable           *cancellable,
+                                             GAsyncReadyCallback     callback,
+                                             gpointer                user_data);
+gboolean   tally_csv_dialog_save_finish     (GFile                  *file,
+                                             GAsyncResult           *result,
+                                             GError                **error);
 
 G_END_DECLS

@@ -21,7 +21,8 @@
  * horizontally scrolling parent, which would leave tall empty rows.
  *
  * The grid sits in a #TallyMarkdownTableWidget under two buttons for its
- * actions: `table.copy` puts the cells' plain text on the clipboard as
+ * actions (tally-csv-dialog.c, shared with the query result's table):
+ * `table.copy` puts the cells' plain text on the clipboard as
  * tab-separated text and `table.save-csv` saves them as an RFC 4180 file
  * (both written by src/core/util/tally-csv.c), the header row first.
  */
@@ -43,58 +44,15 @@ struct _TallyMarkdownTableWidget
   GStrv                 plain;
   guint                 n_columns;
   guint                 n_rows;
-
-  GCancellable         *cancellable;
 };
 
 G_DEFINE_FINAL_TYPE (TallyMarkdownTableWidget, tally_markdown_table_widget, GTK_TYPE_WIDGET)
 
-static void
-copy_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
+static char *
+dup_text (GtkWidget      *widget,
+          TallyCsvFormat  format)
 {
-  TallyMarkdownTableWidget *self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
-  g_autofree char *text = NULL;
-
-  g_assert (TALLY_IS_MARKDOWN_TABLE_WIDGET (self));
-
-  text = tally_markdown_table_widget_dup_text (self, TALLY_CSV_FORMAT_TSV);
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), text);
-}
-
-static void
-replace_contents_cb (GObject      *object,
-                     GAsyncResult *result,
-                     gpointer      user_data)
-{
-  g_autoptr(GtkWidget) widget = user_data;
-  g_autoptr(GError) error = NULL;
-
-  if (!g_file_replace_contents_finish (G_FILE (object), result, NULL, &error))
-    tally_csv_dialog_show_error (widget, error);
-}
-
-/* Writes the table as CSV to the file the analyst chose. */
-static void
-save_to_file (GtkWidget *widget,
-              GFile     *file)
-{
-  TallyMarkdownTableWidget *self = TALLY_MARKDOWN_TABLE_WIDGET (widget);
-  char *text = tally_markdown_table_widget_dup_text (self, TALLY_CSV_FORMAT_CSV);
-  g_autoptr(GBytes) bytes = g_bytes_new_take (text, strlen (text));
-
-  g_file_replace_contents_bytes_async (file, bytes, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
-                                       self->cancellable, replace_contents_cb, g_object_ref (self));
-}
-
-static void
-save_csv_action (GtkWidget  *widget,
-                 const char *action_name,
-                 GVariant   *parameter)
-{
-  /* Translators: the file name offered when a table in a message is saved. */
-  tally_csv_dialog_save (widget, _("table.csv"), save_to_file);
+  return tally_markdown_table_widget_dup_text (TALLY_MARKDOWN_TABLE_WIDGET (widget), format);
 }
 
 static void
@@ -102,7 +60,6 @@ tally_markdown_table_widget_dispose (GObject *object)
 {
   TallyMarkdownTableWidget *self = (TallyMarkdownTableWidget *)object;
 
-  g_cancellable_cancel (self->cancellable);
   g_clear_pointer (&self->header, gtk_widget_unparent);
   g_clear_pointer (&self->scroller, gtk_widget_unparent);
 
@@ -115,7 +72,6 @@ tally_markdown_table_widget_finalize (GObject *object)
   TallyMarkdownTableWidget *self = (TallyMarkdownTableWidget *)object;
 
   g_clear_pointer (&self->plain, g_strfreev);
-  g_clear_object (&self->cancellable);
 
   G_OBJECT_CLASS (tally_markdown_table_widget_parent_class)->finalize (object);
 }
@@ -129,29 +85,11 @@ tally_markdown_table_widget_class_init (TallyMarkdownTableWidgetClass *klass)
   object_class->dispose = tally_markdown_table_widget_dispose;
   object_class->finalize = tally_markdown_table_widget_finalize;
 
-  gtk_widget_class_install_action (widget_class, "table.copy", NULL, copy_action);
-  gtk_widget_class_install_action (widget_class, "table.save-csv", NULL, save_csv_action);
+  /* Translators: the file name offered when a table in a message is saved. */
+  tally_csv_dialog_install_actions (widget_class, dup_text, N_("table.csv"));
 
   gtk_widget_class_set_css_name (widget_class, "tallymarkdowntable");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
-}
-
-static GtkWidget *
-header_button (const char *icon_name,
-               const char *action_name,
-               const char *tooltip)
-{
-  GtkWidget *button = g_object_new (GTK_TYPE_BUTTON,
-                                    "icon-name", icon_name,
-                                    "action-name", action_name,
-                                    "tooltip-text", tooltip,
-                                    NULL);
-
-  gtk_widget_add_css_class (button, "flat");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (button),
-                                  GTK_ACCESSIBLE_PROPERTY_LABEL, tooltip,
-                                  -1);
-  return button;
 }
 
 static void
@@ -162,16 +100,8 @@ tally_markdown_table_widget_init (TallyMarkdownTableWidget *self)
   gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 2);
   gtk_widget_set_layout_manager (GTK_WIDGET (self), layout);
 
-  self->header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
-  gtk_widget_set_halign (self->header, GTK_ALIGN_END);
-  gtk_widget_add_css_class (self->header, "table-header");
-  gtk_box_append (GTK_BOX (self->header), header_button ("edit-copy-symbolic", "table.copy",
-                                                         _("Copy Table")));
-  gtk_box_append (GTK_BOX (self->header), header_button ("document-save-symbolic", "table.save-csv",
-                                                         _("Save Table as CSV…")));
+  self->header = tally_csv_dialog_new_header ();
   gtk_widget_set_parent (self->header, GTK_WIDGET (self));
-
-  self->cancellable = g_cancellable_new ();
 }
 
 /**

@@ -107,9 +107,6 @@ struct _TallyResultTable
   GArray             *numeric;      /* gboolean per column */
   GListStore         *rows;         /* TallyResultRow, in the tool's order */
   GtkSortListModel   *sorted;       /* @rows as the column view sorts them */
-
-  /* Saving */
-  GCancellable       *cancellable;
 };
 
 G_DEFINE_FINAL_TYPE (TallyResultTable, tally_result_table, GTK_TYPE_WIDGET)
@@ -454,51 +451,13 @@ sort_changed_cb (TallyResultTable *self)
     gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (self->scroller), 0);
 }
 
-/* Actions */
+/* Actions (tally-csv-dialog.c) */
 
-static void
-copy_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
+static char *
+dup_text (GtkWidget      *widget,
+          TallyCsvFormat  format)
 {
-  TallyResultTable *self = TALLY_RESULT_TABLE (widget);
-  g_autofree char *text = NULL;
-
-  g_assert (TALLY_IS_RESULT_TABLE (self));
-
-  text = tally_result_table_dup_text (self, TALLY_CSV_FORMAT_TSV);
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), text);
-}
-
-static void
-save_csv_cb (GObject      *object,
-             GAsyncResult *result,
-             gpointer      user_data)
-{
-  TallyResultTable *self = TALLY_RESULT_TABLE (object);
-  g_autoptr(GError) error = NULL;
-
-  if (!tally_result_table_save_csv_finish (self, result, &error))
-    tally_csv_dialog_show_error (GTK_WIDGET (self), error);
-}
-
-/* Saves the table as CSV to the file the analyst chose. */
-static void
-save_to_file (GtkWidget *widget,
-              GFile     *file)
-{
-  TallyResultTable *self = TALLY_RESULT_TABLE (widget);
-
-  tally_result_table_save_csv_async (self, file, self->cancellable, save_csv_cb, NULL);
-}
-
-static void
-save_csv_action (GtkWidget  *widget,
-                 const char *action_name,
-                 GVariant   *parameter)
-{
-  /* Translators: the file name offered when a query result is saved. */
-  tally_csv_dialog_save (widget, _("query-result.csv"), save_to_file);
+  return tally_result_table_dup_text (TALLY_RESULT_TABLE (widget), format);
 }
 
 /* Object */
@@ -508,7 +467,6 @@ tally_result_table_dispose (GObject *object)
 {
   TallyResultTable *self = (TallyResultTable *)object;
 
-  g_cancellable_cancel (self->cancellable);
   g_clear_pointer (&self->header, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->scroller, gtk_widget_unparent);
   g_clear_pointer ((GtkWidget **) &self->footer, gtk_widget_unparent);
@@ -526,7 +484,6 @@ tally_result_table_finalize (GObject *object)
   g_clear_pointer (&self->columns, g_strfreev);
   g_clear_pointer (&self->numeric, g_array_unref);
   g_clear_object (&self->rows);
-  g_clear_object (&self->cancellable);
 
   G_OBJECT_CLASS (tally_result_table_parent_class)->finalize (object);
 }
@@ -546,38 +503,19 @@ tally_result_table_class_init (TallyResultTableClass *klass)
    * Puts the table on the clipboard as tab-separated text with a header
    * row, in the order shown.
    */
-  gtk_widget_class_install_action (widget_class, "table.copy", NULL, copy_action);
-
   /**
    * TallyResultTable|table.save-csv:
    *
-   * Asks for a file and saves the table there as CSV (RFC 4180, UTF-8).
+   * Asks for a file and saves the table there as CSV (RFC 4180, UTF-8),
+   * with tally_csv_dialog_save_async().
    */
-  gtk_widget_class_install_action (widget_class, "table.save-csv", NULL, save_csv_action);
+  /* Translators: the file name offered when a query result is saved. */
+  tally_csv_dialog_install_actions (widget_class, dup_text, N_("query-result.csv"));
 
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_c, GDK_CONTROL_MASK, "table.copy", NULL);
 
   gtk_widget_class_set_css_name (widget_class, "tallyresulttable");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
-}
-
-static GtkWidget *
-header_button (const char *icon_name,
-               const char *action_name,
-               const char *tooltip)
-{
-  GtkWidget *button = g_object_new (GTK_TYPE_BUTTON,
-                                    "icon-name", icon_name,
-                                    "action-name", action_name,
-                                    "tooltip-text", tooltip,
-                                    "valign", GTK_ALIGN_CENTER,
-                                    NULL);
-
-  gtk_widget_add_css_class (button, "flat");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (button),
-                                  GTK_ACCESSIBLE_PROPERTY_LABEL, tooltip,
-                                  -1);
-  return button;
 }
 
 static void
@@ -591,13 +529,7 @@ tally_result_table_init (TallyResultTable *self)
   gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 4);
   gtk_widget_set_layout_manager (GTK_WIDGET (self), layout);
 
-  self->header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
-  gtk_widget_set_halign (self->header, GTK_ALIGN_END);
-  gtk_widget_add_css_class (self->header, "table-header");
-  gtk_box_append (GTK_BOX (self->header), header_button ("edit-copy-symbolic", "table.copy",
-                                                         _("Copy Table")));
-  gtk_box_append (GTK_BOX (self->header), header_button ("document-save-symbolic", "table.save-csv",
-                                                         _("Save Table as CSV…")));
+  self->header = tally_csv_dialog_new_header ();
   gtk_widget_set_parent (self->header, GTK_WIDGET (self));
 
   /* Long results scroll inside a bounded height, under column titles
@@ -634,7 +566,6 @@ tally_result_table_init (TallyResultTable *self)
   gtk_widget_set_parent (GTK_WIDGET (self->footer), GTK_WIDGET (self));
 
   self->numeric = g_array_new (FALSE, TRUE, sizeof (gboolean));
-  self->cancellable = g_cancellable_new ();
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.copy", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.save-csv", FALSE);
@@ -1043,75 +974,4 @@ tally_result_table_dup_text (TallyResultTable *self,
     }
 
   return g_string_free (g_steal_pointer (&out), FALSE);
-}
-
-static void
-replace_contents_cb (GObject      *object,
-                     GAsyncResult *result,
-                     gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  g_autoptr(GError) error = NULL;
-
-  if (!g_file_replace_contents_finish (G_FILE (object), result, NULL, &error))
-    g_task_return_error (task, g_steal_pointer (&error));
-  else
-    g_task_return_boolean (task, TRUE);
-}
-
-/**
- * tally_result_table_save_csv_async:
- * @self: a #TallyResultTable
- * @file: where to write
- * @cancellable: (nullable): a #GCancellable
- * @callback: called when the file is written
- * @user_data: data for @callback
- *
- * Writes the table to @file as tally_result_table_dup_text() makes it with
- * %TALLY_CSV_FORMAT_CSV: RFC 4180, UTF-8 without a byte order mark,
- * replacing the file if it exists. The `table.save-csv` action calls this
- * with the file the analyst chose.
- */
-void
-tally_result_table_save_csv_async (TallyResultTable    *self,
-                                   GFile               *file,
-                                   GCancellable        *cancellable,
-                                   GAsyncReadyCallback  callback,
-                                   gpointer             user_data)
-{
-  g_autoptr(GTask) task = NULL;
-  g_autoptr(GBytes) bytes = NULL;
-  char *text;
-
-  g_return_if_fail (TALLY_IS_RESULT_TABLE (self));
-  g_return_if_fail (G_IS_FILE (file));
-
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, tally_result_table_save_csv_async);
-
-  text = tally_result_table_dup_text (self, TALLY_CSV_FORMAT_CSV);
-  bytes = g_bytes_new_take (text, strlen (text));
-  g_file_replace_contents_bytes_async (file, bytes, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
-                                       cancellable, replace_contents_cb, g_steal_pointer (&task));
-}
-
-/**
- * tally_result_table_save_csv_finish:
- * @self: a #TallyResultTable
- * @result: the result given to the callback
- * @error: return location for an error
- *
- * Returns: %TRUE when the file was written; %FALSE with @error set (a
- *   #GIOError) otherwise
- */
-gboolean
-tally_result_table_save_csv_finish (TallyResultTable  *self,
-                                    GAsyncResult      *result,
-                                    GError           **error)
-{
-  g_return_val_if_fail (TALLY_IS_RESULT_TABLE (self), FALSE);
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_result_table_save_csv_async, FALSE);
-
-  return g_task_propagate_boolean (G_TASK (result), error);
 }

@@ -32,13 +32,5 @@ void           tally_result_table_set_min_rows_height (TallyResultTable  *self,
                                                     int                   height);
 char          *tally_result_table_dup_text         (TallyResultTable     *self,
                                                     TallyCsvFormat        format);
-void           tally_result_table_save_csv_async   (TallyResultTable     *self,
-                                                    GFile                *file,
-                                                    GCancellable         *cancellable,
-                                                    GAsyncReadyCallback   callback,
-                                                    gpointer              user_data);
-gboolean       tally_result_table_save_csv_finish  (TallyResultTable     *self,
-                                                    GAsyncResult         *result,
-                                                    GError              **error);
 
 G_END_DECLS
