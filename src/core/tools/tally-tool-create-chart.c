@@ -430,7 +430,7 @@ tally_tool_create_chart_class_init (TallyToolCreateChartClass *klass)
     "},"
     "\"required\":[\"title\",\"mark\",\"encoding\"]},"
     "\"sql\":{\"type\":\"string\","
-    "\"description\":\"One read-only SQLite statement whose rows are the chart's data (run like query_database).\"},"
+    "\"description\":\"One read-only SQL statement, in the database's dialect, whose rows are the chart's data (run like query_database).\"},"
     "\"file_name\":{\"type\":\"string\","
     "\"description\":\"The file name stem under charts/ (default: made from the title).\"}"
     "},"
