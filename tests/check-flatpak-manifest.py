@@ -26,6 +26,11 @@ FINISH_ARGS = {
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # Source types that fetch something and so must be pinned by a checksum.
 DOWNLOADED = {"archive", "file"}
+# libpq (docs/postgresql.md, "Flatpak"): the GNOME runtime does not ship
+# it, so a module builds the client library from PostgreSQL's own release
+# archive, pinned to one version.
+LIBPQ_URL = re.compile(
+    r"^https://ftp\.postgresql\.org/pub/source/v(?P<v>[0-9]+\.[0-9]+)/postgresql-(?P=v)\.tar\.bz2$")
 
 
 def check_sources(where, sources, problems):
@@ -63,6 +68,34 @@ def check_module(where, module, problems):
     for i, sub in enumerate(module.get("modules", [])):
         check_module(f"{where}.modules[{i}]", sub, problems)
     return name
+
+
+def check_libpq(path, modules, problems):
+    """The libpq module: before tally, one pinned PostgreSQL archive, and
+    only the client library installed (no server, no client programs)."""
+    names = [m.get("name") if isinstance(m, dict) else None for m in modules]
+    if "libpq" not in names:
+        problems.append(f"{path}: no libpq module (the GNOME runtime does not ship libpq)")
+        return
+    if "tally" in names and names.index("libpq") > names.index("tally"):
+        problems.append(f"{path}: libpq must be built before tally")
+    module = modules[names.index("libpq")]
+    sources = module.get("sources")
+    archives = [s for s in sources if isinstance(s, dict) and s.get("type") == "archive"] \
+        if isinstance(sources, list) else []
+    if len(archives) != 1 or not LIBPQ_URL.match(str(archives[0].get("url"))):
+        problems.append(f"{path}: libpq must come from one PostgreSQL release archive "
+                        "(https://ftp.postgresql.org/pub/source/vX.Y/postgresql-X.Y.tar.bz2)")
+    commands = module.get("build-commands", [])
+    if module.get("buildsystem") != "simple" or not isinstance(commands, list):
+        problems.append(f"{path}: libpq must be built with buildsystem simple and build-commands")
+        return
+    if "make -C src/interfaces/libpq install" not in commands:
+        problems.append(f"{path}: libpq's module must install src/interfaces/libpq")
+    if any(c.strip() in ("make install", "make") for c in commands):
+        problems.append(f"{path}: libpq's module must not build or install the whole server")
+    if not any(c.startswith("./configure") and "--with-ssl=openssl" in c for c in commands):
+        problems.append(f"{path}: libpq needs --with-ssl=openssl (sslmode=require)")
 
 
 def check_manifest(path, problems):
@@ -112,6 +145,7 @@ def check_manifest(path, problems):
         return
     for i, module in enumerate(modules):
         check_module(f"{path}: modules[{i}]", module, problems)
+    check_libpq(path, modules, problems)
 
     last = modules[-1]
     if not isinstance(last, dict) or last.get("name") != "tally":
