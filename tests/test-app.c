@@ -1749,7 +1749,7 @@ pg_body (TallyApplication *app,
   g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 1);
   g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);
   g_assert_true (_tally_window_get_role_warning_shown (window));
-  tally_test_wait_frames (GTK_WIDGET (window), 2);
+  save_screenshot (GTK_WIDGET (window), "role-warning.png");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-role-warning", NULL));
   g_assert_false (_tally_window_get_role_warning_shown (window));
 
