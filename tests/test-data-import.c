@@ -8,6 +8,7 @@
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -382,6 +383,32 @@ test_unclosed_quote (Fixture       *fixture,
   g_assert_cmpstr (message, ==, "open.csv: line 2: a quoted field is never closed (a double quote is missing)");
 }
 
+/* A quote left open in a large file stops at the record limit rather
+ * than reading the rest of the file into one field. */
+static void
+test_record_too_long (Fixture       *fixture,
+                      gconstpointer  data)
+{
+  g_autofree char *path = g_build_filename (fixture->root, "runaway.csv", NULL);
+  g_autofree char *chunk = g_malloc (1024 * 1024);
+  g_autofree char *message = NULL;
+  g_autofree char *expected = NULL;
+  FILE *out = fopen (path, "w");
+
+  g_assert_nonnull (out);
+  memset (chunk, 'x', 1024 * 1024);
+  fputs ("a,b\n1,\"", out);
+  for (guint i = 0; i < TALLY_DATA_IMPORT_MAX_RECORD / (1024 * 1024) + 2; i++)
+    g_assert_cmpuint (fwrite (chunk, 1, 1024 * 1024, out), ==, 1024 * 1024);
+  g_assert_cmpint (fclose (out), ==, 0);
+
+  message = import_fails (fixture, path, TALLY_DATA_IMPORT_ERROR_TOO_LONG);
+  expected = g_strdup_printf ("runaway.csv: line 2: the record is longer than %d MiB; "
+                              "is a closing double quote missing?",
+                              TALLY_DATA_IMPORT_MAX_RECORD / (1024 * 1024));
+  g_assert_cmpstr (message, ==, expected);
+}
+
 static void
 test_unsupported (Fixture       *fixture,
                   gconstpointer  data)
@@ -725,6 +752,7 @@ main (int    argc,
   ADD ("/tally/data-import/binary", test_binary);
   ADD ("/tally/data-import/not-utf8", test_not_utf8);
   ADD ("/tally/data-import/unclosed-quote", test_unclosed_quote);
+  ADD ("/tally/data-import/record-too-long", test_record_too_long);
   ADD ("/tally/data-import/unsupported", test_unsupported);
   ADD ("/tally/data-import/all-or-nothing", test_all_or_nothing);
   ADD ("/tally/data-import/table-names", test_table_names);
