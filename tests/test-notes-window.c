@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tally-application.h"
 #include "tally-database-profile.h"
 #include "tally-notes-window.h"
 #include "tally-pg-source.h"
@@ -18,6 +19,7 @@
 #include "tally-test-ui.h"
 #include "tally-test-util.h"
 #include "tally-ui.h"
+#include "tally-window-private.h"
 
 typedef struct {
   char             *store_dir;
@@ -259,6 +261,119 @@ test_cancel (void)
   fixture_clear (&f);
 }
 
+/* The window's menu item: win.database-notes opens the editor for the
+ * window's database in the folder beside the store the app opened, and a
+ * save says so in a toast. */
+
+typedef struct {
+  GApplication *app;
+  char         *store_dir;
+  char         *store_path;
+  guint         saved;
+  char         *written;
+} AppRun;
+
+static TallyNotesWindow *
+find_notes_window (void)
+{
+  g_autoptr(GListModel) toplevels = g_object_ref (gtk_window_get_toplevels ());
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+
+      if (TALLY_IS_NOTES_WINDOW (window))
+        return TALLY_NOTES_WINDOW (window);
+    }
+  return NULL;
+}
+
+static void
+app_saved_cb (TallyNotesWindow *notes,
+              AppRun           *run)
+{
+  run->saved++;
+}
+
+static gboolean
+app_body_idle (gpointer user_data)
+{
+  AppRun *run = user_data;
+  TallyWindow *window = TALLY_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (run->app)));
+  TallyNotesWindow *notes = NULL;
+  g_autofree char *key = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *title = NULL;
+  g_autofree char *dir = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_nonnull (window);
+  gtk_window_present (GTK_WINDOW (window));
+  tally_test_spin_idle ();
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.database-notes", NULL));
+  SPIN_UNTIL ((notes = find_notes_window ()) != NULL);
+  g_assert_true (gtk_window_get_transient_for (GTK_WINDOW (notes)) == GTK_WINDOW (window));
+  key = tally_pg_database_key (tally_application_get_default_database ());
+  name = g_path_get_basename (key);
+  title = g_strdup_printf ("Notes About %s", name);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (notes)), ==, title);
+
+  g_signal_connect (notes, "saved", G_CALLBACK (app_saved_cb), run);
+  type_at_end (notes, "Revenue excludes refunds.");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (notes), "notes.save", NULL));
+  SPIN_UNTIL (run->saved == 1);
+  SPIN_UNTIL (find_notes_window () == NULL);
+  g_assert_cmpstr (_tally_window_get_last_toast_title (window), ==,
+                   "Notes saved. The model gets them with your first message.");
+
+  dir = tally_database_profile_dir (run->store_dir, key);
+  run->written = tally_database_profile_read (dir, TALLY_DATABASE_PROFILE_NOTES, &error);
+  g_assert_no_error (error);
+
+  gtk_window_close (GTK_WINDOW (window));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+app_activate_cb (GApplication *app,
+                 AppRun       *run)
+{
+  if (run->app == NULL)
+    {
+      run->app = app;
+      g_idle_add (app_body_idle, run);
+    }
+}
+
+static void
+test_window_menu (void)
+{
+  g_autoptr(TallyApplication) app = tally_application_new ();
+  g_autoptr(GError) error = NULL;
+  AppRun run = { 0 };
+  const char *argv[] = { "tally", "--store", NULL, NULL };
+
+  run.store_dir = g_dir_make_tmp ("tally-notes-app-XXXXXX", &error);
+  g_assert_no_error (error);
+  run.store_path = g_build_filename (run.store_dir, "tally.db", NULL);
+  argv[2] = run.store_path;
+
+  g_application_set_flags (G_APPLICATION (app),
+                           G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
+  g_signal_connect_after (app, "activate", G_CALLBACK (app_activate_cb), &run);
+  g_assert_cmpint (g_application_run (G_APPLICATION (app), 3, (char **)argv), ==, 0);
+  g_clear_object (&app);
+  tally_test_spin_idle ();
+
+  g_assert_cmpstr (run.written, ==, "Revenue excludes refunds.");
+
+  tally_test_rm_rf (run.store_dir);
+  g_free (run.store_dir);
+  g_free (run.store_path);
+  g_free (run.written);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -271,6 +386,7 @@ main (int    argc,
   g_test_add_func ("/tally/notes-window/new-notes-postgres", test_new_notes_postgres);
   g_test_add_func ("/tally/notes-window/save-errors", test_save_errors);
   g_test_add_func ("/tally/notes-window/cancel", test_cancel);
+  g_test_add_func ("/tally/notes-window/window-menu", test_window_menu);
 
   return g_test_run ();
 }
