@@ -12,7 +12,9 @@
 /*
  * What the three cards share: reading a block's details and what a card
  * learns from the transcript it is bound with (#TallyBlockWidget:transcript):
- * whether a plan was acted on, the plan's previous version.
+ * whether a plan was acted on, the plan's previous version; and the
+ * locked-down web view settings of the plan card, which the report
+ * preview (src/ui/window/tally-report-window.c) uses too.
  */
 
 /**
@@ -139,3 +141,60 @@ tally_cards_is_dark (void)
 {
   return adw_style_manager_get_dark (adw_style_manager_get_default ());
 }
+
+#if TALLY_HAVE_WEBKIT
+/**
+ * tally_cards_new_web_settings:
+ * @javascript: whether the application's own calls may run script
+ *   (webkit_web_view_evaluate_javascript(), the plan card's measuring);
+ *   script in the page never runs either way
+ *
+ * Settings for a web view that shows a page Tally wrote and nothing else:
+ * no script in the page, no windows opened by script, no clipboard access
+ * from script, no developer tools, no page cache, no HTML5 local storage
+ * or database, no WebGL, Web Audio or media, no back/forward swipe.
+ *
+ * Returns: (transfer full): new settings
+ */
+WebKitSettings *
+tally_cards_new_web_settings (gboolean javascript)
+{
+  WebKitSettings *settings = webkit_settings_new ();
+
+  webkit_settings_set_enable_javascript (settings, javascript);
+  webkit_settings_set_enable_javascript_markup (settings, FALSE);
+  webkit_settings_set_javascript_can_open_windows_automatically (settings, FALSE);
+  webkit_settings_set_javascript_can_access_clipboard (settings, FALSE);
+  webkit_settings_set_enable_developer_extras (settings, FALSE);
+  webkit_settings_set_enable_page_cache (settings, FALSE);
+  webkit_settings_set_enable_html5_local_storage (settings, FALSE);
+  webkit_settings_set_enable_html5_database (settings, FALSE);
+  webkit_settings_set_enable_webgl (settings, FALSE);
+  webkit_settings_set_enable_webaudio (settings, FALSE);
+  webkit_settings_set_enable_media (settings, FALSE);
+  webkit_settings_set_enable_back_forward_navigation_gestures (settings, FALSE);
+  return settings;
+}
+
+/**
+ * tally_cards_refuse_context_menu:
+ * @view: the web view
+ * @menu: its context menu
+ * @hit: what is under the pointer
+ * @user_data: unused
+ *
+ * A #WebKitWebView::context-menu handler that shows no menu: its Back,
+ * Reload, Open Link and Inspect items would navigate or open the page;
+ * copying a selection still works with the keyboard.
+ *
+ * Returns: %TRUE, the menu is handled (not shown)
+ */
+gboolean
+tally_cards_refuse_context_menu (WebKitWebView       *view,
+                                 WebKitContextMenu   *menu,
+                                 WebKitHitTestResult *hit,
+                                 gpointer             user_data)
+{
+  return TRUE;
+}
+#endif

@@ -4,6 +4,11 @@
 #include <gtk/gtk.h>
 
 #include "tally-block.h"
+#include "tally-cards-config.h"
+
+#if TALLY_HAVE_WEBKIT
+#include <webkit/webkit.h>
+#endif
 
 G_BEGIN_DECLS
 
@@ -15,5 +20,13 @@ const char *tally_cards_details_string         (TallyBlock  *block,
                                                 const char  *member);
 JsonObject *tally_cards_get_resolution         (TallyBlock  *block);
 gboolean    tally_cards_is_dark                (void);
+
+#if TALLY_HAVE_WEBKIT
+WebKitSettings *tally_cards_new_web_settings   (gboolean             javascript);
+gboolean    tally_cards_refuse_context_menu    (WebKitWebView       *view,
+                                                WebKitContextMenu   *menu,
+                                                WebKitHitTestResult *hit,
+                                                gpointer             user_data);
+#endif
 
 G_END_DECLS

@@ -9,13 +9,9 @@
 #include <md4c-html.h>
 #include <string.h>
 
-#include "tally-cards-config.h"
-#if TALLY_HAVE_WEBKIT
-#include <webkit/webkit.h>
-#endif
-
 #include "tally-plan-card-private.h"
 #include "tally-card-diff.h"
+/* tally-cards-common.h also brings TALLY_HAVE_WEBKIT and WebKit's header. */
 #include "tally-cards-common.h"
 #include "tally-markdown-view.h"
 
@@ -410,22 +406,10 @@ create_web_view (void)
     }
   else
     {
-      g_autoptr(WebKitSettings) settings = webkit_settings_new ();
-
       /* Script in the page never runs; the card's own measuring call
        * (webkit_web_view_evaluate_javascript) still does. */
-      webkit_settings_set_enable_javascript (settings, TRUE);
-      webkit_settings_set_enable_javascript_markup (settings, FALSE);
-      webkit_settings_set_javascript_can_open_windows_automatically (settings, FALSE);
-      webkit_settings_set_javascript_can_access_clipboard (settings, FALSE);
-      webkit_settings_set_enable_developer_extras (settings, FALSE);
-      webkit_settings_set_enable_page_cache (settings, FALSE);
-      webkit_settings_set_enable_html5_local_storage (settings, FALSE);
-      webkit_settings_set_enable_html5_database (settings, FALSE);
-      webkit_settings_set_enable_webgl (settings, FALSE);
-      webkit_settings_set_enable_webaudio (settings, FALSE);
-      webkit_settings_set_enable_media (settings, FALSE);
-      webkit_settings_set_enable_back_forward_navigation_gestures (settings, FALSE);
+      g_autoptr(WebKitSettings) settings = tally_cards_new_web_settings (TRUE);
+
       webkit_settings_set_enable_smooth_scrolling (settings, FALSE);
 
       view = g_object_new (WEBKIT_TYPE_WEB_VIEW,
@@ -633,19 +617,6 @@ decide_policy_cb (WebKitWebView            *view,
   return TRUE;
 }
 
-static gboolean
-context_menu_cb (WebKitWebView       *view,
-                 WebKitContextMenu   *menu,
-                 WebKitHitTestResult *hit,
-                 TallyPlanCard       *self)
-{
-  g_assert (TALLY_IS_PLAN_CARD (self));
-
-  /* Back, Reload and Inspect mean nothing here; copying a selection
-   * still works with the keyboard. */
-  return TRUE;
-}
-
 static void
 ensure_web_view (TallyPlanCard *self)
 {
@@ -667,7 +638,7 @@ ensure_web_view (TallyPlanCard *self)
   g_signal_connect_object (self->web_view, "load-failed", G_CALLBACK (load_failed_cb), self, 0);
   g_signal_connect_object (self->web_view, "web-process-terminated",
                            G_CALLBACK (web_process_terminated_cb), self, 0);
-  g_signal_connect_object (self->web_view, "context-menu", G_CALLBACK (context_menu_cb), self, 0);
+  g_signal_connect (self->web_view, "context-menu", G_CALLBACK (tally_cards_refuse_context_menu), NULL);
 
   gtk_box_append (GTK_BOX (self->content_box), self->web_view);
 }

@@ -8,13 +8,10 @@
 
 #include <glib/gi18n.h>
 
-#include "tally-cards-config.h"
-#if TALLY_HAVE_WEBKIT
-#include <webkit/webkit.h>
-#endif
-
 #include "tally-report-window.h"
 
+/* tally-cards-common.h also brings TALLY_HAVE_WEBKIT and WebKit's header. */
+#include "tally-cards-common.h"
 #include "tally-file-chip.h"
 #include "tally-markdown-view.h"
 #include "tally-plan-card-private.h"
@@ -119,16 +116,6 @@ decide_policy_cb (WebKitWebView            *view,
   return TRUE;
 }
 
-static gboolean
-context_menu_cb (WebKitWebView       *view,
-                 WebKitContextMenu   *menu,
-                 WebKitHitTestResult *hit,
-                 TallyReportWindow   *self)
-{
-  /* Its Back, Reload and Open Link items would navigate the page. */
-  return TRUE;
-}
-
 static void
 web_process_terminated_cb (WebKitWebView                     *view,
                            WebKitWebProcessTerminationReason  reason,
@@ -149,21 +136,10 @@ load_changed_cb (WebKitWebView     *view,
 static GtkWidget *
 create_web_view (TallyReportWindow *self)
 {
-  g_autoptr(WebKitSettings) settings = webkit_settings_new ();
+  /* The plan cards' settings (tally-cards-common.c), without script. */
+  g_autoptr(WebKitSettings) settings = tally_cards_new_web_settings (FALSE);
   g_autoptr(WebKitNetworkSession) session = webkit_network_session_new_ephemeral ();
   GtkWidget *view;
-
-  webkit_settings_set_enable_javascript (settings, FALSE);
-  webkit_settings_set_enable_javascript_markup (settings, FALSE);
-  webkit_settings_set_javascript_can_open_windows_automatically (settings, FALSE);
-  webkit_settings_set_enable_developer_extras (settings, FALSE);
-  webkit_settings_set_enable_page_cache (settings, FALSE);
-  webkit_settings_set_enable_html5_local_storage (settings, FALSE);
-  webkit_settings_set_enable_html5_database (settings, FALSE);
-  webkit_settings_set_enable_webgl (settings, FALSE);
-  webkit_settings_set_enable_webaudio (settings, FALSE);
-  webkit_settings_set_enable_media (settings, FALSE);
-  webkit_settings_set_enable_back_forward_navigation_gestures (settings, FALSE);
 
   view = g_object_new (WEBKIT_TYPE_WEB_VIEW,
                        "settings", settings,
@@ -172,7 +148,7 @@ create_web_view (TallyReportWindow *self)
                        "hexpand", TRUE,
                        NULL);
   g_signal_connect_object (view, "decide-policy", G_CALLBACK (decide_policy_cb), self, 0);
-  g_signal_connect_object (view, "context-menu", G_CALLBACK (context_menu_cb), self, 0);
+  g_signal_connect (view, "context-menu", G_CALLBACK (tally_cards_refuse_context_menu), NULL);
   g_signal_connect_object (view, "load-changed", G_CALLBACK (load_changed_cb), self, 0);
   g_signal_connect_object (view, "web-process-terminated", G_CALLBACK (web_process_terminated_cb), self, 0);
   return view;
