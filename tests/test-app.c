@@ -1577,7 +1577,12 @@ static const char pg_scenario[] =
   "  \"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": \"toolu_pgwin\", \"name\": \"query_database\","
   "   \"input\": {\"sql\": \"SELECT name FROM stores ORDER BY store_id\"}}]}},"
   " {\"match\": {\"contains\": \"toolu_pgwin\"},"
-  "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"The stores:\\n{{last_tool_result}}\"}]}}"
+  "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"The stores:\\n{{last_tool_result}}\"}]}},"
+  " {\"match\": {\"last_user_text_contains\": \"How many stores\"},"
+  "  \"message\": {\"content\": [{\"type\": \"tool_use\", \"id\": \"toolu_pgown\", \"name\": \"query_database\","
+  "   \"input\": {\"sql\": \"SELECT count(*) AS stores FROM stores\"}}]}},"
+  " {\"match\": {\"contains\": \"toolu_pgown\"},"
+  "  \"message\": {\"content\": [{\"type\": \"text\", \"text\": \"{{last_tool_result}}\"}]}}"
   "]}";
 
 typedef struct {
@@ -1794,6 +1799,26 @@ pg_reopen_body (TallyApplication *app,
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
 }
 
+/* A saved session on the owner's connection, reopened: no chooser made
+ * the connection, so the card comes after the turn whose query did. */
+static void
+pg_owner_body (TallyApplication *app,
+               TallyWindow      *window,
+               gpointer          user_data)
+{
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_nonnull (tally_window_get_session (window));
+  g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 0);
+
+  tally_composer_set_text (_tally_window_get_composer (window), "How many stores are there?");
+  g_assert_true (tally_composer_send (_tally_window_get_composer (window)));
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  g_assert_cmpuint (count_blocks (tally_session_get_transcript (tally_window_get_session (window)),
+                                  TALLY_BLOCK_ERROR), ==, 0);
+  g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);
+  g_assert_true (_tally_window_get_role_warning_shown (window));
+}
+
 /* Whether the file at @path holds @text anywhere (a SQLite file holds
  * NULs, so not strstr()). */
 static gboolean
@@ -1855,6 +1880,22 @@ test_pg_server (Fixture       *fixture,
                            "--base-url", tally_test_mock_get_base_url (mock),
                            "--session", data.session_id, NULL };
     g_assert_cmpint (run_app (args, -1, pg_reopen_body, &data), ==, 0);
+  }
+  {
+    g_autofree char *owner = tally_test_pg_dup_conninfo (cluster, "tally");
+    g_autofree char *sample = g_strdup (g_getenv ("TALLY_SAMPLE_DB"));
+    g_autofree char *owner_session = NULL;
+
+    /* seed_session() records TALLY_SAMPLE_DB as the session's database. */
+    g_setenv ("TALLY_SAMPLE_DB", owner, TRUE);
+    owner_session = seed_session (fixture->store_path, "Owner", "Hello.");
+    g_setenv ("TALLY_SAMPLE_DB", sample, TRUE);
+    {
+      const char *args[] = { "--store", fixture->store_path,
+                             "--base-url", tally_test_mock_get_base_url (mock),
+                             "--session", owner_session, NULL };
+      g_assert_cmpint (run_app (args, -1, pg_owner_body, NULL), ==, 0);
+    }
   }
   _tally_secret_set_test_keyring (NULL);
 

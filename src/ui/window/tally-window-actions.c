@@ -106,8 +106,9 @@ database_chosen_cb (TallyDatabaseDialog *dialog,
  * role could write (a superuser, or a role that may change a table or
  * create in a schema: #TallyPgSource::warning), once per connection: the
  * same connection chosen again, or its card closed, does not bring it
- * back. The source must have connected already (the database chooser
- * does that).
+ * back. Called when the chooser connected, and after each turn (a
+ * session reopened from the store first connects in a query); before its
+ * source connected, a connection shows nothing.
  */
 void
 _tally_window_check_role (TallyWindow *self)

@@ -737,6 +737,10 @@ send_cb (GObject      *object,
     set_busy (self, NULL, NULL);
 
   notify_turn_finished (self, session);
+  /* A PostgreSQL session first connected by a query: its role, checked
+   * then, may want the card (docs/postgresql.md, "A read-only role"). */
+  if (session == self->session)
+    _tally_window_check_role (self);
 
   if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
       session == self->session)
