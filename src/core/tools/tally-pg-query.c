@@ -58,7 +58,13 @@ typedef struct
   GMutex      lock;
   GHashTable *names;     /* gint64 (oid << 16 | attnum) → char * "schema\ttable\tcolumn" */
   gboolean    loaded;
+  gint64      loaded_at; /* monotonic µs of the last attempt */
 } ColumnNames;
+
+/* A result naming a table the names do not know reads them again, but not
+ * more often than this: a table the role cannot see in the catalog must
+ * not cost a catalog query per query. */
+#define COLUMN_NAMES_RELOAD_US (10 * G_USEC_PER_SEC)
 
 static void
 column_names_free (gpointer data)
@@ -119,7 +125,8 @@ get_column_names (TallyPgSource *source,
   g_mutex_unlock (&column_names_lock);
 
   g_mutex_lock (&cache->lock);
-  if (!cache->loaded || reload)
+  if (!cache->loaded ||
+      (reload && g_get_monotonic_time () - cache->loaded_at >= COLUMN_NAMES_RELOAD_US))
     {
       g_autoptr(GHashTable) names = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
       g_autoptr(GError) error = NULL;
@@ -134,10 +141,12 @@ get_column_names (TallyPgSource *source,
         {
           g_clear_pointer (&cache->names, g_hash_table_unref);
           cache->names = g_steal_pointer (&names);
-          cache->loaded = TRUE;
         }
       else
         g_debug ("The column names could not be read: %s", error->message);
+      /* Tried: until a reload, columns without a name count as derived. */
+      cache->loaded = TRUE;
+      cache->loaded_at = g_get_monotonic_time ();
     }
   g_mutex_unlock (&cache->lock);
 
