@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "tally-csv-dialog.h"
+#include "tally-error-dialog.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -76,17 +77,8 @@ static void
 show_error (GtkWidget    *owner,
             const GError *error)
 {
-  GtkRoot *root;
-  GtkWidget *dialog;
-
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-
-  root = gtk_widget_get_root (owner);
-  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                   _("Could Not Save the Table"), error->message);
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
-  gtk_window_present (GTK_WINDOW (dialog));
+  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    tally_error_dialog_show (owner, _("Could Not Save the Table"), error->message);
 }
 
 /* A modal save chooser titled "Save Table as CSV" with a filter for CSV

@@ -13,6 +13,7 @@
 
 #include "tally-chart-render.h"
 #include "tally-chart.h"
+#include "tally-error-dialog.h"
 #include "tally-result-table.h"
 
 /**
@@ -587,19 +588,6 @@ copy_action (GtkWidget  *widget,
 }
 
 static void
-show_error (TallyChartRow *self,
-            const char    *heading,
-            const char    *message)
-{
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  GtkWidget *dialog;
-
-  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, message);
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
-  gtk_window_present (GTK_WINDOW (dialog));
-}
-
-static void
 chooser_response_cb (TallyChartRow   *self,
                      int              response,
                      GtkNativeDialog *chooser)
@@ -622,7 +610,8 @@ chooser_response_cb (TallyChartRow   *self,
   path = g_file_get_path (file);
   if (path == NULL)
     {
-      show_error (self, _("Could Not Save the Chart"), _("Charts can only be saved to local files."));
+      tally_error_dialog_show (GTK_WIDGET (self), _("Could Not Save the Chart"),
+                               _("Charts can only be saved to local files."));
       return;
     }
 
@@ -649,7 +638,7 @@ chooser_response_cb (TallyChartRow   *self,
     }
 
   if (!ok)
-    show_error (self, _("Could Not Save the Chart"), error->message);
+    tally_error_dialog_show (GTK_WIDGET (self), _("Could Not Save the Chart"), error->message);
 }
 
 static void
@@ -733,8 +722,8 @@ open_action (GtkWidget  *widget,
   if (file == NULL)
     {
       gtk_widget_action_set_enabled (widget, "chart.open", FALSE);
-      show_error (self, _("Could Not Open the Chart"),
-                  _("The chart's files are no longer in the session's folder."));
+      tally_error_dialog_show (GTK_WIDGET (self), _("Could Not Open the Chart"),
+                               _("The chart's files are no longer in the session's folder."));
       return;
     }
 

@@ -10,6 +10,8 @@
 
 #include "tally-file-chip.h"
 
+#include "tally-error-dialog.h"
+
 /**
  * TallyFileChip:
  *
@@ -86,13 +88,10 @@ show_launch_error (LaunchData   *data,
                    const GError *error)
 {
   g_autofree char *heading = NULL;
-  GtkWidget *dialog;
 
   /* Translators: the heading of an error; %s is a file name */
   heading = g_strdup_printf (_("Could Not Open “%s”"), data->name);
-  dialog = adw_message_dialog_new (data->parent, heading, error->message);
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
-  gtk_window_present (GTK_WINDOW (dialog));
+  tally_error_dialog_show (GTK_WIDGET (data->parent), heading, error->message);
 }
 
 static void

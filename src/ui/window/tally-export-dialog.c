@@ -13,10 +13,11 @@
 /*
  * Exports from the window (issue 12 §3): the save chooser with a format
  * choice and an "Include thinking" switch, the name's suffix made to follow
- * the chosen format, the toast that offers to open what was written, the
- * error dialog. The export itself is libtally-report's, in every format
- * (tally_report_export_session_async(), tally_report_export_file_async(),
- * docs/reports.md); tally_export_format_to_report() names its format.
+ * the chosen format, the toast that offers to open what was written (a
+ * failure shows tally_error_dialog_show()). The export itself is
+ * libtally-report's, in every format (tally_report_export_session_async(),
+ * tally_report_export_file_async(), docs/reports.md);
+ * tally_export_format_to_report() names its format.
  */
 
 static const struct {
@@ -226,27 +227,6 @@ tally_export_dialog_new_done_toast (GFile      *output,
   adw_toast_set_action_name (toast, open_action);
   adw_toast_set_action_target_value (toast, g_variant_new_string (uri));
   return toast;
-}
-
-/**
- * tally_export_dialog_show_error:
- * @owner: the widget asking; its window is the dialog's parent
- * @heading: what failed, e.g. "Could Not Export the Session"
- * @error: why
- *
- * Shows an error dialog with one *Close* response.
- */
-void
-tally_export_dialog_show_error (GtkWidget    *owner,
-                                const char   *heading,
-                                const GError *error)
-{
-  GtkRoot *root = gtk_widget_get_root (owner);
-  GtkWidget *dialog;
-
-  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, error->message);
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
-  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 /**

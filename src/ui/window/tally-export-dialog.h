@@ -41,9 +41,6 @@ gboolean              tally_export_dialog_get_include_thinking (GtkFileChooser *
 
 AdwToast             *tally_export_dialog_new_done_toast (GFile             *output,
                                                           const char        *open_action);
-void                  tally_export_dialog_show_error    (GtkWidget          *owner,
-                                                         const char         *heading,
-                                                         const GError       *error);
 
 /**
  * TallyExportJob:

@@ -12,6 +12,7 @@
 
 /* tally-cards-common.h also brings TALLY_HAVE_WEBKIT and WebKit's header. */
 #include "tally-cards-common.h"
+#include "tally-error-dialog.h"
 #include "tally-file-chip.h"
 #include "tally-markdown-view.h"
 #include "tally-plan-card-private.h"
@@ -325,7 +326,7 @@ exported_cb (GObject      *object,
   if (!tally_report_export_file_finish (result, &error))
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        tally_export_dialog_show_error (GTK_WIDGET (self), _("Could Not Export the Report"), error);
+        tally_error_dialog_show (GTK_WIDGET (self), _("Could Not Export the Report"), error->message);
       return;
     }
   adw_toast_overlay_add_toast (self->toast_overlay,

@@ -10,6 +10,7 @@
 
 #include "tally-application-private.h"
 #include "tally-database-dialog.h"
+#include "tally-error-dialog.h"
 #include "tally-export-dialog.h"
 #include "tally-file-chip.h"
 #include "tally-pg-source.h"
@@ -365,7 +366,7 @@ session_exported_cb (GObject      *object,
   if (!tally_report_export_session_finish (result, &error))
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        tally_export_dialog_show_error (GTK_WIDGET (self), _("Could Not Export the Session"), error);
+        tally_error_dialog_show (GTK_WIDGET (self), _("Could Not Export the Session"), error->message);
       return;
     }
   add_export_toast (self, tally_export_dialog_new_done_toast (job->output, "win.open-file"));
