@@ -5,11 +5,11 @@
 #include "config.h"
 
 #include "tally-data-import.h"
+#include "tally-data-infer.h"
 #include "tally-data-reader.h"
 
 #include <errno.h>
 #include <json-glib/json-glib.h>
-#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,39 +35,11 @@
 
 G_DEFINE_QUARK (tally-data-import-error-quark, tally_data_import_error)
 
-/* What a value looks like (§3); a column keeps the union of its values'. */
-typedef enum {
-  KIND_INTEGER  = 1 << 0,
-  KIND_REAL     = 1 << 1,
-  KIND_DATE     = 1 << 2,
-  KIND_DATETIME = 1 << 3,
-  KIND_TEXT     = 1 << 4,
-  KIND_BOOL     = 1 << 5,   /* JSON true and false */
-} Kind;
-
-typedef enum {
-  TYPE_INTEGER,
-  TYPE_REAL,
-  TYPE_DATE,
-  TYPE_DATETIME,
-  TYPE_TEXT,
-} ColumnType;
-
-/* The declared types; a date column's TEXT affinity comes from "TEXT" in
- * its declared type, and "DATE" tells the reader of the schema. */
-static const char * const declared_types[] = {
-  [TYPE_INTEGER] = "INTEGER",
-  [TYPE_REAL] = "REAL",
-  [TYPE_DATE] = "DATE TEXT",
-  [TYPE_DATETIME] = "DATETIME TEXT",
-  [TYPE_TEXT] = "TEXT",
-};
-
 typedef struct {
-  char       *source_name;  /* the header's text or the JSON key */
-  char       *name;         /* the SQL identifier */
-  guint       kinds;
-  ColumnType  type;
+  char          *source_name;  /* the header's text or the JSON key */
+  char          *name;         /* the SQL identifier */
+  guint          kinds;        /* TallyDataKind flags */
+  TallyDataType  type;
 } Column;
 
 typedef struct {
@@ -187,266 +159,6 @@ tally_data_import_dup_database_path (const char *workspace)
   g_return_val_if_fail (workspace != NULL, NULL);
 
   return g_build_filename (workspace, ".tally", "data.db", NULL);
-}
-
-/* Names (§1) */
-
-/* An SQL identifier that needs no quoting: letters, digits and
- * underscores, not starting with a digit, not a keyword of SQLite's and
- * not in SQLite's own `sqlite_` name space. Letters of any script are
- * kept; the rest becomes one underscore. */
-static char *
-sanitize_identifier (const char *text,
-                     const char *fallback)
-{
-  g_autoptr(GString) out = g_string_new (NULL);
-  g_autofree char *valid = g_utf8_make_valid (text, -1);
-
-  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
-    {
-      gunichar c = g_utf8_get_char (p);
-
-      if (g_unichar_isalnum (c))
-        g_string_append_unichar (out, c);
-      else if (out->len > 0 && out->str[out->len - 1] != '_')
-        g_string_append_c (out, '_');
-    }
-  while (out->len > 0 && out->str[out->len - 1] == '_')
-    g_string_truncate (out, out->len - 1);
-
-  if (out->len == 0)
-    g_string_assign (out, fallback);
-  if (g_ascii_isdigit (out->str[0]))
-    g_string_prepend_c (out, '_');
-  if (g_ascii_strncasecmp (out->str, "sqlite_", 7) == 0)
-    g_string_prepend (out, "t_");
-  if (sqlite3_keyword_check (out->str, (int) out->len))
-    g_string_append_c (out, '_');
-
-  return g_string_free (g_steal_pointer (&out), FALSE);
-}
-
-/* @base, or @base_2, @base_3, …: the first that @taken (lower-case
- * names) does not hold; it is added to @taken. */
-static char *
-unique_name (const char *base,
-             GHashTable *taken)
-{
-  char *name = g_strdup (base);
-
-  for (guint n = 2;; n++)
-    {
-      char *key = g_ascii_strdown (name, -1);
-
-      if (!g_hash_table_contains (taken, key))
-        {
-          g_hash_table_add (taken, key);
-          return name;
-        }
-      g_free (key);
-      g_free (name);
-      name = g_strdup_printf ("%s_%u", base, n);
-    }
-}
-
-/* Types (§3) */
-
-static gboolean
-all_digits (const char *p,
-            const char *end)
-{
-  if (p == end)
-    return FALSE;
-  for (; p < end; p++)
-    if (!g_ascii_isdigit (*p))
-      return FALSE;
-  return TRUE;
-}
-
-/* An integer: an optional minus, then 0 or digits not starting with 0
- * (so a code such as 007 stays text), fitting 64 bits. */
-static gboolean
-parse_integer (const char *text,
-               gsize       length,
-               gint64     *value)
-{
-  const char *p = text;
-  const char *end = text + length;
-  char *stop = NULL;
-  gint64 parsed;
-
-  if (p < end && *p == '-')
-    p++;
-  if (!all_digits (p, end) || (*p == '0' && end - p > 1))
-    return FALSE;
-
-  errno = 0;
-  parsed = g_ascii_strtoll (text, &stop, 10);
-  if (errno != 0 || stop != end)
-    return FALSE;
-  if (value != NULL)
-    *value = parsed;
-  return TRUE;
-}
-
-/* A decimal number: [-](0|[1-9][0-9]*)[.digits][(e|E)[+|-]digits] with a
- * fraction or an exponent, finite. No thousands separators, no currency
- * signs, no hexadecimal, no infinity. */
-static gboolean
-parse_real (const char *text,
-            gsize       length,
-            double     *value)
-{
-  const char *p = text;
-  const char *end = text + length;
-  const char *digits;
-  gboolean fraction = FALSE;
-  gboolean exponent = FALSE;
-  char *stop = NULL;
-  double parsed;
-
-  if (p < end && *p == '-')
-    p++;
-  digits = p;
-  while (p < end && g_ascii_isdigit (*p))
-    p++;
-  if (p == digits || (*digits == '0' && p - digits > 1))
-    return FALSE;
-  if (p < end && *p == '.')
-    {
-      const char *start = ++p;
-
-      while (p < end && g_ascii_isdigit (*p))
-        p++;
-      if (p == start)
-        return FALSE;
-      fraction = TRUE;
-    }
-  if (p < end && (*p == 'e' || *p == 'E'))
-    {
-      p++;
-      if (p < end && (*p == '+' || *p == '-'))
-        p++;
-      if (!all_digits (p, end))
-        return FALSE;
-      p = end;
-      exponent = TRUE;
-    }
-  if (p != end || !(fraction || exponent))
-    return FALSE;
-
-  parsed = g_ascii_strtod (text, &stop);
-  if (stop != end || !isfinite (parsed))
-    return FALSE;
-  if (value != NULL)
-    *value = parsed;
-  return TRUE;
-}
-
-/* YYYY-MM-DD, a real day of the Gregorian calendar. */
-static gboolean
-is_date (const char *text,
-         gsize       length)
-{
-  guint year, month, day;
-
-  if (length != 10 || text[4] != '-' || text[7] != '-' ||
-      !all_digits (text, text + 4) || !all_digits (text + 5, text + 7) ||
-      !all_digits (text + 8, text + 10))
-    return FALSE;
-
-  year = (guint) g_ascii_strtoull (text, NULL, 10);
-  month = (guint) g_ascii_strtoull (text + 5, NULL, 10);
-  day = (guint) g_ascii_strtoull (text + 8, NULL, 10);
-
-  return year >= 1 && g_date_valid_dmy (day, month, year);
-}
-
-/* Two digits at @p, at most @max. */
-static gboolean
-two_digits (const char *p,
-            guint       max)
-{
-  return g_ascii_isdigit (p[0]) && g_ascii_isdigit (p[1]) &&
-         (guint) ((p[0] - '0') * 10 + (p[1] - '0')) <= max;
-}
-
-/* A date, `T` or a space, then a time as ISO 8601 writes it: HH:MM, then
- * optionally :SS and a fraction, then optionally Z or an offset ±HH:MM
- * or ±HHMM. */
-static gboolean
-is_datetime (const char *text,
-             gsize       length)
-{
-  const char *p = text + 16;
-  const char *end = text + length;
-
-  if (length < 16 || !is_date (text, 10) || (text[10] != 'T' && text[10] != ' ') ||
-      !two_digits (text + 11, 23) || text[13] != ':' || !two_digits (text + 14, 59))
-    return FALSE;
-
-  if (end - p >= 3 && p[0] == ':')
-    {
-      if (!two_digits (p + 1, 60))
-        return FALSE;
-      p += 3;
-      if (p < end && p[0] == '.')
-        {
-          const char *digits = ++p;
-
-          while (p < end && g_ascii_isdigit (*p))
-            p++;
-          if (p == digits)
-            return FALSE;
-        }
-    }
-
-  if (p == end)
-    return TRUE;
-  if (*p == 'Z')
-    return p + 1 == end;
-  if (*p != '+' && *p != '-')
-    return FALSE;
-  p++;
-  if (end - p == 5 && p[2] == ':')
-    return two_digits (p, 23) && two_digits (p + 3, 59);
-  if (end - p == 4)
-    return two_digits (p, 23) && two_digits (p + 2, 59);
-  if (end - p == 2)
-    return two_digits (p, 23);
-  return FALSE;
-}
-
-static Kind
-classify_text (const char *text,
-               gsize       length,
-               gboolean    numbers)
-{
-  if (numbers && parse_integer (text, length, NULL))
-    return KIND_INTEGER;
-  if (numbers && parse_real (text, length, NULL))
-    return KIND_REAL;
-  if (is_date (text, length))
-    return KIND_DATE;
-  if (is_datetime (text, length))
-    return KIND_DATETIME;
-  return KIND_TEXT;
-}
-
-static ColumnType
-column_type (guint kinds)
-{
-  if (kinds == 0)
-    return TYPE_TEXT;
-  if ((kinds & ~(KIND_INTEGER | KIND_BOOL)) == 0)
-    return TYPE_INTEGER;
-  if ((kinds & ~(KIND_INTEGER | KIND_REAL)) == 0)
-    return TYPE_REAL;
-  if (kinds == KIND_DATE)
-    return TYPE_DATE;
-  if ((kinds & ~(KIND_DATE | KIND_DATETIME)) == 0)
-    return TYPE_DATETIME;
-  return TYPE_TEXT;
 }
 
 /* Progress and errors */
@@ -671,7 +383,7 @@ looks_like_header (TallyDataReader *reader)
       gsize length;
       const char *field = tally_data_reader_get_field (reader, i, &length);
 
-      if (length > 0 && classify_text (field, length, TRUE) != KIND_TEXT)
+      if (length > 0 && tally_data_classify_text (field, length, TRUE) != TALLY_DATA_KIND_TEXT)
         return FALSE;
     }
   return TRUE;
@@ -688,7 +400,7 @@ classify_record (Source          *source,
       const char *field = tally_data_reader_get_field (reader, i, &length);
 
       if (length > 0)
-        column->kinds |= classify_text (field, length, TRUE);
+        column->kinds |= tally_data_classify_text (field, length, TRUE);
     }
 }
 
@@ -784,20 +496,20 @@ scan_json_line (Source      *source,
           GType type = json_node_get_value_type (value);
 
           if (type == G_TYPE_INT64)
-            column->kinds |= KIND_INTEGER;
+            column->kinds |= TALLY_DATA_KIND_INTEGER;
           else if (type == G_TYPE_DOUBLE)
-            column->kinds |= KIND_REAL;
+            column->kinds |= TALLY_DATA_KIND_REAL;
           else if (type == G_TYPE_BOOLEAN)
-            column->kinds |= KIND_BOOL;
+            column->kinds |= TALLY_DATA_KIND_BOOL;
           else
             {
               const char *text = json_node_get_string (value);
 
-              column->kinds |= classify_text (text, strlen (text), FALSE);
+              column->kinds |= tally_data_classify_text (text, strlen (text), FALSE);
             }
         }
       else
-        column->kinds |= KIND_TEXT;
+        column->kinds |= TALLY_DATA_KIND_TEXT;
     }
 
   return TRUE;
@@ -896,10 +608,10 @@ scan_source (Import  *import,
     {
       Column *column = g_ptr_array_index (source->columns, i);
       g_autofree char *fallback = g_strdup_printf ("column_%u", i + 1);
-      g_autofree char *identifier = sanitize_identifier (column->source_name, fallback);
+      g_autofree char *identifier = tally_data_sanitize_identifier (column->source_name, fallback);
 
-      column->name = unique_name (identifier, taken);
-      column->type = column_type (column->kinds);
+      column->name = tally_data_unique_name (identifier, taken);
+      column->type = tally_data_column_type (column->kinds);
     }
 
   import->done = base + source->size;
@@ -1044,11 +756,11 @@ create_table (Import      *import,
 
       if (dot != NULL)
         *dot = '\0';
-      stem_name = sanitize_identifier (stem, "data");
+      stem_name = tally_data_sanitize_identifier (stem, "data");
       /* Names other tables of the database hold are taken too. */
       for (guint n = 0;; n++)
         {
-          g_autofree char *candidate = unique_name (stem_name, import->taken);
+          g_autofree char *candidate = tally_data_unique_name (stem_name, import->taken);
 
           if (!table_exists (import->db, candidate))
             {
@@ -1065,7 +777,7 @@ create_table (Import      *import,
       Column *column = g_ptr_array_index (source->columns, i);
 
       g_string_append_printf (sql, "%s\"%s\" %s", i > 0 ? ", " : "",
-                              column->name, declared_types[column->type]);
+                              column->name, tally_data_type_get_declaration (column->type));
     }
   g_string_append_c (sql, ')');
 
@@ -1075,40 +787,42 @@ create_table (Import      *import,
 /* The second pass: the rows. */
 
 static void
-bind_text_value (sqlite3_stmt *stmt,
-                 int           index,
-                 ColumnType    type,
-                 const char   *text,
-                 gsize         length)
+bind_text_value (sqlite3_stmt  *stmt,
+                 int            index,
+                 TallyDataType  type,
+                 const char    *text,
+                 gsize          length)
 {
   gint64 integer;
   double real;
 
   if (length == 0)
     sqlite3_bind_null (stmt, index);
-  else if (type == TYPE_INTEGER && parse_integer (text, length, &integer))
+  else if (type == TALLY_DATA_TYPE_INTEGER && tally_data_parse_integer (text, length, &integer))
     sqlite3_bind_int64 (stmt, index, integer);
-  else if (type == TYPE_REAL && (parse_real (text, length, &real) || parse_integer (text, length, NULL)))
+  else if (type == TALLY_DATA_TYPE_REAL &&
+           (tally_data_parse_real (text, length, &real) ||
+            tally_data_parse_integer (text, length, NULL)))
     sqlite3_bind_double (stmt, index, g_ascii_strtod (text, NULL));
   else
     sqlite3_bind_text (stmt, index, text, (int) length, SQLITE_STATIC);
 }
 
 static void
-bind_json_value (sqlite3_stmt *stmt,
-                 int           index,
-                 ColumnType    type,
-                 JsonNode     *value)
+bind_json_value (sqlite3_stmt  *stmt,
+                 int            index,
+                 TallyDataType  type,
+                 JsonNode      *value)
 {
   GType value_type = JSON_NODE_HOLDS_VALUE (value) ? json_node_get_value_type (value) : G_TYPE_INVALID;
 
   if (JSON_NODE_HOLDS_NULL (value))
     sqlite3_bind_null (stmt, index);
-  else if (type == TYPE_INTEGER && value_type == G_TYPE_BOOLEAN)
+  else if (type == TALLY_DATA_TYPE_INTEGER && value_type == G_TYPE_BOOLEAN)
     sqlite3_bind_int64 (stmt, index, json_node_get_boolean (value) ? 1 : 0);
-  else if (type == TYPE_INTEGER)
+  else if (type == TALLY_DATA_TYPE_INTEGER)
     sqlite3_bind_int64 (stmt, index, json_node_get_int (value));
-  else if (type == TYPE_REAL)
+  else if (type == TALLY_DATA_TYPE_REAL)
     sqlite3_bind_double (stmt, index, json_node_get_double (value));
   else if (value_type == G_TYPE_STRING)
     sqlite3_bind_text (stmt, index, json_node_get_string (value), -1, SQLITE_TRANSIENT);
