@@ -235,13 +235,13 @@ query_clear (Query *query)
 }
 
 static void
-run_query (const char *sql,
-           Query      *query)
+run_query_on (const char *db,
+              const char *sql,
+              Query      *query)
 {
   g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
-  g_autofree char *db = chinook_path ();
   char *marked[] = { (char *) "Customer.Email", NULL };
-  TallyToolContext context = { db, NULL, FALSE, marked };
+  TallyToolContext context = { (char *) db, NULL, FALSE, marked };
   g_autoptr(JsonObject) input = json_object_new ();
   g_autoptr(JsonObject) artifact = NULL;
   g_autoptr(GError) error = NULL;
@@ -251,6 +251,15 @@ run_query (const char *sql,
   g_assert_no_error (error);
   g_assert_nonnull (artifact);
   query->origin = json_object_ref (json_object_get_object_member (artifact, "origin"));
+}
+
+static void
+run_query (const char *sql,
+           Query      *query)
+{
+  g_autofree char *db = chinook_path ();
+
+  run_query_on (db, sql, query);
 }
 
 /* "T" for a redacted column, "." for a visible one, from the origin; the
@@ -290,18 +299,28 @@ redacted_pattern (Query *query)
 }
 
 static void
-assert_sqlite_taint (const char *sql,
-                     const char *expected)
+assert_sqlite_taint_on (const char *db,
+                        const char *sql,
+                        const char *expected)
 {
   Query query = { 0 };
   g_autofree char *pattern = NULL;
 
-  run_query (sql, &query);
+  run_query_on (db, sql, &query);
   pattern = redacted_pattern (&query);
   if (g_strcmp0 (pattern, expected) != 0)
     g_printerr ("%s\n%s\n", sql, query.text);
   g_assert_cmpstr (pattern, ==, expected);
   query_clear (&query);
+}
+
+static void
+assert_sqlite_taint (const char *sql,
+                     const char *expected)
+{
+  g_autofree char *db = chinook_path ();
+
+  assert_sqlite_taint_on (db, sql, expected);
 }
 
 static void
@@ -328,6 +347,38 @@ test_sqlite_taint (void)
   assert_sqlite_taint ("SELECT * FROM (SELECT lower(Email) AS e, City FROM Customer) LIMIT 2", "T.");
   /* Nothing marked is read: nothing is redacted. */
   assert_sqlite_taint ("SELECT upper(City), count(*) FROM Customer GROUP BY 1 LIMIT 2", "..");
+}
+
+/* A view's column is a read of the view (SQLITE_READ names the view), not
+ * of the marked column it computes: a derived view column, or a derived
+ * item over a view's plain copy of the column, must still be redacted. */
+static void
+test_sqlite_taint_view (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tally-ledger-view-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "chinook.sqlite", NULL);
+  g_autofree char *source = chinook_path ();
+  g_autoptr(GFile) from = g_file_new_for_path (source);
+  g_autoptr(GFile) to = g_file_new_for_path (db);
+  g_autoptr(GError) error = NULL;
+  sqlite3 *handle = NULL;
+
+  g_file_copy (from, to, G_FILE_COPY_NONE, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (sqlite3_open (db, &handle), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (handle,
+                                 "CREATE VIEW contact AS SELECT CustomerId AS id, Email AS mail, "
+                                 "lower(Email) AS lmail, upper(City) AS city FROM Customer;"
+                                 "CREATE VIEW contact2 AS SELECT id, mail AS m FROM contact;",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (handle);
+
+  assert_sqlite_taint_on (db, "SELECT id, mail, lmail FROM contact LIMIT 2", ".TT");
+  assert_sqlite_taint_on (db, "SELECT upper(mail), id + 1 FROM contact LIMIT 2", "T.");
+  assert_sqlite_taint_on (db, "SELECT substr(m, 1, 3) FROM contact2 LIMIT 2", "T");
+  assert_sqlite_taint_on (db, "SELECT lmail || '' FROM (SELECT lmail FROM contact) LIMIT 2", "T");
+
+  tally_test_rm_rf (dir);
 }
 
 static void
@@ -636,6 +687,7 @@ main (int   argc,
   g_test_add_func ("/tally/ledger/taint/text", test_text_taint);
   g_test_add_func ("/tally/ledger/sensitive-file", test_sensitive_file);
   g_test_add_func ("/tally/ledger/taint/sqlite", test_sqlite_taint);
+  g_test_add_func ("/tally/ledger/taint/sqlite-view", test_sqlite_taint_view);
   g_test_add_func ("/tally/ledger/origin/sqlite", test_sqlite_origin);
   g_test_add_func ("/tally/ledger/end-to-end", test_end_to_end);
   g_test_add_func ("/tally/ledger/profile-file", test_profile_file);

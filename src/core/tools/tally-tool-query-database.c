@@ -816,11 +816,53 @@ reads_marked (GPtrArray          *reads,
   return FALSE;
 }
 
+/* Whether a read can carry a marked column's value. SQLITE_READ names a
+ * view's column under the view's name, so a read is followed to its origin
+ * (`SELECT "column" FROM "table"`): a table's own column or a view's plain
+ * copy of a marked column is marked; a view column that computes its value
+ * is in doubt, so it counts as marked (docs/ledger.md §3). */
+static gboolean
+read_carries_marked (TallyToolDatabase  *database,
+                     const char         *read,
+                     const char * const *marked)
+{
+  const char *dot = strrchr (read, '.');
+  g_autofree char *table = NULL;
+  sqlite3_stmt *stmt = NULL;
+  char *sql;
+  gboolean carries = TRUE;
+
+  if (read_is_marked (read, marked))
+    return TRUE;
+  /* No column: a table read for its rows only (count(*)). */
+  if (dot == NULL || dot[1] == '\0')
+    return FALSE;
+
+  table = g_strndup (read, dot - read);
+  sql = sqlite3_mprintf ("SELECT \"%w\" FROM \"%w\"", dot + 1, table);
+  if (sql != NULL &&
+      sqlite3_prepare_v2 (database->db, sql, -1, &stmt, NULL) == SQLITE_OK &&
+      sqlite3_column_count (stmt) == 1)
+    {
+      const char *origin_table = sqlite3_column_table_name (stmt, 0);
+      const char *origin_name = sqlite3_column_origin_name (stmt, 0);
+
+      if (origin_table != NULL && origin_name != NULL)
+        carries = tally_sensitive_columns_match (marked, NULL, origin_table, origin_name);
+    }
+  sqlite3_finalize (stmt);
+  sqlite3_free (sql);
+  g_clear_pointer (&database->denied, g_free);
+
+  return carries;
+}
+
 /* Marks a derived column from what its item reads beyond the baseline
  * probe (a multiset difference: an item that reads a column the WHERE
  * clause reads too still counts it). */
 static void
-taint_from_probe (TallyOriginColumn  *column,
+taint_from_probe (TallyToolDatabase  *database,
+                  TallyOriginColumn  *column,
                   TallySqlItem       *item,
                   GPtrArray          *reads,
                   GPtrArray          *baseline,
@@ -845,7 +887,7 @@ taint_from_probe (TallyOriginColumn  *column,
   for (guint i = 0; i < extra->len; i++)
     {
       tally_origin_column_add_source (column, g_ptr_array_index (extra, i));
-      if (read_is_marked (g_ptr_array_index (extra, i), marked))
+      if (read_carries_marked (database, g_ptr_array_index (extra, i), marked))
         column->redacted = TRUE;
     }
 
@@ -930,7 +972,7 @@ query_origin (TallyToolDatabase  *database,
       if (reads == NULL)
         column->redacted = TRUE;
       else
-        taint_from_probe (column, g_ptr_array_index (select->items, i), reads, baseline, marked);
+        taint_from_probe (database, column, g_ptr_array_index (select->items, i), reads, baseline, marked);
     }
 
   return g_steal_pointer (&origin);
