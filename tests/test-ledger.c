@@ -183,6 +183,18 @@ test_text_taint (void)
   assert_text_taint ("SELECT upper(city), 'email' FROM stores", "..");
   assert_text_taint ("SELECT * FROM orders", ".");
   assert_text_taint ("SELECT * FROM (SELECT lower(email) AS e FROM customers) s", "T");
+  /* A column alias list renames the marked column. */
+  assert_text_taint ("SELECT upper(x), 1 FROM customers c(a, b, x)", "T.");
+  assert_text_taint ("SELECT string_agg(e, ',') FROM customers AS c (i, n, e)", "T");
+  assert_text_taint ("SELECT upper(e) FROM (TABLE customers) AS s(i, n, e)", "T");
+  /* A function in FROM over the marked column, named by its alias. */
+  assert_text_taint ("SELECT upper(e) FROM customers c, unnest(string_to_array(c.email, '@')) AS u(e)", "T");
+  assert_text_taint ("SELECT lower(city) FROM customers WHERE lower(email) LIKE '%a%'", ".");
+  /* PostgreSQL nests block comments (SQLite does not): the text after the
+   * first close may still be a comment, so the split is in doubt. */
+  assert_text_taint ("SELECT /* /* */ ' */ upper(email) AS x FROM customers -- '", "T");
+  /* A Unicode-escaped identifier can spell any name. */
+  assert_text_taint ("SELECT upper(U&\"\\0065mail\") FROM U&\"\\0063ustomers\"", "T");
 }
 
 /* Sensitive columns {{{1 */

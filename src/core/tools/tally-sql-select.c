@@ -154,8 +154,13 @@ skip_dollar_quoted (const char *p)
   return end != NULL ? end + strlen (tag) : q + strlen (q);
 }
 
+/* Sets *@ambiguous when PostgreSQL and SQLite could read @sql differently:
+ * a block comment that opens another (PostgreSQL nests them, SQLite ends
+ * at the first close), or a U&"…" identifier (its escapes can spell any
+ * name). */
 static GArray *
-tokenize (const char *sql)
+tokenize (const char *sql,
+          gboolean   *ambiguous)
 {
   GArray *tokens = g_array_new (FALSE, FALSE, sizeof (Token));
   const char *p = sql;
@@ -180,6 +185,9 @@ tokenize (const char *sql)
       if (p[0] == '/' && p[1] == '*')
         {
           end = strstr (p + 2, "*/");
+          if (end != NULL ? g_strstr_len (p + 2, end - (p + 2), "/*") != NULL
+                          : strstr (p + 2, "/*") != NULL)
+            *ambiguous = TRUE;
           p = end != NULL ? end + 2 : p + strlen (p);
           continue;
         }
@@ -196,6 +204,8 @@ tokenize (const char *sql)
         }
       else if (*p == '"' || *p == '`')
         {
+          if (p - sql >= 2 && p[-1] == '&' && (p[-2] == 'u' || p[-2] == 'U'))
+            *ambiguous = TRUE;
           token.kind = TOKEN_QUOTED;
           end = skip_quoted (p, *p, FALSE);
         }
@@ -385,7 +395,7 @@ tally_sql_select_parse (const char  *sql,
   g_return_val_if_fail (sql != NULL, NULL);
 
   self->sql = g_strdup (sql);
-  self->tokens = tokenize (sql);
+  self->tokens = tokenize (sql, &self->ambiguous);
   self->items = g_ptr_array_new_with_free_func (item_free);
   n = self->tokens->len;
 
@@ -551,6 +561,43 @@ range_mentions (TallySqlSelect *self,
   return FALSE;
 }
 
+/* Adds to @tainted the name a tainted table or derived table is given at
+ * token @a (`[AS] name`) and the names of its column alias list (`name(a,
+ * b, c)`, which renames its columns by position). Returns whether it
+ * added a name. */
+static gboolean
+taint_alias (TallySqlSelect *self,
+             guint           a,
+             GPtrArray      *tainted)
+{
+  const char *sql = self->sql;
+  guint n = self->tokens->len;
+  gboolean added = FALSE;
+
+  if (a < n && is_word (sql, TOK (a), "as"))
+    a++;
+  if (a >= n || !is_name (sql, TOK (a)))
+    return FALSE;
+
+  for (guint i = a; i < n; i++)
+    {
+      g_autofree char *name = NULL;
+
+      if (i > a && (i == a + 1 ? !is_punct (sql, TOK (i), '(') : TOK (i)->depth <= TOK (a)->depth))
+        break;
+      if (!is_name (sql, TOK (i)))
+        continue;
+      name = token_name (sql, TOK (i));
+      if (!strv_has (tainted, name))
+        {
+          g_ptr_array_add (tainted, g_steal_pointer (&name));
+          added = TRUE;
+        }
+    }
+
+  return added;
+}
+
 /**
  * tally_sql_select_text_taint:
  * @self: a split statement
@@ -562,9 +609,13 @@ range_mentions (TallySqlSelect *self,
  * without an authorizer (PostgreSQL). The tainted names are the tables
  * and columns of @marked, the names a marked table is given (`customers
  * c`), and the names of derived tables (a WITH query or a subquery) whose
- * text mentions a tainted name. An item is tainted when it mentions a
+ * text mentions a tainted name, with the names of their column alias
+ * lists, and the name a FROM item such as `unnest(…) AS u(e)` gets when
+ * its text mentions a tainted name. An item is tainted when it mentions a
  * tainted name, when it is a `*`, or when it mentions any name at all and
- * some derived table mentions a tainted name.
+ * some derived table mentions a tainted name. When the engines could read
+ * the text differently (a nested block comment, a `U&"…"` identifier) and
+ * @marked is not empty, every item is tainted.
  *
  * Returns: (transfer full) (array): one flag per item of @self->items
  */
@@ -582,6 +633,15 @@ tally_sql_select_text_taint (TallySqlSelect     *self,
   gsize head_len = strlen (self->head);
   gsize rest_start = strlen (sql) - strlen (self->rest);
 
+  if (self->ambiguous && marked != NULL && marked[0] != NULL)
+    {
+      for (guint i = 0; i < self->items->len; i++)
+        flags[i] = TRUE;
+      if (touches != NULL)
+        *touches = TRUE;
+      return flags;
+    }
+
   /* The marked names met, and what a marked table is called after it. */
   for (guint i = 0; i < n; i++)
     {
@@ -597,14 +657,7 @@ tally_sql_select_text_taint (TallySqlSelect     *self,
         g_ptr_array_add (tainted, g_strdup (name));
 
       if (i + 1 < n && !is_punct (sql, TOK (i + 1), '.'))
-        {
-          guint a = i + 1;
-
-          if (is_word (sql, TOK (a), "as") && a + 1 < n)
-            a++;
-          if (is_name (sql, TOK (a)))
-            g_ptr_array_add (tainted, token_name (sql, TOK (a)));
-        }
+        taint_alias (self, i + 1, tainted);
     }
 
   if (touches != NULL)
@@ -627,11 +680,12 @@ tally_sql_select_text_taint (TallySqlSelect     *self,
       for (guint i = 0; i + 1 < n; i++)
         {
           guint close;
+          gboolean query;
 
-          if ((i >= items_start && i < items_end) || !is_punct (sql, TOK (i), '(') ||
-              !(is_word (sql, TOK (i + 1), "select") || is_word (sql, TOK (i + 1), "with") ||
-                is_word (sql, TOK (i + 1), "values")))
+          if ((i >= items_start && i < items_end) || !is_punct (sql, TOK (i), '('))
             continue;
+          query = is_word (sql, TOK (i + 1), "select") || is_word (sql, TOK (i + 1), "with") ||
+                  is_word (sql, TOK (i + 1), "values") || is_word (sql, TOK (i + 1), "table");
 
           for (close = i + 1; close < n; close++)
             if (TOK (close)->depth == TOK (i)->depth && is_punct (sql, TOK (close), ')'))
@@ -639,6 +693,18 @@ tally_sql_select_text_taint (TallySqlSelect     *self,
 
           if (!range_mentions (self, i + 1, close, tainted))
             continue;
+
+          /* Any other parenthesised text (a function in FROM) counts when
+           * it is given a name: `unnest(…) AS u(e)`. */
+          if (!query)
+            {
+              if (close + 1 < n && taint_alias (self, close + 1, tainted))
+                {
+                  derived_tainted = TRUE;
+                  changed = TRUE;
+                }
+              continue;
+            }
 
           derived_tainted = TRUE;
 
@@ -653,23 +719,8 @@ tally_sql_select_text_taint (TallySqlSelect     *self,
                   changed = TRUE;
                 }
             }
-          if (close + 1 < n)
-            {
-              guint a = close + 1;
-
-              if (is_word (sql, TOK (a), "as") && a + 1 < n)
-                a++;
-              if (is_name (sql, TOK (a)))
-                {
-                  g_autofree char *name = token_name (sql, TOK (a));
-
-                  if (!strv_has (tainted, name))
-                    {
-                      g_ptr_array_add (tainted, g_steal_pointer (&name));
-                      changed = TRUE;
-                    }
-                }
-            }
+          if (close + 1 < n && taint_alias (self, close + 1, tainted))
+            changed = TRUE;
         }
     }
 

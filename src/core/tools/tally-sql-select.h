@@ -54,6 +54,9 @@ typedef struct
   /*< private >*/
   char      *sql;
   GArray    *tokens;
+  /* The engines may read the text differently (a nested block comment,
+   * a Unicode-escaped identifier): the text rule cannot trust the split. */
+  gboolean   ambiguous;
 } TallySqlSelect;
 
 TallySqlSelect *tally_sql_select_parse      (const char         *sql,
