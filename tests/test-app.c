@@ -2011,6 +2011,37 @@ data_files_body (TallyApplication *app,
   g_assert_true (g_file_test (database, G_FILE_TEST_IS_REGULAR));
   if (window->session != NULL)
     g_assert_cmpstr (tally_agent_get_database (tally_session_get_agent (window->session)), ==, database);
+
+  /* The database chooser's File page (past its native chooser) refuses a
+   * file that is neither SQLite nor data, and hands a data file to the
+   * same import. */
+  {
+    g_autofree char *text = g_build_filename (window->workspace, "not-a-database.txt", NULL);
+    g_autofree char *events = g_build_filename (tally_test_data_dir (), "data", "import", "events.jsonl", NULL);
+    TallyDatabaseDialog *dialog = open_database_dialog (window);
+    g_autoptr(GPtrArray) pages = NULL;
+    gboolean refused = FALSE;
+
+    g_assert_true (g_file_set_contents (text, "hello\n", -1, NULL));
+    tally_database_dialog_set_page (dialog, "file");
+    _tally_database_dialog_choose_file (dialog, text);
+    pages = find_all (GTK_WIDGET (dialog), ADW_TYPE_STATUS_PAGE);
+    for (guint i = 0; i < pages->len; i++)
+      refused |= g_strcmp0 (adw_status_page_get_description (g_ptr_array_index (pages, i)),
+                            "“not-a-database.txt” is not a SQLite database") == 0;
+    g_assert_true (refused);
+    g_assert_true (gtk_widget_get_visible (GTK_WIDGET (dialog)));
+    g_assert_false (_tally_window_is_importing (window));
+
+    g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &dialog);
+    _tally_database_dialog_choose_file (dialog, events);
+    g_assert_true (_tally_window_is_importing (window));
+    g_assert_cmpstr (tally_data_import_bar_get_title (bar), ==, "Importing “events.jsonl”…");
+    SPIN_UNTIL (dialog == NULL);
+    SPIN_UNTIL (!_tally_window_is_importing (window));
+    SPIN_UNTIL (tally_data_import_bar_get_fraction (bar) == 1.0);
+    g_assert_cmpstr (window->database, ==, database);
+  }
 }
 
 static void

@@ -8,6 +8,7 @@
 
 #include <glib/gi18n.h>
 
+#include "tally-data-import.h"
 #include "tally-database-dialog.h"
 #include "tally-pg-source.h"
 #include "tally-secret.h"
@@ -19,7 +20,10 @@
  * docs/postgresql.md): two pages under a view switcher.
  *
  * - *File*: a SQLite file, picked with the desktop's file chooser (the
- *   portal under Flatpak) and checked for SQLite's header.
+ *   portal under Flatpak) and checked for SQLite's header. A CSV, TSV or
+ *   JSON Lines file (tally_data_import_is_data_path()) is handed on with
+ *   #TallyDatabaseDialog::data-file-chosen instead, for the window to
+ *   import as *Open Data Files…* does (docs/data-files.md).
  * - *Server*: a PostgreSQL connection string or URI, a name and a
  *   password, and the saved connections listed by name. *Connect* opens a
  *   connection in a worker thread (tally_pg_source_connect_async()) and
@@ -62,6 +66,7 @@ G_DEFINE_FINAL_TYPE (TallyDatabaseDialog, tally_database_dialog, ADW_TYPE_WINDOW
 
 enum {
   SIGNAL_CHOSEN,
+  SIGNAL_DATA_FILE_CHOSEN,
   N_SIGNALS
 };
 
@@ -137,9 +142,7 @@ file_chosen_cb (GtkNativeDialog     *chooser,
                 TallyDatabaseDialog *self)
 {
   g_autoptr(GFile) file = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
-  g_autofree char *name = NULL;
 
   g_assert (TALLY_IS_DATABASE_DIALOG (self));
 
@@ -153,6 +156,37 @@ file_chosen_cb (GtkNativeDialog     *chooser,
   if (path == NULL)
     {
       adw_status_page_set_description (self->file_page, _("Only a file on this computer can be opened"));
+      return;
+    }
+  _tally_database_dialog_choose_file (self, path);
+}
+
+/**
+ * _tally_database_dialog_choose_file:
+ * @self: a #TallyDatabaseDialog
+ * @path: a local file's path, as the File page's chooser gives it
+ *
+ * What the File page does with a picked file: a data file
+ * (tally_data_import_is_data_path()) goes out with
+ * #TallyDatabaseDialog::data-file-chosen, a SQLite file with
+ * #TallyDatabaseDialog::chosen, and either closes the dialog; anything
+ * else is refused on the page ("… is not a SQLite database"). The tests
+ * call it in place of the native chooser.
+ */
+void
+_tally_database_dialog_choose_file (TallyDatabaseDialog *self,
+                                    const char          *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *name = NULL;
+
+  g_return_if_fail (TALLY_IS_DATABASE_DIALOG (self));
+  g_return_if_fail (path != NULL);
+
+  if (tally_data_import_is_data_path (path))
+    {
+      g_signal_emit (self, signals[SIGNAL_DATA_FILE_CHOSEN], 0, path);
+      gtk_window_close (GTK_WINDOW (self));
       return;
     }
   if (!looks_like_sqlite (path, &error))
@@ -582,6 +616,20 @@ tally_database_dialog_class_init (TallyDatabaseDialogClass *klass)
   signals[SIGNAL_CHOSEN] =
     g_signal_new ("chosen", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
+
+  /**
+   * TallyDatabaseDialog::data-file-chosen:
+   * @self: the dialog
+   * @path: the path of a CSV, TSV or JSON Lines file
+   *   (tally_data_import_is_data_path()), not yet read
+   *
+   * Emitted instead of #TallyDatabaseDialog::chosen when the analyst
+   * picked a data file on the File page, for the window to import it
+   * (docs/data-files.md); the dialog then closes.
+   */
+  signals[SIGNAL_DATA_FILE_CHOSEN] =
+    g_signal_new ("data-file-chosen", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-database-dialog.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyDatabaseDialog, stack);

@@ -26,4 +26,9 @@ GtkEditable         *_tally_database_dialog_get_password_entry (TallyDatabaseDia
 GtkButton           *_tally_database_dialog_get_connect_button (TallyDatabaseDialog *self);
 GtkListBox          *_tally_database_dialog_get_saved_list     (TallyDatabaseDialog *self);
 
+/* What the File page does with the chooser's file (the tests' way past
+ * the native chooser). */
+void                 _tally_database_dialog_choose_file        (TallyDatabaseDialog *self,
+                                                                const char          *path);
+
 G_END_DECLS

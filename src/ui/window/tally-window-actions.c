@@ -94,6 +94,20 @@ database_chosen_cb (TallyDatabaseDialog *dialog,
   _tally_window_check_role (self);
 }
 
+/* A data file picked on the chooser's File page is imported as
+ * win.open-data-files imports it (docs/data-files.md). */
+static void
+data_file_chosen_cb (TallyDatabaseDialog *dialog,
+                     const char          *path,
+                     TallyWindow         *self)
+{
+  const char *paths[] = { path, NULL };
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  _tally_window_import_data_files (self, paths);
+}
+
 /* The role warning (docs/postgresql.md, "A read-only role") */
 
 #define ROLE_WARNED_KEY "tally-role-warned"
@@ -270,6 +284,7 @@ choose_database_activate (TallyWindow *self,
 
   dialog = tally_database_dialog_new (GTK_WINDOW (self), self->settings);
   g_signal_connect_object (dialog, "chosen", G_CALLBACK (database_chosen_cb), self, 0);
+  g_signal_connect_object (dialog, "data-file-chosen", G_CALLBACK (data_file_chosen_cb), self, 0);
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
