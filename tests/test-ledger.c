@@ -393,6 +393,50 @@ test_sqlite_taint_view (void)
   tally_test_rm_rf (dir);
 }
 
+/* The error query_database gives for @sql on Chinook, Customer.Email marked. */
+static GError *
+run_query_error (const char *sql)
+{
+  g_autoptr(TallyTool) tool = tally_tool_query_database_new ();
+  g_autofree char *db = chinook_path ();
+  char *marked[] = { (char *) "Customer.Email", NULL };
+  TallyToolContext context = { db, NULL, FALSE, marked };
+  g_autoptr(JsonObject) input = json_object_new ();
+  GError *error = NULL;
+  g_autofree char *text = NULL;
+
+  json_object_set_string_member (input, "sql", sql);
+  text = tally_tool_run_full (tool, &context, input, NULL, NULL, &error);
+  g_assert_null (text);
+  g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
+  return error;
+}
+
+/* SQLite's JSON functions quote their argument in an error ("JSON path
+ * error near '…'"): when the statement reads a marked column, quoted runs
+ * of the message are not sent. */
+static void
+test_sqlite_error_redacted (void)
+{
+  const char * const queries[] = {
+    "SELECT json_extract('{}', Email) FROM Customer",
+    "SELECT count(*) FROM Customer WHERE json_set('{}', Email, 1) IS NULL",
+  };
+  g_autoptr(GError) plain = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (queries); i++)
+    {
+      g_autoptr(GError) error = run_query_error (queries[i]);
+
+      g_assert_null (strstr (error->message, "@"));
+      g_assert_nonnull (strstr (error->message, "'[redacted]'"));
+    }
+
+  /* Nothing marked is read: the message stays as SQLite wrote it. */
+  plain = run_query_error ("SELECT json_extract('{}', City) FROM Customer");
+  g_assert_nonnull (strstr (plain->message, "'São José dos Campos'"));
+}
+
 static void
 test_sqlite_origin (void)
 {
@@ -700,6 +744,7 @@ main (int   argc,
   g_test_add_func ("/tally/ledger/sensitive-file", test_sensitive_file);
   g_test_add_func ("/tally/ledger/taint/sqlite", test_sqlite_taint);
   g_test_add_func ("/tally/ledger/taint/sqlite-view", test_sqlite_taint_view);
+  g_test_add_func ("/tally/ledger/taint/sqlite-error", test_sqlite_error_redacted);
   g_test_add_func ("/tally/ledger/origin/sqlite", test_sqlite_origin);
   g_test_add_func ("/tally/ledger/end-to-end", test_end_to_end);
   g_test_add_func ("/tally/ledger/profile-file", test_profile_file);

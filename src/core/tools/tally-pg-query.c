@@ -184,28 +184,15 @@ redact_error (GError             *error,
               const char         *sql,
               const char * const *marked)
 {
-  GString *message;
-  gboolean quoted = FALSE;
+  char *message;
 
   if (error == NULL || error->domain != TALLY_TOOL_ERROR || !mentions_marked (sql, marked) ||
       strchr (error->message, '"') == NULL)
     return;
 
-  message = g_string_new (NULL);
-  for (const char *p = error->message; *p != '\0'; p++)
-    {
-      if (*p == '"')
-        {
-          if (!quoted)
-            g_string_append (message, "\"" TALLY_SENSITIVE_REDACTED "\"");
-          quoted = !quoted;
-        }
-      else if (!quoted)
-        g_string_append_c (message, *p);
-    }
-
+  message = tally_sensitive_columns_redact_quoted (error->message, '"');
   g_free (error->message);
-  error->message = g_string_free (message, FALSE);
+  error->message = message;
 }
 
 /* The origin of each column of a result: direct origins by name, derived

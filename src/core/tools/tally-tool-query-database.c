@@ -978,6 +978,25 @@ query_origin (TallyToolDatabase  *database,
   return g_steal_pointer (&origin);
 }
 
+/* SQLite's JSON functions quote the argument that failed ("JSON path
+ * error near '…'"): when the statement read a marked column, every
+ * single-quoted run of the message is replaced (docs/ledger.md §5). */
+static void
+redact_step_error (GError             *error,
+                   TallyResultOrigin  *origin,
+                   const char * const *marked)
+{
+  char *message;
+
+  if (error == NULL || error->domain != TALLY_TOOL_ERROR || origin == NULL ||
+      !reads_marked (origin->reads, marked) || strchr (error->message, '\'') == NULL)
+    return;
+
+  message = tally_sensitive_columns_redact_quoted (error->message, '\'');
+  g_free (error->message);
+  error->message = message;
+}
+
 /* A cell as a JSON scalar for a chart: numbers stay numbers, a BLOB is
  * described, text is kept whole (the chart engine reads it). */
 static JsonNode *
@@ -1111,6 +1130,8 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
 
   if (!tally_tool_database_set_step_error (database, rc, error))
     {
+      redact_step_error (error != NULL ? *error : NULL, origin,
+                         (const char * const *) context->sensitive_columns);
       sqlite3_finalize (stmt);
       return NULL;
     }
@@ -1245,6 +1266,8 @@ query_run (TallyTool               *tool,
 
   if (!tally_tool_database_set_step_error (database, rc, error))
     {
+      redact_step_error (error != NULL ? *error : NULL, origin,
+                         (const char * const *) context->sensitive_columns);
       sqlite3_finalize (stmt);
       return NULL;
     }

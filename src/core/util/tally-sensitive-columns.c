@@ -254,3 +254,40 @@ tally_sensitive_columns_names (const char * const *columns,
 
   return FALSE;
 }
+
+/**
+ * tally_sensitive_columns_redact_quoted:
+ * @message: a database's error message
+ * @quote: the quote character the engine puts around values (`'` for
+ *   SQLite, `"` for PostgreSQL)
+ *
+ * @message with every run between two @quote characters replaced by
+ * [redacted] (kept in quotes): a database error can quote the value that
+ * failed (docs/ledger.md §5). An unclosed quote hides the rest.
+ *
+ * Returns: (transfer full): the redacted message
+ */
+char *
+tally_sensitive_columns_redact_quoted (const char *message,
+                                       char        quote)
+{
+  GString *out;
+  gboolean quoted = FALSE;
+
+  g_return_val_if_fail (message != NULL, NULL);
+
+  out = g_string_new (NULL);
+  for (const char *p = message; *p != '\0'; p++)
+    {
+      if (*p == quote)
+        {
+          if (!quoted)
+            g_string_append_printf (out, "%c" TALLY_SENSITIVE_REDACTED "%c", quote, quote);
+          quoted = !quoted;
+        }
+      else if (!quoted)
+        g_string_append_c (out, *p);
+    }
+
+  return g_string_free (out, FALSE);
+}

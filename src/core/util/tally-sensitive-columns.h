@@ -26,5 +26,7 @@ gboolean   tally_sensitive_columns_match        (const char * const *columns,
                                                  const char         *column);
 gboolean   tally_sensitive_columns_names        (const char * const *columns,
                                                  const char         *name);
+char      *tally_sensitive_columns_redact_quoted (const char         *message,
+                                                 char                quote);
 
 G_END_DECLS
