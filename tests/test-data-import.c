@@ -304,6 +304,35 @@ test_json_lines_errors (Fixture       *fixture,
   g_assert_cmpstr (values, ==, "text:1|text:one|text:{\"n\":1}");
 }
 
+/* A JSON number out of range of a 64-bit integer or a double: the parser
+ * wraps 99999999999999999999 to -1 and reads 1e400 as infinity, so the
+ * line is an error, not a wrong value; the edges still import. */
+static void
+test_json_lines_range (Fixture       *fixture,
+                       gconstpointer  data)
+{
+  g_autofree char *big = write_file (fixture, "big.jsonl",
+                                     "{\"n\": 1}\n{\"n\": 99999999999999999999}\n", -1);
+  g_autofree char *nested = write_file (fixture, "nested.jsonl",
+                                        "{\"n\": [1, -9223372036854775809], \"s\": \"99999999999999999999\"}\n", -1);
+  g_autofree char *huge = write_file (fixture, "huge.jsonl", "{\"x\": 2.5}\n{\"x\": 1e400}\n", -1);
+  g_autofree char *edges = write_file (fixture, "edges.jsonl",
+                                       "{\"n\": 9223372036854775807, \"s\": \"1e400\"}\n"
+                                       "{\"n\": -9223372036854775808, \"s\": \"x\"}\n", -1);
+  g_autofree char *big_message = import_fails (fixture, big, TALLY_DATA_IMPORT_ERROR_JSON);
+  g_autofree char *nested_message = import_fails (fixture, nested, TALLY_DATA_IMPORT_ERROR_JSON);
+  g_autofree char *huge_message = import_fails (fixture, huge, TALLY_DATA_IMPORT_ERROR_JSON);
+  g_autoptr(TallyDataTable) table = import_one (fixture, edges);
+  g_autofree char *values = query (fixture, "SELECT n || ':' || s FROM edges");
+
+  g_assert_cmpstr (big_message, ==,
+                   "big.jsonl: line 2: the number 99999999999999999999 is out of range");
+  g_assert_cmpstr (nested_message, ==,
+                   "nested.jsonl: line 1: the number -9223372036854775809 is out of range");
+  g_assert_cmpstr (huge_message, ==, "huge.jsonl: line 2: the number 1e400 is out of range");
+  g_assert_cmpstr (values, ==, "9223372036854775807:1e400|-9223372036854775808:x");
+}
+
 /* Bad input: a clear error and no table */
 
 static void
@@ -747,6 +776,7 @@ main (int    argc,
   ADD ("/tally/data-import/delimiters", test_delimiters);
   ADD ("/tally/data-import/json-lines", test_json_lines);
   ADD ("/tally/data-import/json-lines-errors", test_json_lines_errors);
+  ADD ("/tally/data-import/json-lines-range", test_json_lines_range);
   ADD ("/tally/data-import/ragged", test_ragged);
   ADD ("/tally/data-import/empty", test_empty);
   ADD ("/tally/data-import/binary", test_binary);

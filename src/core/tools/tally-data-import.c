@@ -9,6 +9,7 @@
 #include "tally-data-reader.h"
 
 #include <errno.h>
+#include <math.h>
 #include <json-glib/json-glib.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -443,6 +444,55 @@ pick_delimiter (Source        *source,
   return tally_data_detect_delimiter (sample, length, length < SAMPLE_SIZE);
 }
 
+/* The first number of a JSON text that neither a 64-bit integer nor a
+ * finite double holds (json-glib wraps 99999999999999999999 to -1 and reads
+ * 1e400 as infinity), as a new string, or NULL. Strings are skipped. */
+static char *
+json_dup_number_out_of_range (const char *line,
+                              gsize       length)
+{
+  const char *end = line + length;
+
+  for (const char *p = line; p < end; p++)
+    {
+      const char *start = p;
+      gboolean fraction = FALSE;
+      g_autofree char *text = NULL;
+      gboolean in_range;
+
+      if (*p == '"')
+        {
+          for (p++; p < end && *p != '"'; p++)
+            if (*p == '\\' && p + 1 < end)
+              p++;
+          continue;
+        }
+      if (*p != '-' && !g_ascii_isdigit (*p))
+        continue;
+
+      while (p < end && (g_ascii_isdigit (*p) || *p == '-' || *p == '+' ||
+                         *p == '.' || *p == 'e' || *p == 'E'))
+        {
+          fraction |= *p == '.' || *p == 'e' || *p == 'E';
+          p++;
+        }
+      text = g_strndup (start, p - start);
+      errno = 0;
+      if (fraction)
+        in_range = isfinite (g_ascii_strtod (text, NULL));
+      else
+        {
+          g_ascii_strtoll (text, NULL, 10);
+          in_range = errno != ERANGE;
+        }
+      if (!in_range)
+        return g_steal_pointer (&text);
+      p--;
+    }
+
+  return NULL;
+}
+
 /* JSON Lines: the union of the keys in first-seen order. */
 static gboolean
 scan_json_line (Source      *source,
@@ -453,6 +503,7 @@ scan_json_line (Source      *source,
                 GError     **error)
 {
   g_autoptr(GError) parse_error = NULL;
+  g_autofree char *out_of_range = NULL;
   JsonNode *root;
   JsonObjectIter iter;
   const char *key;
@@ -472,6 +523,14 @@ scan_json_line (Source      *source,
                    "%s: line %" G_GUINT64_FORMAT ": not a JSON object; "
                    "each line of a JSON Lines file must hold one object",
                    source->display, number);
+      return FALSE;
+    }
+  out_of_range = json_dup_number_out_of_range (line, length);
+  if (out_of_range != NULL)
+    {
+      g_set_error (error, TALLY_DATA_IMPORT_ERROR, TALLY_DATA_IMPORT_ERROR_JSON,
+                   "%s: line %" G_GUINT64_FORMAT ": the number %s is out of range",
+                   source->display, number, out_of_range);
       return FALSE;
     }
 
