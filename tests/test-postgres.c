@@ -68,6 +68,13 @@ test_conninfo (void)
       "postgres://ann@db/sales?application_name=x" },
     { "postgresql:///sales?host=/tmp&password=s3cret", "postgresql:///sales?host=/tmp" },
     { "postgresql://db", "postgresql://db" },
+    /* libpq decodes a parameter's keyword, and a password may hold ? or #
+     * (libpq's user info ends only at @ or /). */
+    { "postgresql://db/sales?%70assword=s3cret&user=ann", "postgresql://db/sales?user=ann" },
+    { "postgresql://db/sales?pass%77ord=s3cret", "postgresql://db/sales" },
+    { "postgresql://ann:s3?cret@db/sales", "postgresql://ann@db/sales" },
+    { "postgresql://ann:s3#cret@db:5433", "postgresql://ann@db:5433" },
+    { "postgresql://ann:s3?c#r=et@db/sales?sslmode=require", "postgresql://ann@db/sales?sslmode=require" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)

@@ -122,20 +122,35 @@ is_secret_keyword (const char *keyword,
          (length == strlen ("sslpassword") && g_ascii_strncasecmp (keyword, "sslpassword", length) == 0);
 }
 
+/* Whether a URI parameter's keyword is a secret; libpq percent-decodes
+ * keywords (`%70assword`), so they are compared decoded, and one that does
+ * not decode counts as a secret. */
+static gboolean
+is_secret_parameter (const char *param,
+                     gsize       length)
+{
+  g_autofree char *keyword = g_uri_unescape_segment (param, param + length, NULL);
+
+  return keyword == NULL || is_secret_keyword (keyword, strlen (keyword));
+}
+
 /* The URI form: drops ":password" from the user info and every
- * password=/sslpassword= parameter from the query. */
+ * password=/sslpassword= parameter from the query. Like libpq, the user
+ * info runs to an @ before the first /, so a password may hold ? or #. */
 static char *
 redact_uri (const char *uri)
 {
   g_autoptr(GString) out = g_string_new (NULL);
   const char *authority = strstr (uri, "://") + 3;
-  const char *end = authority + strcspn (authority, "/?#");
+  const char *credentials_end = authority + strcspn (authority, "/");
+  const char *end;
   const char *at = NULL;
   const char *query;
 
-  for (const char *p = authority; p < end; p++)
+  for (const char *p = authority; p < credentials_end; p++)
     if (*p == '@')
       at = p;
+  end = (at != NULL ? at : authority) + strcspn (at != NULL ? at : authority, "/?#");
 
   g_string_append_len (out, uri, authority - uri);
   if (at != NULL)
@@ -159,7 +174,7 @@ redact_uri (const char *uri)
         {
           gsize klen = strcspn (params[i], "=");
 
-          if (params[i][0] == '\0' || is_secret_keyword (params[i], klen))
+          if (params[i][0] == '\0' || is_secret_parameter (params[i], klen))
             continue;
           g_string_append_c (out, first ? '?' : '&');
           g_string_append (out, params[i]);
