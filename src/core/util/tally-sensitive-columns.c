@@ -183,13 +183,16 @@ tally_sensitive_columns_merge (const char * const *columns,
 /**
  * tally_sensitive_columns_match:
  * @columns: (array zero-terminated=1) (nullable): entries
- * @schema: (nullable): the column's schema (PostgreSQL), or %NULL
+ * @schema: (nullable): the column's schema (PostgreSQL), or %NULL when
+ *   the engine has none to give (SQLite)
  * @table: the column's table
  * @column: the column's name
  *
  * Whether a column of a table is marked. An entry `table.column` matches
- * that table in any schema; `schema.table.column` only in that schema.
- * Names compare without regard to ASCII case.
+ * that table in any schema; `schema.table.column` only in that schema, or
+ * in any when @schema is %NULL (so `main.Customer.Email` on SQLite protects
+ * the column rather than nothing, docs/ledger.md §2). Names compare
+ * without regard to ASCII case.
  *
  * Returns: %TRUE when an entry names the column
  */
@@ -212,8 +215,8 @@ tally_sensitive_columns_match (const char * const *columns,
           g_ascii_strcasecmp (parts[1], column) == 0)
         return TRUE;
 
-      if (n == 3 && schema != NULL &&
-          g_ascii_strcasecmp (parts[0], schema) == 0 &&
+      if (n == 3 &&
+          (schema == NULL || g_ascii_strcasecmp (parts[0], schema) == 0) &&
           g_ascii_strcasecmp (parts[1], table) == 0 &&
           g_ascii_strcasecmp (parts[2], column) == 0)
         return TRUE;
