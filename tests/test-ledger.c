@@ -195,6 +195,10 @@ test_text_taint (void)
   assert_text_taint ("SELECT /* /* */ ' */ upper(email) AS x FROM customers -- '", "T");
   /* A Unicode-escaped identifier can spell any name. */
   assert_text_taint ("SELECT upper(U&\"\\0065mail\") FROM U&\"\\0063ustomers\"", "T");
+  /* Functions that run query text or dump tables hide every name. */
+  assert_text_taint ("SELECT query_to_xml('SELECT email FROM customers', true, false, ''), 1", "TT");
+  assert_text_taint ("SELECT pg_catalog.\"table_to_xml\"('cust' || 'omers', true, false, '')", "T");
+  assert_text_taint ("SELECT word FROM ts_stat('SELECT to_tsvector(email) FROM customers')", "T");
 }
 
 /* Sensitive columns {{{1 */

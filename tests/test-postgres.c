@@ -782,6 +782,12 @@ test_redaction (void)
   assert_pg_redaction ("SELECT split_part(name, ' ', 1) || '!' AS first_word, seats FROM stores", "T.", 6);
   assert_pg_redaction ("SELECT city, count(*) AS n FROM stores WHERE name LIKE '%a%' GROUP BY city", "..", 2);
   assert_pg_redaction ("SELECT * FROM stores ORDER BY store_id", ".T....", 6);
+  /* PostgreSQL's functions that run query text or dump tables: the
+   * marked name may not be in the statement at all. */
+  assert_pg_redaction ("SELECT query_to_xml('SELECT na' || 'me FROM sto' || 'res', true, false, '')", "T", 1);
+  assert_pg_redaction ("SELECT schema_to_xml('public', true, false, '')::text AS x", "T", 1);
+  assert_pg_redaction ("SELECT word FROM ts_stat('SELECT to_tsvector(''simple'', na' || 'me) FROM sto' || 'res') "
+                       "ORDER BY word LIMIT 1", "T", 1);
 
   /* An error that would quote a marked value quotes [redacted] instead. */
   {
@@ -795,6 +801,20 @@ test_redaction (void)
     g_assert_error (cast_error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
     g_assert_false (holds_store_name (cast_error->message));
     g_assert_nonnull (strstr (cast_error->message, "invalid input syntax for type integer: \"[redacted]\""));
+  }
+
+  /* A Unicode-escaped name does not name the column in the text, but the
+   * error still quotes its value. */
+  {
+    const char * const marked[] = { "stores.name", NULL };
+    g_autofree char *failing = analyst ();
+    g_autoptr(GError) cast_error = NULL;
+    g_autofree char *none = tally_pg_query_text_full (failing, "SELECT U&\"n\\0061me\"::int FROM U&\"st\\006Fres\"",
+                                                      10, 0, marked, NULL, NULL, &cast_error);
+
+    g_assert_null (none);
+    g_assert_error (cast_error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
+    g_assert_false (holds_store_name (cast_error->message));
   }
 
   /* The origins name the schema, table and column. */

@@ -48,6 +48,16 @@ static const char * const keywords[] = {
   "when", "where", "window", "with",
 };
 
+/* PostgreSQL functions that run a query given as text, or dump a table,
+ * a schema or a database: what they read is not in the statement's text
+ * (docs/ledger.md §3). Extensions' crosstab() and dblink() too. */
+static const char * const query_functions[] = {
+  "query_to_xml", "query_to_xml_and_xmlschema", "table_to_xml",
+  "table_to_xml_and_xmlschema", "schema_to_xml", "schema_to_xml_and_xmlschema",
+  "database_to_xml", "database_to_xml_and_xmlschema", "cursor_to_xml",
+  "ts_stat", "ts_rewrite", "crosstab", "dblink",
+};
+
 /* Depth-0 words that end the select list. */
 static const char * const list_ends[] = {
   "from", "where", "group", "having", "window", "order", "limit", "offset",
@@ -396,6 +406,17 @@ tally_sql_select_parse (const char  *sql,
 
   self->sql = g_strdup (sql);
   self->tokens = tokenize (sql, &self->ambiguous);
+  for (guint t = 0; t < self->tokens->len && !self->ambiguous; t++)
+    {
+      g_autofree char *name = NULL;
+
+      if (!is_name (sql, TOK (t)))
+        continue;
+      name = token_name (sql, TOK (t));
+      for (guint f = 0; f < G_N_ELEMENTS (query_functions); f++)
+        if (g_ascii_strcasecmp (name, query_functions[f]) == 0)
+          self->ambiguous = TRUE;
+    }
   self->items = g_ptr_array_new_with_free_func (item_free);
   n = self->tokens->len;
 
@@ -614,8 +635,10 @@ taint_alias (TallySqlSelect *self,
  * its text mentions a tainted name. An item is tainted when it mentions a
  * tainted name, when it is a `*`, or when it mentions any name at all and
  * some derived table mentions a tainted name. When the engines could read
- * the text differently (a nested block comment, a `U&"…"` identifier) and
- * @marked is not empty, every item is tainted.
+ * the text differently (a nested block comment, a `U&"…"` identifier), or
+ * it calls a function that runs query text or dumps tables
+ * (`query_to_xml()`, `ts_stat()`, …), and @marked is not empty, every item
+ * is tainted.
  *
  * Returns: (transfer full) (array): one flag per item of @self->items
  */

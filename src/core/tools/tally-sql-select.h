@@ -55,7 +55,8 @@ typedef struct
   char      *sql;
   GArray    *tokens;
   /* The engines may read the text differently (a nested block comment,
-   * a Unicode-escaped identifier): the text rule cannot trust the split. */
+   * a Unicode-escaped identifier), or it calls a function that runs query
+   * text: the text rule cannot trust the names it sees. */
   gboolean   ambiguous;
 } TallySqlSelect;
 
