@@ -199,6 +199,8 @@ test_text_taint (void)
   assert_text_taint ("SELECT query_to_xml('SELECT email FROM customers', true, false, ''), 1", "TT");
   assert_text_taint ("SELECT pg_catalog.\"table_to_xml\"('cust' || 'omers', true, false, '')", "T");
   assert_text_taint ("SELECT word FROM ts_stat('SELECT to_tsvector(email) FROM customers')", "T");
+  /* The statistics views hold sampled values of every column. */
+  assert_text_taint ("SELECT attname, histogram_bounds::text FROM pg_stats WHERE tablename = 'customers'", "TT");
 }
 
 /* Sensitive columns {{{1 */

@@ -157,8 +157,9 @@ get_column_names (TallyPgSource *source,
  * substring (ignoring ASCII case): the crude check for what cannot be
  * split, on the side of finding too much. A Unicode-escaped identifier
  * (U&"…") can spell any name, and the functions that run query text or
- * dump tables (query_to_xml(), ts_stat(), …) read what the text does not
- * name, so with marked columns they count as a mention. */
+ * dump tables (query_to_xml(), ts_stat(), …) and the statistics views
+ * (pg_stats) read what the text does not name, so with marked columns
+ * they count as a mention. */
 static gboolean
 mentions_marked (const char         *sql,
                  const char * const *marked)
@@ -168,7 +169,8 @@ mentions_marked (const char         *sql,
   if (marked != NULL && marked[0] != NULL &&
       (strstr (lower, "u&\"") != NULL || strstr (lower, "_to_xml") != NULL ||
        strstr (lower, "ts_stat") != NULL || strstr (lower, "ts_rewrite") != NULL ||
-       strstr (lower, "crosstab") != NULL || strstr (lower, "dblink") != NULL))
+       strstr (lower, "crosstab") != NULL || strstr (lower, "dblink") != NULL ||
+       strstr (lower, "pg_stat") != NULL))
     return TRUE;
 
   for (guint i = 0; marked != NULL && marked[i] != NULL; i++)

@@ -49,13 +49,16 @@ static const char * const keywords[] = {
 };
 
 /* PostgreSQL functions that run a query given as text, or dump a table,
- * a schema or a database: what they read is not in the statement's text
- * (docs/ledger.md §3). Extensions' crosstab() and dblink() too. */
+ * a schema or a database, and the catalog views that hold sampled column
+ * values (pg_stats' most_common_vals and histogram_bounds): what they read
+ * is not in the statement's text (docs/ledger.md §3). Extensions'
+ * crosstab() and dblink() too. */
 static const char * const query_functions[] = {
   "query_to_xml", "query_to_xml_and_xmlschema", "table_to_xml",
   "table_to_xml_and_xmlschema", "schema_to_xml", "schema_to_xml_and_xmlschema",
   "database_to_xml", "database_to_xml_and_xmlschema", "cursor_to_xml",
   "ts_stat", "ts_rewrite", "crosstab", "dblink",
+  "pg_stats", "pg_stats_ext", "pg_stats_ext_exprs", "pg_statistic", "pg_statistic_ext_data",
 };
 
 /* Depth-0 words that end the select list. */
