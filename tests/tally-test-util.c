@@ -145,3 +145,23 @@ tally_test_parse_object (const char *json)
 
   return json_object_ref (json_node_get_object (node));
 }
+
+/**
+ * tally_test_peak_rss_kib:
+ *
+ * Reads the peak resident set size of this process so far (`VmHWM` in
+ * `/proc/self/status`, proc(5)).
+ *
+ * Returns: the peak in KiB, or -1 when it cannot be read
+ */
+gint64
+tally_test_peak_rss_kib (void)
+{
+  g_autofree char *status = NULL;
+  const char *line;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return -1;
+  line = strstr (status, "VmHWM:");
+  return line != NULL ? g_ascii_strtoll (line + 6, NULL, 10) : -1;
+}

@@ -16,5 +16,6 @@ void        tally_test_write_file        (const char *dir,
 GPtrArray  *tally_test_list_sse_fixtures (void);
 GBytes     *tally_test_load_sse_fixture  (const char *name);
 JsonObject *tally_test_parse_object      (const char *json);
+gint64      tally_test_peak_rss_kib      (void);
 
 G_END_DECLS

@@ -186,18 +186,6 @@ test_timeout (void)
   g_assert_cmpstr (text, ==, "answer\n42\n(1 row)");
 }
 
-static gint64
-peak_rss_kib (void)
-{
-  g_autofree char *status = NULL;
-  const char *line;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
-    return 0;
-  line = strstr (status, "VmHWM:");
-  return line ? g_ascii_strtoll (line + 6, NULL, 10) : 0;
-}
-
 static void
 test_row_cap (void)
 {
@@ -214,7 +202,7 @@ test_row_cap (void)
     return;
 
   conninfo = analyst ();
-  before = peak_rss_kib ();
+  before = tally_test_peak_rss_kib ();
   text = tally_pg_query_text (conninfo, "SELECT n, n * 2 AS twice FROM generate_series(1, 10000000) AS n",
                               200, 0, NULL, &error);
   g_assert_no_error (error);
@@ -226,9 +214,9 @@ test_row_cap (void)
    * (they would take several hundred MiB). Under AddressSanitizer freed
    * memory stays in its quarantine (256 MiB), so the peak says nothing
    * there. */
-  g_test_message ("peak RSS grew by %" G_GINT64_FORMAT " KiB", peak_rss_kib () - before);
+  g_test_message ("peak RSS grew by %" G_GINT64_FORMAT " KiB", tally_test_peak_rss_kib () - before);
 #ifndef __SANITIZE_ADDRESS__
-  g_assert_cmpint (peak_rss_kib () - before, <, 64 * 1024);
+  g_assert_cmpint (tally_test_peak_rss_kib () - before, <, 64 * 1024);
 #endif
 
   /* The byte cap: 300 rows of 200 shown characters do not fit in 32 KiB. */

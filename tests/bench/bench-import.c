@@ -19,18 +19,6 @@
 #define TARGET_BYTES (100 * 1000 * 1000)
 #define ROUNDS       3
 
-static gint64
-vm_hwm_kib (void)
-{
-  g_autofree char *status = NULL;
-  const char *line;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
-    return -1;
-  line = strstr (status, "VmHWM:");
-  return line != NULL ? g_ascii_strtoll (line + 6, NULL, 10) : -1;
-}
-
 /* Orders: integers, decimals, dates, text with a quoted comma now and
  * then; about 100 bytes a row. */
 static guint64
@@ -171,7 +159,7 @@ main (int    argc,
     }
   else
     printf ("bench-import: no sqlite3 shell in PATH, so no comparison (build-aux/install-deps.sh installs it)\n");
-  printf ("bench-import: peak memory of this process %" G_GINT64_FORMAT " KiB\n", vm_hwm_kib ());
+  printf ("bench-import: peak memory of this process %" G_GINT64_FORMAT " KiB\n", tally_test_peak_rss_kib ());
 
   tally_test_rm_rf (dir);
   return 0;

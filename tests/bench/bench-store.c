@@ -19,18 +19,6 @@
 #define APPEND_EVENTS 100000
 #define LOAD_EVENTS   10000
 
-static gint64
-vm_hwm_kib (void)
-{
-  g_autofree char *status = NULL;
-  const char *line;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
-    return -1;
-  line = strstr (status, "VmHWM:");
-  return line != NULL ? g_ascii_strtoll (line + 6, NULL, 10) : -1;
-}
-
 /* A realistic stream: mostly ~80-byte text deltas, a tool call with a
  * 2 KB result every 50 events, a turn boundary every 400 */
 static JsonObject *
@@ -122,7 +110,7 @@ bench_load (const char *dir,
   g_assert_no_error (error);
   g_object_unref (store);
 
-  hwm_before = vm_hwm_kib ();
+  hwm_before = tally_test_peak_rss_kib ();
   t0 = g_get_monotonic_time ();
   store = tally_store_open (path, &error);
   g_assert_no_error (error);
@@ -142,7 +130,7 @@ bench_load (const char *dir,
           (t_open - t0) / 1000.0, (t_events - t_open) / 1000.0,
           (double)(t_events - t_open) / LOAD_EVENTS, (t_lines - t_events) / 1000.0);
   printf ("store load: peak RSS (VmHWM) %" G_GINT64_FORMAT " KiB before open, %" G_GINT64_FORMAT
-          " KiB after loading\n", hwm_before, vm_hwm_kib ());
+          " KiB after loading\n", hwm_before, tally_test_peak_rss_kib ());
 
   g_object_unref (store);
 }
