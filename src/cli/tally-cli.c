@@ -583,8 +583,10 @@ run_list (gboolean search)
   return EXIT_DONE;
 }
 
-static int
-run_replay (Cli *cli)
+/* The stored lines of the session @id names (a full id or a unique
+ * prefix), or %NULL after saying why on stderr. */
+static GPtrArray *
+load_session_lines (const char *id)
 {
   g_autoptr(TallyStore) store = open_store (TRUE);
   g_autoptr(TallySessionInfo) info = NULL;
@@ -592,16 +594,24 @@ run_replay (Cli *cli)
   g_autoptr(GError) error = NULL;
 
   if (store == NULL)
-    return EXIT_FAILED;
+    return NULL;
 
-  info = tally_store_find_session (store, opt_replay, &error);
+  info = tally_store_find_session (store, id, &error);
   if (info != NULL)
     lines = tally_store_load_event_lines (store, info->id, &error);
   if (lines == NULL)
-    {
-      g_printerr ("tally-cli: %s\n", error->message);
-      return EXIT_FAILED;
-    }
+    g_printerr ("tally-cli: %s\n", error->message);
+
+  return g_steal_pointer (&lines);
+}
+
+static int
+run_replay (Cli *cli)
+{
+  g_autoptr(GPtrArray) lines = load_session_lines (opt_replay);
+
+  if (lines == NULL)
+    return EXIT_FAILED;
 
   tally_cli_print_event_lines (cli, lines);
 
@@ -613,24 +623,12 @@ run_replay (Cli *cli)
 static int
 run_ledger (Cli *cli)
 {
-  g_autoptr(TallyStore) store = open_store (TRUE);
-  g_autoptr(TallySessionInfo) info = NULL;
-  g_autoptr(GPtrArray) lines = NULL;
+  g_autoptr(GPtrArray) lines = load_session_lines (opt_ledger);
   g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
-  g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
 
-  if (store == NULL)
-    return EXIT_FAILED;
-
-  info = tally_store_find_session (store, opt_ledger, &error);
-  if (info != NULL)
-    lines = tally_store_load_event_lines (store, info->id, &error);
   if (lines == NULL)
-    {
-      g_printerr ("tally-cli: %s\n", error->message);
-      return EXIT_FAILED;
-    }
+    return EXIT_FAILED;
 
   for (guint i = 0; i < lines->len; i++)
     {
