@@ -3,8 +3,9 @@
 #
 #   tests/fuzz/run.sh BUILD_DIR [SECONDS] [TARGET...]
 #
-# Each target runs for SECONDS (default 60) on a fresh copy of its seeds in
-# a temporary folder, so the repository is never written to. A target that
+# Each target runs for SECONDS (default 60) from its seeds, read in place
+# in one sorted order, with a corpus folder in a temporary directory, so
+# the repository is never written to. A target that
 # finds a crash, a leak or a broken invariant fails; its input is kept in
 # BUILD_DIR/fuzz-artifacts/ and the command that reproduces it is printed.
 # The results go to BUILD_DIR/meson-logs/fuzzlog.json, one JSON object per
@@ -55,18 +56,22 @@ for target in "${targets[@]}"; do
   exe=$build/tests/fuzz/fuzz-$target
   corpus=$work/corpus-$target
   mkdir -p "$corpus"
-  cp "$top"/tests/fuzz/corpus/"$target"/* "$corpus"/ 2>/dev/null
-  extra_seeds "$target" | while read -r f; do cp "$f" "$corpus"/; done
+  # The seeds go in as one sorted list (-seed_inputs), not as files in the
+  # corpus folder: libFuzzer takes a folder in the order the file system
+  # lists it, so the same seed ran different inputs on another machine.
+  seeds=$work/seeds-$target
+  { ls -d "$top"/tests/fuzz/corpus/"$target"/* 2>/dev/null; extra_seeds "$target"; } \
+    | LC_ALL=C sort | paste -sd, - > "$seeds"
   dict=()
   [ -f "$top/tests/fuzz/dict/$target.dict" ] && dict=(-dict="$top/tests/fuzz/dict/$target.dict")
 
-  echo "== fuzz-$target: ${seconds}s on $(ls "$corpus" | wc -l) seeds"
+  echo "== fuzz-$target: ${seconds}s on $(tr , '\n' < "$seeds" | grep -c .) seeds"
   start=$(date +%s)
   if [ ! -x "$exe" ]; then
     echo "fuzz-$target was not built"
     result=FAIL
   elif (cd "$work" && "$exe" "$corpus" "${dict[@]}" \
-          -seed="$seed" -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
+          -seed_inputs=@"$seeds" -reload=0 -seed="$seed" -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
           -print_final_stats=1 -artifact_prefix="$artifacts/$target-" \
           > "$work/$target.log" 2>&1); then
     result=OK
