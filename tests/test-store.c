@@ -409,7 +409,7 @@ test_fresh (void)
   g_assert_false (tally_store_is_read_only (store));
   g_assert_null (tally_store_get_read_only_reason (store));
 
-  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, 3);
+  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, TALLY_STORE_SCHEMA_VERSION);
   journal = sql_text (tmp.path, "PRAGMA journal_mode");
   g_assert_cmpstr (journal, ==, "wal");
   for (guint i = 0; i < G_N_ELEMENTS (tables); i++)
@@ -438,7 +438,7 @@ test_migrate_v1 (void)
   sql_exec (tmp.path, "PRAGMA user_version = 1");
 
   store = open_store (tmp.path);
-  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, 3);
+  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, TALLY_STORE_SCHEMA_VERSION);
 
   /* A backup of the v1 file, readable and still at v1 */
   g_assert_cmpuint (count_backups (&tmp, &backup), ==, 1);
@@ -477,7 +477,7 @@ test_migrate_v1 (void)
   g_clear_object (&store);
   store = open_store (tmp.path);
   g_assert_cmpuint (count_backups (&tmp, NULL), ==, 1);
-  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, 3);
+  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, TALLY_STORE_SCHEMA_VERSION);
   g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM transcript"), ==, transcript_rows);
   g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM events"), ==, 4);
 
@@ -511,7 +511,7 @@ test_migrate_v2 (void)
             "PRAGMA user_version = 2;");
 
   store = open_store (tmp.path);
-  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, 3);
+  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, TALLY_STORE_SCHEMA_VERSION);
   g_assert_cmpuint (count_backups (&tmp, &backup), ==, 1);
   g_assert_true (strstr (backup, "tally.db.bak-v2-") != NULL);
   g_assert_cmpint (sql_int (tmp.path, "SELECT cache_read FROM sessions"), ==, 40);
@@ -568,10 +568,10 @@ test_migrate_rerun (void)
 
       sql_exec (tmp.path, sql);
       store = open_store (tmp.path);
-      g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, 3);
+      g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, TALLY_STORE_SCHEMA_VERSION);
       g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM transcript"), ==, rows);
       g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM events"), ==, 4);
-      g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM pragma_table_info ('sessions')"), ==, 14);
+      g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM pragma_table_info ('sessions')"), ==, 15);
       hits = tally_store_search (store, "sixty", &error);
       g_assert_no_error (error);
       g_assert_cmpuint (hits->len, ==, 1);
@@ -603,7 +603,7 @@ test_newer_schema (void)
   g_assert_true (tally_store_is_read_only (store));
   g_assert_cmpstr (tally_store_get_read_only_reason (store), ==,
                    "This store was written by a newer version of Tally (schema 99; this build "
-                   "knows 3). It is open read-only.");
+                   "knows 4). It is open read-only.");
 
   /* Reading what it can still works */
   {

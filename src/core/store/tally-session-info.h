@@ -28,6 +28,8 @@ G_BEGIN_DECLS
  * @last_mode: (nullable): the mode of the newest turn (`ask`, `plan`, `auto`)
  * @snippet: (nullable): for a search result, a short excerpt of the matching
  *   text with each match wrapped in `«` and `»`; %NULL otherwise
+ * @pinned: whether the analyst pinned the session to the top of the
+ *   sidebar (tally_store_set_session_pinned())
  *
  * One row of the store's `sessions` table, as listed by
  * tally_store_list_sessions() or found by tally_store_search(). A
@@ -52,6 +54,7 @@ struct _TallySessionInfo
   gint64  turns;
   char   *last_mode;
   char   *snippet;
+  gboolean pinned;
 
   /*< private >*/
   gatomicrefcount ref_count;

@@ -515,11 +515,21 @@ migrate_v3 (sqlite3     *db,
          tally_store_exec (db, path, schema_v3_triggers, error);
 }
 
+/* Version 4: the analyst can pin a session to the top of the sidebar. */
+static gboolean
+migrate_v4 (sqlite3     *db,
+            const char  *path,
+            GError     **error)
+{
+  return add_column_if_missing (db, path, "sessions", "pinned", "INTEGER NOT NULL DEFAULT 0", error);
+}
+
 static const MigrationFunc migrations[] = {
   NULL,         /* version 0: the empty file */
   migrate_v1,
   migrate_v2,
   migrate_v3,
+  migrate_v4,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == TALLY_STORE_SCHEMA_VERSION + 1);

@@ -52,6 +52,7 @@ typedef enum {
   /* Operations: the caller waits for the outcome */
   ITEM_PLAN,
   ITEM_RENAME,
+  ITEM_PIN,
   ITEM_DELETE,
   ITEM_ADD_RULE,
   ITEM_REMOVE_RULE,
@@ -99,7 +100,7 @@ typedef struct {
   gboolean    cost_known;
   double      cost;
   gint64      usage[4];    /* input, output, cache read, cache write */
-  gint64      number;      /* msg index, n messages, plan version, rule id, pages */
+  gint64      number;      /* msg index, n messages, plan version, rule id, pages, pinned */
   char       *role;
   GPtrArray  *blocks;
   Completion *completion;

@@ -59,7 +59,7 @@ column_dup (sqlite3_stmt *stmt,
 
 #define SESSION_COLUMNS \
   "s.id, s.title, s.created_us, s.updated_us, s.model, s.workspace, s.database, s.cost_usd, " \
-  "s.input_tokens, s.output_tokens, s.cache_read, s.cache_write, s.turns, s.last_mode"
+  "s.input_tokens, s.output_tokens, s.cache_read, s.cache_write, s.turns, s.last_mode, s.pinned"
 
 static TallySessionInfo *
 session_info_from_row (sqlite3_stmt *stmt)
@@ -80,6 +80,7 @@ session_info_from_row (sqlite3_stmt *stmt)
   info->cache_write_tokens = sqlite3_column_int64 (stmt, 11);
   info->turns = sqlite3_column_int64 (stmt, 12);
   info->last_mode = column_dup (stmt, 13);
+  info->pinned = sqlite3_column_int (stmt, 14) != 0;
   return info;
 }
 
@@ -666,7 +667,7 @@ tally_store_search (TallyStore  *self,
         continue;
       g_hash_table_add (seen, g_strdup (id));
       info = session_info_from_row (stmt);
-      info->snippet = column_dup (stmt, 14);
+      info->snippet = column_dup (stmt, 15);
       g_ptr_array_add (hits, info);
     }
   if (rc != SQLITE_ROW && !read_done (self, rc, error))

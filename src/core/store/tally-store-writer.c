@@ -116,6 +116,7 @@ enum {
   STMT_TRUNCATE,
   STMT_INSERT_PLAN,
   STMT_RENAME,
+  STMT_PIN,
   STMT_DELETE_SESSION,
   STMT_FIND_RULE,
   STMT_INSERT_RULE,
@@ -161,6 +162,8 @@ static const char * const stmt_sql[N_STMTS] = {
     "VALUES (?1, ?2, ?3, ?4, ?5)",
   [STMT_RENAME] =
     "UPDATE sessions SET title = ?2 WHERE id = ?1",
+  [STMT_PIN] =
+    "UPDATE sessions SET pinned = ?2 WHERE id = ?1",
   [STMT_DELETE_SESSION] =
     "DELETE FROM sessions WHERE id = ?1",
   [STMT_FIND_RULE] =
@@ -551,6 +554,20 @@ writer_forget_session (Writer     *w,
       g_hash_table_iter_remove (&iter);
 }
 
+/* After an UPDATE or DELETE of one session's row: FALSE with
+ * %TALLY_STORE_ERROR_NOT_FOUND when it touched no row. */
+static gboolean
+writer_session_changed (Writer      *w,
+                        const char  *session_id,
+                        GError     **error)
+{
+  if (sqlite3_changes (w->db) > 0)
+    return TRUE;
+  g_set_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_NOT_FOUND,
+               "There is no session %s in the store", session_id);
+  return FALSE;
+}
+
 static Apply
 writer_apply_operation (Writer  *w,
                         Item    *item,
@@ -590,13 +607,20 @@ writer_apply_operation (Writer  *w,
       BIND_TEXT (stmt, 2, item->payload);
       if ((result = writer_run (w, stmt, "rename a session in", error)) != APPLY_OK)
         return result;
-      if (sqlite3_changes (w->db) == 0)
-        {
-          g_set_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_NOT_FOUND,
-                       "There is no session %s in the store", item->session_id);
-          return APPLY_REJECTED;
-        }
+      if (!writer_session_changed (w, item->session_id, error))
+        return APPLY_REJECTED;
       return writer_upsert_text (w, item->session_id, "", "title", item->payload, error);
+
+    case ITEM_PIN:
+      if ((stmt = writer_stmt (w, STMT_PIN, error)) == NULL)
+        return APPLY_FAILED;
+      BIND_TEXT (stmt, 1, item->session_id);
+      sqlite3_bind_int (stmt, 2, item->number != 0);
+      if ((result = writer_run (w, stmt, "pin a session in", error)) != APPLY_OK)
+        return result;
+      if (!writer_session_changed (w, item->session_id, error))
+        return APPLY_REJECTED;
+      return APPLY_OK;
 
     case ITEM_DELETE:
       if ((stmt = writer_stmt (w, STMT_DELETE_SESSION, error)) == NULL)
@@ -604,12 +628,8 @@ writer_apply_operation (Writer  *w,
       BIND_TEXT (stmt, 1, item->session_id);
       if ((result = writer_run (w, stmt, "delete a session from", error)) != APPLY_OK)
         return result;
-      if (sqlite3_changes (w->db) == 0)
-        {
-          g_set_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_NOT_FOUND,
-                       "There is no session %s in the store", item->session_id);
-          return APPLY_REJECTED;
-        }
+      if (!writer_session_changed (w, item->session_id, error))
+        return APPLY_REJECTED;
       writer_forget_session (w, item->session_id);
       return APPLY_OK;
 
@@ -744,6 +764,7 @@ writer_apply (Writer  *w,
       break;
     case ITEM_PLAN:
     case ITEM_RENAME:
+    case ITEM_PIN:
     case ITEM_DELETE:
     case ITEM_ADD_RULE:
     case ITEM_REMOVE_RULE:

@@ -1050,6 +1050,37 @@ tally_store_rename_session (TallyStore  *self,
 }
 
 /**
+ * tally_store_set_session_pinned:
+ * @self: a #TallyStore
+ * @session_id: the session's full id
+ * @pinned: %TRUE to pin the session (the sidebar lists it on top), %FALSE
+ *   to unpin it
+ * @error: return location for a #GError
+ *
+ * Sets the session's `pinned` flag (in order with queued writes; waits for
+ * the commit). Listing returns it in #TallySessionInfo.pinned.
+ *
+ * Returns: %TRUE on success; %FALSE with %TALLY_STORE_ERROR_NOT_FOUND, or a
+ *   write error (%TALLY_STORE_ERROR_READ_ONLY, %TALLY_STORE_ERROR_FULL, …)
+ */
+gboolean
+tally_store_set_session_pinned (TallyStore  *self,
+                                const char  *session_id,
+                                gboolean     pinned,
+                                GError     **error)
+{
+  Item *item;
+
+  g_return_val_if_fail (TALLY_IS_STORE (self), FALSE);
+  g_return_val_if_fail (session_id != NULL, FALSE);
+
+  item = tally_store_item_new (ITEM_PIN);
+  item->session_id = g_strdup (session_id);
+  item->number = pinned ? 1 : 0;
+  return tally_store_run_operation (self, item, NULL, error);
+}
+
+/**
  * tally_store_delete_session:
  * @self: a #TallyStore
  * @session_id: the session's full id

@@ -22,9 +22,10 @@ G_BEGIN_DECLS
  *
  * The newest schema (`PRAGMA user_version`) this build knows: 1 added
  * `sessions` and `events`; 2 `messages`, `rules`, `plans` and the cache
- * token columns of `sessions`; 3 the full-text index `transcript_fts`.
+ * token columns of `sessions`; 3 the full-text index `transcript_fts`;
+ * 4 the `pinned` flag of `sessions`.
  */
-#define TALLY_STORE_SCHEMA_VERSION 3
+#define TALLY_STORE_SCHEMA_VERSION 4
 
 /**
  * TallyStoreError:
@@ -202,6 +203,10 @@ gboolean      tally_store_flush               (TallyStore          *self,
 gboolean      tally_store_rename_session      (TallyStore          *self,
                                                const char          *session_id,
                                                const char          *title,
+                                               GError             **error);
+gboolean      tally_store_set_session_pinned  (TallyStore          *self,
+                                               const char          *session_id,
+                                               gboolean             pinned,
                                                GError             **error);
 gboolean      tally_store_delete_session      (TallyStore          *self,
                                                const char          *session_id,
