@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "tally-pg-query.h"
+#include "tally-query-text.h"
 #include "tally-result-origin.h"
 #include "tally-schema.h"
 #include "tally-sensitive-columns.h"
@@ -17,11 +18,6 @@
 /* `query_database`, `create_chart` and `get_schema` on PostgreSQL
  * (docs/postgresql.md): the same caps, table text and messages as on
  * SQLite (docs/architecture.md §8), the rows coming from a #TallyPgSource. */
-
-/* As in tally-tool-query-database.c: cells are cut at this many
- * characters, and rows past the cap are counted up to this many more. */
-#define MAX_CELL_CHARS   200
-#define MAX_COUNTED_ROWS 100000
 
 /* Type OIDs (pg_type.dat in PostgreSQL's sources; fixed since 7.x). */
 #define OID_BOOL    16
@@ -277,25 +273,69 @@ pg_origin (ColumnNames          *cache,
   return g_steal_pointer (&origin);
 }
 
-/* The text table {{{1 */
+/* One redacted query {{{1 */
 
+/* What a row callback needs to redact a result (docs/ledger.md §2); the
+ * first member of the text table's and the rows' state. */
 typedef struct
 {
-  GString  *out;
-  guint64   max_rows;
-  guint64   shown;
-  guint64   hidden;
-  gboolean  header_done;
-  gboolean  byte_cap_hit;
-  gboolean  count_capped;
-
-  /* redaction (docs/ledger.md §2) */
   ColumnNames        *names;
   const char         *sql;
   const char * const *marked;
   TallyResultOrigin  *origin;
   gboolean            unknown;
-  gint64              redactions;
+} Redaction;
+
+/* Called by a row callback on the result's columns, before any row. */
+static void
+redaction_begin (Redaction            *redaction,
+                 const TallyPgColumns *columns)
+{
+  redaction->origin = pg_origin (redaction->names, columns, redaction->sql,
+                                 redaction->marked, &redaction->unknown);
+}
+
+/* Runs @sql on the shared source of @conninfo with @row_func, whose state
+ * @redaction is: connects, redacts a failed statement's message, gives the
+ * result's origin to @origin (also on failure, %NULL when no row callback
+ * ran) and reloads the column names when the result named columns it did
+ * not know. Blocking. */
+static gboolean
+run_redacted (const char          *conninfo,
+              const char          *sql,
+              guint                timeout_ms,
+              const char * const  *marked,
+              TallyPgRowFunc       row_func,
+              Redaction           *redaction,
+              GCancellable        *cancellable,
+              TallyResultOrigin  **origin,
+              GError             **error)
+{
+  g_autoptr(TallyPgSource) source = get_source (conninfo, error);
+  gboolean ok;
+
+  if (source == NULL || !tally_pg_source_connect (source, cancellable, error))
+    return FALSE;
+
+  redaction->names = get_column_names (source, FALSE, cancellable);
+  redaction->sql = sql;
+  redaction->marked = marked;
+  ok = tally_pg_source_query (source, sql, timeout_ms, row_func, redaction, cancellable, error);
+  if (!ok && error != NULL)
+    redact_error (*error, sql, marked);
+  *origin = g_steal_pointer (&redaction->origin);
+  if (redaction->unknown)
+    get_column_names (source, TRUE, cancellable);
+  return ok;
+}
+
+/* The text table {{{1 */
+
+typedef struct
+{
+  Redaction       redaction;   /* first: run_redacted() hands it to the callback */
+  TallyQueryText  text;
+  gboolean        header_done;
 } Table;
 
 static void
@@ -348,26 +388,7 @@ append_value (GString    *out,
       break;
     }
 
-  {
-    g_autoptr(GString) flat = g_string_sized_new (MIN (length, 4 * MAX_CELL_CHARS) + 8);
-
-    /* One line per row: control characters are written as escapes, and
-     * only the part that can be shown is looked at. */
-    for (int i = 0; i < length && flat->len < 8 * MAX_CELL_CHARS; i++)
-      {
-        switch (value[i])
-          {
-          case '\n': g_string_append (flat, "\\n"); break;
-          case '\r': g_string_append (flat, "\\r"); break;
-          case '\t': g_string_append (flat, "\\t"); break;
-          default:   g_string_append_c (flat, value[i]); break;
-          }
-      }
-    if (flat->len < (gsize) length && flat->len >= 8 * MAX_CELL_CHARS)
-      g_string_append (flat, "…");
-
-    tally_tool_append_clipped (out, flat->str, flat->len, MAX_CELL_CHARS);
-  }
+  tally_query_text_append_value (out, value, (gsize) length);
 }
 
 static gboolean
@@ -377,61 +398,30 @@ table_row_cb (const TallyPgColumns *columns,
               gpointer              user_data)
 {
   Table *table = user_data;
-  gsize row_start;
-  gint64 row_redactions = 0;
 
   if (!table->header_done)
     {
-      table->origin = pg_origin (table->names, columns, table->sql, table->marked, &table->unknown);
+      redaction_begin (&table->redaction, columns);
       for (guint i = 0; i < columns->n_columns; i++)
-        {
-          if (i > 0)
-            g_string_append (table->out, " | ");
-          tally_tool_append_clipped (table->out, columns->names[i], -1, MAX_CELL_CHARS);
-        }
-      if (columns->n_columns > 0)
-        g_string_append_c (table->out, '\n');
+        tally_query_text_add_column (&table->text, columns->names[i]);
+      tally_query_text_end_header (&table->text);
       table->header_done = TRUE;
     }
 
   if (values == NULL)
     return TRUE;
 
-  if (table->shown >= table->max_rows || table->byte_cap_hit)
-    {
-      if (++table->hidden >= MAX_COUNTED_ROWS)
-        {
-          table->count_capped = TRUE;
-          return FALSE;
-        }
-      return TRUE;
-    }
+  if (!tally_query_text_begin_row (&table->text))
+    return !table->text.count_capped;
 
-  row_start = table->out->len;
   for (guint i = 0; i < columns->n_columns; i++)
     {
-      if (i > 0)
-        g_string_append (table->out, " | ");
-      if (tally_result_origin_is_redacted (table->origin, i))
-        {
-          g_string_append (table->out, TALLY_SENSITIVE_REDACTED);
-          row_redactions++;
-        }
+      if (tally_result_origin_is_redacted (table->redaction.origin, i))
+        tally_query_text_add_redacted (&table->text);
       else
-        append_value (table->out, columns->types[i], values[i], lengths[i]);
+        append_value (tally_query_text_next_cell (&table->text), columns->types[i], values[i], lengths[i]);
     }
-  g_string_append_c (table->out, '\n');
-
-  if (table->out->len > TALLY_TOOL_QUERY_DATABASE_MAX_BYTES)
-    {
-      g_string_truncate (table->out, row_start);
-      table->byte_cap_hit = TRUE;
-      table->hidden++;
-      return TRUE;
-    }
-
-  table->shown++;
-  table->redactions += row_redactions;
+  tally_query_text_end_row (&table->text);
   return TRUE;
 }
 
@@ -500,84 +490,40 @@ tally_pg_query_text_full (const char          *conninfo,
                           TallyResultOrigin  **origin,
                           GError             **error)
 {
-  g_autoptr(TallyPgSource) source = get_source (conninfo, error);
-  g_autoptr(GString) out = NULL;
   g_autoptr(TallyResultOrigin) made = NULL;
-  g_autofree char *total = NULL;
   Table table = { 0 };
-  gboolean ok;
+  char *text;
 
-  if (source == NULL)
-    return NULL;
-
-  if (!tally_pg_source_connect (source, cancellable, error))
-    return NULL;
-
-  out = g_string_new (NULL);
-  table.out = out;
-  table.max_rows = max_rows;
-  table.names = get_column_names (source, FALSE, cancellable);
-  table.sql = sql;
-  table.marked = marked;
-  ok = tally_pg_source_query (source, sql, timeout_ms, table_row_cb, &table, cancellable, error);
-  if (!ok && error != NULL)
-    redact_error (*error, sql, marked);
-  made = g_steal_pointer (&table.origin);
-  if (table.unknown)
-    get_column_names (source, TRUE, cancellable);
-  if (!ok)
-    return NULL;
-
-  if (table.hidden > 0)
+  tally_query_text_init (&table.text, max_rows);
+  if (!run_redacted (conninfo, sql, timeout_ms, marked, table_row_cb, &table.redaction,
+                     cancellable, &made, error))
     {
-      g_autofree char *hidden_text = tally_format_count ((gint64) table.hidden, TALLY_GROUPING_COMMA);
-      g_autofree char *shown_text = tally_format_count ((gint64) table.shown, TALLY_GROUPING_COMMA);
-      g_autofree char *cap_note = NULL;
-
-      if (table.byte_cap_hit)
-        cap_note = g_strdup_printf ("output cap %d KiB", TALLY_TOOL_QUERY_DATABASE_MAX_BYTES / 1024);
-      else
-        cap_note = g_strdup_printf ("cap %u rows", max_rows);
-
-      total = tally_format_count ((gint64) (table.shown + table.hidden), TALLY_GROUPING_COMMA);
-      g_string_append_printf (out, "… %s%s more %s not shown (%s)\n(%s of %s%s rows shown)",
-                              table.count_capped ? "at least " : "", hidden_text,
-                              table.hidden == 1 ? "row" : "rows", cap_note,
-                              shown_text, table.count_capped ? "at least " : "", total);
-    }
-  else
-    {
-      total = tally_format_count ((gint64) table.shown, TALLY_GROUPING_COMMA);
-      g_string_append_printf (out, "(%s %s)", total, table.shown == 1 ? "row" : "rows");
+      tally_query_text_clear (&table.text);
+      return NULL;
     }
 
+  text = tally_query_text_finish (&table.text);
   if (made != NULL)
     {
-      made->rows = (gint64) table.shown;
-      made->redactions = table.redactions;
+      made->rows = (gint64) table.text.shown;
+      made->redactions = table.text.redactions;
     }
   if (origin != NULL)
     *origin = g_steal_pointer (&made);
 
-  return g_string_free (g_steal_pointer (&out), FALSE);
+  return text;
 }
 
 /* Rows as data {{{1 */
 
 typedef struct
 {
-  JsonArray   *rows;
+  Redaction     redaction;   /* first: run_redacted() hands it to the callback */
+  JsonArray    *rows;
   GStrvBuilder *names;
-  guint        max_rows;
-  gboolean     more;
-  gboolean     have_names;
-
-  /* redaction (docs/ledger.md §2) */
-  ColumnNames        *column_names;
-  const char         *sql;
-  const char * const *marked;
-  TallyResultOrigin  *origin;
-  gboolean            unknown;
+  guint         max_rows;
+  gboolean      more;
+  gboolean      have_names;
 } Fetch;
 
 static JsonNode *
@@ -634,7 +580,7 @@ fetch_row_cb (const TallyPgColumns *columns,
     {
       for (guint i = 0; i < columns->n_columns; i++)
         g_strv_builder_add (fetch->names, columns->names[i]);
-      fetch->origin = pg_origin (fetch->column_names, columns, fetch->sql, fetch->marked, &fetch->unknown);
+      redaction_begin (&fetch->redaction, columns);
       fetch->have_names = TRUE;
     }
 
@@ -650,7 +596,7 @@ fetch_row_cb (const TallyPgColumns *columns,
   row = json_array_sized_new (columns->n_columns);
   for (guint i = 0; i < columns->n_columns; i++)
     {
-      if (tally_result_origin_is_redacted (fetch->origin, i))
+      if (tally_result_origin_is_redacted (fetch->redaction.origin, i))
         json_array_add_string_element (row, TALLY_SENSITIVE_REDACTED);
       else
         json_array_add_element (row, value_to_node (columns->types[i], values[i]));
@@ -695,35 +641,22 @@ tally_pg_query_fetch_rows (const char          *conninfo,
                            gboolean            *more,
                            GError             **error)
 {
-  g_autoptr(TallyPgSource) source = get_source (conninfo, error);
   g_autoptr(JsonArray) rows = NULL;
   g_autoptr(GStrvBuilder) names = NULL;
   g_autoptr(TallyResultOrigin) origin = NULL;
   Fetch fetch = { 0 };
-  gboolean ok;
 
   g_return_val_if_fail (column_names != NULL && more != NULL, NULL);
 
   *column_names = NULL;
   *more = FALSE;
-  if (source == NULL || !tally_pg_source_connect (source, cancellable, error))
-    return NULL;
-
   rows = json_array_new ();
   names = g_strv_builder_new ();
   fetch.rows = rows;
   fetch.names = names;
   fetch.max_rows = max_rows;
-  fetch.column_names = get_column_names (source, FALSE, cancellable);
-  fetch.sql = sql;
-  fetch.marked = marked;
-  ok = tally_pg_source_query (source, sql, timeout_ms, fetch_row_cb, &fetch, cancellable, error);
-  if (!ok && error != NULL)
-    redact_error (*error, sql, marked);
-  origin = g_steal_pointer (&fetch.origin);
-  if (fetch.unknown)
-    get_column_names (source, TRUE, cancellable);
-  if (!ok)
+  if (!run_redacted (conninfo, sql, timeout_ms, marked, fetch_row_cb, &fetch.redaction,
+                     cancellable, &origin, error))
     return NULL;
 
   *more = fetch.more;

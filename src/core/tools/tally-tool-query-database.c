@@ -6,19 +6,13 @@
 
 #include "tally-tool-query-database.h"
 #include "tally-pg-query.h"
+#include "tally-query-text.h"
 #include "tally-result-origin.h"
 #include "tally-sensitive-columns.h"
 #include "tally-sql-select.h"
 #include "tally-tool-private.h"
 
 #include <string.h>
-
-/* Values longer than this many characters are cut in the table. */
-#define MAX_CELL_CHARS 200
-
-/* Rows past the cap are counted up to this many more, so the model learns
- * how much it did not see without an unbounded scan. */
-#define MAX_COUNTED_ROWS 100000
 
 /* SQLite VM instructions between two looks at the GCancellable, the
  * clock and the memory in use. */
@@ -660,8 +654,7 @@ tally_tool_database_prepare (TallyToolDatabase  *database,
   return stmt;
 }
 
-/* Appends a cell: text is kept on one line (control characters escaped)
- * and cut at MAX_CELL_CHARS. */
+/* Appends a cell: text as tally_query_text_append_value() writes it. */
 static void
 append_cell (GString      *out,
              sqlite3_stmt *stmt,
@@ -699,34 +692,8 @@ append_cell (GString      *out,
 
     case SQLITE_TEXT:
     default:
-      {
-        const char *text = (const char *) sqlite3_column_text (stmt, column);
-        int len = sqlite3_column_bytes (stmt, column);
-        g_autoptr(GString) flat = g_string_sized_new (MIN (len, 4 * MAX_CELL_CHARS) + 8);
-
-        /* Only the first part can be shown, so only that part is looked
-         * at: a multi-megabyte value costs no more than a short one. */
-        for (int i = 0; i < len && flat->len < 8 * MAX_CELL_CHARS; i++)
-          {
-            char c = text[i];
-
-            if (c == '\n')
-              g_string_append (flat, "\\n");
-            else if (c == '\r')
-              g_string_append (flat, "\\r");
-            else if (c == '\t')
-              g_string_append (flat, "\\t");
-            else if (c == '\0')
-              g_string_append (flat, "\\0");
-            else
-              g_string_append_c (flat, c);
-          }
-
-        if (flat->len < (gsize) len && flat->len >= 8 * MAX_CELL_CHARS)
-          g_string_append (flat, "…");
-
-        tally_tool_append_clipped (out, flat->str, flat->len, MAX_CELL_CHARS);
-      }
+      tally_query_text_append_value (out, (const char *) sqlite3_column_text (stmt, column),
+                                     (gsize) sqlite3_column_bytes (stmt, column));
       break;
     }
 }
@@ -997,6 +964,26 @@ redact_step_error (GError             *error,
   error->message = message;
 }
 
+/* Ends the steps of a statement from query_prepare(): finalizes @stmt
+ * and, when the last step's @rc is an error, sets @error to it (redacted
+ * as redact_step_error() says). */
+static gboolean
+finish_steps (TallyToolDatabase       *database,
+              sqlite3_stmt            *stmt,
+              int                      rc,
+              TallyResultOrigin       *origin,
+              const TallyToolContext  *context,
+              GError                 **error)
+{
+  gboolean ok = tally_tool_database_set_step_error (database, rc, error);
+
+  if (!ok)
+    redact_step_error (error != NULL ? *error : NULL, origin,
+                       (const char * const *) context->sensitive_columns);
+  sqlite3_finalize (stmt);
+  return ok;
+}
+
 /* A cell as a JSON scalar for a chart: numbers stay numbers, a BLOB is
  * described, text is kept whole (the chart engine reads it). */
 static JsonNode *
@@ -1128,15 +1115,8 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
       json_array_add_array_element (rows, row);
     }
 
-  if (!tally_tool_database_set_step_error (database, rc, error))
-    {
-      redact_step_error (error != NULL ? *error : NULL, origin,
-                         (const char * const *) context->sensitive_columns);
-      sqlite3_finalize (stmt);
-      return NULL;
-    }
-
-  sqlite3_finalize (stmt);
+  if (!finish_steps (database, stmt, rc, origin, context, error))
+    return NULL;
 
   *column_names = g_strv_builder_end (names);
   return g_steal_pointer (&rows);
@@ -1165,17 +1145,11 @@ query_run (TallyTool               *tool,
 {
   g_autoptr(TallyToolDatabase) database = NULL;
   g_autoptr(TallyResultOrigin) origin = NULL;
-  g_autoptr(GString) out = NULL;
-  gint64 redactions = 0;
-  g_autofree char *cap_note = NULL;
+  TallyQueryText text;
   sqlite3_stmt *stmt;
   const char *sql;
   gboolean has_max_rows;
   guint64 max_rows;
-  guint64 shown = 0;
-  guint64 hidden = 0;
-  gboolean byte_cap_hit = FALSE;
-  gboolean count_capped = FALSE;
   int n_columns;
   int rc;
 
@@ -1206,107 +1180,49 @@ query_run (TallyTool               *tool,
 
   origin = query_origin (database, stmt, sql, (const char * const *) context->sensitive_columns);
 
-  out = g_string_new (NULL);
+  tally_query_text_init (&text, max_rows);
   n_columns = sqlite3_column_count (stmt);
-
   for (int i = 0; i < n_columns; i++)
     {
       const char *name = sqlite3_column_name (stmt, i);
 
-      if (i > 0)
-        g_string_append (out, " | ");
-      tally_tool_append_clipped (out, name ? name : "?", -1, MAX_CELL_CHARS);
+      tally_query_text_add_column (&text, name ? name : "?");
     }
-  if (n_columns > 0)
-    g_string_append_c (out, '\n');
+  tally_query_text_end_header (&text);
 
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      gsize row_start;
-      gint64 row_redactions;
-
-      if (shown >= max_rows || byte_cap_hit)
+      if (!tally_query_text_begin_row (&text))
         {
-          if (++hidden >= MAX_COUNTED_ROWS)
+          if (text.count_capped)
             {
-              count_capped = TRUE;
               rc = SQLITE_DONE;
               break;
             }
           continue;
         }
 
-      row_start = out->len;
-      row_redactions = 0;
       for (int i = 0; i < n_columns; i++)
         {
-          if (i > 0)
-            g_string_append (out, " | ");
           if (tally_result_origin_is_redacted (origin, (guint) i))
-            {
-              g_string_append (out, TALLY_SENSITIVE_REDACTED);
-              row_redactions++;
-            }
+            tally_query_text_add_redacted (&text);
           else
-            append_cell (out, stmt, i);
+            append_cell (tally_query_text_next_cell (&text), stmt, i);
         }
-      g_string_append_c (out, '\n');
-
-      if (out->len > TALLY_TOOL_QUERY_DATABASE_MAX_BYTES)
-        {
-          g_string_truncate (out, row_start);
-          byte_cap_hit = TRUE;
-          hidden++;
-          continue;
-        }
-
-      shown++;
-      redactions += row_redactions;
+      tally_query_text_end_row (&text);
     }
 
-  if (!tally_tool_database_set_step_error (database, rc, error))
+  if (!finish_steps (database, stmt, rc, origin, context, error))
     {
-      redact_step_error (error != NULL ? *error : NULL, origin,
-                         (const char * const *) context->sensitive_columns);
-      sqlite3_finalize (stmt);
+      tally_query_text_clear (&text);
       return NULL;
     }
 
-  sqlite3_finalize (stmt);
-
-  if (hidden > 0)
-    {
-      g_autofree char *hidden_text = tally_format_count ((gint64) hidden, TALLY_GROUPING_COMMA);
-
-      if (byte_cap_hit)
-        cap_note = g_strdup_printf ("output cap %d KiB", TALLY_TOOL_QUERY_DATABASE_MAX_BYTES / 1024);
-      else
-        cap_note = g_strdup_printf ("cap %" G_GUINT64_FORMAT " rows", max_rows);
-
-      g_string_append_printf (out, "… %s%s more %s not shown (%s)\n",
-                              count_capped ? "at least " : "",
-                              hidden_text, hidden == 1 ? "row" : "rows", cap_note);
-    }
-
-  {
-    g_autofree char *total = tally_format_count ((gint64) (shown + hidden), TALLY_GROUPING_COMMA);
-
-    if (hidden > 0)
-      {
-        g_autofree char *shown_text = tally_format_count ((gint64) shown, TALLY_GROUPING_COMMA);
-
-        g_string_append_printf (out, "(%s of %s%s rows shown)", shown_text,
-                                count_capped ? "at least " : "", total);
-      }
-    else
-      g_string_append_printf (out, "(%s %s)", total, shown == 1 ? "row" : "rows");
-  }
-
-  origin->rows = (gint64) shown;
-  origin->redactions = redactions;
+  origin->rows = (gint64) text.shown;
+  origin->redactions = text.redactions;
   set_origin_artifact (artifact, origin);
 
-  return g_string_free (g_steal_pointer (&out), FALSE);
+  return tally_query_text_finish (&text);
 }
 
 static void
