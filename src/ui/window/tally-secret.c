@@ -126,92 +126,89 @@ new_attributes (const char *connection,
   return attributes;
 }
 
-/* The three calls below serve the API key (@connection %NULL) and the
- * PostgreSQL passwords; @tag is the public function's. While the tests'
- * keyring is set, a PostgreSQL password lives in it instead. */
-static GTask *
-new_task (gpointer             tag,
-          const char          *connection,
-          GCancellable        *cancellable,
-          GAsyncReadyCallback  callback,
-          gpointer             user_data)
+/* A request to the keyring, for the API key (@connection %NULL) or a
+ * PostgreSQL password. The strings are borrowed; @name, @label and @secret
+ * are only for %OP_STORE. */
+typedef enum
+{
+  OP_LOOKUP,
+  OP_STORE,
+  OP_CLEAR,
+} Op;
+
+typedef struct
+{
+  Op          op;
+  const char *connection;
+  const char *name;
+  const char *label;
+  const char *secret;
+} Request;
+
+/* While the tests' keyring is set, a PostgreSQL password lives in it
+ * instead. Returns @task's result and drops it. */
+static void
+answer_from_test_keyring (GTask         *task,
+                          const Request *request)
+{
+  switch (request->op)
+    {
+    case OP_LOOKUP:
+      g_task_return_pointer (task, g_strdup (g_hash_table_lookup (test_keyring, request->connection)),
+                             (GDestroyNotify)tally_secret_free);
+      break;
+
+    case OP_STORE:
+      g_hash_table_replace (test_keyring, g_strdup (request->connection), g_strdup (request->secret));
+      g_task_return_boolean (task, TRUE);
+      break;
+
+    case OP_CLEAR:
+      g_hash_table_remove (test_keyring, request->connection);
+      g_task_return_boolean (task, TRUE);
+      break;
+    }
+  g_object_unref (task);
+}
+
+/* The one path of the public calls below; @tag is the public function's. */
+static void
+send_request (gpointer             tag,
+              const Request       *request,
+              GCancellable        *cancellable,
+              GAsyncReadyCallback  callback,
+              gpointer             user_data)
 {
   GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autoptr(GHashTable) attributes = NULL;
 
   g_task_set_source_tag (task, tag);
-  if (connection != NULL)
-    n_pg_calls++;
-  return task;
-}
-
-static void
-lookup (gpointer             tag,
-        const char          *connection,
-        GCancellable        *cancellable,
-        GAsyncReadyCallback  callback,
-        gpointer             user_data)
-{
-  GTask *task = new_task (tag, connection, cancellable, callback, user_data);
-  g_autoptr(GHashTable) attributes = NULL;
-
-  if (connection != NULL && test_keyring != NULL)
+  if (request->connection != NULL)
     {
-      g_task_return_pointer (task, g_strdup (g_hash_table_lookup (test_keyring, connection)),
-                             (GDestroyNotify)tally_secret_free);
-      g_object_unref (task);
-      return;
+      n_pg_calls++;
+      if (test_keyring != NULL)
+        {
+          answer_from_test_keyring (task, request);
+          return;
+        }
     }
 
-  attributes = new_attributes (connection, NULL);
-  secret_password_lookupv (tally_secret_get_schema (), attributes, cancellable, lookup_cb, task);
-}
-
-static void
-store (gpointer             tag,
-       const char          *label,
-       const char          *secret,
-       const char          *connection,
-       const char          *name,
-       GCancellable        *cancellable,
-       GAsyncReadyCallback  callback,
-       gpointer             user_data)
-{
-  GTask *task = new_task (tag, connection, cancellable, callback, user_data);
-  g_autoptr(GHashTable) attributes = NULL;
-
-  if (connection != NULL && test_keyring != NULL)
+  attributes = new_attributes (request->connection, request->name);
+  switch (request->op)
     {
-      g_hash_table_replace (test_keyring, g_strdup (connection), g_strdup (secret));
-      g_task_return_boolean (task, TRUE);
-      g_object_unref (task);
-      return;
+    case OP_LOOKUP:
+      secret_password_lookupv (tally_secret_get_schema (), attributes, cancellable, lookup_cb, task);
+      break;
+
+    case OP_STORE:
+      secret_password_storev (tally_secret_get_schema (), attributes, SECRET_COLLECTION_DEFAULT,
+                              request->label, request->secret, cancellable, done_cb, task);
+      break;
+
+    case OP_CLEAR:
+      secret_password_clearv (tally_secret_get_schema (), attributes, cancellable, done_cb, task);
+      break;
     }
-
-  attributes = new_attributes (connection, name);
-  secret_password_storev (tally_secret_get_schema (), attributes, SECRET_COLLECTION_DEFAULT,
-                          label, secret, cancellable, done_cb, task);
-}
-
-static void
-clear (gpointer             tag,
-       const char          *connection,
-       GCancellable        *cancellable,
-       GAsyncReadyCallback  callback,
-       gpointer             user_data)
-{
-  GTask *task = new_task (tag, connection, cancellable, callback, user_data);
-  g_autoptr(GHashTable) attributes = NULL;
-
-  if (connection != NULL && test_keyring != NULL)
-    {
-      g_hash_table_remove (test_keyring, connection);
-      g_task_return_boolean (task, TRUE);
-      g_object_unref (task);
-      return;
-    }
-
-  attributes = new_attributes (connection, NULL);
-  secret_password_clearv (tally_secret_get_schema (), attributes, cancellable, done_cb, task);
 }
 
 /* The API key {{{1 */
@@ -229,7 +226,8 @@ tally_secret_lookup_async (GCancellable        *cancellable,
                            GAsyncReadyCallback  callback,
                            gpointer             user_data)
 {
-  lookup (tally_secret_lookup_async, NULL, cancellable, callback, user_data);
+  send_request (tally_secret_lookup_async, &(Request) { .op = OP_LOOKUP },
+                cancellable, callback, user_data);
 }
 
 /**
@@ -273,8 +271,9 @@ tally_secret_store_async (const char          *api_key,
 {
   g_return_if_fail (api_key != NULL && *api_key != '\0');
 
-  store (tally_secret_store_async, _("Anthropic API key for Tally"), api_key, NULL, NULL,
-         cancellable, callback, user_data);
+  send_request (tally_secret_store_async,
+                &(Request) { .op = OP_STORE, .label = _("Anthropic API key for Tally"), .secret = api_key },
+                cancellable, callback, user_data);
 }
 
 /**
@@ -311,7 +310,8 @@ tally_secret_clear_async (GCancellable        *cancellable,
                           GAsyncReadyCallback  callback,
                           gpointer             user_data)
 {
-  clear (tally_secret_clear_async, NULL, cancellable, callback, user_data);
+  send_request (tally_secret_clear_async, &(Request) { .op = OP_CLEAR },
+                cancellable, callback, user_data);
 }
 
 /**
@@ -368,8 +368,10 @@ tally_secret_store_pg_password_async (const char          *name,
   /* TRANSLATORS: the keyring's label of a password; %s is the name of a
    * saved PostgreSQL connection */
   label = g_strdup_printf (_("PostgreSQL password of “%s” for Tally"), name);
-  store (tally_secret_store_pg_password_async, label, password, connection, name,
-         cancellable, callback, user_data);
+  send_request (tally_secret_store_pg_password_async,
+                &(Request) { .op = OP_STORE, .connection = connection, .name = name,
+                             .label = label, .secret = password },
+                cancellable, callback, user_data);
 }
 
 /**
@@ -390,7 +392,9 @@ tally_secret_lookup_pg_password_async (const char          *connection,
 {
   g_return_if_fail (connection != NULL);
 
-  lookup (tally_secret_lookup_pg_password_async, connection, cancellable, callback, user_data);
+  send_request (tally_secret_lookup_pg_password_async,
+                &(Request) { .op = OP_LOOKUP, .connection = connection },
+                cancellable, callback, user_data);
 }
 
 /**
@@ -411,7 +415,9 @@ tally_secret_clear_pg_password_async (const char          *connection,
 {
   g_return_if_fail (connection != NULL);
 
-  clear (tally_secret_clear_pg_password_async, connection, cancellable, callback, user_data);
+  send_request (tally_secret_clear_pg_password_async,
+                &(Request) { .op = OP_CLEAR, .connection = connection },
+                cancellable, callback, user_data);
 }
 
 /* For tests {{{1 */
