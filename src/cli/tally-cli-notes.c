@@ -92,8 +92,6 @@ print_notes (const char *store_dir,
   if (json)
     {
       g_autoptr(JsonObject) object = json_object_new ();
-      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-      g_autofree char *line = NULL;
 
       json_object_set_string_member (object, "database", key);
       json_object_set_string_member (object, "path", path);
@@ -101,9 +99,7 @@ print_notes (const char *store_dir,
         json_object_set_string_member (object, "notes", notes);
       else
         json_object_set_null_member (object, "notes");
-      json_node_set_object (node, object);
-      line = json_to_string (node, FALSE);
-      g_print ("%s\n", line);
+      tally_cli_print_json_line (object);
     }
   else
     {

@@ -88,6 +88,22 @@ tally_cli_one_line (JsonNode *node,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+/**
+ * tally_cli_print_json_line:
+ * @object: what to print
+ *
+ * Prints @object as one line of compact JSON on standard output: the
+ * `--json` form of a command's result.
+ */
+void
+tally_cli_print_json_line (JsonObject *object)
+{
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
+  g_autofree char *line = json_to_string (node, FALSE);
+
+  g_print ("%s\n", line);
+}
+
 static void
 print_receipt (Cli        *cli,
                JsonObject *event)

@@ -52,6 +52,7 @@ void   tally_cli_out_flush           (void);
 void   tally_cli_close_open_text     (Cli              *cli);
 char  *tally_cli_one_line            (JsonNode         *node,
                                       gsize             max_chars);
+void   tally_cli_print_json_line     (JsonObject       *object);
 void   tally_cli_print_event         (Cli              *cli,
                                       JsonObject       *event);
 void   tally_cli_print_session_line  (TallySessionInfo *info,

@@ -389,10 +389,7 @@ list_models_cb (GObject      *object,
         continue;
       model = json_node_get_object (element);
       if (cli->json)
-        {
-          g_autofree char *line = json_to_string (element, FALSE);
-          g_print ("%s\n", line);
-        }
+        tally_cli_print_json_line (model);
       else
         g_print ("%s\t%s\n",
                  json_object_get_string_member_with_default (model, "id", "?"),
@@ -747,8 +744,6 @@ run_salvage (void)
   if (opt_json)
     {
       g_autoptr(JsonObject) object = json_object_new ();
-      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-      g_autofree char *line = NULL;
 
       json_object_set_string_member (object, "out", opt_salvage);
       json_object_set_int_member (object, "sessions_salvaged", report.sessions_salvaged);
@@ -760,9 +755,7 @@ run_salvage (void)
       json_object_set_int_member (object, "rules_salvaged", report.rules_salvaged);
       json_object_set_int_member (object, "plans_salvaged", report.plans_salvaged);
       json_object_set_int_member (object, "damaged_regions", report.damaged_regions);
-      json_node_set_object (node, object);
-      line = json_to_string (node, FALSE);
-      g_print ("%s\n", line);
+      tally_cli_print_json_line (object);
     }
   else
     {
