@@ -191,15 +191,8 @@ redact_error (GError             *error,
               const char         *sql,
               const char * const *marked)
 {
-  char *message;
-
-  if (error == NULL || error->domain != TALLY_TOOL_ERROR || !mentions_marked (sql, marked) ||
-      strchr (error->message, '"') == NULL)
-    return;
-
-  message = tally_sensitive_columns_redact_quoted (error->message, '"');
-  g_free (error->message);
-  error->message = message;
+  if (mentions_marked (sql, marked))
+    tally_query_text_redact_error (error, '"');
 }
 
 /* The origin of each column of a result: direct origins by name, derived

@@ -251,3 +251,28 @@ tally_query_text_append_value (GString    *out,
 
   tally_tool_append_clipped (out, flat->str, flat->len, MAX_CELL_CHARS);
 }
+
+/**
+ * tally_query_text_redact_error:
+ * @error: (nullable): a failed query's error
+ * @quote: the quote character the engine's messages quote values with
+ *   (`"` for PostgreSQL, `'` for SQLite)
+ *
+ * Replaces every @quote-quoted run of a %TALLY_TOOL_ERROR's message with
+ * `[redacted]`, for a statement that read a marked column: the engine may
+ * quote the value it failed on (docs/ledger.md §5). Other errors are left
+ * as they are.
+ */
+void
+tally_query_text_redact_error (GError *error,
+                               char    quote)
+{
+  char *message;
+
+  if (error == NULL || error->domain != TALLY_TOOL_ERROR || strchr (error->message, quote) == NULL)
+    return;
+
+  message = tally_sensitive_columns_redact_quoted (error->message, quote);
+  g_free (error->message);
+  error->message = message;
+}

@@ -54,5 +54,7 @@ char     *tally_query_text_finish        (TallyQueryText *text);
 void      tally_query_text_append_value  (GString        *out,
                                           const char     *value,
                                           gsize           length);
+void      tally_query_text_redact_error  (GError         *error,
+                                          char            quote);
 
 G_END_DECLS

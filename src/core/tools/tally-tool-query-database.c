@@ -953,15 +953,8 @@ redact_step_error (GError             *error,
                    TallyResultOrigin  *origin,
                    const char * const *marked)
 {
-  char *message;
-
-  if (error == NULL || error->domain != TALLY_TOOL_ERROR || origin == NULL ||
-      !reads_marked (origin->reads, marked) || strchr (error->message, '\'') == NULL)
-    return;
-
-  message = tally_sensitive_columns_redact_quoted (error->message, '\'');
-  g_free (error->message);
-  error->message = message;
+  if (origin != NULL && reads_marked (origin->reads, marked))
+    tally_query_text_redact_error (error, '\'');
 }
 
 /* Ends the steps of a statement from query_prepare(): finalizes @stmt
@@ -1145,7 +1138,7 @@ query_run (TallyTool               *tool,
 {
   g_autoptr(TallyToolDatabase) database = NULL;
   g_autoptr(TallyResultOrigin) origin = NULL;
-  TallyQueryText text;
+  TallyQueryText table;
   sqlite3_stmt *stmt;
   const char *sql;
   gboolean has_max_rows;
@@ -1180,21 +1173,21 @@ query_run (TallyTool               *tool,
 
   origin = query_origin (database, stmt, sql, (const char * const *) context->sensitive_columns);
 
-  tally_query_text_init (&text, max_rows);
+  tally_query_text_init (&table, max_rows);
   n_columns = sqlite3_column_count (stmt);
   for (int i = 0; i < n_columns; i++)
     {
       const char *name = sqlite3_column_name (stmt, i);
 
-      tally_query_text_add_column (&text, name ? name : "?");
+      tally_query_text_add_column (&table, name ? name : "?");
     }
-  tally_query_text_end_header (&text);
+  tally_query_text_end_header (&table);
 
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      if (!tally_query_text_begin_row (&text))
+      if (!tally_query_text_begin_row (&table))
         {
-          if (text.count_capped)
+          if (table.count_capped)
             {
               rc = SQLITE_DONE;
               break;
@@ -1205,24 +1198,24 @@ query_run (TallyTool               *tool,
       for (int i = 0; i < n_columns; i++)
         {
           if (tally_result_origin_is_redacted (origin, (guint) i))
-            tally_query_text_add_redacted (&text);
+            tally_query_text_add_redacted (&table);
           else
-            append_cell (tally_query_text_next_cell (&text), stmt, i);
+            append_cell (tally_query_text_next_cell (&table), stmt, i);
         }
-      tally_query_text_end_row (&text);
+      tally_query_text_end_row (&table);
     }
 
   if (!finish_steps (database, stmt, rc, origin, context, error))
     {
-      tally_query_text_clear (&text);
+      tally_query_text_clear (&table);
       return NULL;
     }
 
-  origin->rows = (gint64) text.shown;
-  origin->redactions = text.redactions;
+  origin->rows = (gint64) table.shown;
+  origin->redactions = table.redactions;
   set_origin_artifact (artifact, origin);
 
-  return tally_query_text_finish (&text);
+  return tally_query_text_finish (&table);
 }
 
 static void
@@ -1259,6 +1252,8 @@ tally_tool_query_database_class_init (TallyToolQueryDatabaseClass *klass)
     "\"required\":[\"sql\"]}";
   tool_class->read_only = TRUE;
   tool_class->run_with_artifact = query_run;
+  tool_class->preview_kind = TALLY_TOOL_PREVIEW_QUERY;
+  tool_class->content_member = "sql";
 }
 
 static void
