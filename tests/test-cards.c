@@ -29,7 +29,8 @@
 
 #include "tally-agent.h"
 #include "tally-application.h"
-#include "tally-approval-card.h"
+#include "tally-approval-card-private.h"
+#include "tally-gate.h"
 #include "tally-block-row.h"
 #include "tally-markdown-view.h"
 #include "tally-plan-card-private.h"
@@ -832,6 +833,27 @@ approval_teardown (ApprovalFixture *fixture)
   g_free (fixture->workspace);
 }
 
+/* Whether line @line (0-based) of @view carries the tag @name. */
+static gboolean
+line_has_tag (GtkTextView *view,
+              int          line,
+              const char  *name)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (view);
+  GtkTextTag *tag = gtk_text_tag_table_lookup (gtk_text_buffer_get_tag_table (buffer), name);
+  GtkTextIter iter;
+
+  g_assert_nonnull (tag);
+  g_assert_true (gtk_text_buffer_get_iter_at_line (buffer, &iter, line));
+  while (!gtk_text_iter_ends_line (&iter))
+    {
+      if (gtk_text_iter_has_tag (&iter, tag))
+        return TRUE;
+      gtk_text_iter_forward_char (&iter);
+    }
+  return FALSE;
+}
+
 static GtkTextView *
 diff_view (GtkWidget *card)
 {
@@ -849,13 +871,20 @@ test_approval_allow_once (void)
 
   approval_setup (&f, WRITE_REQUEST);
 
-  /* The path and a diff against the file as it is. */
-  g_assert_true (label_shows (f.card, "report.md"));
+  /* In the analyst's words, and a diff against the file as it is: line
+   * numbers and signs, no unified-diff headers, the changed lines tinted. */
   SPIN_UNTIL (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
+  g_assert_true (label_shows (f.card, "Allow Tally to change report.md?"));
   diff = text_view_text (diff_view (f.card));
-  g_assert_nonnull (strstr (diff, "--- a/report.md\n+++ b/report.md\n"));
-  g_assert_nonnull (strstr (diff, "\n-old line"));
-  g_assert_nonnull (strstr (diff, "\n+new line"));
+  g_assert_cmpstr (diff, ==, "1   # Report\n2 − old line\n2 + new line");
+  g_assert_null (strstr (diff, "@@"));
+  g_assert_null (strstr (diff, "+++"));
+  g_assert_null (strstr (diff, "---"));
+  g_assert_true (line_has_tag (diff_view (f.card), 1, "removed"));
+  g_assert_true (line_has_tag (diff_view (f.card), 2, "added"));
+  g_assert_false (line_has_tag (diff_view (f.card), 0, "added"));
+  g_assert_false (line_has_tag (diff_view (f.card), 0, "removed"));
+  g_assert_true (label_shows (f.card, "1 line added, 1 removed"));
   g_assert_true (has_accessible_label (f.card, "Approval for Write, waiting for your decision"));
 
   /* The four named buttons, and the menu beside Deny. */
@@ -896,20 +925,40 @@ test_approval_allow_edited (void)
 {
   ApprovalFixture f = { 0 };
   GtkWidget *editor;
+  g_autofree char *content = NULL;
   g_autofree char *pretty = NULL;
 
+  /* A Write: the editor holds the file's content, not an escaped JSON
+   * string, and the edit becomes the content the tool writes. */
   approval_setup (&f, WRITE_REQUEST);
-
+  SPIN_UNTIL (_tally_approval_card_get_preview (TALLY_APPROVAL_CARD (f.card)) != NULL);
   press (f.card, GTK_TYPE_BUTTON, "Allow with changes");
   editor = find_named (f.card, GTK_TYPE_TEXT_VIEW, "Edited input");
   g_assert_true (gtk_widget_is_drawable (editor));
   g_assert_true (gtk_widget_is_ancestor (gtk_root_get_focus (gtk_widget_get_root (editor)), editor) ||
                  gtk_root_get_focus (gtk_widget_get_root (editor)) == editor);
+  content = text_view_text (GTK_TEXT_VIEW (editor));
+  g_assert_cmpstr (content, ==, "# Report\nnew line\n");
+  g_assert_true (label_shows (f.card, "Edit the file as it should be after the change:"));
+  set_editor_text (f.card, "# Report\nedited line\n");
+  press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_ALLOW_EDITED);
+  g_assert_cmpstr (f.out.input, ==, "{\"file_path\":\"report.md\",\"content\":\"# Report\\nedited line\\n\"}");
+  approval_teardown (&f);
+
+  /* A tool with no content to edit: the input as JSON. */
+  approval_setup (&f, "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_g\","
+                      "\"tool_name\":\"get_schema\",\"tool_input\":{\"table\":\"sales\"},\"suggestions\":[]}");
+  SPIN_UNTIL (_tally_approval_card_get_preview (TALLY_APPROVAL_CARD (f.card)) != NULL);
+  g_assert_true (label_shows (f.card, "Allow Tally to use get_schema?"));
+  press (f.card, GTK_TYPE_BUTTON, "Allow with changes");
+  editor = find_named (f.card, GTK_TYPE_TEXT_VIEW, "Edited input");
   pretty = text_view_text (GTK_TEXT_VIEW (editor));
-  g_assert_cmpstr (pretty, ==, "{\n  \"file_path\" : \"report.md\",\n  \"content\" : \"# Report\\nnew line\\n\"\n}");
+  g_assert_cmpstr (pretty, ==, "{\n  \"table\" : \"sales\"\n}");
 
   /* Not JSON: the editor stays, with an error. */
-  set_editor_text (f.card, "{ \"file_path\": ");
+  set_editor_text (f.card, "{ \"table\": ");
   press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
   g_assert_cmpuint (f.out.calls, ==, 0);
   g_assert_true (gtk_widget_is_drawable (editor));
@@ -928,17 +977,17 @@ test_approval_allow_edited (void)
   }
 
   /* JSON, but not an object. */
-  set_editor_text (f.card, "[\"report.md\"]");
+  set_editor_text (f.card, "[\"sales\"]");
   press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
   g_assert_cmpuint (f.out.calls, ==, 0);
   g_assert_true (label_shows (f.card, "The input must be a JSON object, in braces: { … }"));
 
   /* An object: allowed with exactly that input. */
-  set_editor_text (f.card, "{\"file_path\": \"reports/march.md\", \"content\": \"edited\\n\"}");
+  set_editor_text (f.card, "{\"table\": \"stores\"}");
   press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
   g_assert_cmpuint (f.out.calls, ==, 1);
   g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_ALLOW_EDITED);
-  g_assert_cmpstr (f.out.input, ==, "{\"file_path\":\"reports/march.md\",\"content\":\"edited\\n\"}");
+  g_assert_cmpstr (f.out.input, ==, "{\"table\":\"stores\"}");
 
   approval_teardown (&f);
 }
@@ -951,9 +1000,10 @@ test_approval_always (void)
 
   approval_setup (&f, WRITE_REQUEST);
 
-  /* The first suggestion, shown exactly, before anything is kept. */
+  /* The first suggestion, in words and exactly, before anything is kept. */
   press (f.card, GTK_TYPE_BUTTON, "Always allow");
   g_assert_cmpuint (f.out.calls, ==, 0);
+  g_assert_true (label_shows (f.card, "Always allow writing report.md in this workspace"));
   g_assert_true (label_shows (f.card, "Write(report.md)"));
   g_assert_true (label_shows (f.card, "in this workspace"));
   dropdown = GTK_DROP_DOWN (find_named (f.card, GTK_TYPE_DROP_DOWN, "Rule to keep"));
@@ -1079,6 +1129,342 @@ test_approval_settled (void)
   g_assert_false (label_shows (f.card, "Told the model: “No answer came in time.”"));
   g_assert_cmpuint (count_usable_buttons (f.card), ==, 0);
   approval_teardown (&f);
+}
+
+/* Approvals in the analyst's words (issue 14 §5) */
+
+static GtkWidget *
+first_of (GtkWidget *root,
+          GType      type)
+{
+  g_autoptr(GPtrArray) found = find_all (root, type);
+
+  return found->len > 0 ? g_ptr_array_index (found, 0) : NULL;
+}
+
+static char *
+first_text_view_text (GtkWidget *root)
+{
+  g_autoptr(GPtrArray) views = find_all (root, GTK_TYPE_TEXT_VIEW);
+
+  g_assert_cmpuint (views->len, >, 0);
+  return text_view_text (g_ptr_array_index (views, 0));
+}
+
+static GtkWidget *
+content_box (GtkWidget *card)
+{
+  GtkWidget *box = find_named (card, GTK_TYPE_BOX, "Content of the new file");
+
+  g_assert_nonnull (box);
+  return box;
+}
+
+static void
+test_approval_new_file (void)
+{
+  ApprovalFixture f = { 0 };
+  g_autofree char *text = NULL;
+  GtkWidget *box;
+
+  /* A new Markdown file: its content, rendered; no JSON, no escapes. */
+  approval_setup (&f, "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
+                      "\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"reports/march.md\","
+                      "\"content\":\"# March\\n\\n**Revenue** grew by 12%.\\n\\n- Leeds \\\"Station\\\" led\\n\"},"
+                      "\"suggestions\":[]}");
+  box = content_box (f.card);
+  SPIN_UNTIL (gtk_widget_is_drawable (box));
+  g_assert_true (label_shows (f.card, "Allow Tally to create march.md?"));
+  g_assert_true (label_shows (f.card, "reports/march.md"));
+  g_assert_nonnull (first_of (box, TALLY_TYPE_MARKDOWN_VIEW));
+  text = first_text_view_text (box);
+  g_assert_nonnull (strstr (text, "March"));
+  g_assert_nonnull (strstr (text, "Revenue grew by 12%."));
+  g_assert_nonnull (strstr (text, "Leeds \"Station\" led"));
+  g_assert_null (strstr (text, "\\n"));
+  g_assert_null (strstr (text, "\\\""));
+  g_assert_null (strstr (text, "**"));
+  g_assert_null (strstr (text, "content"));
+  g_assert_false (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
+  tally_test_wait_frames (f.card, 2);
+  save_png (f.card, tally_test_dark () ? "approval-new-file-dark.png" : "approval-new-file.png");
+  approval_teardown (&f);
+
+  /* Other text: monospace, as it is. */
+  approval_setup (&f, "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
+                      "\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"totals.csv\","
+                      "\"content\":\"store,total\\nLeeds,120\\n\"},\"suggestions\":[]}");
+  box = content_box (f.card);
+  SPIN_UNTIL (gtk_widget_is_drawable (box));
+  g_assert_true (label_shows (f.card, "Allow Tally to create totals.csv?"));
+  g_assert_null (first_of (box, TALLY_TYPE_MARKDOWN_VIEW));
+  g_clear_pointer (&text, g_free);
+  text = first_text_view_text (box);
+  g_assert_cmpstr (text, ==, "store,total\nLeeds,120\n");
+  g_assert_true (gtk_text_view_get_monospace (GTK_TEXT_VIEW (first_of (box, GTK_TYPE_TEXT_VIEW))));
+  approval_teardown (&f);
+}
+
+#define EDIT_REQUEST \
+  "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_e\"," \
+  "\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"report.md\",\"old_string\":\"old line\"," \
+  "\"new_string\":\"better line\\nand one more\"}," \
+  "\"suggestions\":[{\"rule\":\"Edit(**)\",\"scope\":\"session\",\"label\":\"Allow changes to any file in this workspace for this session\"}," \
+  "{\"rule\":\"Edit(report.md)\",\"scope\":\"workspace\",\"label\":\"Always allow changes to report.md\"}]}"
+
+static void
+test_approval_edit_change (void)
+{
+  ApprovalFixture f = { 0 };
+  g_autofree char *diff = NULL;
+  g_autofree char *content = NULL;
+
+  approval_setup (&f, EDIT_REQUEST);
+  g_assert_true (label_shows (f.card, "Allow Tally to change report.md?"));
+  SPIN_UNTIL (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
+  diff = text_view_text (diff_view (f.card));
+  g_assert_cmpstr (diff, ==, "1   # Report\n2 − old line\n2 + better line\n3 + and one more");
+  g_assert_null (strstr (diff, "@@"));
+  g_assert_true (line_has_tag (diff_view (f.card), 1, "removed"));
+  g_assert_true (line_has_tag (diff_view (f.card), 2, "added"));
+  g_assert_true (line_has_tag (diff_view (f.card), 3, "added"));
+  g_assert_true (label_shows (f.card, "2 lines added, 1 removed"));
+  tally_test_wait_frames (f.card, 2);
+  save_png (f.card, tally_test_dark () ? "approval-edit-dark.png" : "approval-edit.png");
+
+  /* Always allow: the catch-all is offered but not selected. */
+  press (f.card, GTK_TYPE_BUTTON, "Always allow");
+  g_assert_cmpuint (gtk_drop_down_get_selected (GTK_DROP_DOWN (find_named (f.card, GTK_TYPE_DROP_DOWN, "Rule to keep"))),
+                    ==, 1);
+  g_assert_true (label_shows (f.card, "Always allow changes to report.md"));
+  g_assert_true (label_shows (f.card, "Edit(report.md)"));
+  g_assert_false (label_shows (f.card, "Edit(**)"));
+  g_assert_true (gtk_widget_activate_action (f.card, "card.cancel", NULL));
+
+  /* Allow with changes: the whole file as the edit leaves it. */
+  press (f.card, GTK_TYPE_BUTTON, "Allow with changes");
+  content = text_view_text (GTK_TEXT_VIEW (find_named (f.card, GTK_TYPE_TEXT_VIEW, "Edited input")));
+  g_assert_cmpstr (content, ==, "# Report\nbetter line\nand one more\n");
+  g_assert_true (label_shows (f.card, "Edit the file as it should be after the change:"));
+  set_editor_text (f.card, "# Report\nthe analyst's line\n");
+  press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpint (f.out.decision, ==, TALLY_DECISION_ALLOW_EDITED);
+  g_assert_cmpstr (f.out.input, ==,
+                   "{\"file_path\":\"report.md\",\"old_string\":\"# Report\\nold line\\n\","
+                   "\"new_string\":\"# Report\\nthe analyst's line\\n\"}");
+  approval_teardown (&f);
+}
+
+static void
+test_approval_query (void)
+{
+  ApprovalFixture f = { 0 };
+  g_autofree char *content = NULL;
+
+  approval_setup (&f, "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_q\","
+                      "\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT store, SUM(total) FROM sales GROUP BY store\"},"
+                      "\"suggestions\":[{\"rule\":\"query_database\",\"scope\":\"workspace\","
+                      "\"label\":\"Always allow queries on this database in this workspace\"}]}");
+  g_assert_true (label_shows (f.card, "Allow Tally to run this query?"));
+  g_assert_true (label_shows (f.card, "SELECT store, SUM(total) FROM sales GROUP BY store"));
+  g_assert_true (has_accessible_label (f.card, "Approval for query_database, waiting for your decision"));
+
+  press (f.card, GTK_TYPE_BUTTON, "Always allow");
+  g_assert_true (label_shows (f.card, "Always allow queries on this database in this workspace"));
+  g_assert_true (gtk_widget_activate_action (f.card, "card.cancel", NULL));
+
+  /* The query is edited as SQL text, and runs as edited. */
+  press (f.card, GTK_TYPE_BUTTON, "Allow with changes");
+  content = text_view_text (GTK_TEXT_VIEW (find_named (f.card, GTK_TYPE_TEXT_VIEW, "Edited input")));
+  g_assert_cmpstr (content, ==, "SELECT store, SUM(total) FROM sales GROUP BY store");
+  set_editor_text (f.card, "SELECT store FROM sales LIMIT 5");
+  press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpstr (f.out.input, ==, "{\"sql\":\"SELECT store FROM sales LIMIT 5\"}");
+  approval_teardown (&f);
+
+  /* A command. */
+  approval_setup (&f, "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_b\","
+                      "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"wc -l report.md\"},\"suggestions\":[]}");
+  g_assert_true (label_shows (f.card, "Allow Tally to run this command?"));
+  g_assert_true (label_shows (f.card, "wc -l report.md"));
+  approval_teardown (&f);
+}
+
+/* The gate's offers read as rules a person can check, and the first is
+ * never every file. */
+static void
+test_approval_rule_words (void)
+{
+  g_autofree char *workspace = g_dir_make_tmp ("tally-rules-XXXXXX", NULL);
+  TallyToolContext context = { NULL, workspace, FALSE, NULL };
+  static const struct { const char *tool; const char *path; const char *rule; const char *label; } cases[] = {
+    { "Edit", "report.md", "Edit(report.md)", "Always allow changes to report.md" },
+    { "Write", "report.md", "Edit(report.md)", "Always allow changes to report.md" },
+    { "Write", "reports/march.md", "Edit(reports/**)", "Always allow changes to files under reports/" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(JsonObject) input = json_object_new ();
+      g_autoptr(JsonArray) suggestions = NULL;
+      JsonObject *first;
+
+      json_object_set_string_member (input, "file_path", cases[i].path);
+      json_object_set_string_member (input, "content", "x");
+      json_object_set_string_member (input, "old_string", "a");
+      json_object_set_string_member (input, "new_string", "b");
+      suggestions = tally_gate_dup_suggestions (cases[i].tool, input, &context);
+      g_assert_cmpuint (json_array_get_length (suggestions), ==, 2);
+      first = json_array_get_object_element (suggestions, 0);
+      g_assert_cmpstr (json_object_get_string_member (first, "rule"), ==, cases[i].rule);
+      g_assert_cmpstr (json_object_get_string_member (first, "label"), ==, cases[i].label);
+      g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (suggestions, 1), "rule"),
+                       ==, "Edit(**)");
+    }
+
+  {
+    g_autoptr(JsonObject) input = json_object_new ();
+    g_autoptr(JsonArray) suggestions = NULL;
+
+    json_object_set_string_member (input, "sql", "SELECT 1");
+    suggestions = tally_gate_dup_suggestions ("query_database", input, &context);
+    g_assert_cmpuint (json_array_get_length (suggestions), ==, 1);
+    g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (suggestions, 0), "label"),
+                     ==, "Always allow queries on this database in this workspace");
+  }
+  g_rmdir (workspace);
+}
+
+static gint64 fake_now;
+
+static gint64
+fake_clock (void)
+{
+  return fake_now;
+}
+
+static void
+test_approval_countdown (void)
+{
+  ApprovalFixture f = { 0 };
+  GtkWidget *countdown;
+  const gint64 ts = G_GINT64_CONSTANT (1767225600000000);
+
+  _tally_approval_card_set_clock (fake_clock);
+  fake_now = ts + 15 * G_USEC_PER_SEC;
+  approval_setup (&f, "{\"type\":\"approval_request\",\"ts\":1767225600000000,\"turn_id\":\"t1\",\"approval_id\":\"a1\","
+                      "\"tool_id\":\"toolu_b\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},"
+                      "\"suggestions\":[],\"timeout_s\":120}");
+  g_assert_true (label_shows (f.card, "Denies in 1:45"));
+  countdown = NULL;
+  {
+    g_autoptr(GPtrArray) labels = find_all (f.card, GTK_TYPE_LABEL);
+
+    for (guint i = 0; i < labels->len; i++)
+      if (g_strcmp0 (gtk_label_get_text (g_ptr_array_index (labels, i)), "Denies in 1:45") == 0)
+        countdown = g_ptr_array_index (labels, i);
+  }
+  g_assert_nonnull (countdown);
+
+  fake_now = ts + 61 * G_USEC_PER_SEC;
+  _tally_approval_card_tick (TALLY_APPROVAL_CARD (f.card));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (countdown)), ==, "Denies in 0:59");
+  fake_now = ts + 119 * G_USEC_PER_SEC + G_USEC_PER_SEC / 2;
+  _tally_approval_card_tick (TALLY_APPROVAL_CARD (f.card));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (countdown)), ==, "Denies in 0:01");
+  fake_now = ts + 121 * G_USEC_PER_SEC;
+  _tally_approval_card_tick (TALLY_APPROVAL_CARD (f.card));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (countdown)), ==, "Denying…");
+
+  /* Decided: the countdown goes. */
+  press (f.card, GTK_TYPE_BUTTON, "Allow once");
+  g_assert_false (gtk_widget_is_drawable (countdown));
+  approval_teardown (&f);
+
+  /* No timeout: no countdown. */
+  approval_setup (&f, WRITE_REQUEST);
+  {
+    g_autoptr(GPtrArray) labels = find_all (f.card, GTK_TYPE_LABEL);
+
+    for (guint i = 0; i < labels->len; i++)
+      if (gtk_widget_is_drawable (g_ptr_array_index (labels, i)))
+        g_assert_false (g_str_has_prefix (gtk_label_get_text (g_ptr_array_index (labels, i)), "Denies in"));
+  }
+  approval_teardown (&f);
+  _tally_approval_card_set_clock (NULL);
+}
+
+typedef struct {
+  guint  sent;
+  guint  withdrawn;
+  char  *id;
+  char  *title;
+  char  *body;
+} Notified;
+
+static Notified notified;
+
+static void
+record_notification (GtkWidget     *card,
+                     const char    *id,
+                     GNotification *notification,
+                     const char    *title,
+                     const char    *body)
+{
+  g_assert_true (TALLY_IS_APPROVAL_CARD (card));
+  g_free (notified.id);
+  notified.id = g_strdup (id);
+  if (notification == NULL)
+    {
+      notified.withdrawn++;
+      return;
+    }
+  notified.sent++;
+  g_assert_true (G_IS_NOTIFICATION (notification));
+  g_free (notified.title);
+  g_free (notified.body);
+  notified.title = g_strdup (title);
+  notified.body = g_strdup (body);
+}
+
+static void
+test_approval_notification (void)
+{
+  ApprovalFixture f = { 0 };
+
+  _tally_approval_card_set_notify_func (record_notification);
+
+  /* The test windows are shown, not presented: none is the active one. */
+  approval_setup (&f, WRITE_REQUEST);
+  g_assert_false (gtk_window_is_active (f.window));
+  g_assert_cmpuint (notified.sent, ==, 1);
+  g_assert_cmpstr (notified.id, ==, "approval-a1");
+  g_assert_cmpstr (notified.title, ==, "Tally is waiting for your approval");
+  g_assert_nonnull (notified.body);
+  g_assert_true (g_str_has_prefix (notified.body, "Allow Tally to "));
+
+  /* Once only, and withdrawn when decided. */
+  g_object_notify (G_OBJECT (f.window), "is-active");
+  g_assert_cmpuint (notified.sent, ==, 1);
+  press (f.card, GTK_TYPE_BUTTON, "Allow once");
+  g_assert_cmpuint (notified.withdrawn, ==, 1);
+  approval_teardown (&f);
+
+  /* A settled card sends none. */
+  notified.sent = 0;
+  approval_setup (&f, WRITE_REQUEST);
+  g_assert_cmpuint (notified.sent, ==, 1);
+  apply (f.transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
+                       "\"decision\":\"deny\",\"reason\":\"timeout\"}");
+  g_assert_cmpuint (notified.withdrawn, ==, 2);
+  approval_teardown (&f);
+
+  _tally_approval_card_set_notify_func (NULL);
+  g_clear_pointer (&notified.id, g_free);
+  g_clear_pointer (&notified.title, g_free);
+  g_clear_pointer (&notified.body, g_free);
 }
 
 /* Plan card */
@@ -1441,7 +1827,7 @@ test_plan_versions (void)
   g_setenv ("TALLY_NO_WEBKIT", "1", TRUE);
 
   apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t1\",\"mode\":\"plan\",\"text\":\"Plan a report\"}");
-  first = plan_block (transcript, "# Plan\n\n1. Query revenue by month\n2. Write report.md\n", 1);
+  first = plan_block (transcript, "# Plan\n\n1. Query revenue by month\n2. Check the stores table\n3. Write report.md\n", 1);
   apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t2\",\"mode\":\"plan\",\"text\":\"Change the plan: add a chart\"}");
   second = plan_block (transcript, "# Plan\n\n1. Query revenue by month\n2. Draw a bar chart\n3. Write report.md\n", 2);
 
@@ -1462,19 +1848,47 @@ test_plan_versions (void)
   card2 = card_for (view, second);
 
   /* The older version cannot be acted on; the newer one says what
-   * changed. */
+   * changed, open: the step added and the step removed are marked and
+   * tinted, a step that only got a new number is not. */
   g_assert_false (tally_plan_card_get_active (card1));
-  g_assert_cmpuint (count_usable_buttons (GTK_WIDGET (card1)), ==, 0);
+  g_assert_false (is_usable (find_named (GTK_WIDGET (card1), GTK_TYPE_BUTTON, "Implement")));
   g_assert_true (tally_plan_card_get_active (card2));
-  g_assert_true (label_shows (GTK_WIDGET (card2), "Version 2"));
+  g_assert_true (label_shows (GTK_WIDGET (card2), "Version 2 of 2"));
+  g_assert_true (label_shows (GTK_WIDGET (card1), "Version 1 of 2"));
   g_assert_true (gtk_widget_is_drawable (_tally_plan_card_get_changes (card2)));
   g_assert_false (gtk_widget_is_drawable (_tally_plan_card_get_changes (card1)));
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (_tally_plan_card_get_changes (card2))));
   g_assert_cmpstr (gtk_expander_get_label (GTK_EXPANDER (_tally_plan_card_get_changes (card2))), ==,
-                   "Changes since version 1");
-  gtk_expander_set_expanded (GTK_EXPANDER (_tally_plan_card_get_changes (card2)), TRUE);
-  changes = text_view_text (GTK_TEXT_VIEW (gtk_scrolled_window_get_child (
-    GTK_SCROLLED_WINDOW (gtk_expander_get_child (GTK_EXPANDER (_tally_plan_card_get_changes (card2)))))));
-  g_assert_cmpstr (changes, ==, " # Plan\n \n 1. Query revenue by month\n-2. Write report.md\n+2. Draw a bar chart\n+3. Write report.md");
+                   "Changes since version 1: 1 line added, 1 removed");
+  {
+    GtkTextView *changes_view = GTK_TEXT_VIEW (gtk_scrolled_window_get_child (
+      GTK_SCROLLED_WINDOW (gtk_expander_get_child (GTK_EXPANDER (_tally_plan_card_get_changes (card2))))));
+
+    changes = text_view_text (changes_view);
+    g_assert_cmpstr (changes, ==,
+                     "  # Plan\n  \n  1. Query revenue by month\n− 2. Check the stores table\n"
+                     "+ 2. Draw a bar chart\n  3. Write report.md");
+    g_assert_true (line_has_tag (changes_view, 3, "removed"));
+    g_assert_true (line_has_tag (changes_view, 4, "added"));
+    g_assert_false (line_has_tag (changes_view, 5, "added"));
+    g_assert_false (line_has_tag (changes_view, 5, "removed"));
+  }
+  tally_test_wait_frames (GTK_WIDGET (card2), 2);
+  save_png (GTK_WIDGET (card2), tally_test_dark () ? "plan-versions-dark.png" : "plan-versions.png");
+
+  /* Version 1 is reachable from the newer card, in place, and back. */
+  g_assert_false (is_usable (find_named (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Next version")));
+  press (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Previous version");
+  g_assert_true (label_shows (GTK_WIDGET (card2), "Version 1 of 2"));
+  g_assert_false (gtk_widget_is_drawable (_tally_plan_card_get_changes (card2)));
+  g_assert_false (is_usable (find_named (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Implement")));
+  g_assert_false (is_usable (find_named (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Previous version")));
+  g_assert_cmpstr (tally_markdown_view_get_markdown (TALLY_MARKDOWN_VIEW (_tally_plan_card_get_native_view (card2))),
+                   ==, "# Plan\n\n1. Query revenue by month\n2. Check the stores table\n3. Write report.md\n");
+  press (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Next version");
+  g_assert_true (label_shows (GTK_WIDGET (card2), "Version 2 of 2"));
+  g_assert_true (is_usable (find_named (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Implement")));
+  g_assert_true (gtk_widget_is_drawable (_tally_plan_card_get_changes (card2)));
 
   /* Refine leaves the plan open; Implement closes it. */
   press (GTK_WIDGET (card2), GTK_TYPE_BUTTON, "Refine");
@@ -1755,14 +2169,17 @@ store_report_body (TallyApplication *app,
   g_assert_true (tally_window_is_busy (window));
   g_assert_false (tally_plan_card_get_active (TALLY_PLAN_CARD (plan)));
 
-  /* The Write waits on an approval card with its diff. */
+  /* The Write of a new report waits on an approval card that shows the
+   * report, rendered. */
   SPIN_UNTIL ((approval = find_open_card (root, TALLY_TYPE_APPROVAL_CARD)) != NULL);
-  SPIN_UNTIL (gtk_widget_is_drawable (GTK_WIDGET (diff_view (approval))));
+  SPIN_UNTIL (gtk_widget_is_drawable (content_box (approval)));
+  g_assert_true (label_shows (approval, "Allow Tally to create report.md?"));
+  g_assert_nonnull (first_of (content_box (approval), TALLY_TYPE_MARKDOWN_VIEW));
   {
-    g_autofree char *diff = text_view_text (diff_view (approval));
+    g_autofree char *markdown = g_strdup (tally_markdown_view_get_markdown (
+      TALLY_MARKDOWN_VIEW (first_of (content_box (approval), TALLY_TYPE_MARKDOWN_VIEW))));
 
-    g_assert_true (g_str_has_prefix (diff, "--- a/report.md\n+++ b/report.md\n"));
-    g_assert_nonnull (strstr (diff, "\n+| **Total** | **371,428.70** | **237,010.40** |"));
+    g_assert_nonnull (strstr (markdown, "| **Total** | **371,428.70** | **237,010.40** |"));
   }
   show_card (approval);
   save_png (approval, "e2e-approval-card.png");
@@ -1935,6 +2352,12 @@ main (int   argc,
   g_test_add_func ("/tally/cards/approval/deny", test_approval_deny);
   g_test_add_func ("/tally/cards/approval/bash-outside", test_approval_bash_outside);
   g_test_add_func ("/tally/cards/approval/settled", test_approval_settled);
+  g_test_add_func ("/tally/cards/approval/new-file", test_approval_new_file);
+  g_test_add_func ("/tally/cards/approval/edit-change", test_approval_edit_change);
+  g_test_add_func ("/tally/cards/approval/query", test_approval_query);
+  g_test_add_func ("/tally/cards/approval/rule-words", test_approval_rule_words);
+  g_test_add_func ("/tally/cards/approval/countdown", test_approval_countdown);
+  g_test_add_func ("/tally/cards/approval/notification", test_approval_notification);
   g_test_add_func ("/tally/cards/plan/navigation-rule", test_plan_navigation_rule);
   g_test_add_func ("/tally/cards/plan/page", test_plan_page);
   g_test_add_func ("/tally/cards/plan/webkit", test_plan_webkit);

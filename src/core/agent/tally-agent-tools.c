@@ -528,6 +528,10 @@ run_next_tool (GTask *task)
         json_object_set_array_member (event, "suggestions", json_array_ref (suggestions));
         if (verdict.outside)
           json_object_set_boolean_member (event, "outside_workspace", TRUE);
+        /* The card counts down to the moment the gate denies
+         * (docs/architecture.md §6.4). */
+        if (self->approval_timeout_s > 0)
+          json_object_set_int_member (event, "timeout_s", self->approval_timeout_s);
 
         park (task, PENDING_APPROVAL, approval_id, self->approval_timeout_s);
         turn->pending_suggestions = suggestions;

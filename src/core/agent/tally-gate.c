@@ -1371,20 +1371,31 @@ tally_gate_dup_suggestions (const char             *tool_name,
           {
             g_autofree char *rule = g_strdup_printf ("%s(%s/**)", rule_tool, dir);
             g_autofree char *label = is_edit_tool (tool_name)
-              ? g_strdup_printf (_("Always allow edits in %s/"), dir)
+              ? g_strdup_printf (_("Always allow changes to files under %s/"), dir)
               : g_strdup_printf (_("Always allow %s in %s/"), tool_name, dir);
+            add_suggestion (suggestions, rule, "workspace", label);
+          }
+        else if (is_edit_tool (tool_name) && strpbrk (path, "*?[{\\") == NULL)
+          {
+            /* A file at the top of the workspace: the rule names the file
+             * (a spec without wildcards matches exactly), so the first
+             * offer is never every file (docs/architecture.md §6.3). */
+            g_autofree char *rule = g_strdup_printf ("Edit(%s)", path);
+            g_autofree char *label = g_strdup_printf (_("Always allow changes to %s"), path);
             add_suggestion (suggestions, rule, "workspace", label);
           }
 
         if (is_edit_tool (tool_name))
           add_suggestion (suggestions, "Edit(**)", "session",
-                          _("Allow edits in this workspace for this session"));
+                          _("Allow changes to any file in this workspace for this session"));
         return suggestions;
       }
   }
 
   {
-    g_autofree char *label = g_strdup_printf (_("Always allow %s in this workspace"), tool_name);
+    g_autofree char *label = g_strcmp0 (tool_name, "query_database") == 0
+      ? g_strdup (_("Always allow queries on this database in this workspace"))
+      : g_strdup_printf (_("Always allow %s in this workspace"), tool_name);
     add_suggestion (suggestions, tool_name, "workspace", label);
   }
 

@@ -935,6 +935,8 @@ tally_tool_bash_class_init (TallyToolBashClass *klass)
     "\"required\":[\"command\"]}";
   tool_class->read_only = FALSE;
   tool_class->summary_member = "command";
+  tool_class->preview_kind = TALLY_TOOL_PREVIEW_COMMAND;
+  tool_class->content_member = "command";
   tool_class->run = bash_run;
 }
 

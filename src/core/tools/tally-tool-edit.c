@@ -216,13 +216,62 @@ edit_run (TallyTool               *tool,
                           edit.count == 1 ? "occurrence" : "occurrences", edit.display);
 }
 
-static char *
+/* The file before and after the edit; without a context, only its path. */
+static TallyToolPreview *
 edit_dup_preview (TallyTool               *tool,
-                 const TallyToolContext  *context,
-                 JsonObject              *input,
-                 GError                 **error)
+                  const TallyToolContext  *context,
+                  JsonObject              *input,
+                  GError                 **error)
 {
-  return tally_tool_edit_dup_diff (context, input, error);
+  g_auto(PreparedEdit) edit = { 0 };
+  TallyToolPreview *preview;
+
+  if (context == NULL)
+    {
+      const char *file_path;
+
+      if (!tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error))
+        return NULL;
+      return tally_tool_preview_new (TALLY_TOOL_PREVIEW_CHANGE_FILE, file_path);
+    }
+
+  if (!prepare_edit (context, input, FALSE, &edit, error))
+    return NULL;
+
+  preview = tally_tool_preview_new (TALLY_TOOL_PREVIEW_CHANGE_FILE, edit.display);
+  preview->old_text = g_steal_pointer (&edit.old_text);
+  preview->new_text = g_string_free (g_steal_pointer (&edit.new_text), FALSE);
+  preview->edits_content = TRUE;
+  return preview;
+}
+
+/* The analyst edited the whole file as it should end up: the edit
+ * replaces the file's previewed text by it (the file's whole text occurs
+ * in it once, so the edit stays exact). */
+static JsonObject *
+edit_dup_edited_input (TallyTool               *tool,
+                       JsonObject              *input,
+                       const TallyToolPreview  *preview,
+                       const char              *text,
+                       GError                 **error)
+{
+  const char *file_path;
+  JsonObject *edited;
+
+  if (!tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error))
+    return NULL;
+  if (preview->old_text == NULL || preview->old_text[0] == '\0')
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "The file %s was not read, so the edit cannot be changed", file_path);
+      return NULL;
+    }
+
+  edited = json_object_new ();
+  json_object_set_string_member (edited, "file_path", file_path);
+  json_object_set_string_member (edited, "old_string", preview->old_text);
+  json_object_set_string_member (edited, "new_string", text);
+  return edited;
 }
 
 static void
@@ -258,7 +307,9 @@ tally_tool_edit_class_init (TallyToolEditClass *klass)
   tool_class->path_member = "file_path";
   tool_class->summary_member = "file_path";
   tool_class->run = edit_run;
+  tool_class->preview_kind = TALLY_TOOL_PREVIEW_CHANGE_FILE;
   tool_class->dup_preview = edit_dup_preview;
+  tool_class->dup_edited_input = edit_dup_edited_input;
 }
 
 static void

@@ -540,13 +540,51 @@ write_run (TallyTool               *tool,
                           prepared.exists ? "replaced" : "new file");
 }
 
-static char *
+/* The new file's content, or the file before and after for one that
+ * exists; without a context, the path and the content. */
+static TallyToolPreview *
 write_dup_preview (TallyTool               *tool,
-                  const TallyToolContext  *context,
-                  JsonObject              *input,
-                  GError                 **error)
+                   const TallyToolContext  *context,
+                   JsonObject              *input,
+                   GError                 **error)
 {
-  return tally_tool_write_dup_diff (context, input, error);
+  g_auto(PreparedWrite) prepared = { 0 };
+  TallyToolPreview *preview;
+
+  if (context == NULL)
+    {
+      const char *file_path, *content;
+
+      if (!tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error) ||
+          !tally_tool_input_get_string (input, "content", TRUE, &content, error))
+        return NULL;
+      preview = tally_tool_preview_new (TALLY_TOOL_PREVIEW_WRITE_FILE, file_path);
+      preview->new_text = g_strdup (content);
+      preview->edits_content = TRUE;
+      return preview;
+    }
+
+  if (!prepare_write (context, input, FALSE, &prepared, error))
+    return NULL;
+
+  preview = tally_tool_preview_new (prepared.exists ? TALLY_TOOL_PREVIEW_CHANGE_FILE : TALLY_TOOL_PREVIEW_CREATE_FILE,
+                                    prepared.display);
+  if (prepared.exists)
+    {
+      g_autoptr(GError) local_error = NULL;
+      gsize length;
+
+      if (!g_file_get_contents (prepared.path, &preview->old_text, &length, &local_error))
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                       "Cannot read %s: %s", prepared.display, local_error->message);
+          tally_tool_preview_free (preview);
+          return NULL;
+        }
+    }
+  preview->new_text = g_strdup (prepared.content);
+  preview->edits_content = TRUE;
+  return preview;
 }
 
 static void
@@ -575,6 +613,8 @@ tally_tool_write_class_init (TallyToolWriteClass *klass)
   tool_class->path_member = "file_path";
   tool_class->summary_member = "file_path";
   tool_class->run = write_run;
+  tool_class->preview_kind = TALLY_TOOL_PREVIEW_WRITE_FILE;
+  tool_class->content_member = "content";
   tool_class->dup_preview = write_dup_preview;
 }
 
@@ -623,27 +663,15 @@ tally_tool_write_dup_diff (const TallyToolContext  *context,
                            JsonObject              *input,
                            GError                 **error)
 {
-  g_auto(PreparedWrite) prepared = { 0 };
-  g_autofree char *old_text = NULL;
-  gsize old_length = 0;
+  g_autoptr(TallyToolPreview) preview = NULL;
 
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!prepare_write (context, input, FALSE, &prepared, error))
+  preview = write_dup_preview (NULL, context, input, error);
+  if (preview == NULL)
     return NULL;
 
-  if (prepared.exists)
-    {
-      g_autoptr(GError) local_error = NULL;
-
-      if (!g_file_get_contents (prepared.path, &old_text, &old_length, &local_error))
-        {
-          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                       "Cannot read %s: %s", prepared.display, local_error->message);
-          return NULL;
-        }
-    }
-
-  return tally_tool_dup_file_diff (prepared.display, old_text ? old_text : "", old_length,
-                                   prepared.content, strlen (prepared.content));
+  return tally_tool_dup_file_diff (preview->subject, preview->old_text ? preview->old_text : "",
+                                   preview->old_text ? strlen (preview->old_text) : 0,
+                                   preview->new_text, strlen (preview->new_text));
 }

@@ -456,35 +456,97 @@ tally_tool_dup_paths (TallyTool  *self,
 }
 
 /**
- * tally_tool_has_preview:
- * @self: a #TallyTool
+ * tally_tool_preview_new:
+ * @kind: what the call would do
+ * @subject: (nullable): the file or folder it touches, as shown
  *
- * Returns: %TRUE when the tool can show what a call would change
- *   (tally_tool_dup_preview())
+ * Creates a preview with no texts; fill in #TallyToolPreview.old_text and
+ * #TallyToolPreview.new_text with allocated strings.
+ *
+ * Returns: (transfer full): a new #TallyToolPreview; free it with
+ *   tally_tool_preview_free()
  */
-gboolean
-tally_tool_has_preview (TallyTool *self)
+TallyToolPreview *
+tally_tool_preview_new (TallyToolPreviewKind  kind,
+                        const char           *subject)
 {
-  g_return_val_if_fail (TALLY_IS_TOOL (self), FALSE);
+  TallyToolPreview *preview = g_new0 (TallyToolPreview, 1);
 
-  return TALLY_TOOL_GET_CLASS (self)->dup_preview != NULL;
+  preview->kind = kind;
+  preview->subject = g_strdup (subject);
+  return preview;
+}
+
+/**
+ * tally_tool_preview_free:
+ * @preview: (nullable) (transfer full): a #TallyToolPreview
+ *
+ * Frees @preview and its strings.
+ */
+void
+tally_tool_preview_free (TallyToolPreview *preview)
+{
+  if (preview == NULL)
+    return;
+
+  g_free (preview->subject);
+  g_free (preview->old_text);
+  g_free (preview->new_text);
+  g_free (preview);
+}
+
+/* The preview of a tool without its own: its kind and content member say
+ * what it does; a read-only tool that names a path reads it. */
+static TallyToolPreview *
+default_preview (TallyTool  *self,
+                 JsonObject *input)
+{
+  TallyToolClass *klass = TALLY_TOOL_GET_CLASS (self);
+  TallyToolPreviewKind kind = klass->preview_kind;
+  g_auto(GStrv) paths = tally_tool_dup_paths (self, input);
+  TallyToolPreview *preview;
+
+  if (kind == TALLY_TOOL_PREVIEW_INPUT && klass->read_only && paths != NULL && paths[0] != NULL)
+    kind = TALLY_TOOL_PREVIEW_READ;
+
+  preview = tally_tool_preview_new (kind, kind == TALLY_TOOL_PREVIEW_READ ? paths[0] : NULL);
+  if (klass->content_member != NULL)
+    {
+      const char *text = NULL;
+
+      if (tally_tool_input_get_string (input, klass->content_member, FALSE, &text, NULL) && text != NULL)
+        {
+          preview->new_text = g_strdup (text);
+          preview->edits_content = TRUE;
+        }
+    }
+  return preview;
 }
 
 /**
  * tally_tool_dup_preview:
  * @self: a #TallyTool
- * @context: where the call would run (the workspace paths resolve against)
+ * @context: (nullable): where the call would run (the workspace paths
+ *   resolve against), or %NULL to look at the input alone
  * @input: the `input` object of a `tool_use` block
  * @error: return location for a #GError
  *
- * Returns what the call would change, for its approval card: a unified
- * diff of the file for `Write` and `Edit` (empty when nothing changes).
- * Reads the file system: call it in a worker thread.
+ * Says what the call would do, for its approval card: for `Write` the new
+ * file's content or, for a file that exists, its text before and after;
+ * for `Edit` the file before and after; for `Bash` the command; for
+ * `query_database` the query; for a read-only tool the path it reads.
+ * With a @context that has a workspace this reads the file system: call it
+ * in a worker thread. With a %NULL @context nothing is read and a `Write`
+ * is %TALLY_TOOL_PREVIEW_WRITE_FILE.
  *
- * Returns: (transfer full) (nullable): the preview, or %NULL with @error
- *   set (%G_IO_ERROR_NOT_SUPPORTED when the tool has no preview)
+ * Errors: the ones the call itself would meet reading its input and file,
+ * with the same messages (%TALLY_TOOL_ERROR_INVALID_INPUT,
+ * %TALLY_TOOL_ERROR_NOT_FOUND, %TALLY_TOOL_ERROR_REFUSED,
+ * %TALLY_TOOL_ERROR_FAILED).
+ *
+ * Returns: (transfer full): the preview, or %NULL with @error set
  */
-char *
+TallyToolPreview *
 tally_tool_dup_preview (TallyTool               *self,
                         const TallyToolContext  *context,
                         JsonObject              *input,
@@ -493,17 +555,71 @@ tally_tool_dup_preview (TallyTool               *self,
   TallyToolClass *klass;
 
   g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
-  g_return_val_if_fail (context != NULL, NULL);
   g_return_val_if_fail (input != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   klass = TALLY_TOOL_GET_CLASS (self);
-  if (klass->dup_preview == NULL)
+  if (klass->dup_preview != NULL)
+    return klass->dup_preview (self, context != NULL && context->workspace != NULL ? context : NULL,
+                               input, error);
+  return default_preview (self, input);
+}
+
+/**
+ * tally_tool_dup_edited_input:
+ * @self: a #TallyTool
+ * @input: the call's input as the model sent it
+ * @preview: the call's preview (tally_tool_dup_preview()), with
+ *   #TallyToolPreview.edits_content set
+ * @text: the analyst's edit of #TallyToolPreview.new_text
+ * @error: return location for a #GError
+ *
+ * Builds the input that runs instead when the analyst allows a call with
+ * changes: @input with the edited content in place (the command, the
+ * query, the file's content). For `Edit` the edit is the whole file as it
+ * should end up, and the input replaces the file's text as previewed
+ * (#TallyToolPreview.old_text) by @text.
+ *
+ * Errors: %TALLY_TOOL_ERROR_INVALID_INPUT when the preview has no editable
+ * content.
+ *
+ * Returns: (transfer full): the new input, or %NULL with @error set
+ */
+JsonObject *
+tally_tool_dup_edited_input (TallyTool               *self,
+                             JsonObject              *input,
+                             const TallyToolPreview  *preview,
+                             const char              *text,
+                             GError                 **error)
+{
+  TallyToolClass *klass;
+  JsonObject *edited;
+  g_autoptr(JsonNode) copy = NULL;
+  g_autoptr(JsonNode) node = NULL;
+
+  g_return_val_if_fail (TALLY_IS_TOOL (self), NULL);
+  g_return_val_if_fail (input != NULL, NULL);
+  g_return_val_if_fail (preview != NULL, NULL);
+  g_return_val_if_fail (text != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  klass = TALLY_TOOL_GET_CLASS (self);
+  if (!preview->edits_content || (klass->dup_edited_input == NULL && klass->content_member == NULL))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s has no preview", klass->name);
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                   "A call of %s has no content to edit", klass->name);
       return NULL;
     }
-  return klass->dup_preview (self, context, input, error);
+
+  if (klass->dup_edited_input != NULL)
+    return klass->dup_edited_input (self, input, preview, text, error);
+
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_node_set_object (node, input);
+  copy = json_node_copy (node);
+  edited = json_object_ref (json_node_get_object (copy));
+  json_object_set_string_member (edited, klass->content_member, text);
+  return edited;
 }
 
 /**

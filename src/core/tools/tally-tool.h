@@ -65,6 +65,68 @@ typedef struct {
   char    **sensitive_columns;
 } TallyToolContext;
 
+/**
+ * TallyToolPreviewKind:
+ * @TALLY_TOOL_PREVIEW_INPUT: nothing better to show than the input itself
+ * @TALLY_TOOL_PREVIEW_WRITE_FILE: writes the file #TallyToolPreview.subject
+ *   with #TallyToolPreview.new_text; whether the file exists was not looked
+ *   at (a preview without a workspace)
+ * @TALLY_TOOL_PREVIEW_CREATE_FILE: creates the new file
+ *   #TallyToolPreview.subject holding #TallyToolPreview.new_text
+ * @TALLY_TOOL_PREVIEW_CHANGE_FILE: changes the existing file
+ *   #TallyToolPreview.subject from #TallyToolPreview.old_text to
+ *   #TallyToolPreview.new_text (both %NULL when the file was not read)
+ * @TALLY_TOOL_PREVIEW_READ: reads the file or folder
+ *   #TallyToolPreview.subject
+ * @TALLY_TOOL_PREVIEW_COMMAND: runs the shell command
+ *   #TallyToolPreview.new_text
+ * @TALLY_TOOL_PREVIEW_QUERY: runs the query #TallyToolPreview.new_text on
+ *   the analyst's database
+ *
+ * What a call would do, in the words an approval card speaks
+ * (tally_tool_dup_preview()).
+ */
+typedef enum {
+  TALLY_TOOL_PREVIEW_INPUT,
+  TALLY_TOOL_PREVIEW_WRITE_FILE,
+  TALLY_TOOL_PREVIEW_CREATE_FILE,
+  TALLY_TOOL_PREVIEW_CHANGE_FILE,
+  TALLY_TOOL_PREVIEW_READ,
+  TALLY_TOOL_PREVIEW_COMMAND,
+  TALLY_TOOL_PREVIEW_QUERY,
+} TallyToolPreviewKind;
+
+/**
+ * TallyToolPreview:
+ * @kind: what the call would do
+ * @subject: (nullable): the file or folder it touches, as shown to people:
+ *   relative to the workspace, or absolute outside it; %NULL for commands,
+ *   queries and %TALLY_TOOL_PREVIEW_INPUT
+ * @old_text: (nullable): with %TALLY_TOOL_PREVIEW_CHANGE_FILE, the whole
+ *   file as it is now
+ * @new_text: (nullable): the whole file as the call would leave it, the
+ *   command or the query
+ * @edits_content: %TRUE when @new_text can be edited as text and handed
+ *   back to tally_tool_dup_edited_input(); %FALSE when only the input as
+ *   JSON can be edited
+ *
+ * A call's preview for its approval card: plain data, owned by whoever
+ * holds it (tally_tool_preview_free()), safe to pass between threads.
+ */
+typedef struct {
+  TallyToolPreviewKind  kind;
+  char                 *subject;
+  char                 *old_text;
+  char                 *new_text;
+  gboolean              edits_content;
+} TallyToolPreview;
+
+TallyToolPreview *tally_tool_preview_new  (TallyToolPreviewKind  kind,
+                                           const char           *subject);
+void              tally_tool_preview_free (TallyToolPreview     *preview);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyToolPreview, tally_tool_preview_free)
+
 #define TALLY_TYPE_TOOL (tally_tool_get_type ())
 
 G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
@@ -100,11 +162,27 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  *   after the `tool_result` (for `create_chart`, the fields of
  *   `chart_created`). A tool that sets it leaves @run %NULL. See
  *   tally_tool_run_full().
- * @dup_preview: (nullable): returns what a call would change, shown on its
- *   approval card before it runs (e.g. a unified diff of the file for
- *   `Write` and `Edit`; transfer full), or %NULL with @error set; may read
- *   the file system and is called in a worker thread. %NULL (the default)
- *   means the tool has no preview. See tally_tool_dup_preview().
+ * @preview_kind: what a call does, for the default @dup_preview
+ *   (%TALLY_TOOL_PREVIEW_COMMAND for `Bash`, %TALLY_TOOL_PREVIEW_QUERY for
+ *   `query_database`); %TALLY_TOOL_PREVIEW_INPUT (the default) lets the
+ *   default preview say %TALLY_TOOL_PREVIEW_READ for a read-only tool that
+ *   names a path
+ * @content_member: (nullable): the input member holding the text a call
+ *   runs or writes (e.g. "command", "sql", "content"): the default
+ *   @dup_preview shows it and the default @dup_edited_input replaces it
+ *   with the analyst's edit
+ * @dup_preview: (nullable): returns what a call would do, shown on its
+ *   approval card before it runs (a #TallyToolPreview, transfer full), or
+ *   %NULL with @error set. With a context that has a workspace it may read
+ *   the file system and is called in a worker thread; with a %NULL context
+ *   it must not touch the file system and says what the input alone tells.
+ *   %NULL (the default) builds the preview from @preview_kind,
+ *   @content_member and the call's paths. See tally_tool_dup_preview().
+ * @dup_edited_input: (nullable): turns the analyst's edit of
+ *   #TallyToolPreview.new_text back into an input for the same tool
+ *   (transfer full), or %NULL with @error set. %NULL (the default) copies
+ *   the input and puts the text in @content_member. See
+ *   tally_tool_dup_edited_input().
  *
  * The class of every tool. Subclasses fill in the fields in class_init.
  */
@@ -135,10 +213,17 @@ struct _TallyToolClass
                          JsonObject             *input);
   char  *(*dup_summary) (TallyTool              *self,
                          JsonObject             *input);
-  char  *(*dup_preview) (TallyTool              *self,
-                         const TallyToolContext *context,
-                         JsonObject             *input,
-                         GError                **error);
+  TallyToolPreviewKind preview_kind;
+  const char *content_member;
+  TallyToolPreview *(*dup_preview) (TallyTool              *self,
+                                    const TallyToolContext *context,
+                                    JsonObject             *input,
+                                    GError                **error);
+  JsonObject *(*dup_edited_input) (TallyTool              *self,
+                                   JsonObject             *input,
+                                   const TallyToolPreview *preview,
+                                   const char             *text,
+                                   GError                **error);
 
   /*< private >*/
   gpointer padding[4];
@@ -177,10 +262,14 @@ char      **tally_tool_dup_paths        (TallyTool              *self,
                                          JsonObject             *input);
 char       *tally_tool_dup_summary      (TallyTool              *self,
                                          JsonObject             *input);
-gboolean    tally_tool_has_preview      (TallyTool              *self);
-char       *tally_tool_dup_preview      (TallyTool              *self,
+TallyToolPreview *tally_tool_dup_preview (TallyTool             *self,
                                          const TallyToolContext *context,
                                          JsonObject             *input,
+                                         GError                **error);
+JsonObject *tally_tool_dup_edited_input (TallyTool              *self,
+                                         JsonObject             *input,
+                                         const TallyToolPreview *preview,
+                                         const char             *text,
                                          GError                **error);
 
 char       *tally_tool_resolve_path     (const TallyToolContext *context,

@@ -9,32 +9,47 @@
 #include <gtksourceview/gtksource.h>
 #include <string.h>
 
-#include "tally-approval-card.h"
+#include "tally-approval-card-private.h"
 #include "tally-agent.h"
 #include "tally-card-diff.h"
 #include "tally-cards-common.h"
 #include "tally-chip-layout.h"
 #include "tally-json.h"
+#include "tally-markdown-view.h"
+#include "tally-source-style.h"
 #include "tally-tool-registry.h"
 
 /**
  * TallyApprovalCard:
  *
  * The card of a tool call that waits for the analyst (a %TALLY_BLOCK_APPROVAL
- * block; docs/architecture.md §6). It names the tool and shows what the call
- * would do: the command of a `Bash` call, the path and a coloured diff of a
- * `Write` or `Edit` (read from the workspace off the main thread), the
- * compact input of anything else, and a warning when a path lies outside
- * the workspace.
+ * block; docs/architecture.md §6), in the analyst's words: "Allow Tally to
+ * create report.md?", "…to change report.md?", "…to run this query?". The
+ * card asks the tool what the call would do (tally_tool_dup_preview(), off
+ * the main thread since it reads the workspace) and shows it: a new file as
+ * its content (Markdown rendered read-only, other text in a monospace
+ * view), a change to a file as a line diff with line numbers, added lines
+ * green and removed lines red, the command or query in monospace, and a
+ * warning when a path lies outside the workspace.
  *
  * Its buttons are named for assistive technology exactly "Allow once",
  * "Allow with changes", "Always allow" and "Deny"; "Deny and stop" sits in
  * the menu next to Deny. The three that need more than a click open an
- * inline panel first: an editor pre-filled with the pretty-printed input
- * (the edit must be a JSON object, or an error says why and the editor
- * stays open), the exact rule and scope an "always" keeps (a drop-down
- * when the gate suggested several), and an optional message for the model
- * that is sent verbatim. Escape closes a panel.
+ * inline panel first: an editor holding the content (the file's new text,
+ * the command, the query; the tool turns the edit back into its input with
+ * tally_tool_dup_edited_input()), or the input as JSON for a tool with no
+ * content to edit (the edit must be a JSON object, or an error says why and
+ * the editor stays open); the rule an "always" keeps, in words ("Always
+ * allow changes to files under reports/") with the exact rule and scope
+ * below it and a drop-down when the gate suggested several, the most
+ * specific selected and never a catch-all such as `Edit(**)`; and an
+ * optional message for the model that is sent verbatim. Escape closes a
+ * panel.
+ *
+ * While it waits, a request with a `timeout_s` counts down ("Denies in
+ * 1:45") to the moment the gate denies it (docs/architecture.md §6.4), and
+ * when the window is not the active one the card sends a desktop
+ * notification (withdrawn once it is decided).
  *
  * The card reports the decision by activating `session.approve` (the
  * approval id, the #TallyDecision and what goes with it; docs/architecture.md
@@ -50,19 +65,24 @@ struct _TallyApprovalCard
   /* Template */
   GtkWidget         *content;
   GtkLabel          *title_label;
+  GtkLabel          *countdown_label;
   GtkLabel          *state_label;
+  GtkLabel          *subject_label;
   GtkLabel          *summary_label;
+  GtkWidget         *content_box;
   GtkScrolledWindow *diff_scroller;
   GtkTextView       *diff_view;
   GtkLabel          *diff_note;
   GtkWidget         *warning_box;
   GtkLabel          *detail_label;
   GtkWidget         *edit_panel;
+  GtkLabel          *edit_hint;
   GtkSourceView     *edit_view;
   GtkLabel          *edit_error;
   GtkWidget         *always_panel;
   GtkDropDown       *rule_dropdown;
   GtkButton         *always_confirm_button;
+  GtkLabel          *rule_text_label;
   GtkLabel          *rule_label;
   GtkLabel          *scope_label;
   GtkWidget         *deny_panel;
@@ -76,14 +96,35 @@ struct _TallyApprovalCard
   /* State */
   JsonObject        *shown;           /* the details the request was read from */
   JsonArray         *suggestions;     /* the request's suggestions, or NULL */
+  TallyToolPreview  *preview;         /* what the call would do, best known */
+  gboolean           preview_read;    /* @preview came from the workspace */
+  gboolean           editing_content; /* the editor holds the content, not JSON */
+  GtkWidget         *content_view;    /* in content_box, or NULL */
   GCancellable      *diff_cancellable;
-  TallyBlock        *diff_block;      /* the block whose diff is shown */
+  TallyBlock        *diff_block;      /* the block whose preview is read */
   gboolean           sent;            /* decided; waiting for the resolution */
+
+  /* Waiting */
+  gint64             deadline;        /* real time in µs, 0 for none */
+  guint              tick_id;
+  GtkWindow         *window;          /* the root watched for is-active */
+  char              *notified;        /* the notification's id, once sent */
 };
 
 G_DEFINE_FINAL_TYPE (TallyApprovalCard, tally_approval_card, TALLY_TYPE_BLOCK_WIDGET)
 
 #define MAX_DIFF_LINES 60
+#define DIFF_CONTEXT 3
+
+static gint64 (*clock_now) (void) = g_get_real_time;
+
+static void default_notify (GtkWidget     *card,
+                            const char    *id,
+                            GNotification *notification,
+                            const char    *title,
+                            const char    *body);
+
+static TallyApprovalNotifyFunc notify_func = default_notify;
 
 
 static void sync_card (TallyApprovalCard *self);
@@ -131,7 +172,7 @@ scope_text (const char *scope)
   return _("in this workspace");
 }
 
-/* The preview: what the call would change (a diff for Write and Edit) */
+/* The preview: what the call would do */
 
 /* The tools, asked for their preview (tally_tool_dup_preview()); they are
  * stateless, so one registry serves every card. */
@@ -169,10 +210,10 @@ diff_thread (GTask        *task,
              GCancellable *cancellable)
 {
   DiffJob *job = task_data;
-  TallyToolContext context = { NULL, job->workspace, FALSE };
+  TallyToolContext context = { NULL, job->workspace, FALSE, NULL };
   g_autoptr(JsonNode) input = json_from_string (job->input, NULL);
   GError *error = NULL;
-  char *diff;
+  TallyToolPreview *preview;
 
   if (input == NULL || !JSON_NODE_HOLDS_OBJECT (input))
     {
@@ -180,55 +221,175 @@ diff_thread (GTask        *task,
       return;
     }
 
-  diff = tally_tool_dup_preview (job->tool, &context, json_node_get_object (input), &error);
+  preview = tally_tool_dup_preview (job->tool, &context, json_node_get_object (input), &error);
 
-  if (diff == NULL)
+  if (preview == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, diff, g_free);
+    g_task_return_pointer (task, preview, (GDestroyNotify) tally_tool_preview_free);
+}
+
+static gboolean
+is_markdown_path (const char *path)
+{
+  g_autofree char *lower = path != NULL ? g_ascii_strdown (path, -1) : NULL;
+
+  return lower != NULL && (g_str_has_suffix (lower, ".md") || g_str_has_suffix (lower, ".markdown"));
+}
+
+/* The first MAX_DIFF_LINES lines of @text; sets @more to how many are
+ * left out. The card does not scroll inside the transcript. */
+static char *
+head_lines (const char *text,
+            guint      *more)
+{
+  const char *p = text;
+  guint lines = 0;
+
+  *more = 0;
+  while (*p != '\0' && lines < MAX_DIFF_LINES)
+    {
+      const char *end = strchr (p, '\n');
+
+      p = end != NULL ? end + 1 : p + strlen (p);
+      lines++;
+    }
+  for (const char *q = p; *q != '\0'; q++)
+    if (*q == '\n' || q[1] == '\0')
+      (*more)++;
+  return g_strndup (text, p - text);
+}
+
+static GtkSourceLanguage *
+language_for (const TallyToolPreview *preview)
+{
+  GtkSourceLanguageManager *languages = gtk_source_language_manager_get_default ();
+
+  switch (preview->kind)
+    {
+    case TALLY_TOOL_PREVIEW_COMMAND:
+      return gtk_source_language_manager_get_language (languages, "sh");
+    case TALLY_TOOL_PREVIEW_QUERY:
+      return gtk_source_language_manager_get_language (languages, "sql");
+    case TALLY_TOOL_PREVIEW_WRITE_FILE:
+    case TALLY_TOOL_PREVIEW_CREATE_FILE:
+    case TALLY_TOOL_PREVIEW_CHANGE_FILE:
+    case TALLY_TOOL_PREVIEW_READ:
+      return preview->subject != NULL
+        ? gtk_source_language_manager_guess_language (languages, preview->subject, NULL)
+        : NULL;
+    case TALLY_TOOL_PREVIEW_INPUT:
+    default:
+      return gtk_source_language_manager_get_language (languages, "json");
+    }
 }
 
 static void
-show_diff (TallyApprovalCard *self,
-           const char        *diff,
-           const char        *note)
+clear_content (TallyApprovalCard *self)
 {
-  gboolean has_diff = diff != NULL && *diff != '\0';
-
-  if (has_diff)
+  if (self->content_view != NULL)
     {
-      g_autoptr(GString) shown = g_string_new (NULL);
-      const char *p = diff;
-      guint lines = 0;
-
-      /* The card does not scroll inside the transcript: a long diff shows
-       * its beginning and says how much more there is. */
-      while (*p != '\0' && lines < MAX_DIFF_LINES)
-        {
-          const char *end = strchr (p, '\n');
-
-          end = end != NULL ? end + 1 : p + strlen (p);
-          g_string_append_len (shown, p, end - p);
-          p = end;
-          lines++;
-        }
-      if (*p != '\0')
-        {
-          guint more = 0;
-
-          for (; *p != '\0'; p++)
-            if (*p == '\n' || p[1] == '\0')
-              more++;
-          if (shown->len > 0 && shown->str[shown->len - 1] != '\n')
-            g_string_append_c (shown, '\n');
-          g_string_append_printf (shown, ngettext ("⋯ %u more line", "⋯ %u more lines", more), more);
-        }
-      tally_card_diff_show (self->diff_view, shown->str);
+      gtk_box_remove (GTK_BOX (self->content_box), self->content_view);
+      self->content_view = NULL;
     }
-  gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), has_diff);
-  gtk_label_set_text (self->diff_note, note != NULL ? note : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->diff_note), note != NULL);
+  gtk_widget_set_visible (self->content_box, FALSE);
 }
+
+/* A new file as its content: Markdown rendered, other text in monospace. */
+static void
+show_new_file (TallyApprovalCard      *self,
+               const TallyToolPreview *preview)
+{
+  guint more = 0;
+  g_autofree char *head = head_lines (preview->new_text != NULL ? preview->new_text : "", &more);
+
+  clear_content (self);
+  if (is_markdown_path (preview->subject))
+    {
+      self->content_view = tally_markdown_view_new ();
+      tally_markdown_view_set_markdown (TALLY_MARKDOWN_VIEW (self->content_view), head);
+      tally_markdown_view_finish (TALLY_MARKDOWN_VIEW (self->content_view));
+    }
+  else
+    {
+      GtkSourceBuffer *buffer = gtk_source_buffer_new_with_language (language_for (preview));
+
+      gtk_text_buffer_set_text (GTK_TEXT_BUFFER (buffer), head, -1);
+      tally_source_style_follow (buffer);
+      self->content_view = gtk_source_view_new_with_buffer (buffer);
+      g_object_unref (buffer);
+      g_object_set (self->content_view,
+                    "editable", FALSE, "cursor-visible", FALSE, "monospace", TRUE,
+                    "wrap-mode", GTK_WRAP_WORD_CHAR,
+                    "top-margin", 6, "bottom-margin", 6, "left-margin", 8, "right-margin", 8,
+                    NULL);
+    }
+  gtk_widget_add_css_class (self->content_view, "card-content-view");
+  gtk_box_append (GTK_BOX (self->content_box), self->content_view);
+  gtk_widget_set_visible (self->content_box, TRUE);
+
+  if (more > 0)
+    {
+      g_autofree char *note = g_strdup_printf (ngettext ("⋯ %u more line", "⋯ %u more lines", more), more);
+      gtk_label_set_text (self->diff_note, note);
+      gtk_widget_set_visible (GTK_WIDGET (self->diff_note), TRUE);
+    }
+}
+
+static void
+show_change (TallyApprovalCard      *self,
+             const TallyToolPreview *preview)
+{
+  g_autofree char *note = NULL;
+  guint added = 0, removed = 0;
+
+  if (g_strcmp0 (preview->old_text, preview->new_text) == 0)
+    {
+      gtk_label_set_text (self->diff_note, _("The file would stay as it is."));
+      gtk_widget_set_visible (GTK_WIDGET (self->diff_note), TRUE);
+      return;
+    }
+
+  tally_card_diff_show (self->diff_view, preview->old_text, preview->new_text,
+                        TALLY_CARD_DIFF_LINE_NUMBERS, DIFF_CONTEXT, MAX_DIFF_LINES, &added, &removed);
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), TRUE);
+
+  {
+    g_autofree char *added_text = g_strdup_printf (ngettext ("%u line added", "%u lines added", added), added);
+    g_autofree char *removed_text = g_strdup_printf (ngettext ("%u removed", "%u removed", removed), removed);
+
+    /* TRANSLATORS: "2 lines added, 1 removed" */
+    note = g_strdup_printf (_("%s, %s"), added_text, removed_text);
+  }
+  gtk_label_set_text (self->diff_note, note);
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_note), TRUE);
+}
+
+/* Shows what the call would do below the title; nothing when settled. */
+static void
+show_preview (TallyApprovalCard *self,
+              const char        *error_note)
+{
+  clear_content (self);
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), FALSE);
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_note), FALSE);
+
+  if (error_note != NULL)
+    {
+      gtk_label_set_text (self->diff_note, error_note);
+      gtk_widget_set_visible (GTK_WIDGET (self->diff_note), TRUE);
+      return;
+    }
+  if (self->preview == NULL || !self->preview_read)
+    return;
+
+  if (self->preview->kind == TALLY_TOOL_PREVIEW_CREATE_FILE)
+    show_new_file (self, self->preview);
+  else if (self->preview->kind == TALLY_TOOL_PREVIEW_CHANGE_FILE && self->preview->new_text != NULL)
+    show_change (self, self->preview);
+}
+
+static void sync_request (TallyApprovalCard *self);
 
 static void
 diff_done_cb (GObject      *object,
@@ -237,28 +398,34 @@ diff_done_cb (GObject      *object,
 {
   g_autoptr(TallyApprovalCard) self = user_data;
   g_autoptr(GError) error = NULL;
-  g_autofree char *diff = g_task_propagate_pointer (G_TASK (result), &error);
+  TallyToolPreview *preview = g_task_propagate_pointer (G_TASK (result), &error);
 
   g_assert (TALLY_IS_APPROVAL_CARD (self));
   g_assert (G_IS_TASK (result));
 
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
       g_task_get_cancellable (G_TASK (result)) != self->diff_cancellable)
-    return;
+    {
+      tally_tool_preview_free (preview);
+      return;
+    }
 
-  if (diff == NULL)
+  if (preview == NULL)
     {
       g_autofree char *note = g_strdup_printf (_("No preview of the changes: %s"), error->message);
-      show_diff (self, NULL, note);
+      show_preview (self, note);
+      return;
     }
-  else if (*diff == '\0')
-    show_diff (self, NULL, _("The file would stay as it is."));
-  else
-    show_diff (self, diff, NULL);
+
+  g_clear_pointer (&self->preview, tally_tool_preview_free);
+  self->preview = preview;
+  self->preview_read = TRUE;
+  sync_request (self);
+  show_preview (self, NULL);
 }
 
-/* Starts computing the preview of a pending call whose tool has one, once
- * the workspace is known. */
+/* Starts reading the preview of a pending call, once the workspace is
+ * known. */
 static void
 start_diff (TallyApprovalCard *self)
 {
@@ -269,8 +436,7 @@ start_diff (TallyApprovalCard *self)
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->diff_block == TALLY_BLOCK_WIDGET_BLOCK (self) ||
       tally_block_get_finished (TALLY_BLOCK_WIDGET_BLOCK (self)) ||
-      tool == NULL || !tally_tool_has_preview (tool) ||
-      request_input (self) == NULL)
+      tool == NULL || request_input (self) == NULL)
     return;
 
   if (workspace == NULL)
@@ -298,7 +464,126 @@ clear_diff (TallyApprovalCard *self)
   g_cancellable_cancel (self->diff_cancellable);
   g_clear_object (&self->diff_cancellable);
   self->diff_block = NULL;
-  show_diff (self, NULL, NULL);
+  clear_content (self);
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), FALSE);
+  gtk_widget_set_visible (GTK_WIDGET (self->diff_note), FALSE);
+}
+
+/* Waiting: the countdown and the notification */
+
+static void
+stop_countdown (TallyApprovalCard *self)
+{
+  g_clear_handle_id (&self->tick_id, g_source_remove);
+  self->deadline = 0;
+  gtk_widget_set_visible (GTK_WIDGET (self->countdown_label), FALSE);
+}
+
+static void
+update_countdown (TallyApprovalCard *self)
+{
+  gint64 left;
+  g_autofree char *text = NULL;
+  guint seconds;
+
+  if (self->deadline == 0)
+    return;
+
+  left = self->deadline - clock_now ();
+  seconds = left > 0 ? (guint) ((left + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC) : 0;
+  if (seconds == 0)
+    text = g_strdup (_("Denying…"));
+  else
+    /* TRANSLATORS: minutes and seconds until an unanswered card is denied */
+    text = g_strdup_printf (_("Denies in %u:%02u"), seconds / 60, seconds % 60);
+  gtk_label_set_text (self->countdown_label, text);
+  gtk_widget_set_visible (GTK_WIDGET (self->countdown_label), TRUE);
+}
+
+static gboolean
+tick_cb (gpointer user_data)
+{
+  TallyApprovalCard *self = user_data;
+
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
+  update_countdown (self);
+  return G_SOURCE_CONTINUE;
+}
+
+/* The gate denies a request with `timeout_s` that many seconds after its
+ * event (`ts`); a request without `ts` counts from now. */
+static void
+start_countdown (TallyApprovalCard *self)
+{
+  JsonObject *details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
+  gint64 timeout_s = tally_json_object_get_int (details, "timeout_s", 0);
+  gint64 ts = tally_json_object_get_int (details, "ts", 0);
+
+  if (self->deadline != 0 || timeout_s <= 0 || timeout_s > G_MAXINT32)
+    return;
+
+  self->deadline = (ts > 0 ? ts : clock_now ()) + timeout_s * G_USEC_PER_SEC;
+  update_countdown (self);
+  if (self->tick_id == 0)
+    self->tick_id = g_timeout_add_seconds_full (G_PRIORITY_LOW, 1, tick_cb, self, NULL);
+}
+
+static void
+default_notify (GtkWidget     *card,
+                const char    *id,
+                GNotification *notification,
+                const char    *title,
+                const char    *body)
+{
+  GApplication *application = g_application_get_default ();
+
+  if (application == NULL || !g_application_get_is_registered (application))
+    return;
+  if (notification != NULL)
+    g_application_send_notification (application, id, notification);
+  else
+    g_application_withdraw_notification (application, id);
+}
+
+static void
+withdraw_notification (TallyApprovalCard *self)
+{
+  if (self->notified == NULL)
+    return;
+  notify_func (GTK_WIDGET (self), self->notified, NULL, NULL, NULL);
+  g_clear_pointer (&self->notified, g_free);
+}
+
+/* A card that waits while its window is in the background says so on the
+ * desktop, once. */
+static void
+maybe_notify (TallyApprovalCard *self)
+{
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
+  g_autoptr(GNotification) notification = NULL;
+  const char *id, *title, *body;
+
+  if (block == NULL || self->sent || tally_block_get_finished (block) || self->notified != NULL ||
+      self->window == NULL || gtk_window_is_active (self->window))
+    return;
+
+  id = tally_cards_details_string (block, "approval_id");
+  self->notified = g_strconcat ("approval-", id != NULL ? id : "", NULL);
+  title = _("Tally is waiting for your approval");
+  body = gtk_label_get_text (self->title_label);
+  notification = g_notification_new (title);
+  g_notification_set_body (notification, body);
+  g_notification_set_priority (notification, G_NOTIFICATION_PRIORITY_HIGH);
+  notify_func (GTK_WIDGET (self), self->notified, notification, title, body);
+}
+
+static void
+window_active_cb (TallyApprovalCard *self)
+{
+  g_assert (TALLY_IS_APPROVAL_CARD (self));
+
+  maybe_notify (self);
 }
 
 /* Panels */
@@ -328,6 +613,21 @@ close_panel (TallyApprovalCard *self,
     gtk_widget_grab_focus (GTK_WIDGET (focus));
 }
 
+/* A rule that allows every call of its tool: a bare wildcard spec such
+ * as `Edit(**)`. */
+static gboolean
+is_catch_all (const char *rule)
+{
+  const char *open = rule != NULL ? strchr (rule, '(') : NULL;
+
+  if (open == NULL)
+    return FALSE;
+  for (const char *p = open + 1; *p != ')' && *p != '\0'; p++)
+    if (*p != '*' && *p != '/')
+      return FALSE;
+  return TRUE;
+}
+
 static JsonObject *
 selected_suggestion (TallyApprovalCard *self)
 {
@@ -349,6 +649,9 @@ sync_rule (TallyApprovalCard *self)
   const char *rule = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "rule", NULL) : NULL;
   const char *scope = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "scope", NULL) : NULL;
 
+  const char *label = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "label", NULL) : NULL;
+
+  gtk_label_set_text (self->rule_text_label, label != NULL ? label : rule != NULL ? rule : "");
   gtk_label_set_text (self->rule_label, rule != NULL ? rule : "");
   gtk_label_set_text (self->scope_label, scope_text (scope));
 }
@@ -371,6 +674,8 @@ decide (TallyApprovalCard *self,
     return;
 
   self->sent = TRUE;
+  stop_countdown (self);
+  withdraw_notification (self);
   show_panel (self, NULL);
   gtk_widget_set_sensitive (self->actions, FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "card.deny-stop", FALSE);
@@ -390,43 +695,75 @@ allow_clicked_cb (TallyApprovalCard *self)
   decide (self, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
 }
 
-static void style_dark_cb (TallyApprovalCard *self);
-
-/* The editor's highlighting is set up the first time it opens: most cards
- * never need it, and loading a language is not free. */
+/* The editor's highlighting follows what it holds; the style scheme is
+ * set up the first time it opens: most cards never need it. */
 static void
-ensure_editor (TallyApprovalCard *self)
+ensure_editor (TallyApprovalCard *self,
+               GtkSourceLanguage *language)
 {
-  GtkSourceLanguageManager *languages;
-  GtkSourceLanguage *json;
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
 
-  if (gtk_source_buffer_get_language (GTK_SOURCE_BUFFER (buffer)) != NULL)
-    return;
+  if (gtk_source_buffer_get_style_scheme (GTK_SOURCE_BUFFER (buffer)) == NULL)
+    tally_source_style_follow (GTK_SOURCE_BUFFER (buffer));
+  gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), language);
+}
 
-  languages = gtk_source_language_manager_get_default ();
-  json = gtk_source_language_manager_get_language (languages, "json");
-  if (json == NULL)
-    return;
-  gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), json);
-  style_dark_cb (self);
-  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
-                           G_CALLBACK (style_dark_cb), self, G_CONNECT_SWAPPED);
+static const char *
+edit_hint (const TallyToolPreview *preview)
+{
+  switch (preview->kind)
+    {
+    case TALLY_TOOL_PREVIEW_COMMAND:
+      return _("Edit the command Tally will run:");
+    case TALLY_TOOL_PREVIEW_QUERY:
+      return _("Edit the query Tally will run:");
+    case TALLY_TOOL_PREVIEW_CHANGE_FILE:
+      return _("Edit the file as it should be after the change:");
+    case TALLY_TOOL_PREVIEW_WRITE_FILE:
+    case TALLY_TOOL_PREVIEW_CREATE_FILE:
+      return _("Edit what Tally will write to the file:");
+    case TALLY_TOOL_PREVIEW_READ:
+    case TALLY_TOOL_PREVIEW_INPUT:
+    default:
+      return _("Edit the input the tool will run with (a JSON object):");
+    }
 }
 
 static void
 edit_clicked_cb (TallyApprovalCard *self)
 {
-  g_autofree char *pretty = object_to_json (request_input (self), TRUE);
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+  GtkSourceLanguageManager *languages = gtk_source_language_manager_get_default ();
 
   g_assert (TALLY_IS_APPROVAL_CARD (self));
 
-  ensure_editor (self);
+  /* The content when the tool can take it back, else the input as JSON. */
+  self->editing_content = self->preview != NULL && self->preview->edits_content && self->preview->new_text != NULL;
+  if (self->editing_content)
+    {
+      ensure_editor (self, language_for (self->preview));
+      gtk_label_set_text (self->edit_hint, edit_hint (self->preview));
+      gtk_text_buffer_set_text (buffer, self->preview->new_text, -1);
+    }
+  else
+    {
+      g_autofree char *pretty = object_to_json (request_input (self), TRUE);
 
-  gtk_text_buffer_set_text (buffer, pretty, -1);
+      ensure_editor (self, gtk_source_language_manager_get_language (languages, "json"));
+      gtk_label_set_text (self->edit_hint, _("Edit the input the tool will run with (a JSON object):"));
+      gtk_text_buffer_set_text (buffer, pretty, -1);
+    }
   gtk_widget_set_visible (GTK_WIDGET (self->edit_error), FALSE);
   show_panel (self, self->edit_panel);
+  gtk_widget_grab_focus (GTK_WIDGET (self->edit_view));
+}
+
+static void
+show_edit_error (TallyApprovalCard *self,
+                 const char        *message)
+{
+  gtk_label_set_text (self->edit_error, message);
+  gtk_widget_set_visible (GTK_WIDGET (self->edit_error), TRUE);
   gtk_widget_grab_focus (GTK_WIDGET (self->edit_view));
 }
 
@@ -445,21 +782,35 @@ edit_confirm_cb (TallyApprovalCard *self)
   gtk_text_buffer_get_bounds (buffer, &start, &end);
   text = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
 
+  if (self->editing_content)
+    {
+      TallyTool *tool = lookup_tool (request_tool_name (self));
+      g_autoptr(JsonObject) edited = NULL;
+
+      if (tool != NULL && request_input (self) != NULL)
+        edited = tally_tool_dup_edited_input (tool, request_input (self), self->preview, text, &error);
+      if (edited == NULL)
+        {
+          g_autofree char *message = g_strdup_printf (_("These changes cannot be used: %s"),
+                                                      error != NULL ? error->message : _("the tool is unknown"));
+          show_edit_error (self, message);
+          return;
+        }
+      decide (self, TALLY_DECISION_ALLOW_EDITED, edited, NULL, NULL, NULL);
+      return;
+    }
+
   if (!json_parser_load_from_data (parser, text, -1, &error))
     {
       g_autofree char *message = g_strdup_printf (_("This is not valid JSON: %s"), error->message);
-      gtk_label_set_text (self->edit_error, message);
-      gtk_widget_set_visible (GTK_WIDGET (self->edit_error), TRUE);
-      gtk_widget_grab_focus (GTK_WIDGET (self->edit_view));
+      show_edit_error (self, message);
       return;
     }
 
   root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {
-      gtk_label_set_text (self->edit_error, _("The input must be a JSON object, in braces: { … }"));
-      gtk_widget_set_visible (GTK_WIDGET (self->edit_error), TRUE);
-      gtk_widget_grab_focus (GTK_WIDGET (self->edit_view));
+      show_edit_error (self, _("The input must be a JSON object, in braces: { … }"));
       return;
     }
 
@@ -563,36 +914,75 @@ cancel_action (GtkWidget  *widget,
 
 /* Showing the block */
 
+/* "Allow Tally to create <b>report.md</b>?" */
+static char *
+title_markup (const TallyToolPreview *preview,
+              const char             *tool_name)
+{
+  g_autofree char *base = preview != NULL && preview->subject != NULL ? g_path_get_basename (preview->subject) : NULL;
+  g_autofree char *name = g_markup_escape_text (base != NULL ? base : tool_name, -1);
+
+  switch (preview != NULL ? preview->kind : TALLY_TOOL_PREVIEW_INPUT)
+    {
+    case TALLY_TOOL_PREVIEW_WRITE_FILE:
+      return g_strdup_printf (_("Allow Tally to write <b>%s</b>?"), name);
+    case TALLY_TOOL_PREVIEW_CREATE_FILE:
+      return g_strdup_printf (_("Allow Tally to create <b>%s</b>?"), name);
+    case TALLY_TOOL_PREVIEW_CHANGE_FILE:
+      return g_strdup_printf (_("Allow Tally to change <b>%s</b>?"), name);
+    case TALLY_TOOL_PREVIEW_READ:
+      return g_strdup_printf (_("Allow Tally to read <b>%s</b>?"), name);
+    case TALLY_TOOL_PREVIEW_COMMAND:
+      return g_strdup (_("Allow Tally to run this command?"));
+    case TALLY_TOOL_PREVIEW_QUERY:
+      return g_strdup (_("Allow Tally to run this query?"));
+    case TALLY_TOOL_PREVIEW_INPUT:
+    default:
+      return g_strdup_printf (_("Allow Tally to use <b>%s</b>?"), name);
+    }
+}
+
 static void
 sync_request (TallyApprovalCard *self)
 {
   const char *tool_name = request_tool_name (self);
   JsonObject *input = request_input (self);
   JsonObject *details = tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self));
+  TallyTool *tool = lookup_tool (tool_name);
   g_autoptr(GtkStringList) labels = gtk_string_list_new (NULL);
   g_autofree char *title = NULL;
-  g_autofree char *escaped = g_markup_escape_text (tool_name, -1);
   g_autofree char *summary = NULL;
-  const char *shown = NULL;
+  g_autofree char *base = NULL;
   gboolean outside = FALSE;
+  guint selected = 0;
   JsonNode *node;
 
-  if (g_str_equal (tool_name, "Bash"))
-    title = g_strdup_printf (_("Allow <b>%s</b> to run this command?"), escaped);
-  else if (g_str_equal (tool_name, "Write"))
-    title = g_strdup_printf (_("Allow <b>%s</b> to create or replace this file?"), escaped);
-  else if (g_str_equal (tool_name, "Edit"))
-    title = g_strdup_printf (_("Allow <b>%s</b> to change this file?"), escaped);
-  else
-    title = g_strdup_printf (_("Allow <b>%s</b> to run?"), escaped);
+  /* What the input alone tells, until the workspace is read. */
+  if (self->preview == NULL && tool != NULL && input != NULL)
+    self->preview = tally_tool_dup_preview (tool, NULL, input, NULL);
+
+  title = title_markup (self->preview, tool_name);
   gtk_label_set_markup (self->title_label, title);
 
-  if (g_str_equal (tool_name, "Bash"))
-    shown = tally_json_object_get_string (input, "command", NULL);
-  else if (g_str_equal (tool_name, "Write") || g_str_equal (tool_name, "Edit"))
-    shown = tally_json_object_get_string (input, "file_path", NULL);
-  summary = shown != NULL ? g_strdup (shown) : object_to_json (input, FALSE);
-  gtk_label_set_text (self->summary_label, summary);
+  /* Files are named in the title; the path below it when it says more. */
+  if (self->preview != NULL && self->preview->subject != NULL)
+    {
+      base = g_path_get_basename (self->preview->subject);
+      gtk_label_set_text (self->subject_label, self->preview->subject);
+      gtk_widget_set_visible (GTK_WIDGET (self->subject_label), !g_str_equal (base, self->preview->subject));
+      gtk_widget_set_visible (GTK_WIDGET (self->summary_label), FALSE);
+    }
+  else
+    {
+      if (self->preview != NULL && self->preview->new_text != NULL &&
+          (self->preview->kind == TALLY_TOOL_PREVIEW_COMMAND || self->preview->kind == TALLY_TOOL_PREVIEW_QUERY))
+        summary = g_strdup (self->preview->new_text);
+      else
+        summary = object_to_json (input, FALSE);
+      gtk_label_set_text (self->summary_label, summary);
+      gtk_widget_set_visible (GTK_WIDGET (self->subject_label), FALSE);
+      gtk_widget_set_visible (GTK_WIDGET (self->summary_label), TRUE);
+    }
 
   if (details != NULL && json_object_has_member (details, "outside_workspace"))
     {
@@ -627,9 +1017,16 @@ sync_request (TallyApprovalCard *self)
           gtk_string_list_append (labels, label);
           json_array_add_object_element (self->suggestions, json_object_ref (suggestion));
         }
+
+      /* The most specific rule is selected, never a catch-all when
+       * there is anything narrower. */
+      for (guint i = json_array_get_length (self->suggestions); i > 0; i--)
+        if (!is_catch_all (json_object_get_string_member (json_array_get_object_element (self->suggestions, i - 1),
+                                                          "rule")))
+          selected = i - 1;
     }
   gtk_drop_down_set_model (self->rule_dropdown, G_LIST_MODEL (labels));
-  gtk_drop_down_set_selected (self->rule_dropdown, 0);
+  gtk_drop_down_set_selected (self->rule_dropdown, selected);
   gtk_widget_set_visible (GTK_WIDGET (self->rule_dropdown),
                           g_list_model_get_n_items (G_LIST_MODEL (labels)) > 1);
   sync_rule (self);
@@ -696,7 +1093,11 @@ sync_resolution (TallyApprovalCard *self)
            JSON_NODE_HOLDS_OBJECT (json_object_get_member (resolution, "updated_input")))
     {
       g_autofree char *input = object_to_json (json_object_get_object_member (resolution, "updated_input"), FALSE);
-      detail = g_strdup_printf (_("Ran with: %s"), input);
+      /* A whole file's content is no detail to read in one line. */
+      if (g_utf8_strlen (input, -1) <= 160)
+        detail = g_strdup_printf (_("Ran with: %s"), input);
+      else
+        detail = g_strdup (_("Ran with the changes made on this card"));
     }
   else if (denied && g_strcmp0 (reason, "user") == 0 && message != NULL && *message != '\0')
     detail = g_strdup_printf (_("Told the model: “%s”"), message);
@@ -729,11 +1130,18 @@ sync_card (TallyApprovalCard *self)
        * later would compare with the file as it is after the call, so a
        * settled card shows none. */
       clear_diff (self);
+      stop_countdown (self);
+      withdraw_notification (self);
     }
   else
     {
       gtk_widget_set_visible (GTK_WIDGET (self->detail_label), FALSE);
       start_diff (self);
+      if (!self->sent)
+        {
+          start_countdown (self);
+          maybe_notify (self);
+        }
     }
 
   if (settled)
@@ -784,18 +1192,41 @@ workspace_changed_cb (TallyApprovalCard *self)
     }
 }
 
+/* The window the card is in: while a card waits, the window going to the
+ * background sends the notification. */
 static void
-style_dark_cb (TallyApprovalCard *self)
+set_window (TallyApprovalCard *self,
+            GtkWindow         *window)
 {
-  GtkSourceStyleSchemeManager *manager = gtk_source_style_scheme_manager_get_default ();
-  GtkSourceStyleScheme *scheme;
-  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->edit_view));
+  if (self->window == window)
+    return;
+  if (self->window != NULL)
+    g_signal_handlers_disconnect_by_func (self->window, window_active_cb, self);
+  self->window = window;
+  if (window != NULL)
+    {
+      g_signal_connect_object (window, "notify::is-active", G_CALLBACK (window_active_cb), self, G_CONNECT_SWAPPED);
+      maybe_notify (self);
+    }
+}
 
-  g_assert (TALLY_IS_APPROVAL_CARD (self));
+static void
+tally_approval_card_root (GtkWidget *widget)
+{
+  GtkRoot *root;
 
-  scheme = gtk_source_style_scheme_manager_get_scheme (manager, tally_cards_is_dark () ? "Adwaita-dark" : "Adwaita");
-  if (scheme != NULL)
-    gtk_source_buffer_set_style_scheme (GTK_SOURCE_BUFFER (buffer), scheme);
+  GTK_WIDGET_CLASS (tally_approval_card_parent_class)->root (widget);
+
+  root = gtk_widget_get_root (widget);
+  set_window (TALLY_APPROVAL_CARD (widget), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL);
+}
+
+static void
+tally_approval_card_unroot (GtkWidget *widget)
+{
+  set_window (TALLY_APPROVAL_CARD (widget), NULL);
+
+  GTK_WIDGET_CLASS (tally_approval_card_parent_class)->unroot (widget);
 }
 
 /* Binding and unbinding both show the current block. */
@@ -807,6 +1238,10 @@ tally_approval_card_bind (TallyBlockWidget *widget,
   TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
 
   g_clear_pointer (&self->shown, json_object_unref);
+  g_clear_pointer (&self->preview, tally_tool_preview_free);
+  self->preview_read = FALSE;
+  stop_countdown (self);
+  withdraw_notification (self);
 
   self->sent = FALSE;
   show_panel (self, NULL);
@@ -826,6 +1261,10 @@ tally_approval_card_dispose (GObject *object)
   tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   g_cancellable_cancel (self->diff_cancellable);
   g_clear_object (&self->diff_cancellable);
+  stop_countdown (self);
+  withdraw_notification (self);
+  set_window (self, NULL);
+  self->content_view = NULL;
 
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_APPROVAL_CARD);
 
@@ -839,6 +1278,8 @@ tally_approval_card_finalize (GObject *object)
 
   g_clear_pointer (&self->suggestions, json_array_unref);
   g_clear_pointer (&self->shown, json_object_unref);
+  g_clear_pointer (&self->preview, tally_tool_preview_free);
+  g_free (self->notified);
 
   G_OBJECT_CLASS (tally_approval_card_parent_class)->finalize (object);
 }
@@ -852,6 +1293,8 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
   object_class->dispose = tally_approval_card_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_approval_card_bind;
   object_class->finalize = tally_approval_card_finalize;
+  widget_class->root = tally_approval_card_root;
+  widget_class->unroot = tally_approval_card_unroot;
 
   gtk_source_init ();
   g_type_ensure (GTK_SOURCE_TYPE_VIEW);
@@ -864,7 +1307,10 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
                                                "/io/github/tallyapp/Tally/cards/tally-approval-card.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, content);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, title_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, countdown_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, state_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, subject_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, content_box);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, summary_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, diff_scroller);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, diff_view);
@@ -872,10 +1318,12 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, warning_box);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, detail_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_panel);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_hint);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_view);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, edit_error);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, always_panel);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, rule_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, rule_text_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, rule_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, always_confirm_button);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, scope_label);
@@ -929,4 +1377,61 @@ GtkWidget *
 tally_approval_card_new (void)
 {
   return g_object_new (TALLY_TYPE_APPROVAL_CARD, NULL);
+}
+
+/**
+ * _tally_approval_card_set_clock:
+ * @now: (nullable): returns the real time in microseconds; %NULL for
+ *   g_get_real_time()
+ *
+ * Replaces the clock the countdowns read, for the tests.
+ */
+void
+_tally_approval_card_set_clock (gint64 (*now) (void))
+{
+  clock_now = now != NULL ? now : g_get_real_time;
+}
+
+/**
+ * _tally_approval_card_tick:
+ * @self: a #TallyApprovalCard
+ *
+ * Updates the countdown now, as its once-a-second timer does.
+ */
+void
+_tally_approval_card_tick (TallyApprovalCard *self)
+{
+  g_return_if_fail (TALLY_IS_APPROVAL_CARD (self));
+
+  update_countdown (self);
+}
+
+/**
+ * _tally_approval_card_set_notify_func:
+ * @func: (nullable): what sends and withdraws the cards' notifications;
+ *   %NULL for the default application's
+ *   g_application_send_notification() and
+ *   g_application_withdraw_notification()
+ *
+ * Replaces how the cards notify, for the tests.
+ */
+void
+_tally_approval_card_set_notify_func (TallyApprovalNotifyFunc func)
+{
+  notify_func = func != NULL ? func : default_notify;
+}
+
+/**
+ * _tally_approval_card_get_preview:
+ * @self: a #TallyApprovalCard
+ *
+ * Returns: (transfer none) (nullable): what the card knows the call would
+ *   do; #TallyToolPreview.old_text is set once the workspace was read
+ */
+const TallyToolPreview *
+_tally_approval_card_get_preview (TallyApprovalCard *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPROVAL_CARD (self), NULL);
+
+  return self->preview_read ? self->preview : NULL;
 }

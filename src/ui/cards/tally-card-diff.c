@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include <glib/gi18n.h>
 #include <string.h>
 
 #include "tally-card-diff.h"
@@ -11,17 +12,20 @@
 #include "tally-line-diff.h"
 
 /*
- * Line diffs for the cards: the plan card compares two versions of a plan
- * (tally_card_diff_lines()), and both the plan card and the approval card
- * show a diff with coloured lines (tally_card_diff_show()).
+ * Line diffs for people, in the cards: the approval card shows what a
+ * `Write` or `Edit` would change in a file, the plan card what changed
+ * since the previous version. No unified-diff headers: each line carries
+ * its number (when asked), a sign (+ added, − removed) and a tinted
+ * background; unchanged stretches left out read "⋯ N unchanged lines".
  *
- * The comparison is the core's line diff (tally_line_diff_strv(), the
- * one the Write and Edit tools print their unified diffs with).
+ * The comparison is the core's line diff (tally_line_diff_strv(), the one
+ * the Write and Edit tools print their unified diffs with).
  */
 
 typedef struct {
   char        op;     /* ' ', '-' or '+' */
   const char *line;
+  guint       number; /* 1-based, in the text the line comes from */
 } DiffLine;
 
 static char **
@@ -39,89 +43,34 @@ split_lines (const char *text)
   return g_steal_pointer (&lines);
 }
 
-/**
- * tally_card_diff_lines:
- * @old_text: (nullable): the earlier text
- * @new_text: (nullable): the later text
- * @context: how many unchanged lines to keep around each change
- *
- * Compares two texts line by line for people to read. Each line of the
- * result starts with one character: a space for an unchanged line, `-` for
- * a line only in @old_text, `+` for a line only in @new_text; a line `⋯`
- * stands for unchanged lines left out. Lines end with `\n`.
- *
- * Returns: (transfer full): the diff; empty when the texts have the same
- *   lines
- */
-char *
-tally_card_diff_lines (const char *old_text,
-                       const char *new_text,
-                       guint       context)
+/* A list item without its number or bullet: "  2. Draw" → "  Draw". */
+static char *
+item_text (const char *line)
 {
-  g_auto(GStrv) a = split_lines (old_text);
-  g_auto(GStrv) b = split_lines (new_text);
-  g_autoptr(GArray) lines = g_array_new (FALSE, FALSE, sizeof (DiffLine));
-  g_autofree gboolean *keep = NULL;
-  GString *out = g_string_new (NULL);
-  g_autoptr(GByteArray) ops = tally_line_diff_strv ((const char * const *) a, (const char * const *) b);
-  guint i_old = 0, i_new = 0;
-  gboolean changed = FALSE;
-  gboolean skipped = FALSE;
+  const char *p = line;
+  const char *start;
 
-  for (guint i = 0; i < ops->len; i++)
-    switch ((TallyDiffOp) ops->data[i])
-      {
-      case TALLY_DIFF_EQUAL:
-        g_array_append_val (lines, ((DiffLine) { ' ', a[i_old] }));
-        i_old++, i_new++;
-        break;
-      case TALLY_DIFF_DELETE:
-        g_array_append_val (lines, ((DiffLine) { '-', a[i_old++] }));
-        break;
-      case TALLY_DIFF_INSERT:
-        g_array_append_val (lines, ((DiffLine) { '+', b[i_new++] }));
-        break;
-      default:
-        g_assert_not_reached ();
-      }
+  while (*p == ' ' || *p == '\t')
+    p++;
+  start = p;
+  while (g_ascii_isdigit (*p))
+    p++;
+  if (p > start && (*p == '.' || *p == ')') && (p[1] == ' ' || p[1] == '\0'))
+    return g_strconcat ("\x01", p + 1, NULL);
+  if ((*p == '-' || *p == '*' || *p == '+') && p[1] == ' ')
+    return g_strconcat ("\x01", p + 1, NULL);
+  return g_strdup (line);
+}
 
-  /* Keep the changed lines and @context lines on either side of each. */
-  keep = g_new0 (gboolean, lines->len + 1);
-  for (guint i = 0; i < lines->len; i++)
-    {
-      if (g_array_index (lines, DiffLine, i).op == ' ')
-        continue;
-      changed = TRUE;
-      for (guint k = i >= context ? i - context : 0; k <= i + context && k < lines->len; k++)
-        keep[k] = TRUE;
-    }
+static char **
+item_keys (char **lines)
+{
+  guint n = g_strv_length (lines);
+  char **keys = g_new0 (char *, n + 1);
 
-  if (!changed)
-    return g_string_free (out, FALSE);
-
-  /* A "⋯" that would stand for one line shows the line instead. */
-  for (guint i = 0; i < lines->len; i++)
-    if (!keep[i] && (i == 0 || keep[i - 1]) && (i + 1 >= lines->len || keep[i + 1]))
-      keep[i] = TRUE;
-
-  for (guint i = 0; i < lines->len; i++)
-    {
-      const DiffLine *line = &g_array_index (lines, DiffLine, i);
-
-      if (!keep[i])
-        {
-          if (!skipped)
-            g_string_append (out, "⋯\n");
-          skipped = TRUE;
-          continue;
-        }
-      skipped = FALSE;
-      g_string_append_c (out, line->op);
-      g_string_append (out, line->line);
-      g_string_append_c (out, '\n');
-    }
-
-  return g_string_free (out, FALSE);
+  for (guint i = 0; i < n; i++)
+    keys[i] = item_text (lines[i]);
+  return keys;
 }
 
 static GtkTextTag *
@@ -146,66 +95,190 @@ ensure_tag (GtkTextBuffer *buffer,
   return tag;
 }
 
+static void
+append (GtkTextBuffer *buffer,
+        const char    *text,
+        GtkTextTag    *tag,
+        GtkTextTag    *line_tag)
+{
+  GtkTextIter end;
+
+  gtk_text_buffer_get_end_iter (buffer, &end);
+  gtk_text_buffer_insert_with_tags (buffer, &end, text, -1, tag, line_tag, NULL);
+}
+
 /**
  * tally_card_diff_show:
  * @view: a text view (read-only, monospace: the caller styles it)
- * @diff: (nullable): a unified diff (as from tally_tool_write_dup_diff())
- *   or the result of tally_card_diff_lines()
+ * @old_text: (nullable): the earlier text
+ * @new_text: (nullable): the later text
+ * @flags: how to compare and what to show
+ * @context: how many unchanged lines to keep around each change
+ *   (%G_MAXUINT for all of them)
+ * @max_lines: how many lines to show at most (0 for no limit); a last line
+ *   says how many more there are
+ * @added: (out) (optional): the number of lines only in @new_text
+ * @removed: (out) (optional): the number of lines only in @old_text
  *
- * Replaces the text of @view with @diff and colours its lines: added lines
- * (`+`) on a green tint, removed lines (`-`) on a red tint, file headers
- * (`---`, `+++`) in bold, and hunk headers (`@@`, `⋯`) dimmed. The tints
- * are translucent, so they read on light and dark backgrounds alike. The
- * trailing newline is dropped so the view ends with the last line.
+ * Replaces the text of @view with a line diff of the two texts for people
+ * to read: each line is a sign column (`+` added, `−` removed, a space
+ * otherwise) and the line, optionally after its number; added lines carry
+ * the text tag "added" (a green tint), removed ones "removed" (a red tint),
+ * the numbers "gutter" and the lines standing for unchanged lines left out
+ * ("⋯ 3 unchanged lines") "skipped" (dimmed). The tints are translucent, so
+ * they read on light and dark backgrounds alike. When the texts have the
+ * same lines the view shows them all, untinted.
  */
 void
-tally_card_diff_show (GtkTextView *view,
-                      const char  *diff)
+tally_card_diff_show (GtkTextView        *view,
+                      const char         *old_text,
+                      const char         *new_text,
+                      TallyCardDiffFlags  flags,
+                      guint               context,
+                      guint               max_lines,
+                      guint              *added,
+                      guint              *removed)
 {
+  g_auto(GStrv) a = split_lines (old_text);
+  g_auto(GStrv) b = split_lines (new_text);
+  g_autoptr(GArray) lines = g_array_new (FALSE, FALSE, sizeof (DiffLine));
+  g_autoptr(GByteArray) ops = NULL;
+  g_autofree gboolean *keep = NULL;
   GtkTextBuffer *buffer;
-  GtkTextTag *added, *removed, *header, *hunk;
-  GtkTextIter end;
-  g_auto(GStrv) lines = NULL;
-  guint n;
+  GtkTextTag *added_tag, *removed_tag, *gutter_tag, *skipped_tag;
+  guint i_old = 0, i_new = 0;
+  guint n_added = 0, n_removed = 0;
+  guint shown = 0;
+  guint skipped = 0;
+  int width = 1;
 
   g_return_if_fail (GTK_IS_TEXT_VIEW (view));
 
-  buffer = gtk_text_view_get_buffer (view);
-  added = ensure_tag (buffer, "added",
-                      "paragraph-background-rgba", &(GdkRGBA) { 0.15f, 0.64f, 0.41f, 0.20f },
-                      NULL);
-  removed = ensure_tag (buffer, "removed",
-                        "paragraph-background-rgba", &(GdkRGBA) { 0.88f, 0.11f, 0.14f, 0.18f },
-                        NULL);
-  header = ensure_tag (buffer, "header", "weight", 700, NULL);
-  hunk = ensure_tag (buffer, "hunk",
-                     "foreground-rgba", &(GdkRGBA) { 0.5f, 0.5f, 0.5f, 1.0f },
-                     NULL);
-
-  gtk_text_buffer_set_text (buffer, "", 0);
-  lines = split_lines (diff);
-  n = g_strv_length (lines);
-  for (guint i = 0; i < n; i++)
+  if (flags & TALLY_CARD_DIFF_IGNORE_NUMBERING)
     {
-      const char *line = lines[i];
-      GtkTextTag *tag = NULL;
+      g_auto(GStrv) ka = item_keys (a);
+      g_auto(GStrv) kb = item_keys (b);
 
-      if (g_str_has_prefix (line, "+++") || g_str_has_prefix (line, "---"))
-        tag = header;
-      else if (line[0] == '+')
-        tag = added;
-      else if (line[0] == '-')
-        tag = removed;
-      else if (g_str_has_prefix (line, "@@") || g_str_has_prefix (line, "⋯"))
-        tag = hunk;
-
-      gtk_text_buffer_get_end_iter (buffer, &end);
-      if (i + 1 < n)
-        {
-          g_autofree char *with_newline = g_strconcat (line, "\n", NULL);
-          gtk_text_buffer_insert_with_tags (buffer, &end, with_newline, -1, tag, NULL);
-        }
-      else
-        gtk_text_buffer_insert_with_tags (buffer, &end, line, -1, tag, NULL);
+      ops = tally_line_diff_strv ((const char * const *) ka, (const char * const *) kb);
     }
+  else
+    ops = tally_line_diff_strv ((const char * const *) a, (const char * const *) b);
+
+  for (guint i = 0; i < ops->len; i++)
+    switch ((TallyDiffOp) ops->data[i])
+      {
+      case TALLY_DIFF_EQUAL:
+        /* Shown as it is now. */
+        g_array_append_val (lines, ((DiffLine) { ' ', b[i_new], i_new + 1 }));
+        i_old++, i_new++;
+        break;
+      case TALLY_DIFF_DELETE:
+        g_array_append_val (lines, ((DiffLine) { '-', a[i_old], i_old + 1 }));
+        i_old++, n_removed++;
+        break;
+      case TALLY_DIFF_INSERT:
+        g_array_append_val (lines, ((DiffLine) { '+', b[i_new], i_new + 1 }));
+        i_new++, n_added++;
+        break;
+      default:
+        g_assert_not_reached ();
+      }
+
+  /* Keep the changed lines and @context lines on either side of each;
+   * with no change, keep everything. */
+  keep = g_new0 (gboolean, lines->len + 1);
+  for (guint i = 0; i < lines->len; i++)
+    {
+      if (n_added + n_removed == 0 || context == G_MAXUINT)
+        {
+          keep[i] = TRUE;
+          continue;
+        }
+      if (g_array_index (lines, DiffLine, i).op == ' ')
+        continue;
+      for (guint k = i >= context ? i - context : 0; k <= i + context && k < lines->len; k++)
+        keep[k] = TRUE;
+    }
+  /* A "⋯" that would stand for one line shows the line instead. */
+  for (guint i = 0; i < lines->len; i++)
+    if (!keep[i] && (i == 0 || keep[i - 1]) && (i + 1 >= lines->len || keep[i + 1]))
+      keep[i] = TRUE;
+
+  for (guint n = MAX (i_old, i_new); n >= 10; n /= 10)
+    width++;
+
+  buffer = gtk_text_view_get_buffer (view);
+  added_tag = ensure_tag (buffer, "added",
+                          "paragraph-background-rgba", &(GdkRGBA) { 0.15f, 0.64f, 0.41f, 0.22f },
+                          NULL);
+  removed_tag = ensure_tag (buffer, "removed",
+                            "paragraph-background-rgba", &(GdkRGBA) { 0.88f, 0.11f, 0.14f, 0.20f },
+                            NULL);
+  gutter_tag = ensure_tag (buffer, "gutter",
+                           "foreground-rgba", &(GdkRGBA) { 0.5f, 0.5f, 0.5f, 1.0f },
+                           NULL);
+  skipped_tag = ensure_tag (buffer, "skipped",
+                            "foreground-rgba", &(GdkRGBA) { 0.5f, 0.5f, 0.5f, 1.0f },
+                            "style", PANGO_STYLE_ITALIC,
+                            NULL);
+  gtk_text_buffer_set_text (buffer, "", 0);
+
+  for (guint i = 0; i <= lines->len; i++)
+    {
+      const DiffLine *line;
+      GtkTextTag *tag;
+      const char *sign;
+
+      if (i < lines->len && !keep[i])
+        {
+          skipped++;
+          continue;
+        }
+      if (skipped > 0)
+        {
+          g_autofree char *text = NULL;
+
+          if (shown > 0)
+            append (buffer, "\n", NULL, NULL);
+          text = g_strdup_printf (ngettext ("⋯ %u unchanged line", "⋯ %u unchanged lines", skipped), skipped);
+          append (buffer, text, skipped_tag, NULL);
+          shown++;
+          skipped = 0;
+        }
+      if (i == lines->len)
+        break;
+
+      if (max_lines > 0 && shown >= max_lines)
+        {
+          guint more = 0;
+          g_autofree char *text = NULL;
+
+          for (guint k = i; k < lines->len; k++)
+            more += keep[k];
+          text = g_strdup_printf (ngettext ("⋯ %u more line", "⋯ %u more lines", more), more);
+          append (buffer, "\n", NULL, NULL);
+          append (buffer, text, skipped_tag, NULL);
+          break;
+        }
+
+      line = &g_array_index (lines, DiffLine, i);
+      tag = line->op == '+' ? added_tag : line->op == '-' ? removed_tag : NULL;
+      sign = line->op == '+' ? "+ " : line->op == '-' ? "− " : "  ";
+
+      if (shown > 0)
+        append (buffer, "\n", NULL, NULL);
+      if (flags & TALLY_CARD_DIFF_LINE_NUMBERS)
+        {
+          g_autofree char *number = g_strdup_printf ("%*u ", width, line->number);
+          append (buffer, number, gutter_tag, tag);
+        }
+      append (buffer, sign, gutter_tag, tag);
+      append (buffer, line->line, tag, NULL);
+      shown++;
+    }
+
+  if (added != NULL)
+    *added = n_added;
+  if (removed != NULL)
+    *removed = n_removed;
 }

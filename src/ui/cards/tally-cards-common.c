@@ -12,7 +12,7 @@
 /*
  * What the three cards share: reading a block's details and what a card
  * learns from the transcript it is bound with (#TallyBlockWidget:transcript):
- * whether a plan was acted on, the plan's previous version; and the
+ * whether a plan was acted on, the plan's other versions; and the
  * locked-down web view settings of the plan card, which the report
  * preview (src/ui/window/tally-report-window.c) uses too.
  */
@@ -54,49 +54,44 @@ tally_cards_block_is_followed (GListModel *blocks,
 }
 
 /**
- * tally_cards_find_previous_plan:
+ * tally_cards_find_plan_versions:
  * @blocks: a #GListModel of #TallyBlock
  * @block: a %TALLY_BLOCK_PLAN block of @blocks
  *
- * Finds the version of the same plan (same `plan_id`) shown before @block:
- * the nearest earlier plan block with that id.
+ * Finds every version of the plan @block shows: the plan blocks of @blocks
+ * with the same `plan_id`, in transcript order (version 1 first), @block
+ * among them. A refined plan keeps its id (docs/architecture.md §7.2).
  *
- * Returns: (transfer full) (nullable): the earlier version, or %NULL
+ * Returns: (transfer full) (element-type TallyBlock): the versions; holds
+ *   only @block when @block is not in @blocks or has no id
  */
-TallyBlock *
-tally_cards_find_previous_plan (GListModel *blocks,
+GPtrArray *
+tally_cards_find_plan_versions (GListModel *blocks,
                                 TallyBlock *block)
 {
+  GPtrArray *versions;
   const char *plan_id;
   guint n;
-  guint position = G_MAXUINT;
 
   g_return_val_if_fail (G_IS_LIST_MODEL (blocks), NULL);
   g_return_val_if_fail (TALLY_IS_BLOCK (block), NULL);
 
+  versions = g_ptr_array_new_with_free_func (g_object_unref);
   plan_id = tally_cards_details_string (block, "plan_id");
   n = g_list_model_get_n_items (blocks);
-  for (guint i = n; i > 0; i--)
+  for (guint i = 0; plan_id != NULL && i < n; i++)
     {
-      g_autoptr(TallyBlock) item = g_list_model_get_item (blocks, i - 1);
+      g_autoptr(TallyBlock) item = g_list_model_get_item (blocks, i);
 
-      if (item == block)
-        {
-          position = i - 1;
-          break;
-        }
+      if (item == block ||
+          (tally_block_get_kind (item) == TALLY_BLOCK_PLAN &&
+           g_strcmp0 (tally_cards_details_string (item, "plan_id"), plan_id) == 0))
+        g_ptr_array_add (versions, g_steal_pointer (&item));
     }
 
-  for (guint i = position; position != G_MAXUINT && i > 0; i--)
-    {
-      g_autoptr(TallyBlock) item = g_list_model_get_item (blocks, i - 1);
-
-      if (tally_block_get_kind (item) == TALLY_BLOCK_PLAN &&
-          g_strcmp0 (tally_cards_details_string (item, "plan_id"), plan_id) == 0)
-        return g_steal_pointer (&item);
-    }
-
-  return NULL;
+  if (!g_ptr_array_find (versions, block, NULL))
+    g_ptr_array_add (versions, g_object_ref (block));
+  return versions;
 }
 
 /**

@@ -14,7 +14,7 @@ G_BEGIN_DECLS
 
 gboolean    tally_cards_block_is_followed      (GListModel  *blocks,
                                                 TallyBlock  *block);
-TallyBlock *tally_cards_find_previous_plan     (GListModel  *blocks,
+GPtrArray  *tally_cards_find_plan_versions     (GListModel  *blocks,
                                                 TallyBlock  *block);
 const char *tally_cards_details_string         (TallyBlock  *block,
                                                 const char  *member);

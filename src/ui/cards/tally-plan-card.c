@@ -23,11 +23,17 @@
  * its version, and the buttons that write the next message, "Implement"
  * and "Refine" (the `session.implement-plan` and `session.refine-plan`
  * actions, with the plan id and version; docs/architecture.md §3.2). From
- * the second version on, an expander shows the lines that changed since
- * the version before (found in #TallyBlockWidget:transcript).
+ * the second version on, an open expander shows what changed since the
+ * version before: the whole plan, the steps added tinted green and marked
+ * `+`, the steps removed tinted red and marked `−` (a step that only got a
+ * new number counts as unchanged). The versions of the plan (found in
+ * #TallyBlockWidget:transcript by their `plan_id`) stay reachable from
+ * every card: "Version 2 of 3" between a previous and a next button shows
+ * that version, with what changed since the one before it, in place.
  *
  * Only the newest plan can be acted on: once a later user message or plan
- * follows it in the transcript, or Implement was pressed, the buttons go.
+ * follows it in the transcript, or Implement was pressed, the buttons go;
+ * they are also hidden while the card shows another version than its own.
  * Old versions stay readable.
  *
  * Rendering. The markdown is turned into HTML by md4c (GitHub dialect,
@@ -58,6 +64,8 @@ struct _TallyPlanCard
   /* Template */
   GtkWidget    *box;
   GtkLabel     *version_label;
+  GtkWidget    *previous_button;
+  GtkWidget    *next_button;
   GtkWidget    *content_box;
   GtkExpander  *changes_expander;
   GtkTextView  *changes_view;
@@ -68,6 +76,8 @@ struct _TallyPlanCard
   /* The block and the transcript around it */
   GListModel   *transcript;        /* the view's model while rooted */
   gboolean      implemented;
+  GPtrArray    *versions;          /* the plan's blocks, version 1 first */
+  TallyBlock   *shown;             /* the version shown (one of them) */
 
   /* Rendering */
   GtkWidget    *web_view;          /* a WebKitWebView, or NULL */
@@ -455,10 +465,18 @@ page_style (TallyPlanCard      *self,
   pango_font_description_free (description);
 }
 
+/* The version shown: the card's own block unless the analyst picked
+ * another. */
+static TallyBlock *
+shown_block (TallyPlanCard *self)
+{
+  return self->shown != NULL ? self->shown : TALLY_BLOCK_WIDGET_BLOCK (self);
+}
+
 static const char *
 block_markdown (TallyPlanCard *self)
 {
-  const char *markdown = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : NULL;
+  const char *markdown = shown_block (self) != NULL ? tally_block_get_text (shown_block (self)) : NULL;
 
   return markdown != NULL ? markdown : "";
 }
@@ -793,43 +811,137 @@ block_version (TallyBlock *block)
 static void
 sync_active (TallyPlanCard *self)
 {
-  gboolean active = tally_plan_card_get_active (self);
+  gboolean active = tally_plan_card_get_active (self) && shown_block (self) == TALLY_BLOCK_WIDGET_BLOCK (self);
 
   gtk_widget_set_visible (self->actions, active);
   gtk_widget_set_sensitive (self->actions, active);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ACTIVE]);
 }
 
+static guint
+shown_index (TallyPlanCard *self)
+{
+  guint index = 0;
+
+  if (self->versions == NULL || !g_ptr_array_find (self->versions, shown_block (self), &index))
+    return 0;
+  return index;
+}
+
 static void
 sync_changes (TallyPlanCard *self)
 {
-  g_autoptr(TallyBlock) previous = NULL;
-  g_autofree char *diff = NULL;
+  TallyBlock *previous;
   g_autofree char *label = NULL;
-  gint64 version;
+  guint index = shown_index (self);
+  guint added = 0, removed = 0;
 
   gtk_widget_set_visible (GTK_WIDGET (self->changes_expander), FALSE);
-  if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
+  if (shown_block (self) == NULL || self->versions == NULL || index == 0)
     return;
 
-  version = block_version (TALLY_BLOCK_WIDGET_BLOCK (self));
-  if (version <= 1 || self->transcript == NULL)
-    return;
-
-  previous = tally_cards_find_previous_plan (self->transcript, TALLY_BLOCK_WIDGET_BLOCK (self));
-  if (previous == NULL)
-    return;
-
-  diff = tally_card_diff_lines (tally_block_get_text (previous), block_markdown (self), 2);
-  if (*diff == '\0')
+  previous = g_ptr_array_index (self->versions, index - 1);
+  tally_card_diff_show (self->changes_view, tally_block_get_text (previous), block_markdown (self),
+                        TALLY_CARD_DIFF_IGNORE_NUMBERING, G_MAXUINT, 0, &added, &removed);
+  if (added + removed == 0)
+    label = g_strdup_printf (_("No change since version %d"), (int) CLAMP (block_version (previous), 0, G_MAXINT));
+  else
     {
-      g_free (diff);
-      diff = g_strdup (_("No line changed."));
+      g_autofree char *added_text = g_strdup_printf (ngettext ("%u line added", "%u lines added", added), added);
+      g_autofree char *removed_text = g_strdup_printf (ngettext ("%u removed", "%u removed", removed), removed);
+
+      /* TRANSLATORS: "Changes since version 1: 2 lines added, 1 removed" */
+      label = g_strdup_printf (_("Changes since version %d: %s, %s"),
+                               (int) CLAMP (block_version (previous), 0, G_MAXINT), added_text, removed_text);
     }
-  tally_card_diff_show (self->changes_view, diff);
-  label = g_strdup_printf (_("Changes since version %d"), (int) CLAMP (version - 1, 0, G_MAXINT));
   gtk_expander_set_label (self->changes_expander, label);
   gtk_widget_set_visible (GTK_WIDGET (self->changes_expander), TRUE);
+}
+
+/* "Version 2 of 3" and the buttons to the others. */
+static void
+sync_version (TallyPlanCard *self)
+{
+  g_autofree char *text = NULL;
+  guint n = self->versions != NULL ? self->versions->len : 1;
+  guint index = shown_index (self);
+  int version;
+
+  if (shown_block (self) == NULL)
+    return;
+
+  version = (int) CLAMP (block_version (shown_block (self)), 0, G_MAXINT);
+  if (n > 1)
+    text = g_strdup_printf (_("Version %d of %u"), version, n);
+  else
+    text = g_strdup_printf (_("Version %d"), version);
+  gtk_label_set_text (self->version_label, text);
+
+  gtk_widget_set_visible (self->previous_button, n > 1);
+  gtk_widget_set_visible (self->next_button, n > 1);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "plan.previous-version", n > 1 && index > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "plan.next-version", n > 1 && index + 1 < n);
+}
+
+static void
+show_version (TallyPlanCard *self,
+              TallyBlock    *block)
+{
+  self->shown = block == TALLY_BLOCK_WIDGET_BLOCK (self) ? NULL : block;
+  render (self);
+  sync_version (self);
+  sync_changes (self);
+  sync_active (self);
+}
+
+/* Finds the plan's versions again; the card keeps showing the one it
+ * showed while that is still there. */
+static void
+sync_versions (TallyPlanCard *self)
+{
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
+
+  g_clear_pointer (&self->versions, g_ptr_array_unref);
+  if (block != NULL && self->transcript != NULL)
+    self->versions = tally_cards_find_plan_versions (self->transcript, block);
+  if (self->shown != NULL && (self->versions == NULL || !g_ptr_array_find (self->versions, self->shown, NULL)))
+    show_version (self, block);
+  else
+    {
+      sync_version (self);
+      sync_changes (self);
+    }
+}
+
+static void
+step_version (TallyPlanCard *self,
+              int            step)
+{
+  guint index = shown_index (self);
+
+  if (self->versions == NULL || (step < 0 && index == 0) || (step > 0 && index + 1 >= self->versions->len))
+    return;
+  show_version (self, g_ptr_array_index (self->versions, step < 0 ? index - 1 : index + 1));
+}
+
+static void
+previous_version_action (GtkWidget  *widget,
+                         const char *action_name,
+                         GVariant   *parameter)
+{
+  g_assert (TALLY_IS_PLAN_CARD (widget));
+
+  step_version (TALLY_PLAN_CARD (widget), -1);
+}
+
+static void
+next_version_action (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *parameter)
+{
+  g_assert (TALLY_IS_PLAN_CARD (widget));
+
+  step_version (TALLY_PLAN_CARD (widget), 1);
 }
 
 static void
@@ -841,8 +953,23 @@ transcript_changed_cb (TallyPlanCard *self,
   g_assert (TALLY_IS_PLAN_CARD (self));
 
   sync_active (self);
+
+  /* A new version of this plan, or blocks gone: look again. */
   if (removed > 0)
-    sync_changes (self);
+    {
+      sync_versions (self);
+      return;
+    }
+  for (guint i = position; i < position + added; i++)
+    {
+      g_autoptr(TallyBlock) item = g_list_model_get_item (self->transcript, i);
+
+      if (item != NULL && tally_block_get_kind (item) == TALLY_BLOCK_PLAN)
+        {
+          sync_versions (self);
+          return;
+        }
+    }
 }
 
 static void
@@ -860,7 +987,7 @@ set_transcript (TallyPlanCard *self,
                              G_CALLBACK (transcript_changed_cb), self, G_CONNECT_SWAPPED);
 
   sync_active (self);
-  sync_changes (self);
+  sync_versions (self);
 }
 
 /* The row sets the blocks around this one before binding it. */
@@ -919,21 +1046,17 @@ static void
 sync_card (TallyPlanCard *self)
 {
   gint64 version;
-  g_autofree char *text = NULL;
   g_autofree char *accessible = NULL;
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
 
   version = block_version (TALLY_BLOCK_WIDGET_BLOCK (self));
-  text = g_strdup_printf (_("Version %d"), (int) CLAMP (version, 0, G_MAXINT));
-  gtk_label_set_text (self->version_label, text);
-
   accessible = g_strdup_printf (_("Plan, version %d"), (int) CLAMP (version, 0, G_MAXINT));
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, accessible, -1);
 
   render (self);
-  sync_changes (self);
+  sync_versions (self);
   sync_active (self);
 }
 
@@ -946,6 +1069,8 @@ tally_plan_card_bind (TallyBlockWidget *widget,
   TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
 
   self->implemented = FALSE;
+  self->shown = NULL;
+  g_clear_pointer (&self->versions, g_ptr_array_unref);
   g_clear_pointer (&self->rendered, g_free);
 
   /* The reducer fills the block in after adding it (text, then the event
@@ -963,6 +1088,8 @@ tally_plan_card_dispose (GObject *object)
   g_clear_handle_id (&self->measure_id, g_source_remove);
   tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
   set_transcript (self, NULL);
+  self->shown = NULL;
+  g_clear_pointer (&self->versions, g_ptr_array_unref);
   drop_web_view (self);
   if (self->native_view != NULL)
     {
@@ -1031,10 +1158,15 @@ tally_plan_card_class_init (TallyPlanCardClass *klass)
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
+  gtk_widget_class_install_action (widget_class, "plan.previous-version", NULL, previous_version_action);
+  gtk_widget_class_install_action (widget_class, "plan.next-version", NULL, next_version_action);
+
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/cards/tally-plan-card.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, box);
   gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, version_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, previous_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, next_button);
   gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, content_box);
   gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, changes_expander);
   gtk_widget_class_bind_template_child (widget_class, TallyPlanCard, changes_view);
