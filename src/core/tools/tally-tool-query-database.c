@@ -1254,8 +1254,6 @@ tally_tool_query_database_class_init (TallyToolQueryDatabaseClass *klass)
   tool_class->run_with_artifact = query_run;
   tool_class->preview_kind = TALLY_TOOL_PREVIEW_QUERY;
   tool_class->content_member = "sql";
-  tool_class->preview_kind = TALLY_TOOL_PREVIEW_QUERY;
-  tool_class->content_member = "sql";
 }
 
 static void
