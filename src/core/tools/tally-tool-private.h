@@ -37,7 +37,7 @@ void      tally_tool_append_clipped     (GString      *out,
                                          gssize        len,
                                          guint         max_chars);
 
-/* Workspace paths and file walks (tally-tool.c). */
+/* Workspace paths and file walks (tally-tool-paths.c). */
 char     *tally_tool_resolve_checked    (const TallyToolContext *context,
                                          const char             *member,
                                          const char             *path,
@@ -61,7 +61,7 @@ GRegex   *tally_tool_glob_to_regex      (const char   *glob,
  *   the workspace itself
  * @is_folder: whether @root is a folder
  *
- * Where Glob and Grep search (tally_tool_search_root_init(), tally-tool.c).
+ * Where Glob and Grep search (tally_tool_search_root_init(), tally-tool-paths.c).
  */
 typedef struct
 {
