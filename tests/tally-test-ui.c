@@ -4,6 +4,11 @@
 
 #include "tally-test-ui.h"
 
+#include <adwaita.h>
+#include <json-glib/json-glib.h>
+
+#include "tally-ui.h"
+
 static gboolean
 heartbeat_cb (gpointer data)
 {
@@ -53,4 +58,105 @@ tally_test_wait_frames (GtkWidget *widget,
   SPIN_UNTIL (frames >= n);
   gtk_widget_remove_tick_callback (widget, id);
   tally_test_spin_idle ();
+}
+
+static void
+collect (GtkWidget *widget,
+         GType      type,
+         GPtrArray *found)
+{
+  if (g_type_is_a (G_OBJECT_TYPE (widget), type))
+    g_ptr_array_add (found, widget);
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    collect (child, type, found);
+}
+
+/* Every widget of @type in the tree under @root (@root included), in
+ * depth-first order; the array holds no references. */
+GPtrArray *
+tally_test_find_all (GtkWidget *root,
+                     GType      type)
+{
+  GPtrArray *found = g_ptr_array_new ();
+
+  collect (root, type, found);
+  return found;
+}
+
+/* The first widget of @type under @root, or NULL. */
+GtkWidget *
+tally_test_find_first (GtkWidget *root,
+                       GType      type)
+{
+  g_autoptr(GPtrArray) found = tally_test_find_all (root, type);
+
+  return found->len > 0 ? g_ptr_array_index (found, 0) : NULL;
+}
+
+/* Applies one event, given as JSON text, to @transcript. */
+void
+tally_test_apply_event (TallyTranscript *transcript,
+                        const char      *json)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = json_from_string (json, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
+  tally_transcript_apply (transcript, json_node_get_object (node));
+}
+
+/* Renders @widget as it is on screen into a PNG, for looking at: @name is
+ * a file in $G_TEST_BUILDDIR/artifacts/, or an absolute path. */
+void
+tally_test_save_png (GtkWidget  *widget,
+                     const char *name)
+{
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *path = NULL;
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+
+  /* The paintable takes its picture when the widget next draws. */
+  tally_test_wait_frames (widget, 2);
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  g_assert_nonnull (node);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (widget)),
+                                         node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_assert_nonnull (texture);
+
+  if (g_path_is_absolute (name))
+    path = g_strdup (name);
+  else
+    {
+      dir = g_build_filename (g_getenv ("G_TEST_BUILDDIR") != NULL ? g_getenv ("G_TEST_BUILDDIR") : ".",
+                              "artifacts", NULL);
+      g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+      path = g_build_filename (dir, name, NULL);
+    }
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("Screenshot: %s", path);
+}
+
+/* Starts GTK, libadwaita and Tally's UI resources for a UI test, with the
+ * test accessibility backend (accessible properties stay readable). */
+void
+tally_test_init_ui (int    *argc,
+                    char ***argv)
+{
+  g_setenv ("GTK_A11Y", "test", TRUE);
+  gtk_test_init (argc, argv, NULL);
+  adw_init ();
+  tally_ui_init ();
 }

@@ -3,6 +3,8 @@
 
 #include <gtk/gtk.h>
 
+#include "tally-transcript.h"
+
 G_BEGIN_DECLS
 
 /* Helpers shared by the UI tests (linked into each of them). */
@@ -11,11 +13,22 @@ G_BEGIN_DECLS
  * against hangs, not a speed limit. */
 #define TALLY_TEST_WAIT_SECONDS 60
 
+void     tally_test_init_ui         (int       *argc,
+                                     char    ***argv);
 void     tally_test_heartbeat_start (guint     *id);
 gboolean tally_test_deadline_passed (gint64     deadline);
 void     tally_test_spin_idle       (void);
 void     tally_test_wait_frames     (GtkWidget *widget,
                                      guint      n);
+
+GPtrArray *tally_test_find_all      (GtkWidget       *root,
+                                     GType            type);
+GtkWidget *tally_test_find_first    (GtkWidget       *root,
+                                     GType            type);
+void       tally_test_apply_event   (TallyTranscript *transcript,
+                                     const char      *json);
+void       tally_test_save_png      (GtkWidget       *widget,
+                                     const char      *name);
 
 /* Spins the main loop until @cond holds; fails the test after
  * TALLY_TEST_WAIT_SECONDS (it catches a hang, not a slow machine). */

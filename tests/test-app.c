@@ -255,43 +255,6 @@ count_blocks (TallyTranscript *transcript,
 
 /* Screenshots */
 
-static void
-save_screenshot (GtkWidget  *widget,
-                 const char *name)
-{
-  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new ();
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *dir = NULL;
-  g_autofree char *path = NULL;
-  GskRenderer *renderer;
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget);
-
-  g_assert_cmpint (width, >, 0);
-  g_assert_cmpint (height, >, 0);
-
-  /* The paintable takes its picture when the widget next draws. */
-  tally_test_wait_frames (widget, 2);
-
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  g_assert_nonnull (node);
-
-  renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  g_assert_nonnull (renderer);
-  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  g_assert_nonnull (texture);
-
-  dir = g_build_filename (g_getenv ("G_TEST_BUILDDIR") != NULL ? g_getenv ("G_TEST_BUILDDIR") : ".",
-                          "artifacts", NULL);
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
-  g_test_message ("Screenshot: %s", path);
-}
 
 /* Fixtures: a store in a temporary folder, and sessions written straight
  * into it as event logs (what a finished turn leaves behind). */
@@ -561,11 +524,11 @@ turn_body (TallyApplication *app,
   /* Light and dark screenshots of the finished turn. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_LIGHT);
   tally_test_wait_frames (GTK_WIDGET (window), 3);
-  save_screenshot (GTK_WIDGET (window), "app-light.png");
+  tally_test_save_png (GTK_WIDGET (window), "app-light.png");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
   g_assert_true (adw_style_manager_get_dark (adw_style_manager_get_default ()));
   tally_test_wait_frames (GTK_WIDGET (window), 3);
-  save_screenshot (GTK_WIDGET (window), "app-dark.png");
+  tally_test_save_png (GTK_WIDGET (window), "app-dark.png");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
 
   data->trace = tally_transcript_dup_trace (transcript);
@@ -801,7 +764,7 @@ first_launch_body (TallyApplication *app,
   row = find_session_row (window, data->session_id);
   g_assert_nonnull (row);
   g_assert_cmpstr (tally_session_row_get_title (row), ==, "Quarterly espresso trend");
-  save_screenshot (GTK_WIDGET (window), "app-welcome.png");
+  tally_test_save_png (GTK_WIDGET (window), "app-welcome.png");
   g_signal_emit_by_name (_tally_window_get_session_list (window), "row-activated", row);
   g_assert_nonnull (tally_window_get_session (window));
   g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, data->session_id);
@@ -1173,7 +1136,7 @@ preferences_body (TallyApplication *app,
   g_settings_reset (settings, "thinking-budget");
 
   tally_test_wait_frames (GTK_WIDGET (prefs), 3);
-  save_screenshot (GTK_WIDGET (prefs), "preferences.png");
+  tally_test_save_png (GTK_WIDGET (prefs), "preferences.png");
   gtk_window_destroy (GTK_WINDOW (prefs));
 }
 
@@ -1402,7 +1365,7 @@ narrow_body (TallyApplication *app,
   g_assert_true (g_settings_get_boolean (settings, "sidebar-visible"));
   g_assert_cmpint (g_settings_get_int (settings, "window-width"), ==, 420);
   tally_test_wait_frames (GTK_WIDGET (window), 3);
-  save_screenshot (GTK_WIDGET (window), "app-narrow.png");
+  tally_test_save_png (GTK_WIDGET (window), "app-narrow.png");
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.search", NULL));
   g_assert_true (adw_flap_get_reveal_flap (flap));
@@ -1714,7 +1677,7 @@ pg_body (TallyApplication *app,
   g_test_message ("Refused: %s", tally_database_dialog_get_error (dialog));
   g_assert_nonnull (strstr (tally_database_dialog_get_error (dialog), "password authentication failed"));
   g_assert_cmpuint (g_hash_table_size (data->keyring), ==, 0);
-  save_screenshot (GTK_WIDGET (dialog), "database-dialog-error.png");
+  tally_test_save_png (GTK_WIDGET (dialog), "database-dialog-error.png");
 
   /* The right one: connected; the password is in the keyring only. */
   g_assert_true (connect_server (dialog, "Beanline", data->analyst, TALLY_TEST_PG_PASSWORD));
@@ -1754,7 +1717,7 @@ pg_body (TallyApplication *app,
   g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 1);
   g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);
   g_assert_true (_tally_window_get_role_warning_shown (window));
-  save_screenshot (GTK_WIDGET (window), "role-warning.png");
+  tally_test_save_png (GTK_WIDGET (window), "role-warning.png");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-role-warning", NULL));
   g_assert_false (_tally_window_get_role_warning_shown (window));
 
@@ -1762,7 +1725,7 @@ pg_body (TallyApplication *app,
    * the keyring; the owner's card does not come back. */
   dialog = open_database_dialog (window);
   SPIN_UNTIL (gtk_widget_get_width (GTK_WIDGET (dialog)) > 0);
-  save_screenshot (GTK_WIDGET (dialog), "database-dialog.png");
+  tally_test_save_png (GTK_WIDGET (dialog), "database-dialog.png");
   g_assert_true (connect_saved (dialog, "Beanline"));
   g_assert_cmpuint (_tally_secret_get_n_pg_calls (), ==, 2);
   g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);

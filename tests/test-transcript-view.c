@@ -27,6 +27,7 @@
 #include "tally-receipt-row.h"
 #include "tally-result-table.h"
 #include "tally-sql-format.h"
+#include "tally-test-ui.h"
 #include "tally-thinking-drawer.h"
 #include "tally-markdown-view.h"
 #include "tally-tool-chip.h"
@@ -39,17 +40,6 @@
 
 /* Events */
 
-static void
-apply (TallyTranscript *transcript,
-       const char      *json)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) node = json_from_string (json, &error);
-
-  g_assert_no_error (error);
-  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
-  tally_transcript_apply (transcript, json_node_get_object (node));
-}
 
 static void G_GNUC_PRINTF (2, 3)
 applyf (TallyTranscript *transcript,
@@ -63,7 +53,7 @@ applyf (TallyTranscript *transcript,
   json = g_strdup_vprintf (format, args);
   va_end (args);
 
-  apply (transcript, json);
+  tally_test_apply_event (transcript, json);
 }
 
 static TallyBlock *
@@ -186,38 +176,8 @@ show_in_window (GtkWidget *child,
 
 /* Widget tree helpers */
 
-static void
-collect (GtkWidget *widget,
-         GType      type,
-         GPtrArray *found)
-{
-  if (g_type_is_a (G_OBJECT_TYPE (widget), type))
-    g_ptr_array_add (found, widget);
 
-  for (GtkWidget *child = gtk_widget_get_first_child (widget);
-       child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    collect (child, type, found);
-}
 
-static GPtrArray *
-find_all (GtkWidget *root,
-          GType      type)
-{
-  GPtrArray *found = g_ptr_array_new ();
-
-  collect (root, type, found);
-  return found;
-}
-
-static GtkWidget *
-find_first (GtkWidget *root,
-            GType      type)
-{
-  g_autoptr(GPtrArray) found = find_all (root, type);
-
-  return found->len > 0 ? g_ptr_array_index (found, 0) : NULL;
-}
 
 static gboolean
 has_accessible_label (GtkWidget  *widget,
@@ -237,7 +197,7 @@ find_by_accessible_label (GtkWidget  *root,
                           GType       type,
                           const char *label)
 {
-  g_autoptr(GPtrArray) found = find_all (root, type);
+  g_autoptr(GPtrArray) found = tally_test_find_all (root, type);
 
   for (guint i = 0; i < found->len; i++)
     if (has_accessible_label (g_ptr_array_index (found, i), label))
@@ -250,7 +210,7 @@ static GtkWidget *
 row_child_for (GtkWidget  *root,
                TallyBlock *block)
 {
-  g_autoptr(GPtrArray) rows = find_all (root, TALLY_TYPE_BLOCK_ROW);
+  g_autoptr(GPtrArray) rows = tally_test_find_all (root, TALLY_TYPE_BLOCK_ROW);
 
   for (guint i = 0; i < rows->len; i++)
     {
@@ -288,7 +248,7 @@ wait_for_row (GtkWidget  *root,
 static GtkAdjustment *
 view_vadjustment (GtkWidget *view)
 {
-  GtkWidget *scroller = find_first (view, GTK_TYPE_SCROLLED_WINDOW);
+  GtkWidget *scroller = tally_test_find_first (view, GTK_TYPE_SCROLLED_WINDOW);
 
   g_assert_nonnull (scroller);
   return gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
@@ -380,13 +340,13 @@ test_rows (void)
   tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
   window = show_in_window (view, 720, 1400);
 
-  list = find_first (view, GTK_TYPE_LIST_VIEW);
+  list = tally_test_find_first (view, GTK_TYPE_LIST_VIEW);
   g_assert_nonnull (list);
   g_assert_true (has_accessible_label (list, "Transcript"));
   g_assert_cmpstr (gtk_widget_get_css_name (view), ==, "tallytranscriptview");
 
-  apply (transcript, "{\"type\":\"session_created\",\"seq\":1,\"title\":\"Revenue\"}");
-  apply (transcript, "{\"type\":\"turn_started\",\"seq\":2,\"turn_id\":\"t1\",\"mode\":\"plan\","
+  tally_test_apply_event (transcript, "{\"type\":\"session_created\",\"seq\":1,\"title\":\"Revenue\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"seq\":2,\"turn_id\":\"t1\",\"mode\":\"plan\","
                      "\"text\":\"Which product sold best in March?\"}");
   user = last_block (transcript);
   child = wait_for_row (view, user);
@@ -395,7 +355,7 @@ test_rows (void)
                    "Which product sold best in March?");
 
   /* Thinking streams: "Thinking…" until block_done, then the word count. */
-  apply (transcript, "{\"type\":\"thinking_delta\",\"seq\":3,\"turn_id\":\"t1\",\"call\":0,\"block\":0,"
+  tally_test_apply_event (transcript, "{\"type\":\"thinking_delta\",\"seq\":3,\"turn_id\":\"t1\",\"call\":0,\"block\":0,"
                      "\"text\":\"Group the sales \"}");
   thinking = last_block (transcript);
   child = wait_for_row (view, thinking);
@@ -405,10 +365,10 @@ test_rows (void)
   g_assert_false (gtk_expander_get_expanded (tally_thinking_drawer_get_expander (drawer)));
   g_assert_true (has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)), "Thinking…"));
 
-  apply (transcript, "{\"type\":\"thinking_delta\",\"seq\":4,\"turn_id\":\"t1\",\"call\":0,\"block\":0,"
+  tally_test_apply_event (transcript, "{\"type\":\"thinking_delta\",\"seq\":4,\"turn_id\":\"t1\",\"call\":0,\"block\":0,"
                      "\"text\":\"by product for March.\"}");
   g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thinking…");
-  apply (transcript, "{\"type\":\"block_done\",\"seq\":5,\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"kind\":\"thinking\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"block_done\",\"seq\":5,\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"kind\":\"thinking\"}");
   wait_for (drawer_says_thought, drawer, "the drawer title");
   g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thought for 7 words");
   g_assert_true (has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)),
@@ -418,14 +378,14 @@ test_rows (void)
                    "Group the sales by product for March.");
 
   /* Assistant text goes to a markdown view and grows live. */
-  apply (transcript, "{\"type\":\"text_delta\",\"seq\":6,\"turn_id\":\"t1\",\"call\":0,\"block\":1,"
+  tally_test_apply_event (transcript, "{\"type\":\"text_delta\",\"seq\":6,\"turn_id\":\"t1\",\"call\":0,\"block\":1,"
                      "\"text\":\"Let me **query** \"}");
   text = last_block (transcript);
   child = wait_for_row (view, text);
   g_assert_true (TALLY_IS_ASSISTANT_TEXT (child));
-  apply (transcript, "{\"type\":\"text_delta\",\"seq\":7,\"turn_id\":\"t1\",\"call\":0,\"block\":1,"
+  tally_test_apply_event (transcript, "{\"type\":\"text_delta\",\"seq\":7,\"turn_id\":\"t1\",\"call\":0,\"block\":1,"
                      "\"text\":\"the sales.\"}");
-  apply (transcript, "{\"type\":\"block_done\",\"seq\":8,\"turn_id\":\"t1\",\"call\":0,\"block\":1,\"kind\":\"text\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"block_done\",\"seq\":8,\"turn_id\":\"t1\",\"call\":0,\"block\":1,\"kind\":\"text\"}");
   iterate_pending ();
   wait_frames (view, 2);
   {
@@ -437,7 +397,7 @@ test_rows (void)
   }
 
   /* A query_database call: name, SQL summary, state, then a table. */
-  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":9,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+  tally_test_apply_event (transcript, "{\"type\":\"tool_use_start\",\"seq\":9,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
                      "\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT product, SUM(total) AS revenue\\n"
                      "  FROM sales\\n  GROUP BY product\"}}");
   tool = last_block (transcript);
@@ -450,17 +410,17 @@ test_rows (void)
   g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "pending");
   g_assert_false (gtk_expander_get_expanded (tally_tool_chip_get_expander (chip)));
 
-  apply (transcript, "{\"type\":\"approval_resolved\",\"seq\":10,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+  tally_test_apply_event (transcript, "{\"type\":\"approval_resolved\",\"seq\":10,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
                      "\"decision\":\"allow\",\"reason\":\"mode\"}");
   g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "running");
-  g_assert_nonnull (find_first (child, GTK_TYPE_SPINNER));
-  g_assert_true (gtk_spinner_get_spinning (GTK_SPINNER (find_first (child, GTK_TYPE_SPINNER))));
+  g_assert_nonnull (tally_test_find_first (child, GTK_TYPE_SPINNER));
+  g_assert_true (gtk_spinner_get_spinning (GTK_SPINNER (tally_test_find_first (child, GTK_TYPE_SPINNER))));
 
-  apply (transcript, "{\"type\":\"tool_result\",\"seq\":11,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+  tally_test_apply_event (transcript, "{\"type\":\"tool_result\",\"seq\":11,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
                      "\"content\":\"product | revenue\\nEspresso | 1234.5\\nLatte | 987\\nMocha | NULL\\n(3 rows)\","
                      "\"is_error\":false,\"duration_ms\":12}");
   g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "done");
-  g_assert_false (gtk_spinner_get_spinning (GTK_SPINNER (find_first (child, GTK_TYPE_SPINNER))));
+  g_assert_false (gtk_spinner_get_spinning (GTK_SPINNER (tally_test_find_first (child, GTK_TYPE_SPINNER))));
   g_assert_true (has_accessible_label (GTK_WIDGET (tally_tool_chip_get_expander (chip)),
                                       "query_database: SELECT product, SUM(total) AS revenue FROM sales GROUP BY product, Done"));
 
@@ -486,11 +446,11 @@ test_rows (void)
   g_assert_false (tally_result_table_get_column_is_numeric (table, 0));
 
   /* A failing tool shows its error text in the error style. */
-  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":12,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+  tally_test_apply_event (transcript, "{\"type\":\"tool_use_start\",\"seq\":12,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
                      "\"tool_name\":\"Read\",\"tool_input\":{\"file_path\":\"reports/march.csv\"}}");
-  apply (transcript, "{\"type\":\"approval_resolved\",\"seq\":13,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+  tally_test_apply_event (transcript, "{\"type\":\"approval_resolved\",\"seq\":13,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
                      "\"decision\":\"allow\",\"reason\":\"mode\"}");
-  apply (transcript, "{\"type\":\"tool_result\",\"seq\":14,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+  tally_test_apply_event (transcript, "{\"type\":\"tool_result\",\"seq\":14,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
                      "\"content\":\"No such file: reports/march.csv\",\"is_error\":true,\"duration_ms\":1}");
   child = wait_for_row (view, last_block (transcript));
   chip = TALLY_TOOL_CHIP (child);
@@ -501,7 +461,7 @@ test_rows (void)
   g_assert_cmpstr (tally_tool_chip_get_input_text (chip), ==, "{\n  \"file_path\" : \"reports/march.csv\"\n}");
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (tally_tool_chip_get_table (chip))));
   {
-    g_autoptr(GPtrArray) labels = find_all (child, GTK_TYPE_LABEL);
+    g_autoptr(GPtrArray) labels = tally_test_find_all (child, GTK_TYPE_LABEL);
     gboolean error_styled = FALSE;
 
     for (guint i = 0; i < labels->len; i++)
@@ -511,7 +471,7 @@ test_rows (void)
   }
 
   /* The receipt, and the list's description announcing it. */
-  apply (transcript, "{\"type\":\"turn_finished\",\"seq\":15,\"turn_id\":\"t1\",\"status\":\"done\","
+  tally_test_apply_event (transcript, "{\"type\":\"turn_finished\",\"seq\":15,\"turn_id\":\"t1\",\"status\":\"done\","
                      "\"cost_usd\":0.0123,\"duration_ms\":3400,\"api_calls\":2,"
                      "\"usage\":{\"input_tokens\":1200,\"output_tokens\":340,"
                      "\"cache_creation_input_tokens\":120,\"cache_read_input_tokens\":800}}");
@@ -536,16 +496,16 @@ test_rows (void)
   g_assert_true (gtk_widget_has_css_class (child, "notice"));
   g_assert_cmpstr (tally_note_row_get_text (TALLY_NOTE_ROW (child)), ==, "Part of this session could not be read.");
 
-  apply (transcript, "{\"type\":\"turn_started\",\"seq\":16,\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Delete it\"}");
-  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":17,\"turn_id\":\"t2\",\"tool_id\":\"tu3\","
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"seq\":16,\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Delete it\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"tool_use_start\",\"seq\":17,\"turn_id\":\"t2\",\"tool_id\":\"tu3\","
                      "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm report.csv\"}}");
-  apply (transcript, "{\"type\":\"approval_request\",\"seq\":18,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
+  tally_test_apply_event (transcript, "{\"type\":\"approval_request\",\"seq\":18,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
                      "\"tool_id\":\"tu3\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm report.csv\"},"
                      "\"suggestions\":[]}");
   child = wait_for_row (view, last_block (transcript));
   g_assert_true (TALLY_IS_APPROVAL_CARD (child));
   g_assert_true (has_accessible_label (child, "Approval for Bash, waiting for your decision"));
-  apply (transcript, "{\"type\":\"approval_resolved\",\"seq\":19,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
+  tally_test_apply_event (transcript, "{\"type\":\"approval_resolved\",\"seq\":19,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
                      "\"tool_id\":\"tu3\",\"decision\":\"deny\",\"reason\":\"user\"}");
   g_assert_true (has_accessible_label (child, "Approval for Bash: Denied"));
   chip = TALLY_TOOL_CHIP (wait_for_row (view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 2)));
@@ -554,11 +514,11 @@ test_rows (void)
 
   /* A reply cut by an error: the incomplete marker, then the banner; the
    * cut thinking no longer says "Thinking…". */
-  apply (transcript, "{\"type\":\"thinking_delta\",\"seq\":20,\"turn_id\":\"t2\",\"call\":1,\"block\":0,\"text\":\"No.\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"thinking_delta\",\"seq\":20,\"turn_id\":\"t2\",\"call\":1,\"block\":0,\"text\":\"No.\"}");
   drawer = TALLY_THINKING_DRAWER (wait_for_row (view, last_block (transcript)));
   g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thinking…");
-  apply (transcript, "{\"type\":\"text_delta\",\"seq\":20,\"turn_id\":\"t2\",\"call\":1,\"block\":1,\"text\":\"I will not\"}");
-  apply (transcript, "{\"type\":\"error\",\"seq\":21,\"turn_id\":\"t2\",\"kind\":\"network\","
+  tally_test_apply_event (transcript, "{\"type\":\"text_delta\",\"seq\":20,\"turn_id\":\"t2\",\"call\":1,\"block\":1,\"text\":\"I will not\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"error\",\"seq\":21,\"turn_id\":\"t2\",\"kind\":\"network\","
                      "\"message\":\"The connection was lost\",\"retryable\":true,\"request_id\":\"req_01\"}");
   child = wait_for_row (view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 2));
   g_assert_true (TALLY_IS_NOTE_ROW (child));
@@ -626,14 +586,14 @@ test_retry (void)
   install_retry_action (view, &retried);
   window = show_in_window (view, 600, 600);
 
-  apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Hi\"}");
-  apply (transcript, "{\"type\":\"error\",\"turn_id\":\"t1\",\"kind\":\"http\",\"message\":\"Invalid API key\","
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Hi\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"error\",\"turn_id\":\"t1\",\"kind\":\"http\",\"message\":\"Invalid API key\","
                      "\"retryable\":false,\"request_id\":\"req_9\"}");
   fatal = last_block (transcript);
-  apply (transcript, "{\"type\":\"turn_finished\",\"turn_id\":\"t1\",\"status\":\"failed\",\"cost_usd\":null,"
+  tally_test_apply_event (transcript, "{\"type\":\"turn_finished\",\"turn_id\":\"t1\",\"status\":\"failed\",\"cost_usd\":null,"
                      "\"duration_ms\":80,\"api_calls\":0,\"usage\":{}}");
-  apply (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Again\"}");
-  apply (transcript, "{\"type\":\"error\",\"turn_id\":\"t2\",\"kind\":\"stalled\",\"message\":\"No data for 90 s\","
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Again\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"error\",\"turn_id\":\"t2\",\"kind\":\"stalled\",\"message\":\"No data for 90 s\","
                      "\"retryable\":true,\"request_id\":\"\"}");
   retryable = last_block (transcript);
 
@@ -765,7 +725,9 @@ test_follow (void)
                           "\"text\":\"More text while the user reads, part %u.\\n\\n\"}", i);
       wait_frames (view, 1);
     }
-  add_turn (transcript, 100);
+  applyf (transcript, "{\"type\":\"block_done\",\"turn_id\":\"live\",\"call\":0,\"block\":0,\"kind\":\"text\"}");
+  applyf (transcript, "{\"type\":\"text_delta\",\"turn_id\":\"live\",\"call\":1,\"block\":0,"
+                      "\"text\":\"A second reply block arrives as well.\"}");
   wait_frames (view, 4);
   g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
   g_assert_true (gtk_widget_get_visible (button));
@@ -886,7 +848,7 @@ check_rows_match_blocks (GtkWidget *view,
                          guint     *max_index,
                          GListModel *model)
 {
-  g_autoptr(GPtrArray) rows = find_all (view, TALLY_TYPE_BLOCK_ROW);
+  g_autoptr(GPtrArray) rows = tally_test_find_all (view, TALLY_TYPE_BLOCK_ROW);
   guint bound = 0;
 
   *min_index = G_MAXUINT;
@@ -987,7 +949,7 @@ test_ten_thousand (void)
   /* Retry still reaches session.retry from banners that went through the
    * pool of recycled children. */
   {
-    g_autoptr(GPtrArray) banners = find_all (view, TALLY_TYPE_ERROR_BANNER);
+    g_autoptr(GPtrArray) banners = tally_test_find_all (view, TALLY_TYPE_ERROR_BANNER);
     guint checked = 0;
 
     for (guint i = 0; i < banners->len; i++)
@@ -1107,7 +1069,7 @@ test_result_table_out (void)
   GtkWindow *window = show_in_window (table, 700, 400);
 
   /* Before a result the actions are off, and their buttons with them. */
-  g_assert_false (gtk_widget_is_sensitive (find_first (table, GTK_TYPE_BUTTON)));
+  g_assert_false (gtk_widget_is_sensitive (tally_test_find_first (table, GTK_TYPE_BUTTON)));
 
   g_assert_true (tally_result_table_set_result (self,
                                                 "store | revenue | note\n"
@@ -1118,7 +1080,7 @@ test_result_table_out (void)
   g_assert_true (tally_result_table_get_column_is_numeric (self, 1));
   g_assert_false (tally_result_table_get_column_is_numeric (self, 2));
   wait_frames (table, 2);
-  g_assert_true (gtk_widget_is_sensitive (find_first (table, GTK_TYPE_BUTTON)));
+  g_assert_true (gtk_widget_is_sensitive (tally_test_find_first (table, GTK_TYPE_BUTTON)));
 
   /* Numbers: grouped, decimal points lined up with figure spaces. */
   g_assert_cmpstr (tally_result_table_get_shown_text (self, 0, 1), ==, "200\u2008\u2007\u2007");
@@ -1168,7 +1130,7 @@ test_result_table_out (void)
 
   /* Refused text turns the actions off again. */
   g_assert_false (tally_result_table_set_result (self, "not a table"));
-  g_assert_false (gtk_widget_is_sensitive (find_first (table, GTK_TYPE_BUTTON)));
+  g_assert_false (gtk_widget_is_sensitive (tally_test_find_first (table, GTK_TYPE_BUTTON)));
 
   gtk_window_destroy (window);
   g_object_unref (table);
@@ -1245,7 +1207,7 @@ static GtkWidget *
 find_action_button (GtkWidget  *root,
                     const char *action_name)
 {
-  g_autoptr(GPtrArray) buttons = find_all (root, GTK_TYPE_BUTTON);
+  g_autoptr(GPtrArray) buttons = tally_test_find_all (root, GTK_TYPE_BUTTON);
 
   for (guint i = 0; i < buttons->len; i++)
     if (g_strcmp0 (gtk_actionable_get_action_name (g_ptr_array_index (buttons, i)), action_name) == 0)
@@ -1269,7 +1231,7 @@ static GtkWidget *
 find_label (GtkWidget  *root,
             const char *text)
 {
-  g_autoptr(GPtrArray) labels = find_all (root, GTK_TYPE_LABEL);
+  g_autoptr(GPtrArray) labels = tally_test_find_all (root, GTK_TYPE_LABEL);
 
   for (guint i = 0; i < labels->len; i++)
     if (g_strcmp0 (gtk_label_get_text (g_ptr_array_index (labels, i)), text) == 0)
@@ -1308,7 +1270,7 @@ test_chart (void)
   window = show_in_window (view, 760, 2000);
   wait_frames (view, 4);
 
-  rows = find_all (view, TALLY_TYPE_CHART_ROW);
+  rows = tally_test_find_all (view, TALLY_TYPE_CHART_ROW);
   g_assert_cmpuint (rows->len, ==, 2);
   for (guint i = 0; i < rows->len; i++)
     {
@@ -1406,7 +1368,7 @@ test_chart (void)
   /* A spec the engine refuses: its message in place of the drawing, the
    * chart's own actions off. */
   {
-    g_autoptr(GPtrArray) labels = find_all (GTK_WIDGET (broken), GTK_TYPE_LABEL);
+    g_autoptr(GPtrArray) labels = tally_test_find_all (GTK_WIDGET (broken), GTK_TYPE_LABEL);
 
     for (guint i = 0; i < labels->len; i++)
       if (strstr (gtk_label_get_text (g_ptr_array_index (labels, i)), "cannot be drawn") != NULL)
@@ -1496,8 +1458,8 @@ test_tool_chip_sql (void)
 
   tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
   window = show_in_window (view, 760, 900);
-  apply (transcript, "{\"type\":\"turn_started\",\"seq\":1,\"turn_id\":\"t1\",\"prompt\":\"Q2?\"}");
-  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":2,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"seq\":1,\"turn_id\":\"t1\",\"prompt\":\"Q2?\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"tool_use_start\",\"seq\":2,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
                      "\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT store, SUM(total) AS revenue "
                      "FROM sales WHERE quarter = 'Q2' GROUP BY store ORDER BY revenue DESC\",\"max_rows\":50}}");
   child = wait_for_row (view, last_block (transcript));
@@ -1528,7 +1490,7 @@ test_tool_chip_sql (void)
   adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
 
   /* create_chart: its SQL apart, the rest of the input as JSON. */
-  apply (transcript, "{\"type\":\"tool_use_start\",\"seq\":3,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
+  tally_test_apply_event (transcript, "{\"type\":\"tool_use_start\",\"seq\":3,\"turn_id\":\"t1\",\"tool_id\":\"tu2\","
                      "\"tool_name\":\"create_chart\",\"tool_input\":{\"spec\":{\"title\":\"Q2\"},"
                      "\"sql\":\"SELECT store, revenue FROM q2\"}}");
   chip = TALLY_TOOL_CHIP (wait_for_row (view, last_block (transcript)));
@@ -1556,7 +1518,7 @@ test_result_table_tooltips (void)
   window = show_in_window (table, 600, 400);
   wait_frames (table, 3);
 
-  labels = find_all (table, GTK_TYPE_LABEL);
+  labels = tally_test_find_all (table, GTK_TYPE_LABEL);
   for (guint i = 0; i < labels->len; i++)
     {
       const char *t = gtk_label_get_text (g_ptr_array_index (labels, i));
@@ -1581,24 +1543,6 @@ test_result_table_tooltips (void)
 
 /* Screenshots: written only when TALLY_SCREENSHOT_DIR is set. */
 
-static void
-save_png (GtkWidget  *widget,
-          const char *path)
-{
-  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget);
-
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (widget)),
-                                         node, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-}
 
 static void
 fill_showcase (TallyTranscript *transcript)
@@ -1632,15 +1576,15 @@ fill_showcase (TallyTranscript *transcript)
   };
 
   for (guint i = 0; events[i] != NULL; i++)
-    apply (transcript, events[i]);
+    tally_test_apply_event (transcript, events[i]);
   tally_transcript_add_notice (transcript, "This session was restored from the flight recorder.");
 }
 
 static void
 expand_all (GtkWidget *root)
 {
-  g_autoptr(GPtrArray) chips = find_all (root, TALLY_TYPE_TOOL_CHIP);
-  g_autoptr(GPtrArray) drawers = find_all (root, TALLY_TYPE_THINKING_DRAWER);
+  g_autoptr(GPtrArray) chips = tally_test_find_all (root, TALLY_TYPE_TOOL_CHIP);
+  g_autoptr(GPtrArray) drawers = tally_test_find_all (root, TALLY_TYPE_THINKING_DRAWER);
 
   for (guint i = 0; i < chips->len; i++)
     {
@@ -1672,7 +1616,7 @@ test_result_table_in_folded_chip (void)
   expand_all (view);
   wait_frames (view, 6);
 
-  tables = find_all (view, TALLY_TYPE_RESULT_TABLE);
+  tables = tally_test_find_all (view, TALLY_TYPE_RESULT_TABLE);
   g_assert_cmpuint (tables->len, >, 0);
   for (guint i = 0; i < tables->len; i++)
     {
@@ -1727,11 +1671,11 @@ test_screenshot (void)
       expand_all (view);
       wait_frames (box, 6);
       wait_settled_at_end (view);
-      save_png (box, path);
+      tally_test_save_png (box, path);
 
       gtk_adjustment_set_value (view_vadjustment (view), 0);
       wait_frames (box, 6);
-      save_png (box, path_top);
+      tally_test_save_png (box, path_top);
       gtk_window_destroy (window);
     }
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
@@ -1784,7 +1728,7 @@ test_result_table_screenshot (void)
       revenue = g_list_model_get_item (gtk_column_view_get_columns (view), 3);
       gtk_column_view_sort_by_column (view, revenue, GTK_SORT_DESCENDING);
       wait_frames (box, 6);
-      save_png (gtk_widget_get_parent (box), path);
+      tally_test_save_png (gtk_widget_get_parent (box), path);
       gtk_window_destroy (window);
     }
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
@@ -1818,12 +1762,12 @@ test_chart_screenshot (void)
       tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
       window = show_in_window (view, 760, 720);
       wait_frames (view, 6);
-      save_png (view, path);
+      tally_test_save_png (view, path);
 
       /* The same chart with its rows shown. */
-      g_assert_true (gtk_widget_activate_action (find_first (view, TALLY_TYPE_CHART_ROW), "chart.show-data", NULL));
+      g_assert_true (gtk_widget_activate_action (tally_test_find_first (view, TALLY_TYPE_CHART_ROW), "chart.show-data", NULL));
       wait_frames (view, 6);
-      save_png (view, path_data);
+      tally_test_save_png (view, path_data);
       gtk_window_destroy (window);
     }
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
@@ -1833,12 +1777,7 @@ int
 main (int    argc,
       char **argv)
 {
-  /* The test AT context keeps accessible properties readable. */
-  g_setenv ("GTK_A11Y", "test", TRUE);
-
-  gtk_test_init (&argc, &argv, NULL);
-  adw_init ();
-  tally_ui_init ();
+  tally_test_init_ui (&argc, &argv);
 
   g_test_add_func ("/tally/transcript-view/rows", test_rows);
   g_test_add_func ("/tally/transcript-view/retry", test_retry);

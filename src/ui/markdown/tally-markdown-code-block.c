@@ -11,6 +11,7 @@
 #include <gtksourceview/gtksource.h>
 
 #include "tally-markdown-code-block.h"
+#include "tally-scroll-forward.h"
 #include "tally-source-style.h"
 
 /**
@@ -190,6 +191,7 @@ static void
 tally_markdown_code_block_init (TallyMarkdownCodeBlock *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  tally_scroll_forward_vertical (GTK_SCROLLED_WINDOW (self->scroller));
 
   tally_source_style_follow (GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view))));
 }

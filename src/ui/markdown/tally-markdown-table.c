@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tally-markdown-table.h"
+#include "tally-scroll-forward.h"
 #include "tally-csv-dialog.h"
 
 /*
@@ -304,6 +305,9 @@ tally_markdown_table_widget_new (const TallyMarkdownTable *table,
                                   GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
   gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (scroller), TRUE);
   gtk_widget_add_css_class (scroller, "md-table-frame");
+  /* A table wider than the text shows its scroll bar, and only a sideways
+   * scroll moves it: the wheel scrolls the conversation (issue 14 §3). */
+  tally_scroll_forward_vertical (GTK_SCROLLED_WINDOW (scroller));
 
   handler = g_new0 (LinkHandler, 1);
   handler->func = link_func;

@@ -32,6 +32,7 @@
 
 #define BAR_WIDTH   3
 #define BAR_OFFSET  3
+#define MIN_BLOCK_WIDTH 16
 
 struct _TallyMarkdownTextView
 {
@@ -72,7 +73,7 @@ tally_markdown_text_view_get_block_width (TallyMarkdownTextView *self,
           - gtk_text_view_get_left_margin (text_view)
           - gtk_text_view_get_right_margin (text_view)
           - tally_markdown_anchor_get_indent (anchor);
-  return MAX (width, 16);
+  return MAX (width, MIN_BLOCK_WIDTH);
 }
 
 static void
@@ -150,6 +151,56 @@ tally_markdown_text_view_size_allocate (GtkWidget *widget,
     }
 
   GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->size_allocate (widget, width, height, baseline);
+}
+
+/* Width: GtkTextView asks for at least the width of its widest anchored child.
+ * Here those follow the view's own width (their requests are set from the
+ * last allocation), so that minimum would hold the view at whatever width
+ * it last had: a transcript row made narrower would keep its old width and
+ * stand out of the column (issue 14 §2). Text wraps and blocks scroll, so
+ * the view needs no more than its margins and the narrowest block. */
+static void
+tally_markdown_text_view_measure (GtkWidget      *widget,
+                                  GtkOrientation  orientation,
+                                  int             for_size,
+                                  int            *minimum,
+                                  int            *natural,
+                                  int            *minimum_baseline,
+                                  int            *natural_baseline)
+{
+  TallyMarkdownTextView *self = TALLY_MARKDOWN_TEXT_VIEW (widget);
+  GtkTextView *text_view = GTK_TEXT_VIEW (widget);
+  int least;
+
+  GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->measure (widget, orientation, for_size,
+                                                                     minimum, natural,
+                                                                     minimum_baseline, natural_baseline);
+  if (orientation == GTK_ORIENTATION_VERTICAL)
+    {
+      /* The height is where the last line ends. GtkTextView answers with
+       * its layout's running total instead, which after an anchored block
+       * changes size (a table while it streams, or at a new width) can
+       * keep that block's height twice: a blank band of a table's height
+       * under the text, issue 14 §1. The lines' own positions are right. */
+      GtkTextIter end;
+      int y, height;
+
+      if (self->width <= 0)
+        return;
+      gtk_text_buffer_get_end_iter (gtk_text_view_get_buffer (text_view), &end);
+      gtk_text_view_get_line_yrange (text_view, &end, &y, &height);
+      *minimum = *natural = y + height + gtk_text_view_get_top_margin (text_view) +
+                            gtk_text_view_get_bottom_margin (text_view);
+      if (minimum_baseline != NULL)
+        *minimum_baseline = -1;
+      if (natural_baseline != NULL)
+        *natural_baseline = -1;
+      return;
+    }
+
+  least = gtk_text_view_get_left_margin (text_view) + gtk_text_view_get_right_margin (text_view) + MIN_BLOCK_WIDTH;
+  *minimum = MIN (*minimum, least);
+  *natural = MAX (*natural, *minimum);
 }
 
 /* The pixels-above-lines of the line at @iter, from the renderer's gap tags. */
@@ -446,6 +497,7 @@ tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
 
   object_class->dispose = tally_markdown_text_view_dispose;
   object_class->finalize = tally_markdown_text_view_finalize;
+  widget_class->measure = tally_markdown_text_view_measure;
   widget_class->size_allocate = tally_markdown_text_view_size_allocate;
   text_view_class->snapshot_layer = tally_markdown_text_view_snapshot_layer;
 }

@@ -26,8 +26,15 @@
  * list's scroll range would swing wildly as rows come and go. So for any
  * other width this widget answers with an estimate, the text laid out as
  * one plain paragraph at that width; once allocated at a width, the view's
- * own height for it is used, and the list corrects the row on the next
- * frame.
+ * own height for it is used.
+ *
+ * An estimate is wrong by up to a code block's or a table's height, and
+ * nothing else tells the list that the row's height changed once the view
+ * knows better: a row kept its estimate, a blank band under the text or
+ * the next row drawn over its last line (issue 14 §1). So when the view is
+ * allocated a height other than its own, the row asks to be measured again
+ * — on the next main loop turn, since a resize asked for from inside the
+ * list's allocation is dropped when that allocation ends.
  */
 
 struct _TallyAssistantText
@@ -37,6 +44,8 @@ struct _TallyAssistantText
   GtkWidget  *view;
   gsize       shown_len;    /* bytes of the block's text the view has */
   int         allocated_width;   /* -1 until the view has been allocated */
+  int         corrected_height;  /* the height the last correction asked for */
+  guint       resize_idle_id;
 };
 
 G_DEFINE_FINAL_TYPE (TallyAssistantText, tally_assistant_text, TALLY_TYPE_BLOCK_WIDGET)
@@ -125,6 +134,16 @@ estimate_height (TallyAssistantText *self,
   return height;
 }
 
+static gboolean
+resize_idle_cb (gpointer user_data)
+{
+  TallyAssistantText *self = user_data;
+
+  self->resize_idle_id = 0;
+  gtk_widget_queue_resize (GTK_WIDGET (self));
+  return G_SOURCE_REMOVE;
+}
+
 static GtkSizeRequestMode
 tally_assistant_text_get_request_mode (GtkWidget *widget)
 {
@@ -166,6 +185,12 @@ tally_assistant_text_size_allocate (GtkWidget *widget,
   /* Measure first: the height may be an estimate the view never gave. */
   gtk_widget_measure (self->view, GTK_ORIENTATION_VERTICAL, width, &minimum, NULL, NULL, NULL);
   self->allocated_width = width;
+  if (height != minimum && minimum != self->corrected_height)
+    {
+      self->corrected_height = minimum;
+      if (self->resize_idle_id == 0)
+        self->resize_idle_id = g_idle_add_full (G_PRIORITY_HIGH_IDLE, resize_idle_cb, self, NULL);
+    }
   gtk_widget_size_allocate (self->view,
                             &(GtkAllocation) { 0, 0, width, MAX (height, minimum) },
                             baseline);
@@ -201,6 +226,7 @@ tally_assistant_text_dispose (GObject *object)
   TallyAssistantText *self = (TallyAssistantText *)object;
 
   tally_block_widget_set_block (TALLY_BLOCK_WIDGET (self), NULL);
+  g_clear_handle_id (&self->resize_idle_id, g_source_remove);
   g_clear_pointer (&self->view, gtk_widget_unparent);
 
   G_OBJECT_CLASS (tally_assistant_text_parent_class)->dispose (object);
@@ -227,6 +253,7 @@ static void
 tally_assistant_text_init (TallyAssistantText *self)
 {
   self->allocated_width = -1;
+  self->corrected_height = -1;
   self->view = tally_markdown_view_new ();
   gtk_widget_set_parent (self->view, GTK_WIDGET (self));
 

@@ -21,8 +21,20 @@
  *
  * Following the output. While the view is at the end it follows: whenever
  * the content grows (rows added, the last row taller) or the viewport
- * changes, it scrolls to the new end. The user stops it by scrolling up;
- * reaching the end again, by hand or with the button, resumes it.
+ * changes, it scrolls to the new end. The user stops it by scrolling up,
+ * and also by clicking or pressing Enter or Space inside the transcript (a
+ * chip picked on a question card, a tool chip or the thinking drawer
+ * opened): whatever they touched must not move away under the pointer.
+ * Scrolling back to the end, the button, or sending a message (a new
+ * user block) resumes it.
+ *
+ * Holding what was touched. A click or key press notes the widget under
+ * it and where it is in the viewport; until the user scrolls, every
+ * layout puts it back there (see keep_held()). Without this the list,
+ * which anchors its position to a row near the bottom when at the end,
+ * would push an expanding tool chip's header up and out of view (issue
+ * 14 §1). In the same way a view the user scrolled to the very top stays
+ * there while rows measured late change height.
  *
  * The difficulty is telling the user's scrolling from the list's own
  * adjustments. Growth changes `upper` (and may move `value`, when the list
@@ -77,6 +89,11 @@ struct _TallyTranscriptView
   guint               pins_in_frame;
   guint               pin_idle_id;
 
+  /* What the user last clicked, kept where it was (see keep_held()) */
+  GtkWidget          *held;              /* weak pointer */
+  double              held_y;            /* its top in the list's coordinates */
+  guint               at_top : 1;        /* the user scrolled to the very top */
+
   /* Animated scroll to the end */
   guint               scroll_tick_id;
   gint64              scroll_start_time;
@@ -116,17 +133,73 @@ remember_geometry (TallyTranscriptView *self)
   self->last_page_size = gtk_adjustment_get_page_size (self->vadjustment);
 }
 
+/* The button shows while the view neither follows nor shows the end. */
+static void
+update_jump_button (TallyTranscriptView *self)
+{
+  gtk_widget_set_visible (GTK_WIDGET (self->jump_button), !self->following && !is_at_end (self));
+}
+
 static void
 set_following (TallyTranscriptView *self,
                gboolean             following)
 {
   following = !!following;
-  gtk_widget_set_visible (GTK_WIDGET (self->jump_button), !following);
+  if (self->following != (guint) following)
+    {
+      self->following = following;
+      update_jump_button (self);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FOLLOWING]);
+      return;
+    }
+  update_jump_button (self);
+}
 
-  if (self->following == (guint) following)
+static void
+release_held (TallyTranscriptView *self)
+{
+  if (self->held != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (self->held), (gpointer *) &self->held);
+  self->held = NULL;
+}
+
+/* The top of @widget in the list's coordinates, or FALSE when it is no
+ * longer shown in the list. */
+static gboolean
+held_position (TallyTranscriptView *self,
+               GtkWidget           *widget,
+               double              *y)
+{
+  graphene_point_t point;
+
+  if (widget == NULL || !gtk_widget_get_mapped (widget) ||
+      !gtk_widget_is_ancestor (widget, GTK_WIDGET (self->list_view)) ||
+      !gtk_widget_compute_point (widget, GTK_WIDGET (self->list_view), &GRAPHENE_POINT_INIT (0, 0), &point))
+    return FALSE;
+  *y = point.y;
+  return TRUE;
+}
+
+static void
+stop_scroll_animation (TallyTranscriptView *self);
+
+/* The user touched @widget: stop following and keep it where it is. */
+static void
+hold (TallyTranscriptView *self,
+      GtkWidget           *widget)
+{
+  double y;
+
+  release_held (self);
+  if (!held_position (self, widget, &y))
     return;
-  self->following = following;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FOLLOWING]);
+
+  stop_scroll_animation (self);
+  self->pin_pending = FALSE;
+  set_following (self, FALSE);
+  self->held = widget;
+  self->held_y = y;
+  g_object_add_weak_pointer (G_OBJECT (widget), (gpointer *) &self->held);
 }
 
 static void
@@ -192,6 +265,72 @@ pin_next_frame_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Each value set after the layout (a pin, a held widget put back) makes
+ * GTK lay the frame out again, which it does at most a few times per frame
+ * before it warns. Rows measured on the way can move things once more;
+ * after two sets in one frame the rest waits for the next. */
+static gboolean
+take_pin (TallyTranscriptView *self,
+          gint64               frame)
+{
+  if (frame != self->pin_frame)
+    {
+      self->pin_frame = frame;
+      self->pins_in_frame = 0;
+    }
+  if (self->pins_in_frame >= 2)
+    {
+      if (self->pin_idle_id == 0)
+        self->pin_idle_id = g_idle_add (pin_next_frame_cb, self);
+      return FALSE;
+    }
+  self->pins_in_frame++;
+  return TRUE;
+}
+
+/* Puts the held widget back where the user touched it, if the layout moved
+ * it: a row above it changed height, or the list re-anchored. A widget no
+ * longer shown is let go. */
+static void
+keep_held (TallyTranscriptView *self,
+           gint64               frame)
+{
+  double y, value;
+
+  if (!held_position (self, self->held, &y))
+    {
+      release_held (self);
+      return;
+    }
+  if (fabs (y - self->held_y) < 0.5)
+    {
+      remember_geometry (self);
+      return;
+    }
+
+  if (!take_pin (self, frame))
+    return;
+  value = gtk_adjustment_get_value (self->vadjustment) + (y - self->held_y);
+  set_value (self, CLAMP (value, gtk_adjustment_get_lower (self->vadjustment), end_value (self)));
+  update_jump_button (self);
+}
+
+/* Keeps a view the user scrolled to the top at the top: rows measured
+ * after the list placed them would otherwise push the first ones up. */
+static void
+keep_top (TallyTranscriptView *self,
+          gint64               frame)
+{
+  if (gtk_adjustment_get_value (self->vadjustment) <= gtk_adjustment_get_lower (self->vadjustment))
+    {
+      remember_geometry (self);
+      return;
+    }
+  if (!take_pin (self, frame))
+    return;
+  set_value (self, gtk_adjustment_get_lower (self->vadjustment));
+}
+
 static void
 after_layout_cb (GdkFrameClock       *clock,
                  TallyTranscriptView *self)
@@ -199,6 +338,17 @@ after_layout_cb (GdkFrameClock       *clock,
   gint64 frame = gdk_frame_clock_get_frame_counter (clock);
 
   g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  if (self->held != NULL)
+    {
+      keep_held (self, frame);
+      return;
+    }
+  if (self->at_top && !self->following)
+    {
+      keep_top (self, frame);
+      return;
+    }
 
   if (!self->pin_pending)
     return;
@@ -211,23 +361,8 @@ after_layout_cb (GdkFrameClock       *clock,
       return;
     }
 
-  /* Each pin makes GTK lay the frame out again, which it does at most a
-   * few times per frame before it warns. Rows measured on the way can
-   * move the end once more; after two pins in one frame the rest waits
-   * for the next. */
-  if (frame != self->pin_frame)
-    {
-      self->pin_frame = frame;
-      self->pins_in_frame = 0;
-    }
-  if (self->pins_in_frame >= 2)
-    {
-      if (self->pin_idle_id == 0)
-        self->pin_idle_id = g_idle_add (pin_next_frame_cb, self);
-      return;
-    }
-
-  self->pins_in_frame++;
+  if (!take_pin (self, frame))
+    return;
   pin_to_end (self);
 }
 
@@ -241,6 +376,8 @@ adjustment_changed_cb (TallyTranscriptView *self,
    * aims at the new end by itself on its next frame. */
   if (self->following && self->scroll_tick_id == 0)
     request_pin (self);
+  else
+    update_jump_button (self);
 }
 
 static void
@@ -258,7 +395,18 @@ adjustment_value_changed_cb (TallyTranscriptView *self,
   same_geometry = gtk_adjustment_get_upper (adjustment) == self->last_upper &&
                   gtk_adjustment_get_page_size (adjustment) == self->last_page_size;
 
-  if (is_at_end (self))
+  /* The user scrolled: what they touched may move with the rest. */
+  if (same_geometry && fabs (value - self->last_value) >= 1.0)
+    {
+      release_held (self);
+      self->at_top = FALSE;
+    }
+  if (value <= gtk_adjustment_get_lower (adjustment) + 0.5)
+    self->at_top = TRUE;
+
+  if (self->held != NULL)
+    update_jump_button (self);
+  else if (is_at_end (self))
     set_following (self, TRUE);
   else if (same_geometry && value < self->last_value - 1.0)
     {
@@ -271,6 +419,8 @@ adjustment_value_changed_cb (TallyTranscriptView *self,
       /* The list moved the value while re-laying itself out. */
       request_pin (self);
     }
+  else
+    update_jump_button (self);
 
   remember_geometry (self);
 }
@@ -305,6 +455,40 @@ scroll_tick_cb (GtkWidget     *widget,
 
   set_value (self, self->scroll_from + (end_value (self) - self->scroll_from) * ease_out_cubic (CLAMP (t, 0.0, 1.0)));
   return G_SOURCE_CONTINUE;
+}
+
+static void
+pressed_cb (GtkGestureClick     *gesture,
+            int                  n_press,
+            double               x,
+            double               y,
+            TallyTranscriptView *self)
+{
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  hold (self, gtk_widget_pick (GTK_WIDGET (self->list_view), x, y, GTK_PICK_DEFAULT));
+}
+
+static gboolean
+key_pressed_cb (GtkEventControllerKey *controller,
+                guint                  keyval,
+                guint                  keycode,
+                GdkModifierType        state,
+                TallyTranscriptView   *self)
+{
+  GtkWidget *focus;
+
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  /* Enter and Space activate (expand a chip, pick an option) in place. */
+  if (keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter &&
+      keyval != GDK_KEY_space && keyval != GDK_KEY_KP_Space)
+    return GDK_EVENT_PROPAGATE;
+
+  focus = gtk_root_get_focus (gtk_widget_get_root (GTK_WIDGET (self)));
+  if (focus != NULL && gtk_widget_is_ancestor (focus, GTK_WIDGET (self->list_view)))
+    hold (self, focus);
+  return GDK_EVENT_PROPAGATE;
 }
 
 static void
@@ -400,6 +584,18 @@ items_changed_cb (TallyTranscriptView *self,
   if (added == 0)
     return;
 
+  /* A message sent: show it and follow the reply. */
+  for (guint i = 0; i < added; i++)
+    {
+      g_autoptr(TallyBlock) item = g_list_model_get_item (model, position + i);
+
+      if (item != NULL && tally_block_get_kind (item) == TALLY_BLOCK_USER)
+        {
+          tally_transcript_view_scroll_to_end (self, TRUE);
+          break;
+        }
+    }
+
   /* GTK 4.8 cannot announce, so a reply that finishes while the session
    * is open is told through the list's accessible description, which
    * assistive technology reports when it changes; the receipt row itself
@@ -456,6 +652,7 @@ tally_transcript_view_dispose (GObject *object)
 
   stop_scroll_animation (self);
   g_clear_handle_id (&self->pin_idle_id, g_source_remove);
+  release_held (self);
   clear_pending_receipt (self);
   if (self->model != NULL)
     g_clear_signal_handler (&self->items_changed_id, self->model);
@@ -565,6 +762,8 @@ static void
 tally_transcript_view_init (TallyTranscriptView *self)
 {
   g_autoptr(GtkListItemFactory) factory = NULL;
+  GtkGesture *gesture;
+  GtkEventController *keys;
 
   gtk_widget_init_template (GTK_WIDGET (self));
 
@@ -577,6 +776,21 @@ tally_transcript_view_init (TallyTranscriptView *self)
 
   self->selection = gtk_no_selection_new (NULL);
   gtk_list_view_set_model (self->list_view, GTK_SELECTION_MODEL (self->selection));
+
+  /* Capture phase: the press is noted before the row's own widgets act on
+   * it (an expander opening, a chip picked), and never claimed. */
+  gesture = gtk_gesture_click_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (gesture), 0);
+  gtk_event_controller_set_name (GTK_EVENT_CONTROLLER (gesture), "tally-transcript-hold");
+  gtk_event_controller_set_propagation_phase (GTK_EVENT_CONTROLLER (gesture), GTK_PHASE_CAPTURE);
+  g_signal_connect_object (gesture, "pressed", G_CALLBACK (pressed_cb), self, 0);
+  gtk_widget_add_controller (GTK_WIDGET (self->list_view), GTK_EVENT_CONTROLLER (gesture));
+
+  keys = gtk_event_controller_key_new ();
+  gtk_event_controller_set_name (keys, "tally-transcript-hold-keys");
+  gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
+  g_signal_connect_object (keys, "key-pressed", G_CALLBACK (key_pressed_cb), self, 0);
+  gtk_widget_add_controller (GTK_WIDGET (self->list_view), keys);
 
   self->following = TRUE;
   self->vadjustment = g_object_ref (gtk_scrolled_window_get_vadjustment (self->scroller));
@@ -686,6 +900,7 @@ tally_transcript_view_scroll_to_end (TallyTranscriptView *self,
 
   g_return_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self));
 
+  release_held (self);
   set_following (self, TRUE);
   stop_scroll_animation (self);
 
