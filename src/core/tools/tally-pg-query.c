@@ -183,18 +183,6 @@ mentions_marked (const char         *sql,
   return FALSE;
 }
 
-/* A server error can quote a value ("invalid input syntax for type
- * integer: \"…\""): when the statement touches a marked name, every
- * double-quoted run of the message is replaced (docs/ledger.md §5). */
-static void
-redact_error (GError             *error,
-              const char         *sql,
-              const char * const *marked)
-{
-  if (mentions_marked (sql, marked))
-    tally_query_text_redact_error (error, '"');
-}
-
 /* The origin of each column of a result: direct origins by name, derived
  * columns by the text rule (docs/ledger.md §3). Sets *@unknown when a
  * column names a table the cache does not know. */
@@ -314,8 +302,11 @@ run_redacted (const char          *conninfo,
   redaction->sql = sql;
   redaction->marked = marked;
   ok = tally_pg_source_query (source, sql, timeout_ms, row_func, redaction, cancellable, error);
-  if (!ok && error != NULL)
-    redact_error (*error, sql, marked);
+  /* A server error can quote a value ("invalid input syntax for type
+   * integer: \"…\""): when the statement touches a marked name, every
+   * double-quoted run of the message is replaced (docs/ledger.md §5). */
+  if (!ok && error != NULL && mentions_marked (sql, marked))
+    tally_query_text_redact_error (*error, '"');
   *origin = g_steal_pointer (&redaction->origin);
   if (redaction->unknown)
     get_column_names (source, TRUE, cancellable);

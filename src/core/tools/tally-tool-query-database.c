@@ -945,21 +945,11 @@ query_origin (TallyToolDatabase  *database,
   return g_steal_pointer (&origin);
 }
 
-/* SQLite's JSON functions quote the argument that failed ("JSON path
- * error near '…'"): when the statement read a marked column, every
- * single-quoted run of the message is replaced (docs/ledger.md §5). */
-static void
-redact_step_error (GError             *error,
-                   TallyResultOrigin  *origin,
-                   const char * const *marked)
-{
-  if (origin != NULL && reads_marked (origin->reads, marked))
-    tally_query_text_redact_error (error, '\'');
-}
-
 /* Ends the steps of a statement from query_prepare(): finalizes @stmt
- * and, when the last step's @rc is an error, sets @error to it (redacted
- * as redact_step_error() says). */
+ * and, when the last step's @rc is an error, sets @error to it. SQLite's
+ * JSON functions quote the argument that failed ("JSON path error near
+ * '…'"): when the statement read a marked column, every single-quoted run
+ * of the message is replaced (docs/ledger.md §5). */
 static gboolean
 finish_steps (TallyToolDatabase       *database,
               sqlite3_stmt            *stmt,
@@ -970,9 +960,9 @@ finish_steps (TallyToolDatabase       *database,
 {
   gboolean ok = tally_tool_database_set_step_error (database, rc, error);
 
-  if (!ok)
-    redact_step_error (error != NULL ? *error : NULL, origin,
-                       (const char * const *) context->sensitive_columns);
+  if (!ok && error != NULL && origin != NULL &&
+      reads_marked (origin->reads, (const char * const *) context->sensitive_columns))
+    tally_query_text_redact_error (*error, '\'');
   sqlite3_finalize (stmt);
   return ok;
 }
