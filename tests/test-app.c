@@ -1349,8 +1349,8 @@ narrow_body (TallyApplication *app,
 
   /* The pickers moved into the title popover, still tied to the same
    * choices. */
-  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (_tally_window_get_model_dropdown (window))));
-  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (_tally_window_get_thinking_button (window))));
+  g_assert_false (gtk_widget_get_mapped (GTK_WIDGET (_tally_window_get_model_dropdown (window))));
+  g_assert_false (gtk_widget_get_mapped (GTK_WIDGET (_tally_window_get_thinking_button (window))));
   gtk_toggle_button_set_active (_tally_window_get_thinking_button (window), TRUE);
   {
     g_autoptr(GPtrArray) switches = find_all (GTK_WIDGET (window), GTK_TYPE_SWITCH);

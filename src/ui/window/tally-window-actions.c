@@ -15,6 +15,7 @@
 #include "tally-file-chip.h"
 #include "tally-pg-source.h"
 #include "tally-report-window.h"
+#include "tally-sample-session.h"
 #include "tally-secret.h"
 #include "tally-window-private.h"
 
@@ -511,6 +512,35 @@ new_session_activate (TallyWindow *self,
   tally_window_new_session (self);
 }
 
+/* The first-launch page's sample session (issue 14 §10): copied into the
+ * store once, then opened like any saved session, offline. */
+static void
+open_sample_session_activate (TallyWindow *self,
+                              GVariant    *parameter)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autofree char *workspace = tally_application_dup_workspace_for (TALLY_SAMPLE_SESSION_ID);
+  g_autoptr(GError) error = NULL;
+
+  if (store == NULL)
+    {
+      tally_window_add_toast (self, tally_application_get_store_problem (self->app));
+      return;
+    }
+
+  if (!tally_sample_session_install (store, tally_application_get_default_database (), workspace, &error))
+    {
+      /* TRANSLATORS: %s says why, such as "The session store is read-only" */
+      g_autofree char *message = g_strdup_printf (_("Could not open the sample session: %s"), error->message);
+
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  _tally_window_refresh_sessions (self);
+  tally_window_open_session (self, TALLY_SAMPLE_SESSION_ID);
+}
+
 static void
 search_activate (TallyWindow *self,
                  GVariant    *parameter)
@@ -693,6 +723,7 @@ static const struct {
                     GVariant    *parameter);
 } window_actions[] = {
   { "win.new-session", NULL, new_session_activate },
+  { "win.open-sample-session", NULL, open_sample_session_activate },
   { "win.raise-cost-cap", "d", raise_cost_cap_activate },
   { "win.search", NULL, search_activate },
   { "win.toggle-sidebar", NULL, toggle_sidebar_activate },

@@ -55,6 +55,7 @@ struct _TallyWindow
   AdwActionRow         *database_row;
   AdwActionRow         *workspace_row;
   GtkListBox           *compact_list;
+  AdwSqueezer          *picker_squeezer;
   AdwComboRow          *model_row;
   AdwComboRow          *mode_row;
   GtkSwitch            *thinking_switch;

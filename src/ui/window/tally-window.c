@@ -214,6 +214,22 @@ _tally_window_update_context (TallyWindow *self)
   _tally_window_update_actions (self);
 }
 
+/* The model, mode and thinking pickers only matter for a turn, and a turn
+ * needs a key: without one they are shown but insensitive, in the header
+ * and in the title's popover alike (issue 14 §10). */
+static void
+update_pickers (TallyWindow *self)
+{
+  gboolean has_key = tally_application_has_api_key (self->app);
+  GtkWidget *pickers[] = {
+    GTK_WIDGET (self->model_dropdown), GTK_WIDGET (self->mode_dropdown),
+    GTK_WIDGET (self->thinking_button), GTK_WIDGET (self->compact_list),
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (pickers); i++)
+    gtk_widget_set_sensitive (pickers[i], has_key);
+}
+
 static void
 update_page (TallyWindow *self)
 {
@@ -229,6 +245,7 @@ update_page (TallyWindow *self)
 
   gtk_stack_set_visible_child_name (self->session_stack, page);
   gtk_widget_set_visible (GTK_WIDGET (self->composer), !g_str_equal (page, "welcome"));
+  update_pickers (self);
 }
 
 static void
@@ -949,6 +966,14 @@ key_saved_cb (GObject      *object,
     tally_window_add_toast (self, _("No keyring available: the key is kept for this session only"));
   else
     tally_window_add_toast (self, _("API key saved in your keyring"));
+
+  /* The welcome page gives way to the session's; the next thing to do is
+   * to ask (issue 14 §10). */
+  if (error == NULL)
+    {
+      update_page (self);
+      gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+    }
 }
 
 static void
@@ -1058,16 +1083,14 @@ reveal_flap_changed_cb (TallyWindow *self)
 
 /* Narrow windows: the model, mode and thinking pickers leave the header
  * bar for the title's popover, so the session fits a phone-sized window.
- * Decided by the window's width (not by the sidebar folding, which itself
- * depends on how wide the header is). */
-#define COMPACT_BELOW_PX 720
+ * An AdwSqueezer holds them and shows them only while they fit at their
+ * natural width; it shows nothing otherwise, so the pickers never set the
+ * window's minimum width (issue 14 §6: the window went no narrower than
+ * 613–743 px while the header decided by a fixed window width). */
 
 static void
 apply_compact (TallyWindow *self)
 {
-  gtk_widget_set_visible (GTK_WIDGET (self->model_dropdown), !self->compact);
-  gtk_widget_set_visible (GTK_WIDGET (self->mode_dropdown), !self->compact);
-  gtk_widget_set_visible (GTK_WIDGET (self->thinking_button), !self->compact);
   gtk_widget_set_visible (GTK_WIDGET (self->compact_list), self->compact);
 }
 
@@ -1082,21 +1105,18 @@ apply_compact_idle (gpointer user_data)
 }
 
 static void
-tally_window_size_allocate (GtkWidget *widget,
-                            int        width,
-                            int        height,
-                            int        baseline)
+picker_squeezer_changed_cb (TallyWindow *self)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
-  gboolean compact = width < COMPACT_BELOW_PX;
+  gboolean compact = adw_squeezer_get_visible_child (self->picker_squeezer) == NULL;
 
-  GTK_WIDGET_CLASS (tally_window_parent_class)->size_allocate (widget, width, height, baseline);
+  g_assert (TALLY_IS_WINDOW (self));
 
-  /* Visibility cannot change in the middle of an allocation. */
+  /* The squeezer decides during an allocation, when visibility cannot
+   * change. */
   if (compact != self->compact)
     {
       self->compact = compact;
-      if (self->compact_idle == 0)
+      if (self->compact_idle == 0 && !self->closed)
         self->compact_idle = g_idle_add_full (G_PRIORITY_HIGH_IDLE, apply_compact_idle, self, NULL);
     }
 }
@@ -1182,6 +1202,8 @@ tally_window_setup (TallyWindow      *self,
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_object_bind_property (self->thinking_button, "active", self->thinking_switch, "active",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_signal_connect_object (self->picker_squeezer, "notify::visible-child",
+                           G_CALLBACK (picker_squeezer_changed_cb), self, G_CONNECT_SWAPPED);
 
   /* The application's state */
   g_signal_connect_object (self->app, "notify::api-key-source",
@@ -1257,7 +1279,6 @@ tally_window_class_init (TallyWindowClass *klass)
   object_class->dispose = tally_window_dispose;
   object_class->finalize = tally_window_finalize;
   window_class->close_request = tally_window_close_request;
-  widget_class->size_allocate = tally_window_size_allocate;
 
   g_type_ensure (TALLY_TYPE_TRANSCRIPT_VIEW);
   g_type_ensure (TALLY_TYPE_COMPOSER);
@@ -1292,6 +1313,7 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, database_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, workspace_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, compact_list);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, picker_squeezer);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, model_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, mode_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, thinking_switch);
