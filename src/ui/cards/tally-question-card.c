@@ -18,9 +18,11 @@
  * The card of an `AskUserQuestion` call (a %TALLY_BLOCK_QUESTION block;
  * docs/architecture.md §7.1). Each question shows its short header as a
  * chip-like label, the question, its options as toggle-button chips and an
- * "Other…" entry for free text. A chip is named by its option label for
- * assistive technology and described (tooltip and accessible description)
- * by the option's description; the description of the chip last chosen or
+ * "Other…" entry for free text. A chip shows its option's description under
+ * the label, before anything is picked; a multi-select chip shows a check
+ * box. A chip is named by its option label for assistive technology and
+ * described (tooltip and accessible description) by the option's
+ * description; the description of the chip last chosen or
  * focused, and its `preview` when it has one (in monospace), show under
  * the chips.
  *
@@ -404,6 +406,16 @@ dismiss_clicked_cb (TallyQuestionCard *self)
 
 /* Building the questions */
 
+/* A multi-select chip shows a check box that follows it; the box only
+ * draws the state (the chip takes the clicks and the focus). */
+static void
+chip_check_sync_cb (GtkToggleButton *chip,
+                    GParamSpec      *pspec,
+                    GtkCheckButton  *check)
+{
+  gtk_check_button_set_active (check, gtk_toggle_button_get_active (chip));
+}
+
 static GtkWidget *
 make_chip (Question   *q,
            guint       index,
@@ -411,11 +423,25 @@ make_chip (Question   *q,
            const char *description)
 {
   GtkWidget *chip = gtk_toggle_button_new ();
+  GtkWidget *rows = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *number;
   GtkWidget *text;
   g_autofree char *digit = g_strdup_printf ("%u", index + 1);
 
+  if (q->multi)
+    {
+      GtkWidget *check = g_object_new (GTK_TYPE_CHECK_BUTTON,
+                                       "accessible-role", GTK_ACCESSIBLE_ROLE_PRESENTATION,
+                                       "focusable", FALSE,
+                                       "can-target", FALSE,
+                                       NULL);
+
+      gtk_widget_add_css_class (check, "chip-check");
+      gtk_widget_add_css_class (chip, "multi");
+      g_signal_connect_object (chip, "notify::active", G_CALLBACK (chip_check_sync_cb), check, 0);
+      gtk_box_append (GTK_BOX (box), check);
+    }
   if (index < MAX_NUMBER_KEYS)
     {
       number = gtk_label_new (digit);
@@ -425,8 +451,24 @@ make_chip (Question   *q,
   text = gtk_label_new (label);
   gtk_label_set_wrap (GTK_LABEL (text), TRUE);
   gtk_label_set_max_width_chars (GTK_LABEL (text), 40);
+  gtk_label_set_xalign (GTK_LABEL (text), 0);
   gtk_box_append (GTK_BOX (box), text);
-  gtk_button_set_child (GTK_BUTTON (chip), box);
+  gtk_box_append (GTK_BOX (rows), box);
+
+  /* The description shows before anything is picked (issue 14 §9). */
+  if (description != NULL && *description != '\0')
+    {
+      GtkWidget *detail = gtk_label_new (description);
+
+      gtk_label_set_wrap (GTK_LABEL (detail), TRUE);
+      gtk_label_set_max_width_chars (GTK_LABEL (detail), 40);
+      gtk_label_set_xalign (GTK_LABEL (detail), 0);
+      gtk_widget_add_css_class (detail, "caption");
+      gtk_widget_add_css_class (detail, "chip-description");
+      gtk_box_append (GTK_BOX (rows), detail);
+      gtk_widget_add_css_class (chip, "with-description");
+    }
+  gtk_button_set_child (GTK_BUTTON (chip), rows);
 
   gtk_widget_add_css_class (chip, "chip");
   if (description != NULL && *description != '\0')

@@ -8,14 +8,20 @@
 
 #include <glib/gi18n.h>
 
+#include "tally-api-error.h"
 #include "tally-application-private.h"
+#include "tally-client.h"
+#include "tally-mode-menu.h"
 #include "tally-model-cache.h"
 #include "tally-preferences-window.h"
 
 /*
  * Preferences: the API key (keyring, or memory for this run when there is
  * no keyring; `ANTHROPIC_API_KEY` overrides it), the API address, and the
- * defaults of new sessions and the timeouts, all bound to GSettings.
+ * defaults of new sessions and the timeouts, all bound to GSettings. The
+ * page says where the key and the address in use come from, can test the
+ * connection (the model list, GET /v1/models, with the key in use) and
+ * forgets the key after asking (issue 14 §13). Every number has its unit.
  */
 
 /**
@@ -32,6 +38,10 @@ struct _TallyPreferencesWindow
   GSettings            *settings;
   GCancellable         *cancellable;
   char                 *key_status;
+  char                 *address_status;
+  char                 *connection_result;
+  GCancellable         *test_cancellable;
+  AdwMessageDialog     *forget_dialog;
 
   AdwPreferencesGroup  *key_group;
   AdwPasswordEntryRow  *key_row;
@@ -40,6 +50,10 @@ struct _TallyPreferencesWindow
   GtkButton            *forget_key_button;
   AdwPreferencesGroup  *connection_group;
   AdwEntryRow          *base_url_row;
+  AdwActionRow         *address_row;
+  AdwActionRow         *test_row;
+  GtkSpinner           *test_spinner;
+  GtkButton            *test_button;
   AdwComboRow          *default_model_row;
   AdwComboRow          *default_mode_row;
   GtkSwitch            *thinking_switch;
@@ -152,12 +166,43 @@ key_apply_cb (TallyPreferencesWindow *self)
 }
 
 static void
-forget_key_cb (TallyPreferencesWindow *self)
+forget_response_cb (TallyPreferencesWindow *self,
+                    const char             *response)
 {
   g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
 
+  self->forget_dialog = NULL;
+  if (g_strcmp0 (response, "forget") != 0)
+    return;
+
   tally_application_forget_api_key (self->app);
-  toast (self, _("API key removed"));
+  toast (self, _("API key forgotten"));
+}
+
+static void
+forget_key_cb (TallyPreferencesWindow *self)
+{
+  AdwMessageDialog *dialog;
+
+  g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
+
+  if (self->forget_dialog != NULL)
+    return;
+
+  dialog = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (self), _("Forget the API Key?"),
+                                                       _("Tally removes the key from your keyring. Saved "
+                                                         "sessions stay and still open; asking a new question "
+                                                         "needs a key again.")));
+  adw_message_dialog_add_responses (dialog,
+                                    "cancel", _("_Cancel"),
+                                    "forget", _("_Forget Key"),
+                                    NULL);
+  adw_message_dialog_set_response_appearance (dialog, "forget", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response (dialog, "cancel");
+  adw_message_dialog_set_close_response (dialog, "cancel");
+  g_signal_connect_object (dialog, "response", G_CALLBACK (forget_response_cb), self, G_CONNECT_SWAPPED);
+  self->forget_dialog = dialog;
+  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 static void
@@ -184,23 +229,139 @@ base_url_apply_cb (TallyPreferencesWindow *self)
   gtk_editable_set_text (GTK_EDITABLE (self->base_url_row), url);
 }
 
+/* Where the address in use comes from, in the order the application
+ * resolves it (tally_application_get_base_url()). */
+static const char *
+address_source (TallyPreferencesWindow *self)
+{
+  const char *base_url = tally_application_get_base_url (self->app);
+  const char *env = g_getenv ("ANTHROPIC_BASE_URL");
+  g_autofree char *setting = NULL;
+
+  if (tally_application_get_base_url_locked (self->app))
+    {
+      if (env != NULL && *env != '\0' && g_str_equal (env, base_url))
+        return _("from the ANTHROPIC_BASE_URL environment variable");
+      return _("from the --base-url option");
+    }
+
+  setting = g_strstrip (g_settings_get_string (self->settings, "base-url"));
+  if (*setting != '\0' && g_str_equal (setting, base_url))
+    return _("from the setting above");
+  return _("the public Anthropic API (the default)");
+}
+
 static void
 update_connection (TallyPreferencesWindow *self)
 {
-  if (tally_application_get_base_url_locked (self->app))
-    {
-      g_autofree char *description =
-        g_strdup_printf (_("The --base-url option or the ANTHROPIC_BASE_URL variable sets the address: %s"),
-                         tally_application_get_base_url (self->app));
+  /* The option and the variable win over the setting (the row below says
+   * which one is in use). */
+  gtk_widget_set_sensitive (GTK_WIDGET (self->base_url_row), !tally_application_get_base_url_locked (self->app));
 
-      adw_preferences_group_set_description (self->connection_group, description);
-      gtk_widget_set_sensitive (GTK_WIDGET (self->base_url_row), FALSE);
+  g_free (self->address_status);
+  /* TRANSLATORS: the address in use, then where it comes from */
+  self->address_status = g_strdup_printf (_("%s — %s"), tally_application_get_base_url (self->app),
+                                          address_source (self));
+  adw_action_row_set_subtitle (self->address_row, self->address_status);
+}
+
+static void
+show_connection_result (TallyPreferencesWindow *self,
+                        const char             *text,
+                        gboolean                ok)
+{
+  g_free (self->connection_result);
+  self->connection_result = g_strdup (text);
+  adw_action_row_set_subtitle (self->test_row, text);
+  gtk_widget_set_visible (GTK_WIDGET (self->test_spinner), FALSE);
+  gtk_spinner_stop (self->test_spinner);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->test_button), TRUE);
+  if (ok)
+    {
+      gtk_widget_remove_css_class (GTK_WIDGET (self->test_row), "connection-failed");
+      gtk_widget_add_css_class (GTK_WIDGET (self->test_row), "connection-ok");
     }
   else
     {
-      adw_preferences_group_set_description (self->connection_group, NULL);
-      gtk_widget_set_sensitive (GTK_WIDGET (self->base_url_row), TRUE);
+      gtk_widget_remove_css_class (GTK_WIDGET (self->test_row), "connection-ok");
+      gtk_widget_add_css_class (GTK_WIDGET (self->test_row), "connection-failed");
     }
+}
+
+static void
+models_listed_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(TallyPreferencesWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) answer = NULL;
+  g_autofree char *text = NULL;
+  const char *address;
+
+  g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
+
+  answer = tally_client_list_models_finish (TALLY_CLIENT (object), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  address = tally_client_get_base_url (TALLY_CLIENT (object));
+  if (answer != NULL)
+    {
+      JsonObject *root = JSON_NODE_HOLDS_OBJECT (answer) ? json_node_get_object (answer) : NULL;
+      JsonArray *data = root != NULL && json_object_has_member (root, "data") &&
+                        JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "data"))
+                        ? json_object_get_array_member (root, "data") : NULL;
+      guint n = data != NULL ? json_array_get_length (data) : 0;
+
+      text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                           "Connected: %s accepted the key and offers %u model",
+                                           "Connected: %s accepted the key and offers %u models", n),
+                              address, n);
+      show_connection_result (self, text, TRUE);
+      return;
+    }
+
+  if (g_error_matches (error, TALLY_API_ERROR, TALLY_API_ERROR_AUTHENTICATION) ||
+      g_error_matches (error, TALLY_API_ERROR, TALLY_API_ERROR_PERMISSION))
+    text = g_strdup_printf (_("%s refused the key: %s"), address, error->message);
+  else if (g_error_matches (error, TALLY_API_ERROR, TALLY_API_ERROR_NETWORK))
+    /* The client's message already says it could not reach the host. */
+    text = g_strdup (error->message);
+  else
+    text = g_strdup_printf (_("%s answered with an error: %s"), address, error->message);
+  show_connection_result (self, text, FALSE);
+}
+
+static void
+test_connection_cb (TallyPreferencesWindow *self)
+{
+  TallyClient *client = tally_application_get_client (self->app);
+  guint retries;
+
+  g_assert (TALLY_IS_PREFERENCES_WINDOW (self));
+
+  if (!tally_application_has_api_key (self->app))
+    {
+      show_connection_result (self, _("No key to test yet: paste one above first"), FALSE);
+      return;
+    }
+
+  g_cancellable_cancel (self->test_cancellable);
+  g_clear_object (&self->test_cancellable);
+  self->test_cancellable = g_cancellable_new ();
+
+  gtk_widget_set_sensitive (GTK_WIDGET (self->test_button), FALSE);
+  gtk_widget_set_visible (GTK_WIDGET (self->test_spinner), TRUE);
+  gtk_spinner_start (self->test_spinner);
+  adw_action_row_set_subtitle (self->test_row, _("Testing…"));
+
+  /* One attempt, not the turns' retries: the answer should come at once.
+   * The client takes the count when the request starts. */
+  retries = tally_client_get_max_retries (client);
+  tally_client_set_max_retries (client, 0);
+  tally_client_list_models_async (client, self->test_cancellable, models_listed_cb, g_object_ref (self));
+  tally_client_set_max_retries (client, retries);
 }
 
 /* Settings mappings */
@@ -267,6 +428,7 @@ tally_preferences_window_dispose (GObject *object)
   TallyPreferencesWindow *self = (TallyPreferencesWindow *)object;
 
   g_cancellable_cancel (self->cancellable);
+  g_cancellable_cancel (self->test_cancellable);
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_PREFERENCES_WINDOW);
 
   G_OBJECT_CLASS (tally_preferences_window_parent_class)->dispose (object);
@@ -278,9 +440,12 @@ tally_preferences_window_finalize (GObject *object)
   TallyPreferencesWindow *self = (TallyPreferencesWindow *)object;
 
   g_clear_object (&self->cancellable);
+  g_clear_object (&self->test_cancellable);
   g_clear_object (&self->settings);
   g_clear_object (&self->app);
   g_free (self->key_status);
+  g_free (self->address_status);
+  g_free (self->connection_result);
 
   G_OBJECT_CLASS (tally_preferences_window_parent_class)->finalize (object);
 }
@@ -303,6 +468,10 @@ tally_preferences_window_class_init (TallyPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, forget_key_button);
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, connection_group);
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, base_url_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, address_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, test_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, test_spinner);
+  gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, test_button);
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, default_model_row);
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, default_mode_row);
   gtk_widget_class_bind_template_child (widget_class, TallyPreferencesWindow, thinking_switch);
@@ -314,6 +483,7 @@ tally_preferences_window_class_init (TallyPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, key_apply_cb);
   gtk_widget_class_bind_template_callback (widget_class, forget_key_cb);
   gtk_widget_class_bind_template_callback (widget_class, base_url_apply_cb);
+  gtk_widget_class_bind_template_callback (widget_class, test_connection_cb);
 }
 
 static void
@@ -356,6 +526,8 @@ tally_preferences_window_new (TallyApplication *application)
   gtk_editable_set_text (GTK_EDITABLE (self->base_url_row), base_url);
   g_signal_connect_object (application, "notify::base-url",
                            G_CALLBACK (update_connection), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->settings, "changed::base-url",
+                           G_CALLBACK (update_connection), self, G_CONNECT_SWAPPED);
   update_connection (self);
 
   factory = tally_model_cache_create_factory (cache, FALSE);
@@ -368,6 +540,7 @@ tally_preferences_window_new (TallyApplication *application)
   /* New sessions and timeouts */
   g_settings_bind_with_mapping (self->settings, "default-mode", self->default_mode_row, "selected",
                                 G_SETTINGS_BIND_DEFAULT, mode_get_mapping, mode_set_mapping, NULL, NULL);
+  tally_mode_menu_set_up_row (self->default_mode_row);
   g_settings_bind (self->settings, "thinking-enabled", self->thinking_switch, "active", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "thinking-budget", self->budget_spin, "value", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "approval-timeout", self->approval_spin, "value", G_SETTINGS_BIND_DEFAULT);
@@ -391,4 +564,64 @@ tally_preferences_window_get_key_status (TallyPreferencesWindow *self)
 {
   g_return_val_if_fail (TALLY_IS_PREFERENCES_WINDOW (self), NULL);
   return self->key_status;
+}
+
+/**
+ * tally_preferences_window_get_address_status:
+ * @self: a #TallyPreferencesWindow
+ *
+ * Returns: (transfer none): the line shown about the API address in use:
+ *   the address, then where it comes from, such as
+ *   "http://127.0.0.1:8080 — from the --base-url option"
+ */
+const char *
+tally_preferences_window_get_address_status (TallyPreferencesWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_PREFERENCES_WINDOW (self), NULL);
+  return self->address_status;
+}
+
+/**
+ * tally_preferences_window_test_connection:
+ * @self: a #TallyPreferencesWindow
+ *
+ * Does what *Test Connection* does: asks the address in use for its model
+ * list (GET /v1/models) with the key in use, once, and shows the outcome
+ * under the button (tally_preferences_window_get_connection_result()).
+ */
+void
+tally_preferences_window_test_connection (TallyPreferencesWindow *self)
+{
+  g_return_if_fail (TALLY_IS_PREFERENCES_WINDOW (self));
+  test_connection_cb (self);
+}
+
+/**
+ * tally_preferences_window_get_connection_result:
+ * @self: a #TallyPreferencesWindow
+ *
+ * Returns: (transfer none) (nullable): the outcome of the last finished
+ *   connection test, such as "Connected: http://… accepted the key and
+ *   offers 2 models" or "Could not reach http://…: …"; %NULL before the
+ *   first test has finished
+ */
+const char *
+tally_preferences_window_get_connection_result (TallyPreferencesWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_PREFERENCES_WINDOW (self), NULL);
+  return self->connection_result;
+}
+
+/**
+ * tally_preferences_window_get_forget_dialog:
+ * @self: a #TallyPreferencesWindow
+ *
+ * Returns: (transfer none) (nullable): the confirmation *Forget Key…*
+ *   opened, while it is open
+ */
+AdwMessageDialog *
+tally_preferences_window_get_forget_dialog (TallyPreferencesWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_PREFERENCES_WINDOW (self), NULL);
+  return self->forget_dialog;
 }

@@ -13,5 +13,9 @@ G_DECLARE_FINAL_TYPE (TallyPreferencesWindow, tally_preferences_window, TALLY, P
 
 GtkWidget  *tally_preferences_window_new            (TallyApplication       *application);
 const char *tally_preferences_window_get_key_status (TallyPreferencesWindow *self);
+const char *tally_preferences_window_get_address_status (TallyPreferencesWindow *self);
+void        tally_preferences_window_test_connection (TallyPreferencesWindow *self);
+const char *tally_preferences_window_get_connection_result (TallyPreferencesWindow *self);
+AdwMessageDialog *tally_preferences_window_get_forget_dialog (TallyPreferencesWindow *self);
 
 G_END_DECLS

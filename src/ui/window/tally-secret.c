@@ -20,7 +20,9 @@
 #define SERVICE_ATTRIBUTE "anthropic"
 #define PG_SERVICE_ATTRIBUTE "postgresql"
 
-/* The test double of tests/test-app.c: connection → password. */
+/* The test double of the UI tests: connection → password, and the API
+ * key under a name no connection string has. */
+#define TEST_API_KEY_SLOT "\001anthropic-api-key"
 static GHashTable *test_keyring;
 static guint n_pg_calls;
 
@@ -145,26 +147,28 @@ typedef struct
   const char *secret;
 } Request;
 
-/* While the tests' keyring is set, a PostgreSQL password lives in it
- * instead. Returns @task's result and drops it. */
+/* While the tests' keyring is set, the key and the PostgreSQL passwords
+ * live in it instead. Returns @task's result and drops it. */
 static void
 answer_from_test_keyring (GTask         *task,
                           const Request *request)
 {
+  const char *slot = request->connection != NULL ? request->connection : TEST_API_KEY_SLOT;
+
   switch (request->op)
     {
     case OP_LOOKUP:
-      g_task_return_pointer (task, g_strdup (g_hash_table_lookup (test_keyring, request->connection)),
+      g_task_return_pointer (task, g_strdup (g_hash_table_lookup (test_keyring, slot)),
                              (GDestroyNotify)tally_secret_free);
       break;
 
     case OP_STORE:
-      g_hash_table_replace (test_keyring, g_strdup (request->connection), g_strdup (request->secret));
+      g_hash_table_replace (test_keyring, g_strdup (slot), g_strdup (request->secret));
       g_task_return_boolean (task, TRUE);
       break;
 
     case OP_CLEAR:
-      g_hash_table_remove (test_keyring, request->connection);
+      g_hash_table_remove (test_keyring, slot);
       g_task_return_boolean (task, TRUE);
       break;
     }
@@ -184,13 +188,11 @@ send_request (gpointer             tag,
 
   g_task_set_source_tag (task, tag);
   if (request->connection != NULL)
+    n_pg_calls++;
+  if (test_keyring != NULL)
     {
-      n_pg_calls++;
-      if (test_keyring != NULL)
-        {
-          answer_from_test_keyring (task, request);
-          return;
-        }
+      answer_from_test_keyring (task, request);
+      return;
     }
 
   attributes = new_attributes (request->connection, request->name);
@@ -447,4 +449,16 @@ guint
 _tally_secret_get_n_pg_calls (void)
 {
   return n_pg_calls;
+}
+
+/**
+ * _tally_secret_get_test_key_slot:
+ *
+ * Returns: (transfer none): the name under which the tests' keyring keeps
+ *   the API key
+ */
+const char *
+_tally_secret_get_test_key_slot (void)
+{
+  return TEST_API_KEY_SLOT;
 }

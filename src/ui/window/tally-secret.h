@@ -53,11 +53,13 @@ void                tally_secret_clear_pg_password_async  (const char          *
                                                            gpointer             user_data);
 
 /*
- * For the UI tests only (tests/test-app.c): while @keyring is set, the
- * PostgreSQL password calls above keep passwords in it (connection →
- * password, both strings) instead of libsecret, and count the calls.
+ * For the UI tests only: while @keyring is set, the calls above keep
+ * PostgreSQL passwords in it (connection → password, both strings) and the
+ * API key under the name _tally_secret_get_test_key_slot() returns,
+ * instead of libsecret, and count the PostgreSQL calls.
  */
 void                _tally_secret_set_test_keyring        (GHashTable          *keyring);
 guint               _tally_secret_get_n_pg_calls          (void);
+const char         *_tally_secret_get_test_key_slot       (void);
 
 G_END_DECLS

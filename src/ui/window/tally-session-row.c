@@ -4,6 +4,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gi18n.h>
 
 #include "tally-application-private.h"
@@ -11,9 +13,11 @@
 
 /*
  * One saved session in the sidebar: its title, when it was last used, what
- * it cost, and (while searching) the passage that matched. The row menu
- * offers Rename (a popover with an entry) and Delete; the row only asks,
- * through its signals, and the window does the work and the undo.
+ * it cost, and (while searching) the passage that matched, as plain text.
+ * The full title is the row's tooltip, so titles that share a beginning
+ * can be told apart. The row menu offers Pin or Unpin, Rename (a popover
+ * with an entry), Export and Delete; the row only asks, through its
+ * signals, and the window does the work (issue 14 §8).
  */
 
 /**
@@ -42,10 +46,34 @@ G_DEFINE_FINAL_TYPE (TallySessionRow, tally_session_row, GTK_TYPE_LIST_BOX_ROW)
 enum {
   RENAME_REQUESTED,
   DELETE_REQUESTED,
+  PIN_REQUESTED,
+  EXPORT_REQUESTED,
   N_SIGNALS
 };
 
 static guint signals[N_SIGNALS];
+
+/* Whole local calendar days from @time_us to @now_us (0 the same day, 1
+ * the day before), or -1 when either time cannot be shown. */
+static gint64
+days_before (gint64 time_us,
+             gint64 now_us)
+{
+  g_autoptr(GDateTime) when = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) now = g_date_time_new_from_unix_local (now_us / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) when_day = NULL;
+  g_autoptr(GDateTime) today = NULL;
+
+  if (when == NULL || now == NULL)
+    return -1;
+
+  when_day = g_date_time_new_local (g_date_time_get_year (when), g_date_time_get_month (when),
+                                    g_date_time_get_day_of_month (when), 0, 0, 0);
+  today = g_date_time_new_local (g_date_time_get_year (now), g_date_time_get_month (now),
+                                 g_date_time_get_day_of_month (now), 0, 0, 0);
+  /* Rounded: a day with a daylight saving change is 23 or 25 hours. */
+  return MAX (0, (g_date_time_difference (today, when_day) + G_TIME_SPAN_HOUR * 12) / G_TIME_SPAN_DAY);
+}
 
 /**
  * tally_session_row_format_date:
@@ -64,21 +92,13 @@ tally_session_row_format_date (gint64 time_us,
 {
   g_autoptr(GDateTime) when = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
   g_autoptr(GDateTime) now = g_date_time_new_from_unix_local (now_us / G_USEC_PER_SEC);
-  g_autoptr(GDateTime) when_day = NULL;
-  g_autoptr(GDateTime) today = NULL;
-  GTimeSpan days;
+  gint64 days = days_before (time_us, now_us);
 
-  if (when == NULL || now == NULL)
+  if (when == NULL || now == NULL || days < 0)
     return g_strdup ("");
 
   if (now_us >= time_us && now_us - time_us < 60 * G_USEC_PER_SEC)
     return g_strdup (_("Just now"));
-
-  when_day = g_date_time_new_local (g_date_time_get_year (when), g_date_time_get_month (when),
-                                    g_date_time_get_day_of_month (when), 0, 0, 0);
-  today = g_date_time_new_local (g_date_time_get_year (now), g_date_time_get_month (now),
-                                 g_date_time_get_day_of_month (now), 0, 0, 0);
-  days = g_date_time_difference (today, when_day) / G_TIME_SPAN_DAY;
 
   if (days <= 0)
     /* TRANSLATORS: a time of day in the sidebar, see strftime */
@@ -92,6 +112,72 @@ tally_session_row_format_date (gint64 time_us,
     return g_date_time_format (when, _("%-d %B"));
   /* TRANSLATORS: a date in the sidebar, see strftime */
   return g_date_time_format (when, _("%-d %B %Y"));
+}
+
+/**
+ * tally_session_row_get_when:
+ * @self: a #TallySessionRow
+ *
+ * Returns: the time the sidebar sorts and groups the row by: the session's
+ *   newest event, else its creation, µs since the Unix epoch
+ */
+gint64
+tally_session_row_get_when (TallySessionRow *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION_ROW (self), 0);
+  return self->info->updated_us > 0 ? self->info->updated_us : self->info->created_us;
+}
+
+/**
+ * tally_session_row_get_group:
+ * @self: a #TallySessionRow
+ * @now_us: the current time, µs since the Unix epoch
+ *
+ * Which section of the sidebar the row belongs to: pinned sessions first,
+ * then by local calendar day of tally_session_row_get_when().
+ *
+ * Returns: the group
+ */
+TallySessionGroup
+tally_session_row_get_group (TallySessionRow *self,
+                             gint64           now_us)
+{
+  gint64 days;
+
+  g_return_val_if_fail (TALLY_IS_SESSION_ROW (self), TALLY_SESSION_GROUP_EARLIER);
+
+  if (self->info->pinned)
+    return TALLY_SESSION_GROUP_PINNED;
+  days = days_before (tally_session_row_get_when (self), now_us);
+  if (days == 0)
+    return TALLY_SESSION_GROUP_TODAY;
+  if (days == 1)
+    return TALLY_SESSION_GROUP_YESTERDAY;
+  return TALLY_SESSION_GROUP_EARLIER;
+}
+
+/**
+ * tally_session_group_get_title:
+ * @group: a #TallySessionGroup
+ *
+ * Returns: (transfer none): the section header, translated: "Pinned",
+ *   "Today", "Yesterday" or "Earlier"
+ */
+const char *
+tally_session_group_get_title (TallySessionGroup group)
+{
+  switch (group)
+    {
+    case TALLY_SESSION_GROUP_PINNED:
+      return _("Pinned");
+    case TALLY_SESSION_GROUP_TODAY:
+      return _("Today");
+    case TALLY_SESSION_GROUP_YESTERDAY:
+      return _("Yesterday");
+    case TALLY_SESSION_GROUP_EARLIER:
+    default:
+      return _("Earlier");
+    }
 }
 
 /**
@@ -118,16 +204,87 @@ tally_session_row_format_cost (const TallySessionInfo *info)
   return g_strdup_printf ("$%.4f", info->cost_usd);
 }
 
+/* Characters that only format markdown: they become spaces. */
+static gboolean
+is_markdown_marker (gunichar c)
+{
+  return c == '*' || c == '#' || c == '|' || c == '`' || c == '~' || c == '>';
+}
+
+/**
+ * tally_session_row_snippet_to_plain:
+ * @snippet: a search excerpt of markdown text, matches between « and »
+ *
+ * The excerpt as the sidebar shows it: markdown markers (`*`, `#`, `|`,
+ * `` ` ``, `~`, `>`, `__`, and table rules such as `---` or `:--:`) become
+ * spaces, line breaks too, and runs of white space become one space (none
+ * before closing punctuation), so "## Sales\n| store | £ |" reads
+ * "Sales store £" and "**York**, Leeds" reads "York, Leeds". Single underscores
+ * (column names such as revenue_gbp) and the « » match marks stay.
+ *
+ * Returns: (transfer full): the plain text, trimmed
+ */
+char *
+tally_session_row_snippet_to_plain (const char *snippet)
+{
+  GString *out;
+  gboolean space = FALSE;
+
+  g_return_val_if_fail (snippet != NULL, NULL);
+
+  out = g_string_new (NULL);
+  for (const char *p = snippet; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+      gboolean marker = is_markdown_marker (c) || g_unichar_isspace (c);
+
+      if (c == '_' && p[1] == '_')
+        {
+          marker = TRUE;
+          p++;
+        }
+      else if (c == '-' || c == ':')
+        {
+          /* A table rule or a horizontal rule: three dashes or more, with
+           * the colons of its alignment. */
+          const char *q = p;
+          guint dashes = 0;
+
+          while (*q == '-' || *q == ':')
+            dashes += *q++ == '-';
+          if (dashes >= 3)
+            {
+              marker = TRUE;
+              p = q - 1;
+            }
+        }
+
+      if (marker)
+        {
+          space = out->len > 0;
+          continue;
+        }
+      /* No space before closing punctuation: "**York**, Leeds" reads
+       * "York, Leeds". */
+      if (space && g_utf8_strchr (",.;:!?)]»%…", -1, c) == NULL)
+        g_string_append_c (out, ' ');
+      space = FALSE;
+      g_string_append_unichar (out, c);
+    }
+
+  return g_string_free (out, FALSE);
+}
+
 /* The store marks each match with « and »; show them in bold. */
 static char *
 snippet_markup (const char *snippet)
 {
-  g_autofree char *escaped = g_markup_escape_text (snippet, -1);
+  g_autofree char *plain = tally_session_row_snippet_to_plain (snippet);
+  g_autofree char *escaped = g_markup_escape_text (plain, -1);
   g_autoptr(GString) out = g_string_new (escaped);
 
   g_string_replace (out, "«", "<b>", 0);
   g_string_replace (out, "»", "</b>", 0);
-  g_string_replace (out, "\n", " ", 0);
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
@@ -148,7 +305,7 @@ update (TallySessionRow *self)
   if (self->info == NULL)
     return;
 
-  when = self->info->updated_us > 0 ? self->info->updated_us : self->info->created_us;
+  when = tally_session_row_get_when (self);
   date = tally_session_row_format_date (when, g_get_real_time ());
   cost = tally_session_row_format_cost (self->info);
 
@@ -156,7 +313,10 @@ update (TallySessionRow *self)
   gtk_label_set_label (self->date_label, date);
   gtk_label_set_label (self->cost_label, cost);
   gtk_widget_set_visible (GTK_WIDGET (self->cost_label), *cost != '\0');
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title_label), display_title (self->info));
+  /* Long titles are cut; the whole row names the session in full. */
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self), display_title (self->info));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "row.pin", !self->info->pinned);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "row.unpin", self->info->pinned);
 
   /* One sentence for a screen reader instead of three labels. */
   if (*cost != '\0')
@@ -211,6 +371,26 @@ delete_action (GtkWidget  *widget,
   g_assert (TALLY_IS_SESSION_ROW (widget));
 
   g_signal_emit (widget, signals[DELETE_REQUESTED], 0);
+}
+
+static void
+pin_action (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  g_assert (TALLY_IS_SESSION_ROW (widget));
+
+  g_signal_emit (widget, signals[PIN_REQUESTED], 0, g_str_equal (action_name, "row.pin"));
+}
+
+static void
+export_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  g_assert (TALLY_IS_SESSION_ROW (widget));
+
+  g_signal_emit (widget, signals[EXPORT_REQUESTED], 0);
 }
 
 static void
@@ -282,6 +462,27 @@ tally_session_row_class_init (TallySessionRowClass *klass)
     g_signal_new ("delete-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
+  /**
+   * TallySessionRow::pin-requested:
+   * @self: the row
+   * @pinned: %TRUE for Pin, %FALSE for Unpin
+   *
+   * The analyst chose Pin or Unpin; the window stores the flag.
+   */
+  signals[PIN_REQUESTED] =
+    g_signal_new ("pin-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+
+  /**
+   * TallySessionRow::export-requested:
+   * @self: the row
+   *
+   * The analyst chose Export; the window asks where to write the session.
+   */
+  signals[EXPORT_REQUESTED] =
+    g_signal_new ("export-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-session-row.ui");
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, title_label);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, snippet_label);
@@ -296,6 +497,9 @@ tally_session_row_class_init (TallySessionRowClass *klass)
 
   gtk_widget_class_install_action (widget_class, "row.rename", NULL, rename_action);
   gtk_widget_class_install_action (widget_class, "row.delete", NULL, delete_action);
+  gtk_widget_class_install_action (widget_class, "row.pin", NULL, pin_action);
+  gtk_widget_class_install_action (widget_class, "row.unpin", NULL, pin_action);
+  gtk_widget_class_install_action (widget_class, "row.export", NULL, export_action);
 
   /* Keeps the CSS name "row" so the sidebar's navigation-sidebar style
    * (hover, selection, spacing) applies; styled by its class instead. */

@@ -7,6 +7,24 @@
 
 G_BEGIN_DECLS
 
+/**
+ * TallySessionGroup:
+ * @TALLY_SESSION_GROUP_PINNED: pinned by the analyst, listed first
+ * @TALLY_SESSION_GROUP_TODAY: last used today (local time)
+ * @TALLY_SESSION_GROUP_YESTERDAY: last used yesterday
+ * @TALLY_SESSION_GROUP_EARLIER: last used before yesterday
+ *
+ * The sections of the sessions sidebar, in the order they are listed.
+ */
+typedef enum {
+  TALLY_SESSION_GROUP_PINNED,
+  TALLY_SESSION_GROUP_TODAY,
+  TALLY_SESSION_GROUP_YESTERDAY,
+  TALLY_SESSION_GROUP_EARLIER,
+} TallySessionGroup;
+
+const char *tally_session_group_get_title (TallySessionGroup group);
+
 #define TALLY_TYPE_SESSION_ROW (tally_session_row_get_type ())
 
 G_DECLARE_FINAL_TYPE (TallySessionRow, tally_session_row, TALLY, SESSION_ROW, GtkListBoxRow)
@@ -23,5 +41,9 @@ void              tally_session_row_start_rename (TallySessionRow  *self);
 char             *tally_session_row_format_date  (gint64            time_us,
                                                   gint64            now_us);
 char             *tally_session_row_format_cost  (const TallySessionInfo *info);
+char             *tally_session_row_snippet_to_plain (const char   *snippet);
+gint64            tally_session_row_get_when     (TallySessionRow  *self);
+TallySessionGroup tally_session_row_get_group    (TallySessionRow  *self,
+                                                  gint64            now_us);
 
 G_END_DECLS

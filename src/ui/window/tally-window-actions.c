@@ -388,6 +388,41 @@ session_exported_cb (GObject      *object,
   add_export_toast (self, tally_export_dialog_new_done_toast (job->output, "win.open-file"));
 }
 
+#define EXPORT_SESSION_ID_KEY "tally-export-session-id"
+
+/**
+ * _tally_window_export_session_id_to:
+ * @self: a #TallyWindow
+ * @session_id: the id of a saved session
+ * @format: what to write
+ * @include_thinking: whether the model's thinking goes in
+ * @output: (transfer none): the file to write (its suffix is used as is)
+ *
+ * What the export chooser does once answered (also for a sidebar row's
+ * session): exports without blocking the window
+ * (tally_report_export_session_async()), then a toast with *Open*, or an
+ * error dialog.
+ */
+void
+_tally_window_export_session_id_to (TallyWindow       *self,
+                                    const char        *session_id,
+                                    TallyExportFormat  format,
+                                    gboolean           include_thinking,
+                                    GFile             *output)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (output));
+
+  if (session_id == NULL || store == NULL)
+    return;
+
+  tally_report_export_session_async (store, session_id,
+                                     tally_export_format_to_report (format), include_thinking, output,
+                                     NULL, session_exported_cb, tally_export_job_new (self, output));
+}
+
 /**
  * _tally_window_export_session_to:
  * @self: a #TallyWindow showing a session
@@ -406,17 +441,11 @@ _tally_window_export_session_to (TallyWindow       *self,
                                  gboolean           include_thinking,
                                  GFile             *output)
 {
-  TallyStore *store = tally_application_get_store (self->app);
-
   g_return_if_fail (TALLY_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (output));
 
-  if (self->session == NULL || store == NULL)
-    return;
-
-  tally_report_export_session_async (store, tally_session_get_id (self->session),
-                                     tally_export_format_to_report (format), include_thinking, output,
-                                     NULL, session_exported_cb, tally_export_job_new (self, output));
+  if (self->session != NULL)
+    _tally_window_export_session_id_to (self, tally_session_get_id (self->session), format, include_thinking, output);
 }
 
 /**
@@ -439,6 +468,7 @@ export_chosen_cb (TallyWindow     *self,
 {
   g_autoptr(GFile) chosen = NULL;
   g_autoptr(GFile) output = NULL;
+  g_autofree char *session_id = g_strdup (g_object_get_data (G_OBJECT (chooser), EXPORT_SESSION_ID_KEY));
   TallyExportFormat format;
   gboolean include_thinking;
 
@@ -452,26 +482,84 @@ export_chosen_cb (TallyWindow     *self,
 
   /* The suffix follows the format chosen. */
   output = tally_export_file_with_suffix (chosen, format);
-  _tally_window_export_session_to (self, format, include_thinking, output);
+  _tally_window_export_session_id_to (self, session_id, format, include_thinking, output);
+}
+
+/**
+ * _tally_window_export_session:
+ * @self: a #TallyWindow
+ * @session_id: the id of a saved session (the one shown, or a sidebar row's)
+ * @title: (nullable): its title, the suggested file name
+ *
+ * Asks where to write the session (format and thinking in the chooser),
+ * then exports it as _tally_window_export_session_to() does. Does nothing
+ * while a chooser is already open.
+ */
+void
+_tally_window_export_session (TallyWindow *self,
+                              const char  *session_id,
+                              const char  *title)
+{
+  GtkFileChooserNative *chooser;
+  g_autofree char *name = NULL;
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+  g_return_if_fail (session_id != NULL);
+
+  if (g_object_get_data (G_OBJECT (self), EXPORT_CHOOSER_KEY) != NULL)
+    return;
+
+  name = g_strdelimit (g_strdup (title != NULL && *title != '\0' ? title : _("Session")), "/\\", '-');
+  chooser = tally_export_dialog_new_chooser (GTK_WIDGET (self), _("Export the Session"), name, TRUE);
+  g_object_set_data_full (G_OBJECT (chooser), EXPORT_SESSION_ID_KEY, g_strdup (session_id), g_free);
+  g_object_set_data_full (G_OBJECT (self), EXPORT_CHOOSER_KEY, chooser, g_object_unref);
+  g_signal_connect_object (chooser, "response", G_CALLBACK (export_chosen_cb), self, G_CONNECT_SWAPPED);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
 static void
 export_session_activate (TallyWindow *self,
                          GVariant    *parameter)
 {
-  GtkFileChooserNative *chooser;
-  const char *title;
-  g_autofree char *name = NULL;
-
-  if (self->session == NULL || g_object_get_data (G_OBJECT (self), EXPORT_CHOOSER_KEY) != NULL)
+  if (self->session == NULL)
     return;
 
-  title = tally_transcript_get_title (tally_session_get_transcript (self->session));
-  name = g_strdelimit (g_strdup (title != NULL && *title != '\0' ? title : _("Session")), "/\\", '-');
-  chooser = tally_export_dialog_new_chooser (GTK_WIDGET (self), _("Export the Session"), name, TRUE);
-  g_object_set_data_full (G_OBJECT (self), EXPORT_CHOOSER_KEY, chooser, g_object_unref);
-  g_signal_connect_object (chooser, "response", G_CALLBACK (export_chosen_cb), self, G_CONNECT_SWAPPED);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+  _tally_window_export_session (self, tally_session_get_id (self->session),
+                                tally_transcript_get_title (tally_session_get_transcript (self->session)));
+}
+
+/**
+ * _tally_window_get_export_chooser:
+ * @self: a #TallyWindow
+ *
+ * For the tests: the export chooser while it is open.
+ *
+ * Returns: (transfer none) (nullable): the chooser, or %NULL
+ */
+GtkFileChooser *
+_tally_window_get_export_chooser (TallyWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), NULL);
+  return g_object_get_data (G_OBJECT (self), EXPORT_CHOOSER_KEY);
+}
+
+/**
+ * _tally_window_get_export_chooser_session:
+ * @self: a #TallyWindow
+ *
+ * For the tests: which session the open export chooser is for.
+ *
+ * Returns: (transfer none) (nullable): its id, or %NULL when no chooser is
+ *   open
+ */
+const char *
+_tally_window_get_export_chooser_session (TallyWindow *self)
+{
+  GObject *chooser;
+
+  g_return_val_if_fail (TALLY_IS_WINDOW (self), NULL);
+  chooser = g_object_get_data (G_OBJECT (self), EXPORT_CHOOSER_KEY);
+  return chooser != NULL ? g_object_get_data (chooser, EXPORT_SESSION_ID_KEY) : NULL;
 }
 
 static void

@@ -172,5 +172,15 @@ void                 _tally_window_export_session_to   (TallyWindow       *self,
                                                         gboolean           include_thinking,
                                                         GFile             *output);
 guint                _tally_window_get_n_exports_done  (TallyWindow       *self);
+void                 _tally_window_export_session      (TallyWindow       *self,
+                                                        const char        *session_id,
+                                                        const char        *title);
+GtkFileChooser      *_tally_window_get_export_chooser  (TallyWindow       *self);
+const char          *_tally_window_get_export_chooser_session (TallyWindow *self);
+void                 _tally_window_export_session_id_to (TallyWindow       *self,
+                                                         const char        *session_id,
+                                                         TallyExportFormat  format,
+                                                         gboolean           include_thinking,
+                                                         GFile             *output);
 
 G_END_DECLS

@@ -11,11 +11,12 @@
 #include "tally-window-private.h"
 
 /*
- * The window's sidebar: the saved sessions, newest first, filtered by the
+ * The window's sidebar: the saved sessions, pinned ones first, then newest
+ * first under the headers Today, Yesterday and Earlier, filtered by the
  * search entry (titles at once, then the store's full-text index), with
- * Rename and Delete. A deletion only hides the row and shows a toast with
- * Undo; the store forgets the session when the toast goes away without
- * Undo, or when the window closes.
+ * Pin, Rename, Export and Delete (issue 14 §8). A deletion only hides the
+ * row and shows a toast with Undo; the store forgets the session when the
+ * toast goes away without Undo, or when the window closes.
  */
 
 TallySessionRow *
@@ -74,6 +75,78 @@ static void rename_requested_cb (TallyWindow     *self,
                                  TallySessionRow *row);
 static void delete_requested_cb (TallyWindow     *self,
                                  TallySessionRow *row);
+static void pin_requested_cb    (TallyWindow     *self,
+                                 gboolean         pinned,
+                                 TallySessionRow *row);
+static void export_requested_cb (TallyWindow     *self,
+                                 TallySessionRow *row);
+
+/* Pinned first, then the newest first. */
+static int
+session_sort_func (GtkListBoxRow *row1,
+                   GtkListBoxRow *row2,
+                   gpointer       user_data)
+{
+  TallySessionRow *a, *b;
+  gint64 when_a, when_b;
+
+  if (!TALLY_IS_SESSION_ROW (row1) || !TALLY_IS_SESSION_ROW (row2))
+    return 0;
+  a = TALLY_SESSION_ROW (row1);
+  b = TALLY_SESSION_ROW (row2);
+  if (tally_session_row_get_info (a)->pinned != tally_session_row_get_info (b)->pinned)
+    return tally_session_row_get_info (a)->pinned ? -1 : 1;
+  when_a = tally_session_row_get_when (a);
+  when_b = tally_session_row_get_when (b);
+  return when_a > when_b ? -1 : when_a < when_b ? 1 : 0;
+}
+
+/* A section header above the first row of each group (Pinned, Today,
+ * Yesterday, Earlier); the list box passes the previous shown row. */
+static void
+session_header_func (GtkListBoxRow *row,
+                     GtkListBoxRow *before,
+                     gpointer       user_data)
+{
+  gint64 now = g_get_real_time ();
+  TallySessionGroup group;
+  GtkWidget *header;
+
+  if (!TALLY_IS_SESSION_ROW (row))
+    return;
+  group = tally_session_row_get_group (TALLY_SESSION_ROW (row), now);
+  if (before != NULL && TALLY_IS_SESSION_ROW (before) &&
+      tally_session_row_get_group (TALLY_SESSION_ROW (before), now) == group)
+    {
+      gtk_list_box_row_set_header (row, NULL);
+      return;
+    }
+
+  header = gtk_list_box_row_get_header (row);
+  if (header == NULL || !GTK_IS_LABEL (header))
+    {
+      header = gtk_label_new (NULL);
+      gtk_label_set_xalign (GTK_LABEL (header), 0);
+      gtk_widget_add_css_class (header, "heading");
+      gtk_widget_add_css_class (header, "session-group-header");
+      gtk_list_box_row_set_header (row, header);
+    }
+  gtk_label_set_label (GTK_LABEL (header), tally_session_group_get_title (group));
+}
+
+static void
+connect_row (TallyWindow *self,
+             GtkWidget   *row)
+{
+  g_signal_connect_object (row, "rename-requested", G_CALLBACK (rename_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (row, "delete-requested", G_CALLBACK (delete_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (row, "pin-requested", G_CALLBACK (pin_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (row, "export-requested", G_CALLBACK (export_requested_cb),
+                           self, G_CONNECT_SWAPPED);
+}
 
 static gboolean
 row_matches (TallyWindow     *self,
@@ -165,10 +238,7 @@ rebuild_rows (TallyWindow *self,
         continue;
 
       row = tally_session_row_new (info);
-      g_signal_connect_object (row, "rename-requested", G_CALLBACK (rename_requested_cb),
-                               self, G_CONNECT_SWAPPED);
-      g_signal_connect_object (row, "delete-requested", G_CALLBACK (delete_requested_cb),
-                               self, G_CONNECT_SWAPPED);
+      connect_row (self, row);
       if (self->search_hits != NULL)
         tally_session_row_set_snippet (TALLY_SESSION_ROW (row),
                                        g_hash_table_lookup (self->search_hits, info->id));
@@ -383,6 +453,44 @@ rename_requested_cb (TallyWindow     *self,
 }
 
 static void
+pin_requested_cb (TallyWindow     *self,
+                  gboolean         pinned,
+                  TallySessionRow *row)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autoptr(GError) error = NULL;
+  TallySessionInfo *info = tally_session_row_get_info (row);
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (store == NULL || !tally_store_set_session_pinned (store, info->id, pinned, &error))
+    {
+      g_autofree char *message = g_strdup_printf (pinned ? _("Could not pin the session: %s")
+                                                         : _("Could not unpin the session: %s"),
+                                                  error != NULL ? error->message
+                                                                : tally_application_get_store_problem (self->app));
+      tally_window_add_toast (self, message);
+      return;
+    }
+
+  /* Move the row at once; the refresh confirms it from the store. */
+  info->pinned = pinned;
+  tally_session_row_set_info (row, info);
+  gtk_list_box_invalidate_sort (self->session_list);
+  gtk_list_box_invalidate_headers (self->session_list);
+  _tally_window_refresh_sessions (self);
+}
+
+static void
+export_requested_cb (TallyWindow     *self,
+                     TallySessionRow *row)
+{
+  g_assert (TALLY_IS_WINDOW (self));
+
+  _tally_window_export_session (self, tally_session_row_get_id (row), tally_session_row_get_title (row));
+}
+
+static void
 delete_toast_dismissed_cb (TallyWindow *self,
                            AdwToast    *toast)
 {
@@ -529,6 +637,8 @@ refresh_dates_cb (gpointer user_data)
   g_hash_table_iter_init (&iter, self->rows);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     tally_session_row_set_info (value, tally_session_row_get_info (value));
+  /* Today becomes Yesterday at midnight. */
+  gtk_list_box_invalidate_headers (self->session_list);
 
   return G_SOURCE_CONTINUE;
 }
@@ -552,11 +662,14 @@ _tally_window_sidebar_class_init (GtkWidgetClass *widget_class)
  * _tally_window_sidebar_init:
  * @self: a #TallyWindow
  *
- * Sets the sidebar's filter (title, full-text hits, pending deletions).
+ * Sets the sidebar's filter (title, full-text hits, pending deletions),
+ * its order (pinned, then newest) and its date headers.
  */
 void
 _tally_window_sidebar_init (TallyWindow *self)
 {
   gtk_list_box_set_filter_func (self->session_list, session_filter_func, self, NULL);
+  gtk_list_box_set_sort_func (self->session_list, session_sort_func, self, NULL);
+  gtk_list_box_set_header_func (self->session_list, session_header_func, self, NULL);
   self->dates_timeout = g_timeout_add_seconds (60, refresh_dates_cb, self);
 }

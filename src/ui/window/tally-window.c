@@ -12,6 +12,7 @@
 #include "tally-application-private.h"
 #include "tally-composer.h"
 #include "tally-model-cache.h"
+#include "tally-mode-menu.h"
 #include "tally-model-table.h"
 #include "tally-pg-source.h"
 #include "tally-session-row.h"
@@ -1200,6 +1201,9 @@ tally_window_setup (TallyWindow      *self,
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_object_bind_property (self->mode_dropdown, "selected", self->mode_row, "selected",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  /* Each mode says what runs without asking (issue 14 §9). */
+  tally_mode_menu_set_up (self->mode_dropdown);
+  tally_mode_menu_set_up_row (self->mode_row);
   g_object_bind_property (self->thinking_button, "active", self->thinking_switch, "active",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_signal_connect_object (self->picker_squeezer, "notify::visible-child",
