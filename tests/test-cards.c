@@ -1367,6 +1367,8 @@ test_approval_countdown (void)
         countdown = g_ptr_array_index (labels, i);
   }
   g_assert_nonnull (countdown);
+  tally_test_wait_frames (f.card, 2);
+  save_png (f.card, tally_test_dark () ? "approval-countdown-dark.png" : "approval-countdown.png");
 
   fake_now = ts + 61 * G_USEC_PER_SEC;
   _tally_approval_card_tick (TALLY_APPROVAL_CARD (f.card));
