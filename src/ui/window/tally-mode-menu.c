@@ -16,6 +16,7 @@
  * closed picker shows the title only.
  */
 
+#define TITLE_KEY "tally-mode-title"
 #define DESCRIPTION_KEY "tally-mode-description"
 
 /**
@@ -66,9 +67,11 @@ static void
 setup_cb (GtkSignalListItemFactory *factory,
           GtkListItem              *item)
 {
+  GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *title = gtk_label_new (NULL);
   GtkWidget *description = gtk_label_new (NULL);
+  GtkWidget *check = gtk_image_new_from_icon_name ("object-select-symbolic");
 
   gtk_label_set_xalign (GTK_LABEL (title), 0);
   gtk_label_set_xalign (GTK_LABEL (description), 0);
@@ -77,11 +80,20 @@ setup_cb (GtkSignalListItemFactory *factory,
   gtk_label_set_width_chars (GTK_LABEL (description), 34);
   gtk_widget_add_css_class (description, "caption");
   gtk_widget_add_css_class (description, "dim-label");
-  gtk_widget_add_css_class (box, "mode-menu-item");
   gtk_box_append (GTK_BOX (box), title);
   gtk_box_append (GTK_BOX (box), description);
-  g_object_set_data (G_OBJECT (box), DESCRIPTION_KEY, description);
-  gtk_list_item_set_child (item, box);
+  gtk_widget_set_hexpand (box, TRUE);
+
+  /* The mode in use carries a check mark, as in GTK's own drop-downs. */
+  gtk_widget_set_valign (check, GTK_ALIGN_START);
+  g_object_bind_property (item, "selected", check, "visible", G_BINDING_SYNC_CREATE);
+
+  gtk_box_append (GTK_BOX (row), box);
+  gtk_box_append (GTK_BOX (row), check);
+  gtk_widget_add_css_class (row, "mode-menu-item");
+  g_object_set_data (G_OBJECT (row), TITLE_KEY, title);
+  g_object_set_data (G_OBJECT (row), DESCRIPTION_KEY, description);
+  gtk_list_item_set_child (item, row);
 }
 
 static void
@@ -89,11 +101,11 @@ bind_cb (GtkSignalListItemFactory *factory,
          GtkListItem              *item)
 {
   GtkWidget *box = gtk_list_item_get_child (item);
-  GtkWidget *title = gtk_widget_get_first_child (box);
+  GtkLabel *title = g_object_get_data (G_OBJECT (box), TITLE_KEY);
   GtkLabel *description = g_object_get_data (G_OBJECT (box), DESCRIPTION_KEY);
   TallyMode mode = (TallyMode)gtk_list_item_get_position (item);
 
-  gtk_label_set_label (GTK_LABEL (title), tally_mode_get_title (mode));
+  gtk_label_set_label (title, tally_mode_get_title (mode));
   gtk_label_set_label (description, tally_mode_get_description (mode));
   gtk_accessible_update_property (GTK_ACCESSIBLE (box),
                                   GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, tally_mode_get_description (mode),
