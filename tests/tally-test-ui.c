@@ -160,3 +160,16 @@ tally_test_init_ui (int    *argc,
   adw_init ();
   tally_ui_init ();
 }
+
+/* The first button under @root whose action is @action_name, or NULL. */
+GtkWidget *
+tally_test_find_action_button (GtkWidget  *root,
+                               const char *action_name)
+{
+  g_autoptr(GPtrArray) buttons = tally_test_find_all (root, GTK_TYPE_BUTTON);
+
+  for (guint i = 0; i < buttons->len; i++)
+    if (g_strcmp0 (gtk_actionable_get_action_name (g_ptr_array_index (buttons, i)), action_name) == 0)
+      return g_ptr_array_index (buttons, i);
+  return NULL;
+}

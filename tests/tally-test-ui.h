@@ -29,6 +29,8 @@ void       tally_test_apply_event   (TallyTranscript *transcript,
                                      const char      *json);
 void       tally_test_save_png      (GtkWidget       *widget,
                                      const char      *name);
+GtkWidget *tally_test_find_action_button (GtkWidget  *root,
+                                          const char *action_name);
 
 /* Spins the main loop until @cond holds; fails the test after
  * TALLY_TEST_WAIT_SECONDS (it catches a hang, not a slow machine). */

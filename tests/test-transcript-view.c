@@ -1203,18 +1203,6 @@ add_chart_turn (TallyTranscript *transcript,
                       "\"duration_ms\":5200,\"api_calls\":2,\"usage\":{\"input_tokens\":4100,\"output_tokens\":260}}", n);
 }
 
-static GtkWidget *
-find_action_button (GtkWidget  *root,
-                    const char *action_name)
-{
-  g_autoptr(GPtrArray) buttons = tally_test_find_all (root, GTK_TYPE_BUTTON);
-
-  for (guint i = 0; i < buttons->len; i++)
-    if (g_strcmp0 (gtk_actionable_get_action_name (g_ptr_array_index (buttons, i)), action_name) == 0)
-      return g_ptr_array_index (buttons, i);
-  return NULL;
-}
-
 static void
 read_texture_cb (GObject      *source,
                  GAsyncResult *result,
@@ -1331,8 +1319,8 @@ test_chart (void)
                    CLAMP ((int) (gtk_widget_get_width (drawing) * 0.55 + 0.5), 220, 480));
 
   /* Open is on while a file exists in the workspace. */
-  g_assert_true (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (chart), "chart.open")));
-  g_assert_true (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (chart), "chart.copy")));
+  g_assert_true (gtk_widget_is_sensitive (tally_test_find_action_button (GTK_WIDGET (chart), "chart.open")));
+  g_assert_true (gtk_widget_is_sensitive (tally_test_find_action_button (GTK_WIDGET (chart), "chart.copy")));
 
   /* Copy: an image of the drawing's size on the clipboard. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (chart), "chart.copy", NULL));
@@ -1378,8 +1366,8 @@ test_chart (void)
   g_assert_true (gtk_widget_get_mapped (error_label));
   g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (error_label)), "rect"));
   g_assert_false (gtk_widget_get_mapped (tally_chart_row_get_drawing (broken)));
-  g_assert_false (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (broken), "chart.copy")));
-  g_assert_false (gtk_widget_is_sensitive (find_action_button (GTK_WIDGET (broken), "chart.open")));
+  g_assert_false (gtk_widget_is_sensitive (tally_test_find_action_button (GTK_WIDGET (broken), "chart.copy")));
+  g_assert_false (gtk_widget_is_sensitive (tally_test_find_action_button (GTK_WIDGET (broken), "chart.open")));
 
   gtk_window_destroy (window);
   g_unlink (png);

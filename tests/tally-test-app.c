@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+
+#include "tally-test-app.h"
+#include "tally-test-ui.h"
+
+typedef struct {
+  TallyTestAppBody  body;
+  gpointer          data;
+  TallyWindow      *window;
+  gboolean          ran;
+} RunCtx;
+
+static gboolean
+log_fatal_cb (const char     *log_domain,
+              GLogLevelFlags  log_level,
+              const char     *message,
+              gpointer        user_data)
+{
+  /* No session bus on purpose (no keyring): GTK says so once. */
+  return !(g_strcmp0 (log_domain, "Gtk") == 0 && g_str_has_prefix (message, "Unable to acquire session bus"));
+}
+
+/* Sets up the process for the application: no keyring or session bus,
+ * settings in memory, the XDG folders under a new temporary home, GTK and
+ * libadwaita with animations off. Returns the home (remove it with
+ * tally_test_remove_tree() after g_test_run()). */
+char *
+tally_test_app_init (int    *argc,
+                     char ***argv)
+{
+  static const char *xdg[] = { "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME" };
+  char *home;
+
+  g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/tally-test-bus", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+
+  home = g_dir_make_tmp ("tally-test-home-XXXXXX", NULL);
+  g_assert_nonnull (home);
+  for (guint i = 0; i < G_N_ELEMENTS (xdg); i++)
+    {
+      g_autofree char *dir = g_build_filename (home, xdg[i], NULL);
+
+      g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+      g_setenv (xdg[i], dir, TRUE);
+    }
+
+  g_test_init (argc, argv, NULL);
+  g_test_log_set_fatal_handler (log_fatal_cb, NULL);
+  gtk_init ();
+  adw_init ();
+  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
+  return home;
+}
+
+static gboolean
+run_body_idle (gpointer user_data)
+{
+  RunCtx *ctx = user_data;
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
+  g_autoptr(GList) windows = NULL;
+
+  gtk_window_present (GTK_WINDOW (ctx->window));
+  tally_test_spin_idle ();
+
+  ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
+  ctx->ran = TRUE;
+
+  windows = g_list_copy (gtk_application_get_windows (app));
+  for (GList *l = windows; l != NULL; l = l->next)
+    gtk_window_close (GTK_WINDOW (l->data));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+window_added_cb (GtkApplication *app,
+                 GtkWindow      *window,
+                 RunCtx         *ctx)
+{
+  if (ctx->window != NULL || !TALLY_IS_WINDOW (window))
+    return;
+  ctx->window = TALLY_WINDOW (window);
+  g_idle_add (run_body_idle, ctx);
+}
+
+/* Runs `tally ARGS…` in this process as its own primary instance and
+ * @body once its first window is presented; returns the exit status. */
+int
+tally_test_app_run (const char * const *args,
+                    TallyTestAppBody    body,
+                    gpointer            data)
+{
+  g_autoptr(TallyApplication) app = tally_application_new ();
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  RunCtx ctx = { body, data, NULL, FALSE };
+  int status;
+
+  g_application_set_flags (G_APPLICATION (app),
+                           G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
+  g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), &ctx);
+
+  g_ptr_array_add (argv, (gpointer) "tally");
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **) argv->pdata);
+  g_assert_true (ctx.ran);
+
+  g_clear_object (&app);
+  tally_test_spin_idle ();
+  return status;
+}
+
+/* A new temporary folder for the store of one test; ANTHROPIC_BASE_URL
+ * is unset (each test passes --base-url). */
+void
+tally_test_app_fixture_set_up (TallyTestAppFixture *fixture,
+                               gconstpointer        data)
+{
+  g_autoptr(GError) error = NULL;
+
+  fixture->dir = g_dir_make_tmp ("tally-test-store-XXXXXX", &error);
+  g_assert_no_error (error);
+  fixture->store_path = g_build_filename (fixture->dir, "tally.db", NULL);
+  g_unsetenv ("ANTHROPIC_BASE_URL");
+}
+
+void
+tally_test_app_fixture_tear_down (TallyTestAppFixture *fixture,
+                                  gconstpointer        data)
+{
+  tally_test_remove_tree (fixture->dir);
+  g_clear_pointer (&fixture->dir, g_free);
+  g_clear_pointer (&fixture->store_path, g_free);
+}
+
+/* Screenshots of @widget in the light and in the dark style,
+ * $G_TEST_BUILDDIR/artifacts/@stem-light.png and @stem-dark.png. */
+void
+tally_test_app_save_light_dark (GtkWidget  *widget,
+                                const char *stem)
+{
+  AdwStyleManager *style = adw_style_manager_get_default ();
+  g_autofree char *light = g_strdup_printf ("%s-light.png", stem);
+  g_autofree char *dark = g_strdup_printf ("%s-dark.png", stem);
+
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  tally_test_save_png (widget, light);
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
+  tally_test_save_png (widget, dark);
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
+}
+
+/* Removes @path and everything under it (symbolic links are not followed). */
+void
+tally_test_remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  if (dir != NULL)
+    while ((name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree char *child = g_build_filename (path, name, NULL);
+
+        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+          tally_test_remove_tree (child);
+        else
+          g_unlink (child);
+      }
+  g_rmdir (path);
+}
