@@ -483,6 +483,30 @@ tally_test_mock_get_n_requests (TallyTestMock *self)
 }
 
 /**
+ * tally_test_mock_count_path:
+ * @self: a #TallyTestMock
+ * @path: a request path, e.g. "/v1/messages"
+ *
+ * Returns: how many of the recorded requests went to @path (the model
+ *   list, `GET /v1/models`, is then left out of a count of messages)
+ */
+guint
+tally_test_mock_count_path (TallyTestMock *self,
+                            const char    *path)
+{
+  g_autoptr(JsonArray) requests = NULL;
+  guint n = 0;
+
+  g_return_val_if_fail (self != NULL, 0);
+
+  requests = tally_test_mock_dup_requests (self);
+  for (guint i = 0; i < json_array_get_length (requests); i++)
+    n += g_strcmp0 (json_object_get_string_member_with_default (json_array_get_object_element (requests, i),
+                                                                "path", NULL), path) == 0;
+  return n;
+}
+
+/**
  * tally_test_mock_free:
  * @self: (transfer full) (nullable): a #TallyTestMock
  *

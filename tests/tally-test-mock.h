@@ -21,6 +21,8 @@ JsonArray     *tally_test_mock_dup_requests   (TallyTestMock  *self);
 JsonObject    *tally_test_mock_dup_request_body (TallyTestMock *self,
                                                  guint          n);
 guint          tally_test_mock_get_n_requests (TallyTestMock  *self);
+guint          tally_test_mock_count_path     (TallyTestMock  *self,
+                                               const char     *path);
 void           tally_test_mock_free           (TallyTestMock  *self);
 
 const char    *tally_test_data_dir            (void);

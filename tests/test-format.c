@@ -174,7 +174,7 @@ test_receipt (void)
   terminal = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
   markdown = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
   g_assert_cmpstr (window, ==,
-                   "Done · $0.0123 · 1,200 tokens in, 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
+                   "Done · $0.0123 · 1,200 in · 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
   g_assert_cmpstr (terminal, ==,
                    "— done · $0.0123 · 1,200 in · 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
   g_assert_cmpstr (markdown, ==,
@@ -185,7 +185,7 @@ test_receipt (void)
   failed_window = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_WINDOW);
   failed_terminal = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_TERMINAL);
   failed_markdown = tally_receipt_dup_line (&receipt, TALLY_RECEIPT_STYLE_MARKDOWN);
-  g_assert_cmpstr (failed_window, ==, "Failed · price unknown · -5 tokens in, 0 out · 1 API call · 2 min 5 s");
+  g_assert_cmpstr (failed_window, ==, "Failed · price unknown · -5 in · 0 out · 1 API call · 2 min 5 s");
   g_assert_cmpstr (failed_terminal, ==,
                    "— failed · price unknown · -5 in · 0 out · cache 0 read, 0 written · 1 API call · 2 min 5 s");
   g_assert_cmpstr (failed_markdown, ==, "*Receipt: price unknown · -5 input + 0 output tokens · 2 min 5 s · failed*");

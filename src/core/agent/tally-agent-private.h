@@ -128,6 +128,8 @@ typedef struct {
   GHashTable         *duplicates;   /* fresh tool_use id → the id the model repeated */
   char               *last_request_id;
   guint               last_status;  /* HTTP status of the last attempt, 0 = none */
+  gboolean            call_answered; /* the current call got a response */
+  gint64              failed_calls; /* 1 when the turn failed in a call that got a response */
 
   /* a parked card */
   PendingKind         pending_kind;

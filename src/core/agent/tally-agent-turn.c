@@ -186,6 +186,7 @@ tally_agent_finish_turn (GTask           *task,
   json_object_set_int_member (event, "duration_ms",
                               (g_get_monotonic_time () - turn->started_us) / 1000);
   json_object_set_int_member (event, "api_calls", turn->api_calls);
+  json_object_set_int_member (event, "failed_calls", turn->failed_calls);
   set_usage_member (event, &turn->usage);
   turn_emit (task, event);
 
@@ -235,6 +236,9 @@ fail_turn (GTask        *task,
     json_object_set_null_member (event, "request_id");
   if (g_str_equal (kind, "http") && turn->last_status != 0)
     json_object_set_int_member (event, "status", turn->last_status);
+  /* Whether the server answered at all: a cut reply, or no way through. */
+  if (g_str_equal (kind, "network"))
+    json_object_set_boolean_member (event, "connected", turn->call_answered);
   turn_emit (task, event);
 
   tally_agent_finish_turn (task, TALLY_TURN_FAILED, g_error_copy (error));
@@ -400,6 +404,8 @@ stream_attempt_finished_cb (TallyMessageStream *stream,
   g_free (turn->last_request_id);
   turn->last_request_id = g_strdup (request_id);
   turn->last_status = status;
+  if (status != 0)
+    turn->call_answered = TRUE;
 
   json_object_set_int_member (event, "call", turn->call);
   json_object_set_int_member (event, "attempt", attempt);
@@ -541,7 +547,10 @@ stream_done_cb (GObject      *object,
         }
 
       /* The partial reply is never echoed: only a message that reached
-       * message_stop enters the conversation. */
+       * message_stop enters the conversation. A call the server answered
+       * still counts on the receipt. */
+      if (turn->call_answered)
+        turn->failed_calls = 1;
       fail_turn (task, tally_api_error_get_kind (error), error,
                  tally_api_error_is_retryable (error), turn->last_request_id);
       return;
@@ -609,6 +618,7 @@ tally_agent_start_call (GTask *task)
   if (turn->stream != NULL)
     g_signal_handlers_disconnect_matched (turn->stream, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, task);
   g_clear_object (&turn->stream);
+  turn->call_answered = FALSE;
 
   turn->stream = tally_message_stream_new ();
   g_signal_connect (turn->stream, "text-delta", G_CALLBACK (stream_text_delta_cb), task);
@@ -662,29 +672,28 @@ make_title (const char *text)
     return g_strconcat (head, "…", NULL);
   }
 }
-/**
- * tally_agent_send_async:
- * @self: a #TallyAgent
- * @text: the analyst's message
- * @mode: the turn's permission mode
- * @thinking: whether the model should think (sent in the form the model
- *   takes, see tally_model_table_dup_thinking_json())
- * @cancellable: (nullable): cancels the turn at any phase
- * @callback: called when the turn has ended
- * @user_data: data for @callback
- *
- * Runs one turn: emits `turn_started` (and `session_created` on the first
- * turn of a new session), then the API calls and tool runs of the agent loop,
- * and ends with `turn_finished`. Only one turn runs at a time.
- */
-void
-tally_agent_send_async (TallyAgent          *self,
-                        const char          *text,
-                        TallyMode            mode,
-                        gboolean             thinking,
-                        GCancellable        *cancellable,
-                        GAsyncReadyCallback  callback,
-                        gpointer             user_data)
+/* Whether the history ends with the analyst's message, so it can be sent
+ * again as it is. */
+static gboolean
+can_retry (TallyAgent *self)
+{
+  guint n = tally_conversation_get_n_messages (self->conversation);
+
+  return n > 0 && g_strcmp0 (tally_conversation_get_role (self->conversation, n - 1), "user") == 0;
+}
+
+/* Starts a turn: a new prompt (@retry_of %NULL) or the failed turn
+ * @retry_of again, in place (@text is then that turn's prompt, already in
+ * the conversation). */
+static void
+begin_turn (TallyAgent          *self,
+            const char          *text,
+            const char          *retry_of,
+            TallyMode            mode,
+            gboolean             thinking,
+            GCancellable        *cancellable,
+            GAsyncReadyCallback  callback,
+            gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
   g_autofree char *reminder = NULL;
@@ -693,9 +702,6 @@ tally_agent_send_async (TallyAgent          *self,
   GError *notes_error = NULL;
   JsonObject *event;
   Turn *turn;
-
-  g_return_if_fail (TALLY_IS_AGENT (self));
-  g_return_if_fail (text != NULL);
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, tally_agent_send_async);
@@ -707,6 +713,13 @@ tally_agent_send_async (TallyAgent          *self,
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_BUSY,
                                "A turn is already running in this session");
+      return;
+    }
+
+  if (retry_of != NULL && !can_retry (self))
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                               "There is no failed turn to retry in this session");
       return;
     }
 
@@ -798,6 +811,8 @@ tally_agent_send_async (TallyAgent          *self,
   json_object_set_int_member (event, "budget_tokens", turn->budget_used);
   json_object_set_string_member (event, "model", self->model);
   json_object_set_string_member (event, "text", text);
+  if (retry_of != NULL)
+    json_object_set_string_member (event, "retry_of", retry_of);
   if (notes_reminder != NULL)
     json_object_set_string_member (event, "notes", self->notes_told != NULL ? self->notes_told : "");
   turn_emit (task, event);
@@ -806,7 +821,10 @@ tally_agent_send_async (TallyAgent          *self,
    * unanswered; answer them before anything else is sent. */
   tally_conversation_repair (self->conversation, NULL);
 
-  tally_conversation_add_user_text (self->conversation, text);
+  /* A retry sends the failed turn's prompt again, which the history still
+   * ends with (an incomplete reply is never echoed). */
+  if (retry_of == NULL)
+    tally_conversation_add_user_text (self->conversation, text);
   reminder = tally_agent_mode_reminder (mode, self->last_mode);
   if (reminder != NULL)
     tally_conversation_add_user_text (self->conversation, reminder);
@@ -814,6 +832,73 @@ tally_agent_send_async (TallyAgent          *self,
     tally_conversation_add_user_text (self->conversation, notes_reminder);
 
   tally_agent_start_call (g_steal_pointer (&task));
+}
+
+/**
+ * tally_agent_send_async:
+ * @self: a #TallyAgent
+ * @text: the analyst's message
+ * @mode: the turn's permission mode
+ * @thinking: whether the model should think (sent in the form the model
+ *   takes, see tally_model_table_dup_thinking_json())
+ * @cancellable: (nullable): cancels the turn at any phase
+ * @callback: called when the turn has ended
+ * @user_data: data for @callback
+ *
+ * Runs one turn: emits `turn_started` (and `session_created` on the first
+ * turn of a new session), then the API calls and tool runs of the agent loop,
+ * and ends with `turn_finished`. Only one turn runs at a time.
+ */
+void
+tally_agent_send_async (TallyAgent          *self,
+                        const char          *text,
+                        TallyMode            mode,
+                        gboolean             thinking,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (text != NULL);
+
+  begin_turn (self, text, NULL, mode, thinking, cancellable, callback, user_data);
+}
+
+/**
+ * tally_agent_retry_async:
+ * @self: a #TallyAgent
+ * @failed_turn_id: the id of the failed turn to run again
+ * @text: that turn's prompt (for the `turn_started` event; it is not added
+ *   to the conversation again)
+ * @mode: the turn's permission mode
+ * @thinking: whether the model should think
+ * @cancellable: (nullable): cancels the turn at any phase
+ * @callback: called when the turn has ended
+ * @user_data: data for @callback
+ *
+ * Runs a failed turn again in place (docs/architecture.md §4.2): a new turn
+ * whose `turn_started` carries `retry_of` = @failed_turn_id, which sends
+ * the conversation as the failed turn left it (its prompt and any tool
+ * results) without a new user message. Finish with
+ * tally_agent_send_finish(); it fails with %G_IO_ERROR_BUSY while a turn
+ * runs and %G_IO_ERROR_INVALID_ARGUMENT when the conversation does not end
+ * with the analyst's message (nothing failed, or the reply was complete).
+ */
+void
+tally_agent_retry_async (TallyAgent          *self,
+                         const char          *failed_turn_id,
+                         const char          *text,
+                         TallyMode            mode,
+                         gboolean             thinking,
+                         GCancellable        *cancellable,
+                         GAsyncReadyCallback  callback,
+                         gpointer             user_data)
+{
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (failed_turn_id != NULL);
+  g_return_if_fail (text != NULL);
+
+  begin_turn (self, text, failed_turn_id, mode, thinking, cancellable, callback, user_data);
 }
 
 /**

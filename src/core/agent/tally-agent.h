@@ -102,6 +102,14 @@ void               tally_agent_send_async         (TallyAgent         *self,
                                                    GCancellable       *cancellable,
                                                    GAsyncReadyCallback callback,
                                                    gpointer            user_data);
+void               tally_agent_retry_async        (TallyAgent         *self,
+                                                   const char         *failed_turn_id,
+                                                   const char         *text,
+                                                   TallyMode           mode,
+                                                   gboolean            thinking,
+                                                   GCancellable       *cancellable,
+                                                   GAsyncReadyCallback callback,
+                                                   gpointer            user_data);
 TallyTurnStatus    tally_agent_send_finish        (TallyAgent         *self,
                                                    GAsyncResult       *result,
                                                    GError            **error);

@@ -639,7 +639,7 @@ close_interrupted_turn (TallySession *self,
   json_object_set_string_member (fields, "kind", "store");
   json_object_set_string_member (fields, "message",
                                  "Tally stopped before this turn finished. The unfinished reply "
-                                 "is kept here but was not sent back to the model.");
+                                 "is kept here; the model will not see it.");
   json_object_set_boolean_member (fields, "retryable", FALSE);
   json_object_set_null_member (fields, "request_id");
   emit_repair_event (self, last->turn_id, fields);
@@ -884,6 +884,26 @@ send_cb (GObject      *object,
     g_task_return_int (task, status);
 }
 
+/* The task a turn reports to; both kinds of turn (a prompt, a retry)
+ * finish with tally_session_send_finish(). */
+static GTask *
+new_turn_task (TallySession        *self,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data)
+{
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, tally_session_send_async);
+  g_task_set_check_cancellable (task, FALSE);
+
+  /* Rules may have changed (another window, the workspace): read them
+   * before each turn. */
+  if (!tally_agent_is_busy (self->agent))
+    load_rules (self);
+  return task;
+}
+
 /**
  * tally_session_send_async:
  * @self: a #TallySession
@@ -906,20 +926,43 @@ tally_session_send_async (TallySession        *self,
                           GAsyncReadyCallback  callback,
                           gpointer             user_data)
 {
-  GTask *task;
-
   g_return_if_fail (TALLY_IS_SESSION (self));
 
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, tally_session_send_async);
+  tally_agent_send_async (self->agent, text, mode, thinking, cancellable, send_cb,
+                          new_turn_task (self, cancellable, callback, user_data));
+}
 
-  /* Rules may have changed (another window, the workspace): read them
-   * before each turn. */
-  if (!tally_agent_is_busy (self->agent))
-    load_rules (self);
-  g_task_set_check_cancellable (task, FALSE);
+/**
+ * tally_session_retry_async:
+ * @self: a #TallySession
+ * @failed_turn_id: the id of the failed turn (its `turn_started` event)
+ * @text: that turn's prompt
+ * @mode: the turn's mode
+ * @thinking: whether the model should think
+ * @cancellable: (nullable): cancels the turn
+ * @callback: called when the turn has ended and its events are stored
+ * @user_data: data for @callback
+ *
+ * Runs the failed turn again in place (see tally_agent_retry_async()): no
+ * new user message, the new turn's `turn_started` names the failed one in
+ * `retry_of`. Finish with tally_session_send_finish().
+ */
+void
+tally_session_retry_async (TallySession        *self,
+                           const char          *failed_turn_id,
+                           const char          *text,
+                           TallyMode            mode,
+                           gboolean             thinking,
+                           GCancellable        *cancellable,
+                           GAsyncReadyCallback  callback,
+                           gpointer             user_data)
+{
+  g_return_if_fail (TALLY_IS_SESSION (self));
+  g_return_if_fail (failed_turn_id != NULL);
+  g_return_if_fail (text != NULL);
 
-  tally_agent_send_async (self->agent, text, mode, thinking, cancellable, send_cb, task);
+  tally_agent_retry_async (self->agent, failed_turn_id, text, mode, thinking, cancellable, send_cb,
+                           new_turn_task (self, cancellable, callback, user_data));
 }
 
 /**

@@ -33,6 +33,14 @@ void             tally_session_send_async     (TallySession       *self,
                                                GCancellable       *cancellable,
                                                GAsyncReadyCallback callback,
                                                gpointer            user_data);
+void             tally_session_retry_async    (TallySession       *self,
+                                               const char         *failed_turn_id,
+                                               const char         *text,
+                                               TallyMode           mode,
+                                               gboolean            thinking,
+                                               GCancellable       *cancellable,
+                                               GAsyncReadyCallback callback,
+                                               gpointer            user_data);
 TallyTurnStatus  tally_session_send_finish    (TallySession       *self,
                                                GAsyncResult       *result,
                                                GError            **error);

@@ -25,9 +25,13 @@ struct _TallyClient
   char        *api_version;
   guint        idle_timeout_ms;
   guint        max_retries;
+  gboolean     reachable;   /* FALSE since an attempt failed to connect */
 
   SoupSession *session;
 };
+
+void tally_client_set_reachable (TallyClient *self,
+                                 gboolean     reachable);
 
 /* One request (all its attempts) of tally_client_stream_async() or
  * tally_client_list_models_async(). A model list has no @stream and

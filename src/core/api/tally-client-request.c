@@ -323,6 +323,30 @@ attempt_failed (GTask      *task,
 
 /* A failure of libsoup or of the connection: cancellation, the watchdog,
  * or a network error. Takes @error. */
+/* Whether a transport error means the server could not be reached at
+ * all, rather than a connection that broke. */
+static gboolean
+is_unreachable (const GError *error)
+{
+  static const GIOErrorEnum codes[] = {
+    G_IO_ERROR_CONNECTION_REFUSED,
+    G_IO_ERROR_HOST_UNREACHABLE,
+    G_IO_ERROR_NETWORK_UNREACHABLE,
+    G_IO_ERROR_HOST_NOT_FOUND,
+    G_IO_ERROR_TIMED_OUT,
+    G_IO_ERROR_PROXY_FAILED,
+  };
+
+  if (error == NULL)
+    return FALSE;
+  if (error->domain == G_RESOLVER_ERROR)
+    return TRUE;
+  for (guint i = 0; i < G_N_ELEMENTS (codes); i++)
+    if (g_error_matches (error, G_IO_ERROR, codes[i]))
+      return TRUE;
+  return FALSE;
+}
+
 static void
 transport_failed (GTask  *task,
                   GError *error)
@@ -356,6 +380,11 @@ transport_failed (GTask  *task,
       attempt_failed (task, error, FALSE, 0, NULL, -1);
       return;
     }
+
+  /* No way through to the server: offline until an attempt gets an
+   * answer (docs/architecture.md §3.4). */
+  if (!req->got_response && is_unreachable (error))
+    tally_client_set_reachable (req->client, FALSE);
 
   if (req->got_response)
     mapped = g_error_new (TALLY_API_ERROR, TALLY_API_ERROR_NETWORK,
@@ -650,6 +679,7 @@ send_cb (GObject      *object,
 
   req->input = input;
   req->got_response = TRUE;
+  tally_client_set_reachable (req->client, TRUE);
   req->status = soup_message_get_status (req->message);
   headers = soup_message_get_response_headers (req->message);
   req->request_id = g_strdup (soup_message_headers_get_one (headers, "request-id"));

@@ -41,6 +41,7 @@ enum {
   PROP_API_VERSION,
   PROP_IDLE_TIMEOUT,
   PROP_MAX_RETRIES,
+  PROP_REACHABLE,
   N_PROPS
 };
 
@@ -91,6 +92,15 @@ static const TallyPropertyEntry property_table[N_PROPS - 1] = {
    */
   { "max-retries", G_TYPE_UINT, FIELD (max_retries), NULL, 4, NOTIFY | G_PARAM_CONSTRUCT,
     NULL, 100 },
+  /**
+   * TallyClient:reachable:
+   *
+   * %FALSE from an attempt that could not reach the server at all (the
+   * connection was refused, the host or network unreachable, the name
+   * not resolved) until the next attempt that gets an HTTP response; the
+   * window shows itself offline meanwhile (docs/architecture.md §3.4).
+   */
+  { "reachable", G_TYPE_BOOLEAN, FIELD (reachable), NULL, 1, G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY },
 };
 
 #undef FIELD
@@ -242,6 +252,7 @@ tally_client_init (TallyClient *self)
   self->api_version = g_strdup (TALLY_DEFAULT_API_VERSION);
   self->idle_timeout_ms = 90 * 1000;
   self->max_retries = 4;
+  self->reachable = TRUE;
 
   /* No session timeout: a long answer may stream for many minutes, and the
    * idle watchdog catches a dead connection instead. */
@@ -429,6 +440,36 @@ tally_client_get_max_retries (TallyClient *self)
   g_return_val_if_fail (TALLY_IS_CLIENT (self), 0);
 
   return self->max_retries;
+}
+
+/**
+ * tally_client_get_reachable:
+ * @self: a #TallyClient
+ *
+ * Returns: the #TallyClient:reachable property: %FALSE while the last
+ *   attempt could not reach the server
+ */
+gboolean
+tally_client_get_reachable (TallyClient *self)
+{
+  g_return_val_if_fail (TALLY_IS_CLIENT (self), TRUE);
+
+  return self->reachable;
+}
+
+/* Called by the requests: whether the attempt that just ended reached
+ * the server (an HTTP response) or could not (a failed connection). */
+void
+tally_client_set_reachable (TallyClient *self,
+                            gboolean     reachable)
+{
+  g_return_if_fail (TALLY_IS_CLIENT (self));
+
+  reachable = !!reachable;
+  if (self->reachable == reachable)
+    return;
+  self->reachable = reachable;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_REACHABLE]);
 }
 
 /**

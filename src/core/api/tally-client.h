@@ -43,6 +43,7 @@ guint        tally_client_get_idle_timeout_ms (TallyClient        *self);
 void         tally_client_set_max_retries    (TallyClient         *self,
                                               guint                max_retries);
 guint        tally_client_get_max_retries    (TallyClient         *self);
+gboolean     tally_client_get_reachable      (TallyClient         *self);
 
 void         tally_client_stream_async       (TallyClient         *self,
                                               GBytes              *body,

@@ -450,6 +450,35 @@ apply_question_resolved (TallyTranscript *self,
   settle_card (card, event, tally_json_object_get_string (event, "reason", NULL));
 }
 
+/* The error blocks of @turn_id get `retried: true` in their details (a
+ * copy of their `error` event), which the error banner reads. */
+static void
+mark_retried (TallyTranscript *self,
+              const char      *turn_id)
+{
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      TallyBlock *b = g_ptr_array_index (self->blocks, i);
+      g_autoptr(JsonNode) node = NULL;
+      g_autoptr(JsonNode) copy = NULL;
+      JsonObject *details;
+
+      if (tally_block_get_kind (b) != TALLY_BLOCK_ERROR || g_strcmp0 (tally_block_get_turn_id (b), turn_id) != 0)
+        continue;
+
+      details = tally_block_get_details (b);
+      if (details == NULL || tally_json_object_get_bool (details, "retried", FALSE))
+        continue;
+      /* Events are shared with the store and other listeners: change a copy. */
+      node = json_node_init_object (json_node_alloc (), details);
+      copy = json_node_copy (node);
+      json_object_set_boolean_member (json_node_get_object (copy), "retried", TRUE);
+      tally_block_set_details (b, json_node_get_object (copy));
+      /* The details have no property of their own; the rows follow "state". */
+      g_object_notify (G_OBJECT (b), "state");
+    }
+}
+
 static void
 apply_turn_finished (TallyTranscript *self,
                      JsonObject      *event,
@@ -523,6 +552,13 @@ tally_transcript_apply (TallyTranscript *self,
           tally_block_set_text (block, _("Notes changed: the new notes go with your next message"));
           tally_block_set_state (block, "notes-changed");
           tally_block_set_finished (block, TRUE);
+        }
+      /* A retry runs the failed turn again in place: no new bubble, and
+       * the failed turn's error no longer offers Retry. */
+      if (tally_json_object_get_string (event, "retry_of", NULL) != NULL)
+        {
+          mark_retried (self, tally_json_object_get_string (event, "retry_of", NULL));
+          break;
         }
       block = add_block (self, TALLY_BLOCK_USER, turn_id);
       tally_block_set_text (block, tally_event_get_text (event));

@@ -8,8 +8,9 @@ G_BEGIN_DECLS
 /**
  * TallyReceiptStyle:
  * @TALLY_RECEIPT_STYLE_WINDOW: the window's receipt row: "Done · $0.0123
- *   · 1,200 tokens in, 340 out · cache 800 read, 120 written · 2 API calls
- *   · 3.4 s" (the cache part only when the cache was used)
+ *   · 1,200 in · 340 out · cache 800 read, 120 written · 2 API calls · 3.4
+ *   s": the terminal's figures, the status in words, the cache part only
+ *   when the cache was used
  * @TALLY_RECEIPT_STYLE_TERMINAL: tally-cli's last line of a turn: "— done
  *   · $0.0123 · 1,200 in · 340 out · cache 800 read, 120 written · 2 API
  *   calls · 3.4 s", the status as its wire word so scripts can match it
@@ -37,7 +38,9 @@ typedef enum {
  * @output_tokens: output tokens
  * @cache_read_tokens: input tokens read from the prompt cache
  * @cache_write_tokens: input tokens written to the prompt cache
- * @api_calls: the API calls (HTTP attempts with a response) of the turn
+ * @api_calls: the turn's API calls: its completed messages
+ *   (`api_calls`) plus a call the server answered before the turn failed in
+ *   it (`failed_calls`)
  * @duration_ms: the turn's wall-clock time in milliseconds
  *
  * What a turn cost, read from its `turn_finished` event

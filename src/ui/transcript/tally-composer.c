@@ -39,6 +39,7 @@ struct _TallyComposer
   GtkScrolledWindow *scroller;
   GtkTextView       *text_view;
   GtkLabel          *placeholder;
+  GtkLabel          *status_label;
   GtkButton         *button;
 
   GtkTextBuffer     *buffer;
@@ -312,6 +313,7 @@ tally_composer_class_init (TallyComposerClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, scroller);
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, text_view);
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, placeholder);
+  gtk_widget_class_bind_template_child (widget_class, TallyComposer, status_label);
   gtk_widget_class_bind_template_child (widget_class, TallyComposer, button);
   gtk_widget_class_bind_template_callback (widget_class, preedit_changed_cb);
   gtk_widget_class_set_css_name (widget_class, "tallycomposer");
@@ -428,6 +430,44 @@ tally_composer_set_busy (TallyComposer *self,
   update_button (self);
   update_state (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+/**
+ * tally_composer_set_status:
+ * @self: a #TallyComposer
+ * @status: (nullable): what the running turn waits for, e.g. "Retrying in
+ *   3 s… (attempt 2 of 5)", or %NULL to show nothing
+ *
+ * Shows @status beside the Stop button, so a turn that waits says why
+ * (docs/architecture.md §3.4). Screen readers hear it as the button's
+ * description.
+ */
+void
+tally_composer_set_status (TallyComposer *self,
+                           const char    *status)
+{
+  g_return_if_fail (TALLY_IS_COMPOSER (self));
+
+  gtk_label_set_text (self->status_label, status != NULL ? status : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->status_label), status != NULL && *status != '\0');
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->button),
+                                  GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, status != NULL ? status : "",
+                                  -1);
+}
+
+/**
+ * tally_composer_get_status:
+ * @self: a #TallyComposer
+ *
+ * Returns: (transfer none): the status shown beside the button; empty when
+ *   none is
+ */
+const char *
+tally_composer_get_status (TallyComposer *self)
+{
+  g_return_val_if_fail (TALLY_IS_COMPOSER (self), NULL);
+
+  return gtk_label_get_text (self->status_label);
 }
 
 /**

@@ -16,6 +16,9 @@ void        tally_composer_set_text  (TallyComposer *self,
 gboolean    tally_composer_get_busy  (TallyComposer *self);
 void        tally_composer_set_busy  (TallyComposer *self,
                                       gboolean       busy);
+void        tally_composer_set_status (TallyComposer *self,
+                                       const char    *status);
+const char *tally_composer_get_status (TallyComposer *self);
 gboolean    tally_composer_send      (TallyComposer *self);
 
 G_END_DECLS

@@ -14,6 +14,7 @@ G_DECLARE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY, ERROR_BANNER,
 GtkWidget  *tally_error_banner_new          (void);
 const char *tally_error_banner_get_message  (TallyErrorBanner *self);
 const char *tally_error_banner_get_meta     (TallyErrorBanner *self);
+const char *tally_error_banner_get_details  (TallyErrorBanner *self);
 GtkButton  *tally_error_banner_get_retry_button (TallyErrorBanner *self);
 GtkButton  *tally_error_banner_get_action_button (TallyErrorBanner *self);
 

@@ -83,7 +83,7 @@ sync_row (TallyNoteRow *self)
   switch (tally_block_get_kind (block))
     {
     case TALLY_BLOCK_INCOMPLETE:
-      text = g_strdup (_("Reply interrupted — not sent back to the model"));
+      text = g_strdup (_("Reply interrupted before it finished"));
       icon = "media-playback-pause-symbolic";
       css = "incomplete";
       break;

@@ -13,8 +13,11 @@
 /**
  * TallyReceiptRow:
  *
- * A turn's receipt: one small, dim line with what the turn cost in money,
- * tokens, calls and time. Its accessible label is a sentence ("Reply
+ * A turn's receipt: one line with what the turn cost in money, tokens,
+ * calls and time, with the figures and grouping tally-cli prints (the
+ * core's formatter, tally_receipt_dup_line()), in a readable size and a
+ * quieter colour that keeps its contrast (the stylesheet). Its
+ * accessible label is a sentence ("Reply
  * finished: …") so a screen reader reading the list hears where a reply
  * ends.
  */
@@ -39,8 +42,8 @@ G_DEFINE_FINAL_TYPE (TallyReceiptRow, tally_receipt_row, TALLY_TYPE_BLOCK_WIDGET
  *
  * Writes the window's receipt line with the core's receipt formatter
  * (tally_receipt_dup_line(), %TALLY_RECEIPT_STYLE_WINDOW), e.g. "Done ·
- * $0.0123 · 1,200 tokens in, 340 out · cache 800 read, 120 written · 2 API
- * calls · 3.4 s".
+ * $0.0123 · 1,200 in · 340 out · cache 800 read, 120 written · 2 API calls
+ * · 3.4 s".
  *
  * Returns: (transfer full): the line
  */
@@ -75,6 +78,10 @@ sync_receipt (TallyReceiptRow *self)
   else if (g_strcmp0 (state, "failed") == 0)
     icon = "dialog-warning-symbolic";
   gtk_image_set_from_icon_name (self->icon, icon);
+  if (g_strcmp0 (state, "failed") == 0)
+    gtk_widget_add_css_class (GTK_WIDGET (self), "failed");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self), "failed");
 
   text = tally_receipt_format (state, tally_block_get_details (TALLY_BLOCK_WIDGET_BLOCK (self)));
   gtk_label_set_text (self->label, text);
@@ -132,7 +139,6 @@ tally_receipt_row_init (TallyReceiptRow *self)
 
   self->icon = GTK_IMAGE (gtk_image_new_from_icon_name ("emblem-ok-symbolic"));
   gtk_widget_set_valign (GTK_WIDGET (self->icon), GTK_ALIGN_START);
-  gtk_widget_add_css_class (GTK_WIDGET (self->icon), "dim-label");
   gtk_widget_set_parent (GTK_WIDGET (self->icon), GTK_WIDGET (self));
 
   self->label = GTK_LABEL (gtk_label_new (NULL));
@@ -140,8 +146,6 @@ tally_receipt_row_init (TallyReceiptRow *self)
   gtk_label_set_wrap (self->label, TRUE);
   gtk_label_set_selectable (self->label, TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self->label), TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->label), "caption");
-  gtk_widget_add_css_class (GTK_WIDGET (self->label), "dim-label");
   gtk_widget_add_css_class (GTK_WIDGET (self->label), "numeric");
   gtk_widget_set_parent (GTK_WIDGET (self->label), GTK_WIDGET (self));
 

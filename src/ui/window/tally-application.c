@@ -143,6 +143,10 @@ update_online (TallyApplication *self)
   else
     online = g_network_monitor_get_network_available (self->network_monitor) ||
              is_loopback_url (self->base_url);
+  /* A failed connection says more than the monitor: offline until the
+   * next request gets an answer (docs/architecture.md §3.4). */
+  if (self->client != NULL && !tally_client_get_reachable (self->client))
+    online = FALSE;
 
   if (online != self->online)
     {
@@ -186,6 +190,8 @@ rebuild_client (TallyApplication *self)
   g_clear_object (&self->client);
   self->client = tally_client_new (self->base_url, self->api_key != NULL ? self->api_key : "");
   tally_client_set_idle_timeout (self->client, g_settings_get_uint (self->settings, "idle-timeout"));
+  g_signal_connect_object (self->client, "notify::reachable", G_CALLBACK (update_online), self,
+                           G_CONNECT_SWAPPED);
 
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BASE_URL]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CLIENT]);
@@ -689,7 +695,8 @@ tally_application_class_init (TallyApplicationClass *klass)
    * TallyApplication:online:
    *
    * Whether a turn can reach the API: the network is available, or the API
-   * is on this machine.
+   * is on this machine, and the client's last attempt did not fail to
+   * connect (#TallyClient:reachable; an answer clears that again).
    */
   properties[PROP_ONLINE] =
     g_param_spec_boolean ("online", NULL, NULL, TRUE,

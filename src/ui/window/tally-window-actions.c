@@ -700,19 +700,15 @@ raise_cost_cap_activate (TallyWindow *self,
   tally_window_add_toast (self, message);
 }
 
-/* Retry on an error banner: the parameter is the failed turn's id; what
- * goes again is the session's last prompt (docs/architecture.md §3.2). */
+/* Retry on an error banner: the parameter is the failed turn's id, which
+ * runs again in place (docs/architecture.md §3.2, tally-window-errors.c). */
 static void
 retry_activate (TallyWindow *self,
                 GVariant    *parameter)
 {
-  g_autofree char *prompt = NULL;
-
   g_assert (g_variant_is_of_type (parameter, G_VARIANT_TYPE_STRING));
 
-  prompt = _tally_window_dup_last_prompt (self);
-  if (prompt != NULL)
-    tally_window_send (self, prompt);
+  _tally_window_retry_turn (self, g_variant_get_string (parameter, NULL));
 }
 
 /* The cards: their decisions go to the agent of the session shown (a card

@@ -39,6 +39,7 @@ struct _TallyWindow
   GtkDropDown          *mode_dropdown;
   GtkDropDown          *model_dropdown;
   GtkRevealer          *offline_revealer;
+  GtkLabel             *offline_label;
   GtkRevealer          *store_revealer;
   GtkLabel             *store_label;
   GtkButton            *salvage_button;
@@ -75,6 +76,13 @@ struct _TallyWindow
   TallySession         *busy_session;
   GCancellable         *turn_cancellable;
 
+  /* Its automatic retries (tally-window-errors.c) */
+  TallyAgent           *watched_agent;
+  guint                 countdown_id;
+  gint64                retry_deadline_us; /* monotonic */
+  guint                 retry_attempt;     /* the attempt about to start, 2 = first retry */
+  guint                 retry_attempts;    /* attempts allowed */
+
   /* The sidebar */
   GHashTable           *rows;           /* id → TallySessionRow (borrowed) */
   GHashTable           *pending_deletes; /* id → TallySessionInfo, until the toast goes */
@@ -102,6 +110,22 @@ char            *_tally_window_dup_last_prompt        (TallyWindow      *self);
 void             _tally_window_stop_turn              (TallyWindow      *self);
 void             _tally_window_check_role             (TallyWindow      *self);
 void             _tally_window_restore_pg_password    (TallyWindow      *self);
+
+/* tally-window.c: retry in place */
+void             _tally_window_run_retry              (TallyWindow      *self,
+                                                       const char       *turn_id,
+                                                       const char       *prompt,
+                                                       TallyMode         mode,
+                                                       gboolean          thinking);
+
+/* tally-window-errors.c */
+void             _tally_window_errors_class_init      (GtkWidgetClass   *widget_class);
+void             _tally_window_watch_turn             (TallyWindow      *self,
+                                                       TallySession     *session);
+gboolean         _tally_window_retry_turn             (TallyWindow      *self,
+                                                       const char       *turn_id);
+void             _tally_window_update_offline         (TallyWindow      *self);
+gboolean         _tally_window_offline_blocks_send    (TallyWindow      *self);
 
 /* tally-window-actions.c */
 void             _tally_window_actions_class_init     (GtkWidgetClass   *widget_class);

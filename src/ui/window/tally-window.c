@@ -254,7 +254,7 @@ update_banners (TallyWindow *self)
 {
   const char *problem = tally_application_get_store_problem (self->app);
 
-  gtk_revealer_set_reveal_child (self->offline_revealer, !tally_application_get_online (self->app));
+  _tally_window_update_offline (self);
 
   if (problem != NULL)
     gtk_label_set_label (self->store_label, problem);
@@ -328,6 +328,7 @@ set_busy (TallyWindow  *self,
   g_set_object (&self->busy_session, session);
   g_set_object (&self->turn_cancellable, cancellable);
   tally_composer_set_busy (self->composer, session != NULL);
+  _tally_window_watch_turn (self, session);
   _tally_window_update_actions (self);
 }
 
@@ -827,7 +828,7 @@ start_turn (TallyWindow *self,
       return;
     }
 
-  if (!tally_application_get_online (self->app))
+  if (_tally_window_offline_blocks_send (self))
     {
       tally_composer_set_text (self->composer, text);
       tally_window_add_toast (self, _("You’re offline — saved sessions still open; sending needs a connection"));
@@ -899,6 +900,23 @@ start_turn (TallyWindow *self,
   tally_session_send_async (self->session, prompt, mode,
                             gtk_toggle_button_get_active (self->thinking_button),
                             cancellable, send_cb, g_object_ref (self));
+  _tally_window_update_context (self);
+}
+
+/* Retry in place (tally-window-errors.c): the session shown runs its
+ * failed turn @turn_id again, as a turn of its own with the same end. */
+void
+_tally_window_run_retry (TallyWindow *self,
+                         const char  *turn_id,
+                         const char  *prompt,
+                         TallyMode    mode,
+                         gboolean     thinking)
+{
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+
+  set_busy (self, self->session, cancellable);
+  tally_session_retry_async (self->session, turn_id, prompt, mode, thinking, cancellable, send_cb,
+                             g_object_ref (self));
   _tally_window_update_context (self);
 }
 
@@ -1241,6 +1259,7 @@ tally_window_dispose (GObject *object)
   g_clear_object (&self->busy_session);
   g_clear_object (&self->turn_cancellable);
   g_clear_weak_pointer (&self->last_toast);
+  _tally_window_watch_turn (self, NULL);
 
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_WINDOW);
 
@@ -1301,6 +1320,7 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, mode_dropdown);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, model_dropdown);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, offline_revealer);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, offline_label);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_revealer);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_label);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, salvage_button);
@@ -1326,6 +1346,7 @@ tally_window_class_init (TallyWindowClass *klass)
   tally_ui_init ();
 
   _tally_window_actions_class_init (widget_class);
+  _tally_window_errors_class_init (widget_class);
   gtk_widget_class_bind_template_callback (widget_class, suggestion_activated_cb);
 
 }

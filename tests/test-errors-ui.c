@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/* Errors the analyst can act on, receipts that agree, offline for real
+ * (issue 14 §4, §7, §11), in the real application under Xvfb against the
+ * mock Messages API:
+ *
+ * - a refused key reads as one, offers Change Key… (the preferences, key
+ *   field focused) and Retry, which runs the failed turn again in place:
+ *   no second bubble, once only, and it succeeds;
+ * - automatic retries count down beside Stop;
+ * - a reply cut in the middle offers Retry too;
+ * - the receipt row says what tally-cli says, and a failed turn counts
+ *   the API call the server answered;
+ * - a refused connection shows the offline banner once, and the next
+ *   answer clears it although the network monitor said online all along.
+ *
+ * Screenshots of the error states, light and dark, go to
+ * $G_TEST_BUILDDIR/artifacts/errors-*.png. */
+
+#define G_LOG_DOMAIN "test-errors-ui"
+
+#include "config.h"
+
+#include <signal.h>
+
+#include <adwaita.h>
+#include <gtk/gtk.h>
+
+#include "tally-application-private.h"
+#include "tally-composer.h"
+#include "tally-error-banner.h"
+#include "tally-json.h"
+#include "tally-preferences-window.h"
+#include "tally-receipt-row.h"
+#include "tally-receipt.h"
+#include "tally-test-app.h"
+#include "tally-test-mock.h"
+#include "tally-test-ui.h"
+#include "tally-window-private.h"
+
+/* A stream with prompt-cache figures, so the receipt has every part. */
+#define ANSWER "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Hello! Ask me about Beanline.\"}]," \
+               "\"usage\":{\"input_tokens\":6850,\"output_tokens\":412," \
+               "\"cache_read_input_tokens\":1200,\"cache_creation_input_tokens\":300}}}"
+
+typedef struct {
+  char *dir;
+  char *store_path;
+} Fixture;
+
+static void
+fixture_set_up (Fixture       *fixture,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  fixture->dir = g_dir_make_tmp ("tally-test-errors-XXXXXX", &error);
+  g_assert_no_error (error);
+  fixture->store_path = g_build_filename (fixture->dir, "tally.db", NULL);
+  g_setenv ("ANTHROPIC_API_KEY", "sk-test-key", TRUE);
+  g_unsetenv ("ANTHROPIC_BASE_URL");
+}
+
+static void
+fixture_tear_down (Fixture       *fixture,
+                   gconstpointer  data)
+{
+  tally_test_remove_tree (fixture->dir);
+  g_free (fixture->dir);
+  g_free (fixture->store_path);
+}
+
+static guint
+count_blocks (TallyWindow    *window,
+              TallyBlockKind  kind)
+{
+  GListModel *blocks = G_LIST_MODEL (tally_session_get_transcript (tally_window_get_session (window)));
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
+
+      n += tally_block_get_kind (block) == kind;
+    }
+  return n;
+}
+
+/* The newest block of @kind in the session shown (a new reference). */
+static TallyBlock *
+last_block (TallyWindow    *window,
+            TallyBlockKind  kind)
+{
+  GListModel *blocks = G_LIST_MODEL (tally_session_get_transcript (tally_window_get_session (window)));
+
+  for (guint i = g_list_model_get_n_items (blocks); i > 0; i--)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i - 1);
+
+      if (tally_block_get_kind (block) == kind)
+        return g_steal_pointer (&block);
+    }
+  return NULL;
+}
+
+/* The banner, or the receipt row, shown for the first block of @type. */
+static GtkWidget *
+first_widget (TallyWindow *window,
+              GType        type)
+{
+  GtkWidget *found = NULL;
+
+  SPIN_UNTIL ((found = tally_test_find_first (GTK_WIDGET (window), type)) != NULL);
+  return found;
+}
+
+static TallyErrorBanner *
+wait_error_banner (TallyWindow *window)
+{
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  return TALLY_ERROR_BANNER (first_widget (window, TALLY_TYPE_ERROR_BANNER));
+}
+
+/* How many times the prompt's text went in the messages of request @n. */
+static guint
+count_prompt_in_request (TallyTestMock *mock,
+                         guint          n,
+                         const char    *prompt)
+{
+  g_autoptr(JsonObject) body = tally_test_mock_dup_request_body (mock, n);
+  JsonArray *messages = json_object_get_array_member (body, "messages");
+  guint count = 0;
+
+  for (guint i = 0; i < json_array_get_length (messages); i++)
+    {
+      JsonNode *content = json_object_get_member (json_array_get_object_element (messages, i), "content");
+
+      if (JSON_NODE_HOLDS_VALUE (content))
+        count += g_strcmp0 (json_node_get_string (content), prompt) == 0;
+      else
+        for (guint j = 0; j < json_array_get_length (json_node_get_array (content)); j++)
+          count += g_strcmp0 (json_object_get_string_member_with_default (
+                                json_array_get_object_element (json_node_get_array (content), j), "text", NULL),
+                              prompt) == 0;
+    }
+  return count;
+}
+
+/* POST /v1/messages requests the mock received (the model list aside). */
+static guint
+count_message_requests (TallyTestMock *mock)
+{
+  return tally_test_mock_count_path (mock, "/v1/messages");
+}
+
+/* Keeps the preferences window @app opens next, in @out. */
+static void
+window_added_cb (GtkApplication          *app,
+                 GtkWindow               *window,
+                 TallyPreferencesWindow **out)
+{
+  if (TALLY_IS_PREFERENCES_WINDOW (window))
+    *out = TALLY_PREFERENCES_WINDOW (window);
+}
+
+/* /tally/errors-ui/key-refused */
+
+static void
+key_saved_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  gboolean *done = user_data;
+
+  tally_application_set_api_key_finish (TALLY_APPLICATION (object), result, NULL);
+  *done = TRUE;
+}
+
+static void
+key_refused_body (TallyApplication *app,
+                  TallyWindow      *window,
+                  gpointer          user_data)
+{
+  TallyTestMock *mock = user_data;
+  g_autoptr(TallyBlock) failed_receipt = NULL;
+  g_autoptr(TallyBlock) receipt = NULL;
+  g_autoptr(TallyBlock) error_block = NULL;
+  g_autofree char *terminal = NULL;
+  g_autofree char *failed_turn = NULL;
+  TallyErrorBanner *banner;
+  TallyPreferencesWindow *prefs = NULL;
+  GtkWidget *focus;
+  GtkWidget *key_row;
+  GtkButton *button;
+  GtkWidget *row;
+  TallyReceipt parts;
+  guint requests;
+  gboolean saved = FALSE;
+
+  /* A key typed in (kept in memory: no keyring here), so the preferences
+   * can take a new one. */
+  tally_application_set_api_key_async (app, "sk-wrong-key", NULL, key_saved_cb, &saved);
+  SPIN_UNTIL (saved);
+
+  tally_window_send (window, "Hello?");
+  banner = wait_error_banner (window);
+
+  /* The analyst's words; the server's in the details. */
+  g_assert_cmpstr (tally_error_banner_get_message (banner), ==, "Your API key was refused");
+  g_assert_cmpstr (tally_error_banner_get_meta (banner), ==, "The server did not accept the key. Change it, then retry.");
+  g_assert_true (g_str_has_prefix (tally_error_banner_get_details (banner),
+                                   "The Messages API refused the API key (HTTP 401): invalid x-api-key\n"
+                                   "Request ID req_"));
+  g_assert_null (strstr (tally_error_banner_get_meta (banner), "x-api-key"));
+
+  /* The failed turn's receipt counts the call the server answered. */
+  failed_receipt = last_block (window, TALLY_BLOCK_RECEIPT);
+  g_assert_cmpstr (tally_block_get_state (failed_receipt), ==, "failed");
+  row = first_widget (window, TALLY_TYPE_RECEIPT_ROW);
+  g_assert_true (g_str_has_prefix (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (row)),
+                                   "Failed · $0.0000 · 0 in · 0 out · 1 API call · "));
+
+  tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-key-refused");
+
+  /* Change Key… opens the preferences with the key field focused. */
+  button = tally_error_banner_get_action_button (banner);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (button)));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "Change _Key…");
+  g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), &prefs);
+  g_signal_emit_by_name (button, "clicked");
+  SPIN_UNTIL (prefs != NULL);
+  g_signal_handlers_disconnect_by_func (app, window_added_cb, &prefs);
+  g_assert_true (gtk_window_get_transient_for (GTK_WINDOW (prefs)) == GTK_WINDOW (window));
+  key_row = tally_test_find_first (GTK_WIDGET (prefs), ADW_TYPE_PASSWORD_ENTRY_ROW);
+  g_assert_nonnull (key_row);
+  SPIN_UNTIL ((focus = gtk_window_get_focus (GTK_WINDOW (prefs))) != NULL &&
+              (focus == key_row || gtk_widget_is_ancestor (focus, key_row)));
+  gtk_window_destroy (GTK_WINDOW (prefs));
+
+  /* Retry runs the same turn again, in place. */
+  g_assert_cmpuint (count_blocks (window, TALLY_BLOCK_USER), ==, 1);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (banner))));
+  error_block = last_block (window, TALLY_BLOCK_ERROR);
+  failed_turn = g_strdup (tally_block_get_turn_id (error_block));
+  requests = count_message_requests (mock);
+  g_signal_emit_by_name (tally_error_banner_get_retry_button (banner), "clicked");
+  /* Gone at once, so it cannot be pressed twice. */
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (banner))));
+  SPIN_UNTIL (count_blocks (window, TALLY_BLOCK_RECEIPT) == 2);
+  SPIN_UNTIL (!tally_window_is_busy (window));
+
+  g_assert_cmpuint (count_blocks (window, TALLY_BLOCK_USER), ==, 1);
+  g_assert_cmpuint (count_blocks (window, TALLY_BLOCK_ERROR), ==, 1);
+  receipt = last_block (window, TALLY_BLOCK_RECEIPT);
+  g_assert_cmpstr (tally_block_get_state (receipt), ==, "done");
+  g_assert_cmpuint (count_message_requests (mock), ==, requests + 1);
+  /* The prompt went once, not twice, in the retried request. */
+  g_assert_cmpuint (count_prompt_in_request (mock, tally_test_mock_get_n_requests (mock) - 1, "Hello?"), ==, 1);
+  g_assert_true (tally_json_object_get_bool (tally_block_get_details (error_block), "retried", FALSE));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (banner))));
+
+  /* A second Retry of the same turn does nothing but say why. */
+  gtk_widget_activate_action (GTK_WIDGET (banner), "session.retry", "s", failed_turn);
+  g_assert_false (tally_window_is_busy (window));
+  g_assert_cmpstr (_tally_window_get_last_toast_title (window), ==, "Only the newest failed reply can be retried");
+  tally_test_spin_idle ();
+  g_assert_cmpuint (count_message_requests (mock), ==, requests + 1);
+
+  /* The receipt row says what tally-cli prints for the same turn: the
+   * same figures and grouping, only the status written as a word. */
+  tally_receipt_init (&parts, tally_block_get_details (receipt));
+  terminal = tally_receipt_dup_line (&parts, TALLY_RECEIPT_STYLE_TERMINAL);
+  g_assert_true (g_str_has_prefix (terminal, "— done · "));
+  g_assert_nonnull (strstr (terminal, " · 6,850 in · 412 out · cache 1,200 read, 300 written · 1 API call · "));
+  {
+    g_autoptr(GPtrArray) rows = tally_test_find_all (GTK_WIDGET (window), TALLY_TYPE_RECEIPT_ROW);
+    const char *shown = NULL;
+
+    for (guint i = 0; i < rows->len; i++)
+      if (g_str_has_prefix (tally_receipt_row_get_text (g_ptr_array_index (rows, i)), "Done · "))
+        shown = tally_receipt_row_get_text (g_ptr_array_index (rows, i));
+    g_assert_nonnull (shown);
+    g_assert_cmpstr (shown + strlen ("Done · "), ==, terminal + strlen ("— done · "));
+    /* Not the tiny dim caption it was. */
+    row = gtk_widget_get_last_child (GTK_WIDGET (g_ptr_array_index (rows, rows->len - 1)));
+    g_assert_false (gtk_widget_has_css_class (row, "dim-label"));
+    g_assert_false (gtk_widget_has_css_class (row, "caption"));
+  }
+
+  tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-retried");
+}
+
+static void
+test_key_refused (Fixture       *fixture,
+                  gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  mock = tally_test_mock_start ("{\"responses\":[{\"error\":{\"type\":\"authentication_error\","
+                                "\"message\":\"invalid x-api-key\"}}," ANSWER "]}", &error);
+  g_assert_no_error (error);
+
+  g_unsetenv ("ANTHROPIC_API_KEY");
+  {
+    const char *args[] = { "--store", fixture->store_path, "--base-url", tally_test_mock_get_base_url (mock), NULL };
+
+    g_assert_cmpint (tally_test_app_run (args, key_refused_body, mock), ==, 0);
+  }
+}
+
+/* /tally/errors-ui/countdown */
+
+static void
+countdown_body (TallyApplication *app,
+                TallyWindow      *window,
+                gpointer          user_data)
+{
+  TallyComposer *composer = _tally_window_get_composer (window);
+
+  g_assert_cmpstr (tally_composer_get_status (composer), ==, "");
+  tally_window_send (window, "How many stores are there?");
+
+  /* The server asked for 2 s: the composer counts them down beside Stop. */
+  SPIN_UNTIL (g_strcmp0 (tally_composer_get_status (composer), "Retrying in 2 s… (attempt 2 of 5)") == 0);
+  g_assert_true (tally_composer_get_busy (composer));
+  tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-countdown");
+  SPIN_UNTIL (g_strcmp0 (tally_composer_get_status (composer), "Retrying in 1 s… (attempt 2 of 5)") == 0);
+
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  g_assert_cmpstr (tally_composer_get_status (composer), ==, "");
+  g_assert_null (tally_test_find_first (GTK_WIDGET (window), TALLY_TYPE_ERROR_BANNER));
+}
+
+static void
+test_countdown (Fixture       *fixture,
+                gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  mock = tally_test_mock_start ("{\"responses\":[{\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"},"
+                                "\"headers\":{\"retry-after\":\"2\"}}," ANSWER "]}", &error);
+  g_assert_no_error (error);
+  {
+    const char *args[] = { "--store", fixture->store_path, "--base-url", tally_test_mock_get_base_url (mock), NULL };
+
+    g_assert_cmpint (tally_test_app_run (args, countdown_body, NULL), ==, 0);
+  }
+  g_assert_cmpuint (count_message_requests (mock), ==, 2);
+}
+
+/* /tally/errors-ui/cut-reply */
+
+static void
+cut_reply_body (TallyApplication *app,
+                TallyWindow      *window,
+                gpointer          user_data)
+{
+  g_autoptr(TallyBlock) receipt = NULL;
+  TallyErrorBanner *banner;
+
+  tally_window_send (window, "Which store sold the most?");
+  banner = wait_error_banner (window);
+
+  g_assert_cmpstr (tally_error_banner_get_message (banner), ==, "The connection was lost during the reply");
+  g_assert_cmpstr (tally_error_banner_get_meta (banner), ==,
+                   "The unfinished reply is kept here. Retry to ask again.");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (banner))));
+  tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-cut-reply");
+
+  g_signal_emit_by_name (tally_error_banner_get_retry_button (banner), "clicked");
+  SPIN_UNTIL (count_blocks (window, TALLY_BLOCK_RECEIPT) == 2);
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  receipt = last_block (window, TALLY_BLOCK_RECEIPT);
+  g_assert_cmpstr (tally_block_get_state (receipt), ==, "done");
+  g_assert_cmpuint (count_blocks (window, TALLY_BLOCK_USER), ==, 1);
+}
+
+static void
+test_cut_reply (Fixture       *fixture,
+                gconstpointer  unused)
+{
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* The first block arrives whole, the connection drops in the second:
+   * content came, so the client does not retry on its own. */
+  mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Looking at March.\"},"
+    "{\"type\":\"text\",\"text\":\"The busiest store in March was the Riverside branch, ahead of the "
+    "station kiosk and the market hall, by a margin that held every week of the month.\"}]},"
+    "\"cut_after_bytes\":1100}," ANSWER "]}", &error);
+  g_assert_no_error (error);
+  {
+    const char *args[] = { "--store", fixture->store_path, "--base-url", tally_test_mock_get_base_url (mock), NULL };
+
+    g_assert_cmpint (tally_test_app_run (args, cut_reply_body, NULL), ==, 0);
+  }
+  g_assert_cmpuint (count_message_requests (mock), ==, 2);
+}
+
+/* /tally/errors-ui/offline */
+
+typedef struct {
+  guint16      port;
+  const char  *dir;
+  GSubprocess *mock;
+  guint        revealed;   /* times the offline banner was revealed */
+} OfflineData;
+
+static void
+reveal_changed_cb (GtkRevealer *revealer,
+                   GParamSpec  *pspec,
+                   OfflineData *data)
+{
+  if (gtk_revealer_get_reveal_child (revealer))
+    data->revealed++;
+}
+
+/* A port on 127.0.0.1 that nothing listens on (taken, then let go). */
+static guint16
+closed_port (void)
+{
+  g_autoptr(GSocket) socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  guint16 port;
+
+  g_assert_true (g_socket_bind (socket, any, FALSE, NULL));
+  bound = g_socket_get_local_address (socket, NULL);
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  g_socket_close (socket, NULL);
+  return port;
+}
+
+/* Starts the mock on @port (the helper picks its own port). */
+static GSubprocess *
+start_mock_on (guint16     port,
+               const char *dir)
+{
+  g_autofree char *scenario = g_build_filename (dir, "answer.json", NULL);
+  g_autofree char *port_text = g_strdup_printf ("%u", port);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autofree char *line = NULL;
+  GSubprocess *mock;
+
+  g_assert_true (g_file_set_contents (scenario, "{\"responses\":[" ANSWER "]}", -1, NULL));
+  mock = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                           TALLY_TEST_MOCK_API, "--scenario", scenario, "--port", port_text, NULL);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (mock));
+  line = g_data_input_stream_read_line (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (line, ==, port_text);
+  return mock;
+}
+
+static void
+offline_body (TallyApplication *app,
+              TallyWindow      *window,
+              gpointer          user_data)
+{
+  OfflineData *data = user_data;
+  TallyErrorBanner *banner;
+  g_autoptr(TallyBlock) receipt = NULL;
+
+  /* The network monitor says online all along; the window's model list
+   * may already have found the port closed. */
+  _tally_application_set_network_override (app, 1);
+  data->revealed = gtk_revealer_get_reveal_child (window->offline_revealer) ? 1 : 0;
+  g_signal_connect (window->offline_revealer, "notify::reveal-child", G_CALLBACK (reveal_changed_cb), data);
+  /* Two refused attempts: one retry. */
+  tally_client_set_max_retries (tally_application_get_client (app), 1);
+
+  tally_window_send (window, "Hello?");
+  SPIN_UNTIL (gtk_revealer_get_reveal_child (window->offline_revealer));
+  g_assert_false (tally_application_get_online (app));
+  g_assert_cmpstr (gtk_label_get_label (window->offline_label), ==,
+                   "You’re offline — Tally could not reach the server. The next message tries again.");
+
+  banner = wait_error_banner (window);
+  g_assert_cmpstr (tally_error_banner_get_message (banner), ==, "Could not reach the server");
+  g_assert_cmpstr (tally_error_banner_get_meta (banner), ==, "Check your connection, then retry.");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (banner))));
+  /* Once, not once per attempt. */
+  g_assert_cmpuint (data->revealed, ==, 1);
+  tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-offline");
+
+  /* The server comes back; Retry gets through and the banner goes. */
+  data->mock = start_mock_on (data->port, data->dir);
+  g_signal_emit_by_name (tally_error_banner_get_retry_button (banner), "clicked");
+  SPIN_UNTIL (count_blocks (window, TALLY_BLOCK_RECEIPT) == 2);
+  SPIN_UNTIL (!tally_window_is_busy (window));
+  receipt = last_block (window, TALLY_BLOCK_RECEIPT);
+  g_assert_cmpstr (tally_block_get_state (receipt), ==, "done");
+  g_assert_true (tally_application_get_online (app));
+  g_assert_false (gtk_revealer_get_reveal_child (window->offline_revealer));
+  g_assert_cmpuint (data->revealed, ==, 1);
+}
+
+static void
+test_offline (Fixture       *fixture,
+              gconstpointer  unused)
+{
+  OfflineData data = { 0 };
+  g_autofree char *base_url = NULL;
+
+  data.port = closed_port ();
+  data.dir = fixture->dir;
+  base_url = g_strdup_printf ("http://127.0.0.1:%u", data.port);
+  {
+    const char *args[] = { "--store", fixture->store_path, "--base-url", base_url, NULL };
+
+    g_assert_cmpint (tally_test_app_run (args, offline_body, &data), ==, 0);
+  }
+  if (data.mock != NULL)
+    {
+      g_subprocess_send_signal (data.mock, SIGTERM);
+      g_subprocess_wait (data.mock, NULL, NULL);
+      g_object_unref (data.mock);
+    }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autofree char *home = tally_test_app_init (&argc, &argv);
+  int status;
+
+  g_test_add ("/tally/errors-ui/key-refused", Fixture, NULL, fixture_set_up, test_key_refused, fixture_tear_down);
+  g_test_add ("/tally/errors-ui/countdown", Fixture, NULL, fixture_set_up, test_countdown, fixture_tear_down);
+  g_test_add ("/tally/errors-ui/cut-reply", Fixture, NULL, fixture_set_up, test_cut_reply, fixture_tear_down);
+  g_test_add ("/tally/errors-ui/offline", Fixture, NULL, fixture_set_up, test_offline, fixture_tear_down);
+
+  status = g_test_run ();
+  tally_test_remove_tree (home);
+  return status;
+}
