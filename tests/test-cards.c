@@ -1256,6 +1256,48 @@ test_approval_edit_change (void)
   approval_teardown (&f);
 }
 
+/* A file too long to compare on the main thread gets a note, no diff. */
+static void
+test_approval_long_file (void)
+{
+  ApprovalFixture f = { 0 };
+  g_autoptr(GString) old_text = g_string_new (NULL);
+  g_autoptr(GString) new_text = g_string_new (NULL);
+  g_autoptr(JsonObject) event = json_object_new ();
+  g_autoptr(JsonObject) input = json_object_new ();
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+  g_autofree char *request = NULL;
+  g_autofree char *path = NULL;
+
+  for (guint i = 0; i < 50001; i++)
+    {
+      g_string_append_printf (old_text, "row %u\n", i);
+      g_string_append_printf (new_text, "other %u\n", i);
+    }
+  json_object_set_string_member (input, "file_path", "long.txt");
+  json_object_set_string_member (input, "content", new_text->str);
+  json_object_set_string_member (event, "type", "approval_request");
+  json_object_set_string_member (event, "turn_id", "t1");
+  json_object_set_string_member (event, "approval_id", "a1");
+  json_object_set_string_member (event, "tool_id", "toolu_w");
+  json_object_set_string_member (event, "tool_name", "Write");
+  json_object_set_object_member (event, "tool_input", json_object_ref (input));
+  json_node_set_object (node, event);
+  request = json_to_string (node, FALSE);
+
+  approval_setup (&f, request);
+  path = g_build_filename (f.workspace, "long.txt", NULL);
+  g_assert_true (g_file_set_contents (path, old_text->str, -1, NULL));
+  /* The file was written after the card was bound: read again. */
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (f.card), NULL);
+  tally_block_widget_set_block (TALLY_BLOCK_WIDGET (f.card), last_block (f.transcript));
+  SPIN_UNTIL (label_shows (f.card, "The file is too long to show its changes here."));
+  g_assert_true (label_shows (f.card, "Allow Tally to change long.txt?"));
+  g_assert_false (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
+  g_unlink (path);
+  approval_teardown (&f);
+}
+
 static void
 test_approval_query (void)
 {
@@ -2356,6 +2398,7 @@ main (int   argc,
   g_test_add_func ("/tally/cards/approval/settled", test_approval_settled);
   g_test_add_func ("/tally/cards/approval/new-file", test_approval_new_file);
   g_test_add_func ("/tally/cards/approval/edit-change", test_approval_edit_change);
+  g_test_add_func ("/tally/cards/approval/long-file", test_approval_long_file);
   g_test_add_func ("/tally/cards/approval/query", test_approval_query);
   g_test_add_func ("/tally/cards/approval/rule-words", test_approval_rule_words);
   g_test_add_func ("/tally/cards/approval/countdown", test_approval_countdown);
