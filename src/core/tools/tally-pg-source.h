@@ -3,6 +3,8 @@
 
 #include <gio/gio.h>
 
+#include "tally-pg-conninfo.h"
+
 G_BEGIN_DECLS
 
 /**
@@ -61,12 +63,6 @@ typedef gboolean (*TallyPgRowFunc) (const TallyPgColumns *columns,
 #define TALLY_TYPE_PG_SOURCE (tally_pg_source_get_type ())
 
 G_DECLARE_FINAL_TYPE (TallyPgSource, tally_pg_source, TALLY, PG_SOURCE, GObject)
-
-gboolean       tally_pg_conninfo_is                     (const char           *database);
-char          *tally_pg_conninfo_redact                 (const char           *conninfo);
-char          *tally_pg_conninfo_add_password           (const char           *conninfo,
-                                                         const char           *password);
-char          *tally_pg_database_key                    (const char           *database);
 
 TallyPgSource *tally_pg_source_new                      (const char           *conninfo,
                                                          GError              **error);
