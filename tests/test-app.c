@@ -1421,6 +1421,11 @@ test_sidebar_format (void)
   info->turns = 2;
   g_free (text);
   text = tally_session_row_format_cost (info);
+  /* Turns that never got an answer: not a "$0.0000" session. */
+  g_assert_cmpstr (text, ==, "No answer yet");
+  info->input_tokens = 1200;
+  g_free (text);
+  text = tally_session_row_format_cost (info);
   g_assert_cmpstr (text, ==, "Price unknown");
   info->cost_usd = 0.0123;
   g_free (text);

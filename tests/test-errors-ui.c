@@ -146,6 +146,19 @@ count_prompt_in_request (TallyTestMock *mock,
   return count;
 }
 
+/* Whether a label under @root reads @text. */
+static gboolean
+has_label (GtkWidget  *root,
+           const char *text)
+{
+  g_autoptr(GPtrArray) labels = tally_test_find_all (root, GTK_TYPE_LABEL);
+
+  for (guint i = 0; i < labels->len; i++)
+    if (g_strcmp0 (gtk_label_get_label (g_ptr_array_index (labels, i)), text) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 /* POST /v1/messages requests the mock received (the model list aside). */
 static guint
 count_message_requests (TallyTestMock *mock)
@@ -219,6 +232,10 @@ key_refused_body (TallyApplication *app,
   row = first_widget (window, TALLY_TYPE_RECEIPT_ROW);
   g_assert_true (g_str_has_prefix (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (row)),
                                    "Failed · $0.0000 · 0 in · 0 out · 1 API call · "));
+
+  /* The failed first turn is not listed as a finished "$0.0000" session. */
+  SPIN_UNTIL (has_label (GTK_WIDGET (_tally_window_get_session_list (window)), "No answer yet"));
+  g_assert_false (has_label (GTK_WIDGET (_tally_window_get_session_list (window)), "$0.0000"));
 
   tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-key-refused");
 

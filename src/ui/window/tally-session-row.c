@@ -186,7 +186,10 @@ tally_session_group_get_title (TallySessionGroup group)
  *
  * The session's cost for the sidebar: "$1.24" from a dollar up, "$0.0123"
  * below (four decimals, as tally-cli prints), "Price unknown" when a turn
- * ran on a model without a known price, empty before the first turn.
+ * ran on a model without a known price, empty before the first turn, and
+ * "No answer yet" when no turn got a token back (a first turn that failed
+ * is not listed as a finished "$0.0000" session; opening it offers Retry,
+ * issue 14 §7).
  *
  * Returns: (transfer full): the text
  */
@@ -197,6 +200,9 @@ tally_session_row_format_cost (const TallySessionInfo *info)
 
   if (info->turns <= 0)
     return g_strdup ("");
+  if (info->input_tokens == 0 && info->output_tokens == 0 &&
+      info->cache_read_tokens == 0 && info->cache_write_tokens == 0)
+    return g_strdup (_("No answer yet"));
   if (!tally_session_info_has_cost (info))
     return g_strdup (_("Price unknown"));
   if (info->cost_usd >= 1.0)
