@@ -161,6 +161,21 @@ tally_test_init_ui (int    *argc,
   tally_ui_init ();
 }
 
+/* Whether @widget's (a GtkWidget) accessible label is @label (needs
+ * GTK_A11Y=test, as tally_test_init_ui() sets). */
+gboolean
+tally_test_has_accessible_label (gpointer    widget,
+                                 const char *label)
+{
+  g_autofree char *mismatch = NULL;
+
+  if (!gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
+    return FALSE;
+  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (widget),
+                                                 GTK_ACCESSIBLE_PROPERTY_LABEL, label);
+  return mismatch == NULL;
+}
+
 /* The first button under @root whose action is @action_name, or NULL. */
 GtkWidget *
 tally_test_find_action_button (GtkWidget  *root,

@@ -31,6 +31,8 @@ void       tally_test_save_png      (GtkWidget       *widget,
                                      const char      *name);
 GtkWidget *tally_test_find_action_button (GtkWidget  *root,
                                           const char *action_name);
+gboolean   tally_test_has_accessible_label (gpointer    widget,
+                                            const char *label);
 
 /* Spins the main loop until @cond holds; fails the test after
  * TALLY_TEST_WAIT_SECONDS (it catches a hang, not a slow machine). */

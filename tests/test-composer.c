@@ -14,6 +14,7 @@
 
 #include "tally-composer.h"
 #include "tally-composer-private.h"
+#include "tally-test-ui.h"
 #include "tally-ui.h"
 
 #define WAIT_TIMEOUT_MS (20 * 1000)
@@ -60,18 +61,6 @@ record_clear (Record *record)
   g_clear_pointer (&record->sent, g_ptr_array_unref);
 }
 
-static gboolean
-has_accessible_label (gpointer    widget,
-                      const char *label)
-{
-  g_autofree char *mismatch = NULL;
-
-  if (!gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
-    return FALSE;
-  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (widget),
-                                                 GTK_ACCESSIBLE_PROPERTY_LABEL, label);
-  return mismatch == NULL;
-}
 
 static char *
 dup_text (TallyComposer *composer)
@@ -200,14 +189,14 @@ test_busy (void)
   GtkButton *button = tally_composer_get_button (composer);
   g_autofree char *text = NULL;
 
-  g_assert_true (has_accessible_label (button, "Send"));
+  g_assert_true (tally_test_has_accessible_label (button, "Send"));
   g_assert_cmpstr (gtk_button_get_icon_name (button), ==, "go-up-symbolic");
 
   tally_composer_set_text (composer, "next question");
   tally_composer_set_busy (composer, TRUE);
   g_assert_true (tally_composer_get_busy (composer));
-  g_assert_true (has_accessible_label (button, "Stop"));
-  g_assert_false (has_accessible_label (button, "Send"));
+  g_assert_true (tally_test_has_accessible_label (button, "Stop"));
+  g_assert_false (tally_test_has_accessible_label (button, "Send"));
   g_assert_cmpstr (gtk_button_get_icon_name (button), ==, "media-playback-stop-symbolic");
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (button)));
   g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (button), "destructive-action"));
@@ -225,7 +214,7 @@ test_busy (void)
   g_assert_cmpstr (text, ==, "next question");
 
   tally_composer_set_busy (composer, FALSE);
-  g_assert_true (has_accessible_label (button, "Send"));
+  g_assert_true (tally_test_has_accessible_label (button, "Send"));
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (button)));
   g_signal_emit_by_name (button, "clicked");
   g_assert_cmpuint (record.stops, ==, 1);

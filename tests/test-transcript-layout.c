@@ -573,6 +573,65 @@ test_hold (void)
   gtk_window_destroy (fixture.window);
 }
 
+/* Picking chips on a question card at the end of a live turn: the card
+ * grows (the picked option's preview shows), and neither the chip clicked
+ * nor the one clicked next moves. */
+static void
+test_question_chips (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autoptr(GPtrArray) chips = NULL;
+  Fixture fixture = { 0 };
+  GtkWidget *both = NULL, *leeds = NULL, *card;
+  graphene_rect_t both_before, leeds_before;
+  int card_height;
+
+  for (guint i = 1; i <= 2; i++)
+    add_turn (transcript, i);
+  start_live_turn (transcript, 3);
+  tally_test_apply_event (transcript,
+    "{\"type\":\"question_request\",\"turn_id\":\"t3\",\"question_id\":\"q1\",\"tool_id\":\"toolu_q\","
+    "\"questions\":["
+    " {\"question\":\"Which stores should the report compare?\",\"header\":\"Stores\",\"multiSelect\":true,\"options\":["
+    "   {\"label\":\"Leeds\",\"description\":\"Park Square, Leeds Station and Briggate\"},"
+    "   {\"label\":\"York\",\"description\":\"Minster Yard, The Shambles and Heslington Hall\"}]},"
+    " {\"question\":\"Which period should it cover?\",\"header\":\"Period\",\"options\":["
+    "   {\"label\":\"Q1 2025\",\"description\":\"January to March\"},"
+    "   {\"label\":\"Both quarters\",\"description\":\"The whole half year\","
+    "    \"preview\":\"| Month | Revenue |\\n|---|---|\\n| Jan 2025 | 61,372 |\\n| Feb 2025 | 58,120 |\\n| Mar 2025 | 64,015 |\"}]}]}");
+  fixture_show (&fixture, transcript, 760, 700);
+  wait_at_end (fixture.view);
+
+  card = tally_block_row_get_child (row_for (fixture.view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 1)));
+  g_assert_nonnull (card);
+  chips = tally_test_find_all (card, GTK_TYPE_TOGGLE_BUTTON);
+  for (guint i = 0; i < chips->len; i++)
+    {
+      if (both == NULL && tally_test_has_accessible_label (g_ptr_array_index (chips, i), "Both quarters"))
+        both = g_ptr_array_index (chips, i);
+      if (leeds == NULL && tally_test_has_accessible_label (g_ptr_array_index (chips, i), "Leeds"))
+        leeds = g_ptr_array_index (chips, i);
+    }
+  g_assert_nonnull (both);
+  g_assert_nonnull (leeds);
+
+  card_height = gtk_widget_get_height (card);
+  both_before = bounds_in_window (both);
+  leeds_before = bounds_in_window (leeds);
+  press_on (fixture.view, both);
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (both), TRUE);
+  tally_test_wait_frames (fixture.view, 8);
+  g_test_message ("card %d px high before the pick, %d after; chip at y %.1f before, %.1f after",
+                  card_height, gtk_widget_get_height (card),
+                  both_before.origin.y, bounds_in_window (both).origin.y);
+  g_assert_cmpint (gtk_widget_get_height (card), >, card_height);
+  g_assert_cmpfloat (fabs (bounds_in_window (both).origin.y - both_before.origin.y), <=, 1.0);
+  g_assert_cmpfloat (fabs (bounds_in_window (leeds).origin.y - leeds_before.origin.y), <=, 1.0);
+  g_assert_false (following (fixture.view));
+
+  gtk_window_destroy (fixture.window);
+}
+
 /* §2: one column */
 
 static void
@@ -762,6 +821,7 @@ main (int    argc,
 
   g_test_add_func ("/tally/transcript-layout/heights", test_heights);
   g_test_add_func ("/tally/transcript-layout/hold", test_hold);
+  g_test_add_func ("/tally/transcript-layout/question-chips", test_question_chips);
   g_test_add_func ("/tally/transcript-layout/column", test_column);
   g_test_add_func ("/tally/transcript-layout/wheel", test_wheel);
   g_test_add_func ("/tally/transcript-layout/screenshots", test_screenshots);

@@ -179,18 +179,6 @@ show_in_window (GtkWidget *child,
 
 
 
-static gboolean
-has_accessible_label (GtkWidget  *widget,
-                      const char *label)
-{
-  g_autofree char *mismatch = NULL;
-
-  if (!gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
-    return FALSE;
-  mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (widget),
-                                                 GTK_ACCESSIBLE_PROPERTY_LABEL, label);
-  return mismatch == NULL;
-}
 
 static GtkWidget *
 find_by_accessible_label (GtkWidget  *root,
@@ -200,7 +188,7 @@ find_by_accessible_label (GtkWidget  *root,
   g_autoptr(GPtrArray) found = tally_test_find_all (root, type);
 
   for (guint i = 0; i < found->len; i++)
-    if (has_accessible_label (g_ptr_array_index (found, i), label))
+    if (tally_test_has_accessible_label (g_ptr_array_index (found, i), label))
       return g_ptr_array_index (found, i);
   return NULL;
 }
@@ -342,7 +330,7 @@ test_rows (void)
 
   list = tally_test_find_first (view, GTK_TYPE_LIST_VIEW);
   g_assert_nonnull (list);
-  g_assert_true (has_accessible_label (list, "Transcript"));
+  g_assert_true (tally_test_has_accessible_label (list, "Transcript"));
   g_assert_cmpstr (gtk_widget_get_css_name (view), ==, "tallytranscriptview");
 
   tally_test_apply_event (transcript, "{\"type\":\"session_created\",\"seq\":1,\"title\":\"Revenue\"}");
@@ -363,7 +351,7 @@ test_rows (void)
   drawer = TALLY_THINKING_DRAWER (child);
   g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thinking…");
   g_assert_false (gtk_expander_get_expanded (tally_thinking_drawer_get_expander (drawer)));
-  g_assert_true (has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)), "Thinking…"));
+  g_assert_true (tally_test_has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)), "Thinking…"));
 
   tally_test_apply_event (transcript, "{\"type\":\"thinking_delta\",\"seq\":4,\"turn_id\":\"t1\",\"call\":0,\"block\":0,"
                      "\"text\":\"by product for March.\"}");
@@ -371,7 +359,7 @@ test_rows (void)
   tally_test_apply_event (transcript, "{\"type\":\"block_done\",\"seq\":5,\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"kind\":\"thinking\"}");
   wait_for (drawer_says_thought, drawer, "the drawer title");
   g_assert_cmpstr (tally_thinking_drawer_get_title (drawer), ==, "Thought for 7 words");
-  g_assert_true (has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)),
+  g_assert_true (tally_test_has_accessible_label (GTK_WIDGET (tally_thinking_drawer_get_expander (drawer)),
                                       "Thought for 7 words"));
   gtk_expander_set_expanded (tally_thinking_drawer_get_expander (drawer), TRUE);
   g_assert_cmpstr (tally_thinking_drawer_get_text (drawer), ==,
@@ -421,7 +409,7 @@ test_rows (void)
                      "\"is_error\":false,\"duration_ms\":12}");
   g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "done");
   g_assert_false (gtk_spinner_get_spinning (GTK_SPINNER (tally_test_find_first (child, GTK_TYPE_SPINNER))));
-  g_assert_true (has_accessible_label (GTK_WIDGET (tally_tool_chip_get_expander (chip)),
+  g_assert_true (tally_test_has_accessible_label (GTK_WIDGET (tally_tool_chip_get_expander (chip)),
                                       "query_database: SELECT product, SUM(total) AS revenue FROM sales GROUP BY product, Done"));
 
   gtk_expander_set_expanded (tally_tool_chip_get_expander (chip), TRUE);
@@ -481,7 +469,7 @@ test_rows (void)
   g_assert_nonnull (strstr (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (child)), "$0.0123"));
   g_assert_cmpstr (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (child)), ==,
                    "Done · $0.0123 · 1,200 in · 340 out · cache 800 read, 120 written · 2 API calls · 3.4 s");
-  g_assert_true (has_accessible_label (child,
+  g_assert_true (tally_test_has_accessible_label (child,
                                       "Reply finished: Done · $0.0123 · 1,200 in · 340 out · "
                                       "cache 800 read, 120 written · 2 API calls · 3.4 s"));
   mismatch = gtk_test_accessible_check_property (GTK_ACCESSIBLE (list), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
@@ -504,10 +492,10 @@ test_rows (void)
                      "\"suggestions\":[]}");
   child = wait_for_row (view, last_block (transcript));
   g_assert_true (TALLY_IS_APPROVAL_CARD (child));
-  g_assert_true (has_accessible_label (child, "Approval for Bash, waiting for your decision"));
+  g_assert_true (tally_test_has_accessible_label (child, "Approval for Bash, waiting for your decision"));
   tally_test_apply_event (transcript, "{\"type\":\"approval_resolved\",\"seq\":19,\"turn_id\":\"t2\",\"approval_id\":\"a1\","
                      "\"tool_id\":\"tu3\",\"decision\":\"deny\",\"reason\":\"user\"}");
-  g_assert_true (has_accessible_label (child, "Approval for Bash: Denied"));
+  g_assert_true (tally_test_has_accessible_label (child, "Approval for Bash: Denied"));
   chip = TALLY_TOOL_CHIP (wait_for_row (view, block_at (transcript, g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 2)));
   g_assert_cmpstr (tally_tool_chip_get_state (chip), ==, "denied");
   g_assert_cmpstr (tally_tool_chip_get_summary (chip), ==, "rm report.csv");
@@ -1281,8 +1269,8 @@ test_chart (void)
   drawing = tally_chart_row_get_drawing (chart);
   g_assert_true (gtk_widget_get_focusable (drawing));
   g_assert_true (gtk_widget_get_mapped (drawing));
-  g_assert_true (has_accessible_label (drawing, "Revenue by store, Q2 2024"));
-  g_assert_true (has_accessible_label (GTK_WIDGET (chart), "Chart: Revenue by store, Q2 2024"));
+  g_assert_true (tally_test_has_accessible_label (drawing, "Revenue by store, Q2 2024"));
+  g_assert_true (tally_test_has_accessible_label (GTK_WIDGET (chart), "Chart: Revenue by store, Q2 2024"));
   /* No description in the spec: one made from the chart. */
   g_assert_cmpstr (description, ==,
                    "Bar chart “Revenue by store, Q2 2024”. x: Store, 6 categories, Briggate to Old Town. "
