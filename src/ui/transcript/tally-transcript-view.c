@@ -737,8 +737,10 @@ tally_transcript_view_class_init (TallyTranscriptViewClass *klass)
    *
    * Whether the view keeps scrolling to the newest output. It is %TRUE
    * while the view is at the end, becomes %FALSE when the user scrolls
-   * up (the "Jump to latest" button then shows) and %TRUE again when the
-   * end is reached.
+   * up, clicks inside the transcript or activates something in it with
+   * Enter or Space (the "Jump to latest" button shows once the end is out
+   * of view), and %TRUE again when the user scrolls back to the end, uses
+   * the button, or a new user block (a message sent) arrives.
    */
   properties[PROP_FOLLOWING] =
     g_param_spec_boolean ("following", NULL, NULL, TRUE,
