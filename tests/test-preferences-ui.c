@@ -74,6 +74,9 @@ environment_body (TallyApplication *app,
 
   /* The key and the address, with where they come from. */
   g_assert_cmpstr (tally_preferences_window_get_key_status (prefs), ==, "Set by the environment");
+  g_assert_cmpstr (tally_preferences_window_get_key_detail (prefs), ==,
+                   "The key ending in …ment. The ANTHROPIC_API_KEY variable overrides any key stored here.");
+  g_assert_cmpuint (count_labels (GTK_WIDGET (prefs), tally_preferences_window_get_key_detail (prefs)), ==, 1);
   g_assert_false (gtk_widget_get_visible (forget_button (prefs)));
   address = g_strdup_printf ("%s — from the --base-url option", tally_test_mock_get_base_url (mock));
   g_assert_cmpstr (tally_preferences_window_get_address_status (prefs), ==, address);
@@ -135,6 +138,7 @@ keyring_body (TallyApplication *app,
   prefs = open_preferences (app);
 
   g_assert_cmpstr (tally_preferences_window_get_key_status (prefs), ==, "Stored in your keyring");
+  g_assert_true (g_str_has_prefix (tally_preferences_window_get_key_detail (prefs), "The key ending in …ring. "));
   g_assert_cmpstr (tally_preferences_window_get_address_status (prefs), ==,
                    DEAD_URL " — from the ANTHROPIC_BASE_URL environment variable");
 
@@ -167,6 +171,7 @@ keyring_body (TallyApplication *app,
   SPIN_UNTIL (!g_hash_table_contains (keyring, _tally_secret_get_test_key_slot ()));
   g_assert_false (tally_application_has_api_key (app));
   g_assert_cmpstr (tally_preferences_window_get_key_status (prefs), ==, "No key yet");
+  g_assert_null (strstr (tally_preferences_window_get_key_detail (prefs), "ending in"));
   g_assert_false (gtk_widget_get_visible (forget_button (prefs)));
 
   /* Without a key there is nothing to test, and it says so. */

@@ -983,6 +983,32 @@ tally_application_has_api_key (TallyApplication *self)
 }
 
 /**
+ * tally_application_dup_api_key_hint:
+ * @self: a #TallyApplication
+ *
+ * What the preferences show of the key in use, so that the analyst can
+ * tell keys apart without the key being shown: its last four characters
+ * after an ellipsis ("…x7Qa"), or only the ellipsis for a key of eight
+ * characters or fewer.
+ *
+ * Returns: (transfer full) (nullable): the hint, or %NULL without a key
+ */
+char *
+tally_application_dup_api_key_hint (TallyApplication *self)
+{
+  glong length;
+
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+
+  if (self->api_key == NULL)
+    return NULL;
+  length = g_utf8_strlen (self->api_key, -1);
+  if (length <= 8)
+    return g_strdup ("…");
+  return g_strconcat ("…", g_utf8_offset_to_pointer (self->api_key, length - 4), NULL);
+}
+
+/**
  * tally_application_get_online:
  * @self: a #TallyApplication
  *

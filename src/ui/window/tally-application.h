@@ -59,6 +59,7 @@ const char        *tally_application_get_base_url         (TallyApplication    *
 gboolean           tally_application_get_base_url_locked  (TallyApplication    *self);
 TallyApiKeySource  tally_application_get_api_key_source   (TallyApplication    *self);
 gboolean           tally_application_has_api_key          (TallyApplication    *self);
+char              *tally_application_dup_api_key_hint     (TallyApplication    *self);
 void               tally_application_set_environment_api_key (TallyApplication *self,
                                                             const char       *api_key);
 gboolean           tally_application_get_online           (TallyApplication    *self);

@@ -38,6 +38,7 @@ struct _TallyPreferencesWindow
   GSettings            *settings;
   GCancellable         *cancellable;
   char                 *key_status;
+  char                 *key_detail;
   char                 *address_status;
   char                 *connection_result;
   GCancellable         *test_cancellable;
@@ -112,6 +113,7 @@ update_key_status (TallyPreferencesWindow *self)
 {
   TallyApiKeySource source = tally_application_get_api_key_source (self->app);
   const KeyStatus *status;
+  g_autofree char *hint = NULL;
 
   g_assert ((guint) source < G_N_ELEMENTS (key_statuses));
   status = &key_statuses[source];
@@ -120,7 +122,19 @@ update_key_status (TallyPreferencesWindow *self)
   self->key_status = g_strdup (_(status->title));
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->key_status_row), self->key_status);
-  adw_action_row_set_subtitle (self->key_status_row, status->subtitle != NULL ? _(status->subtitle) : "");
+
+  /* Which key: its last characters, never the key. */
+  g_free (self->key_detail);
+  hint = tally_application_dup_api_key_hint (self->app);
+  if (hint != NULL)
+    /* TRANSLATORS: %s is the end of the key, such as "…x7Qa"; then why
+     * it comes from there */
+    self->key_detail = g_strdup_printf (_("The key ending in %s. %s"), hint,
+                                        status->subtitle != NULL ? _(status->subtitle) : "");
+  else
+    self->key_detail = g_strdup (status->subtitle != NULL ? _(status->subtitle) : "");
+  g_strchomp (self->key_detail);
+  adw_action_row_set_subtitle (self->key_status_row, self->key_detail);
   gtk_image_set_from_icon_name (self->key_status_icon, status->icon);
   gtk_widget_set_sensitive (GTK_WIDGET (self->key_row), status->can_edit);
   gtk_widget_set_visible (GTK_WIDGET (self->forget_key_button), status->can_forget);
@@ -444,6 +458,7 @@ tally_preferences_window_finalize (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->app);
   g_free (self->key_status);
+  g_free (self->key_detail);
   g_free (self->address_status);
   g_free (self->connection_result);
 
@@ -624,4 +639,20 @@ tally_preferences_window_get_forget_dialog (TallyPreferencesWindow *self)
 {
   g_return_val_if_fail (TALLY_IS_PREFERENCES_WINDOW (self), NULL);
   return self->forget_dialog;
+}
+
+/**
+ * tally_preferences_window_get_key_detail:
+ * @self: a #TallyPreferencesWindow
+ *
+ * Returns: (transfer none): the line under the key's source: which key
+ *   (its last four characters) and why it comes from there, such as "The
+ *   key ending in …ment. The ANTHROPIC_API_KEY variable overrides any key
+ *   stored here."
+ */
+const char *
+tally_preferences_window_get_key_detail (TallyPreferencesWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_PREFERENCES_WINDOW (self), NULL);
+  return self->key_detail;
 }

@@ -13,6 +13,7 @@ G_DECLARE_FINAL_TYPE (TallyPreferencesWindow, tally_preferences_window, TALLY, P
 
 GtkWidget  *tally_preferences_window_new            (TallyApplication       *application);
 const char *tally_preferences_window_get_key_status (TallyPreferencesWindow *self);
+const char *tally_preferences_window_get_key_detail (TallyPreferencesWindow *self);
 const char *tally_preferences_window_get_address_status (TallyPreferencesWindow *self);
 void        tally_preferences_window_test_connection (TallyPreferencesWindow *self);
 const char *tally_preferences_window_get_connection_result (TallyPreferencesWindow *self);
