@@ -145,6 +145,59 @@ test_pin_migration (void)
   tally_test_rm_rf (dir);
 }
 
+/* Salvage copies the pins (docs/architecture.md §10.9). */
+static void
+test_pin_salvage (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tally-store-pin-XXXXXX", &error);
+  g_autofree char *path = g_build_filename (dir, "sessions.db", NULL);
+  g_autofree char *out = g_build_filename (dir, "salvaged.db", NULL);
+  g_autoptr(TallyStore) store = NULL;
+  TallySalvageReport report = { 0 };
+
+  g_assert_no_error (error);
+  store = tally_store_open (path, &error);
+  g_assert_no_error (error);
+  add_session (store, "kept-pin", "Pinned before the damage");
+  add_session (store, "no-pin", "Never pinned");
+  g_assert_true (tally_store_set_session_pinned (store, "kept-pin", TRUE, &error));
+  g_assert_no_error (error);
+  g_clear_object (&store);
+
+  g_assert_true (tally_store_salvage (path, out, &report, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (report.sessions_salvaged, ==, 2);
+
+  store = tally_store_open (out, &error);
+  g_assert_no_error (error);
+  g_assert_true (listed_pinned (store, "kept-pin"));
+  g_assert_false (listed_pinned (store, "no-pin"));
+  g_clear_object (&store);
+
+  /* A version 3 file has no pins to copy, and salvages all the same. */
+  {
+    g_autofree char *out3 = g_build_filename (dir, "salvaged-3.db", NULL);
+    sqlite3 *db = NULL;
+
+    g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+    g_assert_cmpint (sqlite3_exec (db, "ALTER TABLE sessions DROP COLUMN pinned; PRAGMA user_version = 3;",
+                                   NULL, NULL, NULL), ==, SQLITE_OK);
+    sqlite3_close (db);
+    report = (TallySalvageReport) { 0 };
+    g_assert_true (tally_store_salvage (path, out3, &report, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (report.sessions_salvaged, ==, 2);
+    g_assert_cmpuint (report.damaged_regions, ==, 0);
+    store = tally_store_open (out3, &error);
+    g_assert_no_error (error);
+    g_assert_false (listed_pinned (store, "kept-pin"));
+    g_clear_object (&store);
+  }
+
+  tally_test_rm_rf (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -153,6 +206,7 @@ main (int   argc,
 
   g_test_add_func ("/tally/store/pin/persists", test_pin_persists);
   g_test_add_func ("/tally/store/pin/migration", test_pin_migration);
+  g_test_add_func ("/tally/store/pin/salvage", test_pin_salvage);
 
   return g_test_run ();
 }

@@ -179,6 +179,19 @@ run_insert (Salvage *salvage,
   return (rc & 0xff) == SQLITE_CONSTRAINT || (rc & 0xff) == SQLITE_MISMATCH;
 }
 
+/* Whether the damaged store's sessions table has the pinned column
+ * (version 4); FALSE when its schema cannot be read. */
+static gboolean
+src_has_pinned (Salvage *salvage)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+
+  if (sqlite3_prepare_v2 (salvage->src, "SELECT 1 FROM pragma_table_info ('sessions') WHERE name = 'pinned'",
+                          -1, &stmt, NULL) != SQLITE_OK)
+    return FALSE;
+  return sqlite3_step (stmt) == SQLITE_ROW;
+}
+
 static gboolean
 copy_session (sqlite3_stmt *row,
               gpointer      data)
@@ -188,7 +201,7 @@ copy_session (sqlite3_stmt *row,
 
   if (column_text (row, 1) == NULL)
     return TRUE;
-  for (int i = 1; i <= 14; i++)
+  for (int i = 1; i <= 15; i++)
     bind_value (salvage->insert, i, row, i);
   return run_insert (salvage, &changes);
 }
@@ -462,20 +475,25 @@ salvage_into (Salvage     *salvage,
               GError     **error)
 {
   TallySalvageReport *report = salvage->report;
+  g_autofree char *select_sessions = NULL;
   gint64 known_sessions;
 
   if (!tally_store_exec (salvage->out, salvage->out_path, "BEGIN IMMEDIATE", error))
     return FALSE;
 
-  if (!copy_table (salvage,
-                   "SELECT rowid, id, title, created_us, updated_us, model, workspace, database, cost_usd, "
-                   "       input_tokens, output_tokens, turns, cache_read, cache_write, last_mode "
-                   "FROM sessions WHERE rowid > ?1 ORDER BY rowid",
+  /* A store older than version 4 has no pins. */
+  select_sessions = g_strdup_printf ("SELECT rowid, id, title, created_us, updated_us, model, workspace, database, "
+                                     "       cost_usd, input_tokens, output_tokens, turns, cache_read, cache_write, "
+                                     "       last_mode, %s "
+                                     "FROM sessions WHERE rowid > ?1 ORDER BY rowid",
+                                     src_has_pinned (salvage) ? "pinned" : "0");
+  if (!copy_table (salvage, select_sessions,
                    "INSERT OR IGNORE INTO sessions (id, title, created_us, updated_us, model, workspace, "
-                   "  database, cost_usd, input_tokens, output_tokens, turns, cache_read, cache_write, last_mode) "
+                   "  database, cost_usd, input_tokens, output_tokens, turns, cache_read, cache_write, last_mode, "
+                   "  pinned) "
                    "VALUES (?1, coalesce (?2, ''), coalesce (?3, 0), coalesce (?4, 0), ?5, ?6, ?7, ?8, "
                    "  coalesce (?9, 0), coalesce (?10, 0), coalesce (?11, 0), coalesce (?12, 0), "
-                   "  coalesce (?13, 0), ?14)",
+                   "  coalesce (?13, 0), ?14, coalesce (?15, 0) <> 0)",
                    copy_session, error) ||
       !copy_table (salvage,
                    "SELECT rowid, session_id, seq, ts, type, payload FROM events WHERE rowid > ?1 ORDER BY rowid",
