@@ -102,6 +102,17 @@ welcome_and_sample_body (TallyApplication *app,
   resize (window, NARROW_PX);
   g_assert_cmpint (gtk_widget_get_width (content_of (window)), ==, NARROW_PX);
   g_assert_true (adw_flap_get_folded (flap));
+  /* The sample session is offered without scrolling, even at 360 px. */
+  {
+    GtkWidget *sample = tally_test_find_action_button (GTK_WIDGET (window), "win.open-sample-session");
+    graphene_rect_t bounds;
+
+    g_assert_nonnull (sample);
+    g_assert_true (gtk_widget_compute_bounds (sample, content_of (window), &bounds));
+    g_assert_cmpfloat (bounds.origin.x, >=, 0);
+    g_assert_cmpfloat (bounds.origin.x + bounds.size.width, <=, NARROW_PX);
+    g_assert_cmpfloat (bounds.origin.y + bounds.size.height, <=, gtk_widget_get_height (content_of (window)));
+  }
   tally_test_app_save_light_dark (GTK_WIDGET (window), "adaptive-welcome-360");
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-sample-session", NULL));
