@@ -328,12 +328,34 @@ test_key_refused (Fixture       *fixture,
 
 /* /tally/errors-ui/countdown */
 
+/* Keeps every text the composer's status label was given, in order. */
+static void
+status_changed_cb (GtkLabel   *label,
+                   GParamSpec *pspec,
+                   GPtrArray  *seen)
+{
+  const char *text = gtk_label_get_label (label);
+
+  if (seen->len == 0 || g_strcmp0 (g_ptr_array_index (seen, seen->len - 1), text) != 0)
+    g_ptr_array_add (seen, g_strdup (text));
+}
+
 static void
 countdown_body (TallyApplication *app,
                 TallyWindow      *window,
                 gpointer          user_data)
 {
   TallyComposer *composer = _tally_window_get_composer (window);
+  g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) labels = tally_test_find_all (GTK_WIDGET (composer), GTK_TYPE_LABEL);
+  GtkLabel *status = NULL;
+  gboolean counted_down = FALSE;
+
+  for (guint i = 0; i < labels->len; i++)
+    if (gtk_widget_has_css_class (g_ptr_array_index (labels, i), "composer-status"))
+      status = g_ptr_array_index (labels, i);
+  g_assert_nonnull (status);
+  g_signal_connect (status, "notify::label", G_CALLBACK (status_changed_cb), seen);
 
   g_assert_cmpstr (tally_composer_get_status (composer), ==, "");
   tally_window_send (window, "How many stores are there?");
@@ -342,11 +364,27 @@ countdown_body (TallyApplication *app,
   SPIN_UNTIL (g_strcmp0 (tally_composer_get_status (composer), "Retrying in 2 s… (attempt 2 of 5)") == 0);
   g_assert_true (tally_composer_get_busy (composer));
   tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-countdown");
-  SPIN_UNTIL (g_strcmp0 (tally_composer_get_status (composer), "Retrying in 1 s… (attempt 2 of 5)") == 0);
 
   SPIN_UNTIL (!tally_window_is_busy (window));
   g_assert_cmpstr (tally_composer_get_status (composer), ==, "");
   g_assert_null (tally_test_find_first (GTK_WIDGET (window), TALLY_TYPE_ERROR_BANNER));
+  g_signal_handlers_disconnect_by_func (status, status_changed_cb, seen);
+
+  /* It started at 2 s and went down (how far it got between ticks depends
+   * on how busy the machine is: 1 s, or straight to "Retrying…"), then
+   * cleared when the answer came. */
+  g_assert_cmpuint (seen->len, >=, 3);
+  g_assert_cmpstr (g_ptr_array_index (seen, 0), ==, "Retrying in 2 s… (attempt 2 of 5)");
+  for (guint i = 1; i + 1 < seen->len; i++)
+    {
+      const char *text = g_ptr_array_index (seen, i);
+
+      g_assert_true (g_str_equal (text, "Retrying in 1 s… (attempt 2 of 5)") ||
+                     g_str_equal (text, "Retrying… (attempt 2 of 5)"));
+      counted_down = TRUE;
+    }
+  g_assert_true (counted_down);
+  g_assert_cmpstr (g_ptr_array_index (seen, seen->len - 1), ==, "");
 }
 
 static void
