@@ -36,6 +36,7 @@
 #include "tally-plan-card-private.h"
 #include "tally-question-card.h"
 #include "tally-test-mock.h"
+#include "tally-test-app.h"
 #include "tally-test-ui.h"
 #include "tally-transcript-view.h"
 #include "tally-transcript.h"
@@ -1957,93 +1958,7 @@ test_plan_versions (void)
 
 /* End to end: the walkthrough (docs/architecture.md §7.3) in the window */
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
 #define REPORT_PROMPT "Write a short report comparing two of our stores."
-
-typedef void (*AppBody) (TallyApplication *app,
-                         TallyWindow      *window,
-                         gpointer          data);
-
-typedef struct {
-  AppBody      body;
-  gpointer     data;
-  TallyWindow *window;
-  gboolean     ran;
-} RunCtx;
-
-static gboolean
-run_body_idle (gpointer user_data)
-{
-  RunCtx *ctx = user_data;
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
-  g_autoptr(GList) windows = NULL;
-
-  tally_test_spin_idle ();
-  ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
-  ctx->ran = TRUE;
-
-  /* Closing every window ends g_application_run(). */
-  windows = g_list_copy (gtk_application_get_windows (app));
-  for (GList *l = windows; l != NULL; l = l->next)
-    gtk_window_close (GTK_WINDOW (l->data));
-  return G_SOURCE_REMOVE;
-}
-
-static void
-window_added_cb (GtkApplication *app,
-                 GtkWindow      *window,
-                 RunCtx         *ctx)
-{
-  if (ctx->window != NULL || !TALLY_IS_WINDOW (window))
-    return;
-  ctx->window = TALLY_WINDOW (window);
-  g_idle_add (run_body_idle, ctx);
-}
-
-/* Runs the application in this process with `tally ARGS…`, and @body once
- * its window is up. */
-static int
-run_app (const char * const *args,
-         AppBody             body,
-         gpointer            data)
-{
-  g_autoptr(TallyApplication) app = tally_application_new ();
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  RunCtx ctx = { body, data, NULL, FALSE };
-  int status;
-
-  g_application_set_flags (G_APPLICATION (app),
-                           G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
-  g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), &ctx);
-
-  g_ptr_array_add (argv, (gpointer) "tally");
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-
-  status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **) argv->pdata);
-  g_assert_true (ctx.ran);
-  g_clear_object (&app);
-  tally_test_spin_idle ();
-  return status;
-}
 
 /* The card of @type showing a block of @kind that is still pending (for a
  * plan: one that can be acted on), or NULL. */
@@ -2308,7 +2223,7 @@ test_store_report (void)
   {
     const char *args[] = { "--store", store, "--base-url", tally_test_mock_get_base_url (mock), NULL };
 
-    g_assert_cmpint (run_app (args, store_report_body, &data), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, store_report_body, &data), ==, 0);
   }
 
   /* Every scripted answer was used, the question's answers went back as
@@ -2337,7 +2252,7 @@ test_store_report (void)
       g_rmdir (data.workspace);
     }
   g_free (data.workspace);
-  remove_tree (dir);
+  tally_test_remove_tree (dir);
 }
 
 static gboolean
@@ -2411,7 +2326,7 @@ main (int   argc,
   g_test_add_func ("/tally/cards/e2e/store-report", test_store_report);
 
   status = g_test_run ();
-  remove_tree (home);
+  tally_test_remove_tree (home);
 
   /* Let idle worker threads (the diffs run in GTask's pool) end before
    * the leak check, so what they keep per thread is freed. */
