@@ -67,7 +67,6 @@ struct _TallyWindow
   char                 *database;
   char                 *workspace;      /* NULL: the session's own folder */
   char                 *model;
-  char                 *last_prompt;
   GHashTable           *drafts;         /* session id ("" for new) → text */
   char                 *deleted_current; /* id of a deleted session that was shown */
   guint                 n_role_warnings; /* role cards shown (tests) */
@@ -106,7 +105,6 @@ struct _TallyWindow
 /* tally-window.c */
 void             _tally_window_update_title           (TallyWindow      *self);
 void             _tally_window_update_context         (TallyWindow      *self);
-char            *_tally_window_dup_last_prompt        (TallyWindow      *self);
 void             _tally_window_stop_turn              (TallyWindow      *self);
 void             _tally_window_check_role             (TallyWindow      *self);
 void             _tally_window_restore_pg_password    (TallyWindow      *self);

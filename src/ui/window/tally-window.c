@@ -469,30 +469,6 @@ transcript_items_changed_cb (TallyWindow *self)
   _tally_window_update_title (self);
 }
 
-/* The last thing the analyst asked in this session, for Retry. */
-char *
-_tally_window_dup_last_prompt (TallyWindow *self)
-{
-  GListModel *blocks;
-
-  if (self->last_prompt != NULL)
-    return g_strdup (self->last_prompt);
-  if (self->session == NULL)
-    return NULL;
-
-  blocks = G_LIST_MODEL (tally_session_get_transcript (self->session));
-  for (guint i = g_list_model_get_n_items (blocks); i > 0; i--)
-    {
-      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i - 1);
-
-      if (tally_block_get_kind (block) == TALLY_BLOCK_USER)
-        return g_strdup (tally_block_get_text (block));
-    }
-
-  return NULL;
-}
-
-
 /* The preferences that apply to every session follow the settings while
  * the agent lives: a change in the preferences reaches a running turn at
  * its next card or API call. Binding again replaces the binding, so a
@@ -526,7 +502,6 @@ show_session (TallyWindow  *self,
                                           transcript_items_changed_cb, self);
   g_clear_object (&self->session);
   self->session = session;
-  g_clear_pointer (&self->last_prompt, g_free);
 
   if (session != NULL)
     {
@@ -888,8 +863,6 @@ start_turn (TallyWindow *self,
   if (mode > TALLY_MODE_AUTO)
     mode = TALLY_MODE_ASK;
 
-  g_free (self->last_prompt);
-  self->last_prompt = g_strdup (prompt);
   g_hash_table_remove (self->drafts, current_key (self));
 
   if (is_new && tally_application_get_store (self->app) != NULL)
@@ -1285,7 +1258,6 @@ tally_window_finalize (GObject *object)
   g_free (self->database);
   g_free (self->workspace);
   g_free (self->model);
-  g_free (self->last_prompt);
   g_free (self->deleted_current);
   g_free (self->last_toast_title);
 
