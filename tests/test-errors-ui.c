@@ -324,6 +324,34 @@ test_key_refused (Fixture       *fixture,
 
     g_assert_cmpint (tally_test_app_run (args, key_refused_body, mock), ==, 0);
   }
+
+  /* tally-cli --replay shows the prompt once: the retry ran it in place. */
+  {
+    g_autofree char *ui_dir = g_path_get_dirname (TALLY_TEST_APP);
+    g_autofree char *src_dir = g_path_get_dirname (ui_dir);
+    g_autofree char *cli = g_build_filename (src_dir, "cli", "tally-cli", NULL);
+    g_autofree char *list = NULL;
+    g_autofree char *replay = NULL;
+    g_auto(GStrv) fields = NULL;
+    const char *list_argv[] = { cli, "--store", fixture->store_path, "--list", NULL };
+    int status;
+
+    g_assert_true (g_spawn_sync (NULL, (char **) list_argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                                 &list, NULL, &status, &error));
+    g_assert_no_error (error);
+    fields = g_strsplit (list, "\t", 2);
+    g_assert_nonnull (fields[1]);
+    {
+      const char *replay_argv[] = { cli, "--store", fixture->store_path, "--replay", fields[0], NULL };
+
+      g_assert_true (g_spawn_sync (NULL, (char **) replay_argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                                   &replay, NULL, &status, &error));
+    }
+    g_assert_no_error (error);
+    g_assert_nonnull (strstr (replay, "> Hello?"));
+    g_assert_null (strstr (strstr (replay, "> Hello?") + 1, "> Hello?"));
+    g_assert_nonnull (strstr (replay, "Hello! Ask me about Beanline."));
+  }
 }
 
 /* /tally/errors-ui/countdown */

@@ -340,7 +340,10 @@ tally_cli_print_event_lines (Cli       *cli,
                           parse_error->message);
               continue;
             }
-          if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED)
+          /* A retry runs the failed turn's prompt again in place: the
+           * prompt was printed with that turn (docs/architecture.md §4.2). */
+          if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED &&
+              !json_object_has_member (event, "retry_of"))
             {
               tally_cli_close_open_text (cli);
               g_print ("\n> %s\n\n", json_object_get_string_member_with_default (event, "text", ""));
