@@ -5,12 +5,14 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "tally-application-private.h"
 #include "tally-test-app.h"
 #include "tally-test-ui.h"
 
 typedef struct {
   TallyTestAppBody  body;
   gpointer          data;
+  int               network_override;
   TallyWindow      *window;
   gboolean          ran;
 } RunCtx;
@@ -87,20 +89,32 @@ window_added_cb (GtkApplication *app,
   g_idle_add (run_body_idle, ctx);
 }
 
+static void
+startup_cb (GApplication *app,
+            RunCtx       *ctx)
+{
+  if (ctx->network_override >= 0)
+    _tally_application_set_network_override (TALLY_APPLICATION (app), ctx->network_override);
+}
+
 /* Runs `tally ARGS…` in this process as its own primary instance and
- * @body once its first window is presented; returns the exit status. */
+ * @body once its first window is presented; returns the exit status.
+ * @network_override: -1 leaves the network monitor alone; 0 or 1 says
+ * offline or online from startup on. */
 int
-tally_test_app_run (const char * const *args,
-                    TallyTestAppBody    body,
-                    gpointer            data)
+tally_test_app_run_with_network (const char * const *args,
+                                 int                 network_override,
+                                 TallyTestAppBody    body,
+                                 gpointer            data)
 {
   g_autoptr(TallyApplication) app = tally_application_new ();
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  RunCtx ctx = { body, data, NULL, FALSE };
+  RunCtx ctx = { body, data, network_override, NULL, FALSE };
   int status;
 
   g_application_set_flags (G_APPLICATION (app),
                            G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
+  g_signal_connect_after (app, "startup", G_CALLBACK (startup_cb), &ctx);
   g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), &ctx);
 
   g_ptr_array_add (argv, (gpointer) "tally");
@@ -111,9 +125,20 @@ tally_test_app_run (const char * const *args,
   status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **) argv->pdata);
   g_assert_true (ctx.ran);
 
+  /* Let what the closed windows cancelled finish (their callbacks are
+   * already queued), so nothing of this run is left for the next. */
   g_clear_object (&app);
   tally_test_spin_idle ();
   return status;
+}
+
+/* tally_test_app_run_with_network() with the network monitor left alone. */
+int
+tally_test_app_run (const char * const *args,
+                    TallyTestAppBody    body,
+                    gpointer            data)
+{
+  return tally_test_app_run_with_network (args, -1, body, data);
 }
 
 /* A new temporary folder for the store of one test; ANTHROPIC_BASE_URL

@@ -27,6 +27,10 @@ char *tally_test_app_init       (int                 *argc,
 int   tally_test_app_run        (const char * const  *args,
                                  TallyTestAppBody     body,
                                  gpointer             data);
+int   tally_test_app_run_with_network (const char * const *args,
+                                       int                 network_override,
+                                       TallyTestAppBody    body,
+                                       gpointer            data);
 void  tally_test_app_fixture_set_up    (TallyTestAppFixture *fixture,
                                        gconstpointer        data);
 void  tally_test_app_fixture_tear_down (TallyTestAppFixture *fixture,

@@ -37,6 +37,7 @@
 #include "tally-secret.h"
 #include "tally-session-row.h"
 #include "tally-store.h"
+#include "tally-test-app.h"
 #include "tally-test-mock.h"
 #include "tally-test-pg.h"
 #include "tally-test-ui.h"
@@ -87,94 +88,6 @@ static const char stall_scenario[] =
 
 /* Harness */
 
-typedef void (*AppBody) (TallyApplication *app,
-                         TallyWindow      *window,
-                         gpointer          data);
-
-typedef struct {
-  AppBody      body;
-  gpointer     data;
-  int          network_override;
-  TallyWindow *window;
-  gboolean     ran;
-} RunCtx;
-
-
-
-static gboolean
-run_body_idle (gpointer user_data)
-{
-  RunCtx *ctx = user_data;
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
-  g_autoptr(GList) windows = NULL;
-
-  gtk_window_present (GTK_WINDOW (ctx->window));
-  tally_test_spin_idle ();
-
-  ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
-  ctx->ran = TRUE;
-
-  /* Closing every window ends g_application_run(). */
-  windows = g_list_copy (gtk_application_get_windows (app));
-  for (GList *l = windows; l != NULL; l = l->next)
-    gtk_window_close (GTK_WINDOW (l->data));
-
-  return G_SOURCE_REMOVE;
-}
-
-static void
-window_added_cb (GtkApplication *app,
-                 GtkWindow      *window,
-                 RunCtx         *ctx)
-{
-  if (ctx->window != NULL || !TALLY_IS_WINDOW (window))
-    return;
-
-  ctx->window = TALLY_WINDOW (window);
-  g_idle_add (run_body_idle, ctx);
-}
-
-static void
-startup_cb (GApplication *app,
-            RunCtx       *ctx)
-{
-  if (ctx->network_override >= 0)
-    _tally_application_set_network_override (TALLY_APPLICATION (app), ctx->network_override);
-}
-
-/* Runs `tally ARGS…` in this process and @body once its first window is
- * up; returns the exit status. */
-static int
-run_app (const char * const *args,
-         int                 network_override,
-         AppBody             body,
-         gpointer            data)
-{
-  g_autoptr(TallyApplication) app = tally_application_new ();
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  RunCtx ctx = { body, data, network_override, NULL, FALSE };
-  int status;
-
-  /* Each run is its own primary instance, whatever the session bus says. */
-  g_application_set_flags (G_APPLICATION (app),
-                           G_APPLICATION_HANDLES_COMMAND_LINE | G_APPLICATION_NON_UNIQUE);
-  g_signal_connect_after (app, "startup", G_CALLBACK (startup_cb), &ctx);
-  g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), &ctx);
-
-  g_ptr_array_add (argv, (gpointer)"tally");
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer)args[i]);
-  g_ptr_array_add (argv, NULL);
-
-  status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **)argv->pdata);
-  g_assert_true (ctx.ran);
-
-  /* Let what the closed windows cancelled finish (their callbacks are
-   * already queued), so nothing of this run is left for the next. */
-  g_clear_object (&app);
-  tally_test_spin_idle ();
-  return status;
-}
 
 /* Widget lookups */
 
@@ -280,30 +193,12 @@ fixture_set_up (Fixture       *fixture,
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
 }
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (dir != NULL)
-    while ((name = g_dir_read_name (dir)) != NULL)
-      {
-        g_autofree char *child = g_build_filename (path, name, NULL);
-
-        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-          remove_tree (child);
-        else
-          g_unlink (child);
-      }
-  g_rmdir (path);
-}
 
 static void
 fixture_tear_down (Fixture       *fixture,
                    gconstpointer  data)
 {
-  remove_tree (fixture->dir);
+  tally_test_remove_tree (fixture->dir);
   g_free (fixture->dir);
   g_free (fixture->store_path);
 }
@@ -574,7 +469,7 @@ test_turn_and_reopen (Fixture       *fixture,
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock), NULL };
-    g_assert_cmpint (run_app (args, -1, turn_body, &data), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, turn_body, &data), ==, 0);
   }
 
   /* One model list and three messages calls. */
@@ -595,7 +490,7 @@ test_turn_and_reopen (Fixture       *fixture,
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock),
                            "--session", data.session_id, NULL };
-    g_assert_cmpint (run_app (args, -1, reopen_body, &data), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, reopen_body, &data), ==, 0);
   }
   g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, data.requests_after_turn);
 
@@ -729,7 +624,7 @@ test_files_and_export (Fixture       *fixture,
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock), NULL };
-    g_assert_cmpint (run_app (args, -1, files_body, &data), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, files_body, &data), ==, 0);
   }
   g_free (data.export_path);
 }
@@ -824,7 +719,7 @@ test_first_launch (Fixture       *fixture,
                                   "Espresso sales rose **12 %** from January to March.");
 
   g_unsetenv ("ANTHROPIC_API_KEY");
-  g_assert_cmpint (run_app (args, -1, first_launch_body, &data), ==, 0);
+  g_assert_cmpint (tally_test_app_run (args, first_launch_body, &data), ==, 0);
 
   g_free (data.session_id);
 }
@@ -898,7 +793,7 @@ test_delete_undo (Fixture       *fixture,
   data.second = seed_session (fixture->store_path, "Croissant waste", "Thursdays waste the most.");
   data.store_path = fixture->store_path;
 
-  g_assert_cmpint (run_app (args, -1, delete_body, &data), ==, 0);
+  g_assert_cmpint (tally_test_app_run (args, delete_body, &data), ==, 0);
   g_assert_cmpuint (count_stored_sessions (fixture->store_path), ==, 1);
 
   g_free (data.first);
@@ -969,7 +864,7 @@ test_search_rename (Fixture       *fixture,
   data.first = seed_session (fixture->store_path, "Flat white by store", "Minster Yard sells the most.");
   data.second = seed_session (fixture->store_path, "Croissant waste", "Thursdays waste the most.");
 
-  g_assert_cmpint (run_app (args, -1, search_body, &data), ==, 0);
+  g_assert_cmpint (tally_test_app_run (args, search_body, &data), ==, 0);
 
   g_free (data.first);
   g_free (data.second);
@@ -1023,7 +918,7 @@ test_offline (Fixture       *fixture,
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock), NULL };
-    g_assert_cmpint (run_app (args, 0, offline_body, mock), ==, 0);
+    g_assert_cmpint (tally_test_app_run_with_network (args, 0, offline_body, mock), ==, 0);
   }
 
   /* Online again: the model list (asked for when the network came back)
@@ -1099,7 +994,7 @@ test_stop (Fixture       *fixture,
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock), NULL };
-    g_assert_cmpint (run_app (args, -1, stop_body, NULL), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, stop_body, NULL), ==, 0);
   }
 }
 
@@ -1146,7 +1041,7 @@ test_preferences (Fixture       *fixture,
 {
   const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
 
-  g_assert_cmpint (run_app (args, 0, preferences_body, NULL), ==, 0);
+  g_assert_cmpint (tally_test_app_run_with_network (args, 0, preferences_body, NULL), ==, 0);
 }
 
 /* /tally/app/key-refused and /tally/app/spend-cap */
@@ -1228,7 +1123,7 @@ test_key_refused (Fixture       *fixture,
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock), NULL };
-    g_assert_cmpint (run_app (args, -1, key_refused_body, NULL), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, key_refused_body, NULL), ==, 0);
   }
   g_assert_cmpuint (count_message_requests (mock), ==, 1);
 }
@@ -1306,7 +1201,7 @@ test_spend_cap (Fixture       *fixture,
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock), NULL };
-    g_assert_cmpint (run_app (args, -1, spend_cap_body, mock), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, spend_cap_body, mock), ==, 0);
   }
 }
 
@@ -1379,7 +1274,7 @@ test_narrow (Fixture       *fixture,
 {
   const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
 
-  g_assert_cmpint (run_app (args, 0, narrow_body, NULL), ==, 0);
+  g_assert_cmpint (tally_test_app_run_with_network (args, 0, narrow_body, NULL), ==, 0);
 }
 
 /* /tally/app/sidebar-format */
@@ -1836,14 +1731,14 @@ test_pg_server (Fixture       *fixture,
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock), NULL };
-    g_assert_cmpint (run_app (args, -1, pg_body, &data), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, pg_body, &data), ==, 0);
   }
   _tally_secret_set_test_keyring (keyring);
   {
     const char *args[] = { "--store", fixture->store_path,
                            "--base-url", tally_test_mock_get_base_url (mock),
                            "--session", data.session_id, NULL };
-    g_assert_cmpint (run_app (args, -1, pg_reopen_body, &data), ==, 0);
+    g_assert_cmpint (tally_test_app_run (args, pg_reopen_body, &data), ==, 0);
   }
   {
     g_autofree char *owner = tally_test_pg_dup_conninfo (cluster, "tally");
@@ -1858,7 +1753,7 @@ test_pg_server (Fixture       *fixture,
       const char *args[] = { "--store", fixture->store_path,
                              "--base-url", tally_test_mock_get_base_url (mock),
                              "--session", owner_session, NULL };
-      g_assert_cmpint (run_app (args, -1, pg_owner_body, NULL), ==, 0);
+      g_assert_cmpint (tally_test_app_run (args, pg_owner_body, NULL), ==, 0);
     }
   }
   _tally_secret_set_test_keyring (NULL);
@@ -1887,18 +1782,6 @@ test_pg_server (Fixture       *fixture,
   g_free (data.session_id);
 }
 
-/* Without a session bus GtkApplication warns once per run; that is the
- * situation these tests set up on purpose, so the warning is not fatal. */
-static gboolean
-log_fatal_cb (const char     *log_domain,
-              GLogLevelFlags  log_level,
-              const char     *message,
-              gpointer        user_data)
-{
-  if (g_strcmp0 (log_domain, "Gtk") == 0 && g_str_has_prefix (message, "Unable to acquire session bus"))
-    return FALSE;
-  return TRUE;
-}
 
 /* /tally/app/open-data-files: `win.open-data-files` is installed and on the
  * database row; the import it runs after the chooser (called here without
@@ -2018,7 +1901,7 @@ test_open_data_files (Fixture       *fixture,
     g_build_filename (tally_test_data_dir (), "data", "import", "ragged.csv", NULL),
   };
 
-  g_assert_cmpint (run_app (args, 0, data_files_body, &data), ==, 0);
+  g_assert_cmpint (tally_test_app_run_with_network (args, 0, data_files_body, &data), ==, 0);
   g_free (data.good);
   g_free (data.bad);
 }
@@ -2027,39 +1910,10 @@ int
 main (int   argc,
       char *argv[])
 {
-  static const char *xdg[] = { "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME" };
-  g_autofree char *home = NULL;
+  /* No keyring and no session bus, settings in memory, a temporary home,
+   * animations off (tally_test_app_init()). */
+  g_autofree char *home = tally_test_app_init (&argc, &argv);
   int status;
-
-  /* No keyring, and no stray session bus: libsecret fails at once, as it
-   * does on a machine without one. */
-  g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/tally-test-bus", TRUE);
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-
-
-  /* Keep the model cache, workspaces and anything else under a temporary
-   * home. (G_TEST_OPTION_ISOLATE_DIRS would also hide the system MIME
-   * database, which GTK needs to load SVG icons.) */
-  home = g_dir_make_tmp ("tally-test-app-home-XXXXXX", NULL);
-  g_assert_nonnull (home);
-  for (guint i = 0; i < G_N_ELEMENTS (xdg); i++)
-    {
-      g_autofree char *dir = g_build_filename (home, xdg[i], NULL);
-
-      g_mkdir_with_parents (dir, 0700);
-      g_setenv (xdg[i], dir, TRUE);
-    }
-
-  g_test_init (&argc, &argv, NULL);
-  g_test_log_set_fatal_handler (log_fatal_cb, NULL);
-  gtk_init ();
-  adw_init ();
-
-  /* Animations end at once: the tests do not wait on the clock, and
-   * libadwaita 1.2's toast overlay frees a toast whose 500 ms "replace"
-   * entrance is still running when it is dismissed within 300 ms (its
-   * later versions disconnect that handler). */
-  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
 
   g_test_add ("/tally/app/turn-and-reopen", Fixture, NULL, fixture_set_up, test_turn_and_reopen, fixture_tear_down);
   g_test_add ("/tally/app/files-and-export", Fixture, NULL, fixture_set_up, test_files_and_export, fixture_tear_down);
@@ -2079,6 +1933,6 @@ main (int   argc,
   g_test_add ("/tally/app/model-cache", Fixture, NULL, fixture_set_up, test_model_cache, fixture_tear_down);
 
   status = g_test_run ();
-  remove_tree (home);
+  tally_test_remove_tree (home);
   return status;
 }
