@@ -181,6 +181,31 @@ tally_test_app_save_light_dark (GtkWidget  *widget,
   adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
 }
 
+/* Scrolls the first scrolled window under @view from top to bottom, half
+ * a page at a time, and calls @look at each stop once it has drawn (a
+ * list view only makes the rows it shows). */
+void
+tally_test_app_scroll_through (GtkWidget             *view,
+                               TallyTestAppLookFunc   look,
+                               gpointer               data)
+{
+  GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW (tally_test_find_first (view, GTK_TYPE_SCROLLED_WINDOW));
+  GtkAdjustment *adjustment;
+  double value = 0;
+
+  g_assert_nonnull (scroller);
+  adjustment = gtk_scrolled_window_get_vadjustment (scroller);
+  for (guint step = 0; step < 200; step++)
+    {
+      gtk_adjustment_set_value (adjustment, value);
+      tally_test_wait_frames (view, 2);
+      look (view, data);
+      if (value >= gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment))
+        break;
+      value += MAX (gtk_adjustment_get_page_size (adjustment) / 2, 50);
+    }
+}
+
 /* Removes @path and everything under it (symbolic links are not followed). */
 void
 tally_test_remove_tree (const char *path)

@@ -18,6 +18,9 @@ typedef struct {
   char *store_path;   /* dir/tally.db, not created */
 } TallyTestAppFixture;
 
+typedef void (*TallyTestAppLookFunc) (GtkWidget *view,
+                                      gpointer   data);
+
 typedef void (*TallyTestAppBody) (TallyApplication *app,
                                   TallyWindow      *window,
                                   gpointer          data);
@@ -37,6 +40,9 @@ void  tally_test_app_fixture_tear_down (TallyTestAppFixture *fixture,
                                        gconstpointer        data);
 void  tally_test_app_save_light_dark (GtkWidget       *widget,
                                       const char      *stem);
+void  tally_test_app_scroll_through (GtkWidget            *view,
+                                     TallyTestAppLookFunc  look,
+                                     gpointer              data);
 void  tally_test_remove_tree    (const char          *path);
 
 G_END_DECLS

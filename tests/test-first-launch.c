@@ -58,43 +58,22 @@ count_kind (GListModel     *blocks,
   return n;
 }
 
-/* Scrolls the transcript from top to bottom a page at a time and counts
- * the rows of each kind that were drawn on the way (the list view only
- * makes the rows it shows). */
+/* The kinds of rows drawn while the transcript is scrolled through. */
 typedef struct {
   gboolean question, plan, thinking, chart, receipt;
 } SeenRows;
 
 static void
 look_at_rows (GtkWidget *view,
-              SeenRows  *seen)
+              gpointer   data)
 {
+  SeenRows *seen = data;
+
   seen->question |= tally_test_find_first (view, TALLY_TYPE_QUESTION_CARD) != NULL;
   seen->plan |= tally_test_find_first (view, TALLY_TYPE_PLAN_CARD) != NULL;
   seen->thinking |= tally_test_find_first (view, TALLY_TYPE_THINKING_DRAWER) != NULL;
   seen->chart |= tally_test_find_first (view, TALLY_TYPE_CHART_ROW) != NULL;
   seen->receipt |= tally_test_find_first (view, TALLY_TYPE_RECEIPT_ROW) != NULL;
-}
-
-static void
-scroll_through (GtkWidget *view,
-                SeenRows  *seen)
-{
-  GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW (tally_test_find_first (view, GTK_TYPE_SCROLLED_WINDOW));
-  GtkAdjustment *adjustment;
-  double value = 0;
-
-  g_assert_nonnull (scroller);
-  adjustment = gtk_scrolled_window_get_vadjustment (scroller);
-  for (guint step = 0; step < 200; step++)
-    {
-      gtk_adjustment_set_value (adjustment, value);
-      tally_test_wait_frames (view, 2);
-      look_at_rows (view, seen);
-      if (value >= gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment))
-        break;
-      value += MAX (gtk_adjustment_get_page_size (adjustment) / 2, 50);
-    }
 }
 
 /* /tally/first-launch/sample-and-key */
@@ -154,7 +133,7 @@ sample_and_key_body (TallyApplication *app,
   /* And the window draws each of them. */
   gtk_window_set_default_size (GTK_WINDOW (window), 1000, 900);
   tally_test_wait_frames (GTK_WIDGET (window), 3);
-  scroll_through (view, &seen);
+  tally_test_app_scroll_through (view, look_at_rows, &seen);
   g_assert_true (seen.question);
   g_assert_true (seen.plan);
   g_assert_true (seen.thinking);
