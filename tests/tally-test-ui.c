@@ -96,6 +96,24 @@ tally_test_find_first (GtkWidget *root,
   return found->len > 0 ? g_ptr_array_index (found, 0) : NULL;
 }
 
+/* How many blocks of @kind @transcript holds. */
+guint
+tally_test_count_blocks (TallyTranscript *transcript,
+                         TallyBlockKind   kind)
+{
+  GListModel *blocks = G_LIST_MODEL (transcript);
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
+
+      if (tally_block_get_kind (block) == kind)
+        n++;
+    }
+  return n;
+}
+
 /* Applies one event, given as JSON text, to @transcript. */
 void
 tally_test_apply_event (TallyTranscript *transcript,

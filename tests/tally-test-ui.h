@@ -27,6 +27,8 @@ GtkWidget *tally_test_find_first    (GtkWidget       *root,
                                      GType            type);
 void       tally_test_apply_event   (TallyTranscript *transcript,
                                      const char      *json);
+guint      tally_test_count_blocks  (TallyTranscript *transcript,
+                                     TallyBlockKind   kind);
 void       tally_test_save_png      (GtkWidget       *widget,
                                      const char      *name);
 GtkWidget *tally_test_find_action_button (GtkWidget  *root,

@@ -149,23 +149,6 @@ find_session_row (TallyWindow *window,
     }
 }
 
-static guint
-count_blocks (TallyTranscript *transcript,
-              TallyBlockKind   kind)
-{
-  GListModel *blocks = G_LIST_MODEL (transcript);
-  guint n = 0;
-
-  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
-    {
-      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
-
-      if (tally_block_get_kind (block) == kind)
-        n++;
-    }
-  return n;
-}
-
 /* Screenshots */
 
 
@@ -352,10 +335,10 @@ turn_body (TallyApplication *app,
 
   /* The model: the question, two tool calls with results, the streamed
    * answer and a receipt. */
-  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_USER), ==, 1);
-  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_TOOL_CALL), ==, 2);
-  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_RECEIPT), ==, 1);
-  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_ERROR), ==, 0);
+  g_assert_cmpuint (tally_test_count_blocks (transcript, TALLY_BLOCK_USER), ==, 1);
+  g_assert_cmpuint (tally_test_count_blocks (transcript, TALLY_BLOCK_TOOL_CALL), ==, 2);
+  g_assert_cmpuint (tally_test_count_blocks (transcript, TALLY_BLOCK_RECEIPT), ==, 1);
+  g_assert_cmpuint (tally_test_count_blocks (transcript, TALLY_BLOCK_ERROR), ==, 0);
 
   /* What the window shows. */
   tally_test_wait_frames (GTK_WIDGET (window), 3);
@@ -537,8 +520,8 @@ files_body (TallyApplication *app,
   g_assert_true (tally_composer_send (composer));
   SPIN_UNTIL (!tally_window_is_busy (window));
   session = tally_window_get_session (window);
-  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_CHART), ==, 1);
-  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_FILE), ==, 3);
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_CHART), ==, 1);
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_FILE), ==, 3);
 
   /* The chips, with what is on disk. */
   for (guint n = 0; n < G_N_ELEMENTS (names); n++)
@@ -664,7 +647,7 @@ first_launch_body (TallyApplication *app,
   g_assert_nonnull (tally_window_get_session (window));
   g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, data->session_id);
   g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
-  g_assert_cmpuint (count_blocks (tally_session_get_transcript (tally_window_get_session (window)),
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (tally_window_get_session (window)),
                                   TALLY_BLOCK_TEXT), ==, 1);
 
   /* The agent of the session shown follows the preferences. */
@@ -964,13 +947,13 @@ stop_body (TallyApplication *app,
   transcript = tally_session_get_transcript (tally_window_get_session (window));
 
   /* Wait for the first words, then Escape. */
-  SPIN_UNTIL (count_blocks (transcript, TALLY_BLOCK_TEXT) > 0);
+  SPIN_UNTIL (tally_test_count_blocks (transcript, TALLY_BLOCK_TEXT) > 0);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop", NULL));
   SPIN_UNTIL (!tally_window_is_busy (window));
   g_assert_false (tally_composer_get_busy (composer));
 
   blocks = G_LIST_MODEL (transcript);
-  SPIN_UNTIL (count_blocks (transcript, TALLY_BLOCK_RECEIPT) == 1);
+  SPIN_UNTIL (tally_test_count_blocks (transcript, TALLY_BLOCK_RECEIPT) == 1);
   last = g_list_model_get_item (blocks, g_list_model_get_n_items (blocks) - 1);
   g_assert_cmpint (tally_block_get_kind (last), ==, TALLY_BLOCK_RECEIPT);
   details = tally_block_get_details (last);
@@ -1165,7 +1148,7 @@ spend_cap_body (TallyApplication *app,
   g_assert_cmpstr (tally_error_banner_get_meta (banner), ==,
                    "This session has cost $0.0315, which reached its spend cap of $0.01. Nothing more was sent.");
   transcript = tally_session_get_transcript (tally_window_get_session (window));
-  g_assert_cmpuint (count_blocks (transcript, TALLY_BLOCK_RECEIPT), ==, 1);
+  g_assert_cmpuint (tally_test_count_blocks (transcript, TALLY_BLOCK_RECEIPT), ==, 1);
 
   /* Raising the cap is for this session only. */
   button = tally_error_banner_get_action_button (banner);
@@ -1178,7 +1161,7 @@ spend_cap_body (TallyApplication *app,
 
   tally_window_send (window, "Go on");
   SPIN_UNTIL (!tally_window_is_busy (window));
-  SPIN_UNTIL (count_blocks (transcript, TALLY_BLOCK_RECEIPT) == 2);
+  SPIN_UNTIL (tally_test_count_blocks (transcript, TALLY_BLOCK_RECEIPT) == 2);
   g_assert_cmpuint (count_message_requests (mock), ==, 2);
   g_settings_reset (settings, "max-session-cost");
 }
@@ -1596,8 +1579,8 @@ pg_body (TallyApplication *app,
   session = tally_window_get_session (window);
   g_assert_nonnull (session);
   data->session_id = g_strdup (tally_session_get_id (session));
-  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_TOOL_CALL), ==, 1);
-  g_assert_cmpuint (count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_ERROR), ==, 0);
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_TOOL_CALL), ==, 1);
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_ERROR), ==, 0);
   /* The agent has the connection (its password in memory only). */
   g_assert_true (g_str_has_prefix (tally_agent_get_database (tally_session_get_agent (session)), data->analyst));
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
@@ -1672,7 +1655,7 @@ pg_owner_body (TallyApplication *app,
   tally_composer_set_text (_tally_window_get_composer (window), "How many stores are there?");
   g_assert_true (tally_composer_send (_tally_window_get_composer (window)));
   SPIN_UNTIL (!tally_window_is_busy (window));
-  g_assert_cmpuint (count_blocks (tally_session_get_transcript (tally_window_get_session (window)),
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (tally_window_get_session (window)),
                                   TALLY_BLOCK_ERROR), ==, 0);
   g_assert_cmpuint (_tally_window_get_n_role_warnings (window), ==, 1);
   g_assert_true (_tally_window_get_role_warning_shown (window));

@@ -74,16 +74,7 @@ static guint
 count_blocks (TallyWindow    *window,
               TallyBlockKind  kind)
 {
-  GListModel *blocks = G_LIST_MODEL (tally_session_get_transcript (tally_window_get_session (window)));
-  guint n = 0;
-
-  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
-    {
-      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
-
-      n += tally_block_get_kind (block) == kind;
-    }
-  return n;
+  return tally_test_count_blocks (tally_session_get_transcript (tally_window_get_session (window)), kind);
 }
 
 /* The newest block of @kind in the session shown (a new reference). */
