@@ -837,7 +837,10 @@ begin_turn (TallyAgent          *self,
 /**
  * tally_agent_send_async:
  * @self: a #TallyAgent
- * @text: the analyst's message
+ * @text: the analyst's message; for a retry, the failed turn's prompt (for
+ *   the `turn_started` event; it is not added to the conversation again)
+ * @retry_of: (nullable): the id of a failed turn to run again in place, or
+ *   %NULL for a new turn
  * @mode: the turn's permission mode
  * @thinking: whether the model should think (sent in the form the model
  *   takes, see tally_model_table_dup_thinking_json())
@@ -848,10 +851,20 @@ begin_turn (TallyAgent          *self,
  * Runs one turn: emits `turn_started` (and `session_created` on the first
  * turn of a new session), then the API calls and tool runs of the agent loop,
  * and ends with `turn_finished`. Only one turn runs at a time.
+ *
+ * With @retry_of, the failed turn runs again in place
+ * (docs/architecture.md §4.2): the new turn's `turn_started` carries
+ * `retry_of`, and the conversation is sent as the failed turn left it (its
+ * prompt and any tool results) without a new user message. Finish with
+ * tally_agent_send_finish(); it fails with %G_IO_ERROR_BUSY while a turn
+ * runs and, for a retry, with %G_IO_ERROR_INVALID_ARGUMENT when the
+ * conversation does not end with the analyst's message (nothing failed, or
+ * the reply was complete).
  */
 void
 tally_agent_send_async (TallyAgent          *self,
                         const char          *text,
+                        const char          *retry_of,
                         TallyMode            mode,
                         gboolean             thinking,
                         GCancellable        *cancellable,
@@ -861,44 +874,7 @@ tally_agent_send_async (TallyAgent          *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (text != NULL);
 
-  begin_turn (self, text, NULL, mode, thinking, cancellable, callback, user_data);
-}
-
-/**
- * tally_agent_retry_async:
- * @self: a #TallyAgent
- * @failed_turn_id: the id of the failed turn to run again
- * @text: that turn's prompt (for the `turn_started` event; it is not added
- *   to the conversation again)
- * @mode: the turn's permission mode
- * @thinking: whether the model should think
- * @cancellable: (nullable): cancels the turn at any phase
- * @callback: called when the turn has ended
- * @user_data: data for @callback
- *
- * Runs a failed turn again in place (docs/architecture.md §4.2): a new turn
- * whose `turn_started` carries `retry_of` = @failed_turn_id, which sends
- * the conversation as the failed turn left it (its prompt and any tool
- * results) without a new user message. Finish with
- * tally_agent_send_finish(); it fails with %G_IO_ERROR_BUSY while a turn
- * runs and %G_IO_ERROR_INVALID_ARGUMENT when the conversation does not end
- * with the analyst's message (nothing failed, or the reply was complete).
- */
-void
-tally_agent_retry_async (TallyAgent          *self,
-                         const char          *failed_turn_id,
-                         const char          *text,
-                         TallyMode            mode,
-                         gboolean             thinking,
-                         GCancellable        *cancellable,
-                         GAsyncReadyCallback  callback,
-                         gpointer             user_data)
-{
-  g_return_if_fail (TALLY_IS_AGENT (self));
-  g_return_if_fail (failed_turn_id != NULL);
-  g_return_if_fail (text != NULL);
-
-  begin_turn (self, text, failed_turn_id, mode, thinking, cancellable, callback, user_data);
+  begin_turn (self, text, retry_of, mode, thinking, cancellable, callback, user_data);
 }
 
 /**

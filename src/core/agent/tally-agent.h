@@ -97,14 +97,7 @@ char              *tally_agent_take_redirect      (TallyAgent         *self);
 
 void               tally_agent_send_async         (TallyAgent         *self,
                                                    const char         *text,
-                                                   TallyMode           mode,
-                                                   gboolean            thinking,
-                                                   GCancellable       *cancellable,
-                                                   GAsyncReadyCallback callback,
-                                                   gpointer            user_data);
-void               tally_agent_retry_async        (TallyAgent         *self,
-                                                   const char         *failed_turn_id,
-                                                   const char         *text,
+                                                   const char         *retry_of,
                                                    TallyMode           mode,
                                                    gboolean            thinking,
                                                    GCancellable       *cancellable,

@@ -907,7 +907,9 @@ new_turn_task (TallySession        *self,
 /**
  * tally_session_send_async:
  * @self: a #TallySession
- * @text: the analyst's message
+ * @text: the analyst's message; for a retry, the failed turn's prompt
+ * @retry_of: (nullable): the id of a failed turn (its `turn_started`
+ *   event) to run again in place, or %NULL for a new turn
  * @mode: the turn's mode
  * @thinking: whether the model should think
  * @cancellable: (nullable): cancels the turn
@@ -915,11 +917,14 @@ new_turn_task (TallySession        *self,
  * @user_data: data for @callback
  *
  * Runs one turn (see tally_agent_send_async()); events go to the transcript
- * and the store as they happen.
+ * and the store as they happen. A retry adds no new user message: the new
+ * turn's `turn_started` names the failed one in `retry_of`. Finish with
+ * tally_session_send_finish().
  */
 void
 tally_session_send_async (TallySession        *self,
                           const char          *text,
+                          const char          *retry_of,
                           TallyMode            mode,
                           gboolean             thinking,
                           GCancellable        *cancellable,
@@ -927,42 +932,10 @@ tally_session_send_async (TallySession        *self,
                           gpointer             user_data)
 {
   g_return_if_fail (TALLY_IS_SESSION (self));
-
-  tally_agent_send_async (self->agent, text, mode, thinking, cancellable, send_cb,
-                          new_turn_task (self, cancellable, callback, user_data));
-}
-
-/**
- * tally_session_retry_async:
- * @self: a #TallySession
- * @failed_turn_id: the id of the failed turn (its `turn_started` event)
- * @text: that turn's prompt
- * @mode: the turn's mode
- * @thinking: whether the model should think
- * @cancellable: (nullable): cancels the turn
- * @callback: called when the turn has ended and its events are stored
- * @user_data: data for @callback
- *
- * Runs the failed turn again in place (see tally_agent_retry_async()): no
- * new user message, the new turn's `turn_started` names the failed one in
- * `retry_of`. Finish with tally_session_send_finish().
- */
-void
-tally_session_retry_async (TallySession        *self,
-                           const char          *failed_turn_id,
-                           const char          *text,
-                           TallyMode            mode,
-                           gboolean             thinking,
-                           GCancellable        *cancellable,
-                           GAsyncReadyCallback  callback,
-                           gpointer             user_data)
-{
-  g_return_if_fail (TALLY_IS_SESSION (self));
-  g_return_if_fail (failed_turn_id != NULL);
   g_return_if_fail (text != NULL);
 
-  tally_agent_retry_async (self->agent, failed_turn_id, text, mode, thinking, cancellable, send_cb,
-                           new_turn_task (self, cancellable, callback, user_data));
+  tally_agent_send_async (self->agent, text, retry_of, mode, thinking, cancellable, send_cb,
+                          new_turn_task (self, cancellable, callback, user_data));
 }
 
 /**

@@ -28,14 +28,7 @@ TallyMode        tally_session_get_mode       (TallySession       *self);
 gboolean         tally_session_is_busy        (TallySession       *self);
 void             tally_session_send_async     (TallySession       *self,
                                                const char         *text,
-                                               TallyMode           mode,
-                                               gboolean            thinking,
-                                               GCancellable       *cancellable,
-                                               GAsyncReadyCallback callback,
-                                               gpointer            user_data);
-void             tally_session_retry_async    (TallySession       *self,
-                                               const char         *failed_turn_id,
-                                               const char         *text,
+                                               const char         *retry_of,
                                                TallyMode           mode,
                                                gboolean            thinking,
                                                GCancellable       *cancellable,

@@ -15,7 +15,8 @@
  * The window's side of failed turns (docs/architecture.md §3.4):
  *
  * - Retry on an error banner runs the failed turn again in place, once
- *   (tally_session_retry_async(): no new bubble; the banner's Retry goes).
+ *   (tally_session_send_async() with the failed turn as retry_of: no new
+ *   bubble; the banner's Retry goes).
  * - *Change Key…* opens the preferences with the key field focused.
  * - While the client waits to send a request again, the composer says
  *   "Retrying in N s… (attempt k of n)" beside Stop, counting down each

@@ -870,7 +870,7 @@ start_turn (TallyWindow *self,
 
   cancellable = g_cancellable_new ();
   set_busy (self, self->session, cancellable);
-  tally_session_send_async (self->session, prompt, mode,
+  tally_session_send_async (self->session, prompt, NULL, mode,
                             gtk_toggle_button_get_active (self->thinking_button),
                             cancellable, send_cb, g_object_ref (self));
   _tally_window_update_context (self);
@@ -888,7 +888,7 @@ _tally_window_run_retry (TallyWindow *self,
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
 
   set_busy (self, self->session, cancellable);
-  tally_session_retry_async (self->session, turn_id, prompt, mode, thinking, cancellable, send_cb,
+  tally_session_send_async (self->session, prompt, turn_id, mode, thinking, cancellable, send_cb,
                              g_object_ref (self));
   _tally_window_update_context (self);
 }
