@@ -399,6 +399,14 @@ turn_body (TallyApplication *app,
   g_assert_cmpint (tally_session_row_get_info (row)->turns, ==, 1);
   g_assert_true (tally_session_info_has_cost (tally_session_row_get_info (row)));
 
+  /* A long question as the title leaves the pickers in the header of a
+   * window of an ordinary width with the sidebar open (issue 14 §6): the
+   * header shows the title's start, the tooltip all of it. */
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (window)), <=, 1100);
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (_tally_window_get_model_dropdown (window))));
+  g_assert_false (_tally_window_get_compact (window));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, QUESTION);
+
   /* Light and dark screenshots of the finished turn. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_LIGHT);
   tally_test_wait_frames (GTK_WIDGET (window), 3);

@@ -523,6 +523,8 @@ factory_setup_cb (GtkSignalListItemFactory *factory,
 
   gtk_label_set_xalign (GTK_LABEL (name), 0);
   gtk_box_append (GTK_BOX (box), name);
+  /* On the button, level with the other pickers' labels. */
+  gtk_widget_set_valign (box, GTK_ALIGN_CENTER);
   if (with_ids)
     {
       GtkWidget *id = gtk_label_new (NULL);

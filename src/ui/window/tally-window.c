@@ -152,6 +152,8 @@ add_toast_with_action (TallyWindow *self,
 
 /* State shown in the header and pages */
 
+#define TITLE_CHARS 20
+
 
 void
 _tally_window_update_title (TallyWindow *self)
@@ -170,7 +172,22 @@ _tally_window_update_title (TallyWindow *self)
   if (title == NULL || *title == '\0')
     title = self->session != NULL ? _("Untitled Session") : _("New Session");
 
-  adw_window_title_set_title (self->window_title, title);
+  /* The header shows at most TITLE_CHARS characters: the title's natural
+   * width decides how much room the header's middle leaves for the pickers
+   * beside it, and a long question would push them out of a window of an
+   * ordinary width (issue 14 §6). The whole title is in the tooltip. */
+  if (g_utf8_strlen (title, -1) > TITLE_CHARS)
+    {
+      g_autofree char *head = g_utf8_substring (title, 0, TITLE_CHARS - 1);
+      g_autofree char *shown = g_strconcat (g_strchomp (head), "…", NULL);
+
+      adw_window_title_set_title (self->window_title, shown);
+    }
+  else
+    {
+      adw_window_title_set_title (self->window_title, title);
+    }
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title_button), title);
   /* What window lists and screen readers announce. */
   gtk_window_set_title (GTK_WINDOW (self), title);
   adw_window_title_set_subtitle (self->window_title, database);
