@@ -6,7 +6,7 @@
  * clicks stays where it was clicked, and the view stops following the
  * output until they scroll back to the end or send a message; every row's
  * content shares one left and one right edge; a vertical wheel over a
- * code block or a wide table scrolls the conversation.
+ * code block, a wide table or a query's result scrolls the conversation.
  *
  * GTK 4.8 has no public way to synthesize input events, so a click or a
  * wheel step is delivered by emitting the controller's own signal (the
@@ -27,6 +27,7 @@
 #include "tally-markdown-view-private.h"
 #include "tally-markdown-view.h"
 #include "tally-receipt-row.h"
+#include "tally-result-table.h"
 #include "tally-scroll-forward.h"
 #include "tally-test-ui.h"
 #include "tally-thinking-drawer.h"
@@ -785,6 +786,86 @@ test_wheel (void)
   gtk_window_destroy (fixture.window);
 }
 
+/* A query's result: more rows than fit a tool chip's old bounded height,
+ * wider than the column. */
+static char *
+wide_result (guint n_rows)
+{
+  GString *out = g_string_new ("product | revenue | store with the most orders | note from the manager\n");
+
+  for (guint i = 0; i < n_rows; i++)
+    g_string_append_printf (out, "Blend %u | %u.50 | The station kiosk by the north entrance | "
+                            "steady all month, no promotion ran in week %u\n", i, 100 + i, i);
+  g_string_append_printf (out, "(%u rows)", n_rows);
+  return g_string_free (out, FALSE);
+}
+
+static void
+test_result_wheel (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autofree char *result = wide_result (40);
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GPtrArray) chips = NULL;
+  TallyToolChip *chip = NULL;
+  GtkWidget *table, *inner;
+  GtkAdjustment *rows;
+  Fixture fixture = { 0 };
+
+  add_turn (transcript, 1);
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t2\",\"mode\":\"ask\",\"text\":\"Every blend?\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"tool_use_start\",\"turn_id\":\"t2\",\"tool_id\":\"tw\",\"tool_name\":\"query_database\",\"tool_input\":{\"sql\":\"SELECT * FROM blends\"}}");
+  tally_test_apply_event (transcript, "{\"type\":\"approval_resolved\",\"turn_id\":\"t2\",\"tool_id\":\"tw\",\"decision\":\"allow\",\"reason\":\"mode\"}");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, "tool_result");
+  json_builder_set_member_name (builder, "turn_id");
+  json_builder_add_string_value (builder, "t2");
+  json_builder_set_member_name (builder, "tool_id");
+  json_builder_add_string_value (builder, "tw");
+  json_builder_set_member_name (builder, "content");
+  json_builder_add_string_value (builder, result);
+  json_builder_set_member_name (builder, "is_error");
+  json_builder_add_boolean_value (builder, FALSE);
+  json_builder_end_object (builder);
+  node = json_builder_get_root (builder);
+  tally_transcript_apply (transcript, json_node_get_object (node));
+  tally_test_apply_event (transcript, "{\"type\":\"turn_finished\",\"turn_id\":\"t2\",\"status\":\"done\"}");
+
+  fixture_show (&fixture, transcript, 560, 900);
+  wait_at_end (fixture.view);
+
+  /* Open the chips; the wide result's table is the one with 40 rows. */
+  chips = tally_test_find_all (fixture.view, TALLY_TYPE_TOOL_CHIP);
+  for (guint i = 0; i < chips->len; i++)
+    {
+      TallyToolChip *candidate = g_ptr_array_index (chips, i);
+
+      gtk_expander_set_expanded (tally_tool_chip_get_expander (candidate), TRUE);
+      if (tally_result_table_get_n_rows (tally_tool_chip_get_table (candidate)) == 40)
+        chip = candidate;
+    }
+  g_assert_nonnull (chip);
+  tally_transcript_view_scroll_to_end (TALLY_TRANSCRIPT_VIEW (fixture.view), FALSE);
+  wait_at_end (fixture.view);
+
+  table = GTK_WIDGET (tally_tool_chip_get_table (chip));
+  g_assert_true (gtk_widget_get_mapped (table));
+
+  /* The table has its natural height: nothing in it scrolls up and down. */
+  inner = tally_test_find_first (table, GTK_TYPE_SCROLLED_WINDOW);
+  rows = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (inner));
+  g_test_message ("result table: %.0f px of rows in %.0f px", gtk_adjustment_get_upper (rows),
+                  gtk_adjustment_get_page_size (rows));
+  g_assert_cmpfloat (gtk_adjustment_get_page_size (rows), >, 40 * 10.0);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (rows), <=, gtk_adjustment_get_page_size (rows) + 1.0);
+
+  check_wheel (fixture.view, table, "result table");
+
+  gtk_window_destroy (fixture.window);
+}
+
 /* Screenshots, light and dark, for looking at */
 
 static void
@@ -824,6 +905,7 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-layout/question-chips", test_question_chips);
   g_test_add_func ("/tally/transcript-layout/column", test_column);
   g_test_add_func ("/tally/transcript-layout/wheel", test_wheel);
+  g_test_add_func ("/tally/transcript-layout/result-wheel", test_result_wheel);
   g_test_add_func ("/tally/transcript-layout/screenshots", test_screenshots);
 
   return g_test_run ();

@@ -6,11 +6,13 @@
 
 #include <adwaita.h>
 #include <locale.h>
+#include <math.h>
 
 #include <glib/gi18n.h>
 
 #include "tally-format.h"
 #include "tally-result-table.h"
+#include "tally-scroll-forward.h"
 #include "tally-sensitive-columns.h"
 #include "tally-csv-dialog.h"
 
@@ -31,9 +33,11 @@
  * ambiguous and is refused (set_result() returns %FALSE) rather than shown
  * with values in the wrong columns; the caller then shows the plain text.
  *
- * The rows are a #GtkColumnView inside a scrolled window of bounded
- * height, so the column titles stay in sight while a long result scrolls
- * and a click on a title sorts by that column (numerically when every
+ * The rows are a #GtkColumnView at its natural height (the tool caps
+ * the rows it returns) inside a scrolled window that scrolls sideways
+ * only: a vertical wheel over the table scrolls the conversation, as over
+ * a code block (issue 14 §3), and Shift with the wheel scrolls a wide
+ * table. A click on a title sorts by that column (numerically when every
  * value in it is a number). Numeric columns are right-aligned, grouped as
  * the locale groups digits and padded so their decimal points line up.
  * The actions `table.copy` (tab-separated text with a header row, for a
@@ -46,6 +50,7 @@
 #define NOTE_PREFIX "… "
 #define NULL_VALUE "NULL"
 #define MAX_CELL_WIDTH_CHARS 40
+/* The bound of the least height an owner may ask for */
 #define MAX_VISIBLE_HEIGHT 360
 /* What a row adds to a line of text: its cells' padding and separator */
 #define ROW_PADDING 8
@@ -99,6 +104,7 @@ struct _TallyResultTable
   GtkWidget          *header;
   GtkScrolledWindow  *scroller;
   int                 min_rows_height;  /* -1, or what the owner asked for */
+  int                 rows_height;      /* what the rows took once laid out, or 0 */
   GtkColumnView      *view;
   GtkLabel           *footer;
 
@@ -434,21 +440,42 @@ clear (TallyResultTable *self)
   g_clear_pointer (&self->columns, g_strfreev);
   g_array_set_size (self->numeric, 0);
   g_list_store_remove_all (self->rows);
+  self->rows_height = 0;
   gtk_label_set_text (self->footer, "");
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.copy", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.save-csv", FALSE);
 }
 
-/* A new order starts at the top: the list view would otherwise keep the
- * row that was in sight, wherever the sort moved it. */
-static void
-sort_changed_cb (TallyResultTable *self)
-{
-  g_assert (TALLY_IS_RESULT_TABLE (self));
+static void update_min_height (TallyResultTable *self);
 
-  /* The columns go while the table is disposed, which changes the sort. */
-  if (self->scroller != NULL)
-    gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (self->scroller), 0);
+/* The rows' real height is known once the column view has laid them out
+ * in sight. When the table is first shown it takes the column view's
+ * natural height instead of the estimate; the list view's estimate for
+ * rows it has not built yet may still fall short, so afterwards the table
+ * grows by whatever its rows' area lacks. No row is left below the
+ * table's edge (nothing scrolls it up and down), and growing only, it
+ * settles. */
+static void
+rows_adjustment_changed_cb (TallyResultTable *self,
+                            GtkAdjustment    *rows)
+{
+  double page = gtk_adjustment_get_page_size (rows);
+  double shortfall = gtk_adjustment_get_upper (rows) - page;
+  int natural = 0;
+
+  if (page <= 0 || !gtk_widget_get_mapped (GTK_WIDGET (self->scroller)))
+    return;
+  if (self->rows_height == 0)
+    {
+      gtk_widget_measure (GTK_WIDGET (self->view), GTK_ORIENTATION_VERTICAL,
+                          gtk_widget_get_width (GTK_WIDGET (self->view)), NULL, &natural, NULL, NULL);
+      self->rows_height = MAX (natural, 1);
+    }
+  else if (shortfall >= 1.0)
+    self->rows_height = gtk_scrolled_window_get_min_content_height (self->scroller) + (int) ceil (shortfall);
+  else
+    return;
+  update_min_height (self);
 }
 
 /* Actions (tally-csv-dialog.c) */
@@ -532,15 +559,19 @@ tally_result_table_init (TallyResultTable *self)
   self->header = tally_csv_dialog_new_header ();
   gtk_widget_set_parent (self->header, GTK_WIDGET (self));
 
-  /* Long results scroll inside a bounded height, under column titles
-   * that stay put. The scroll bars are not overlaid: a table wider than
-   * the transcript shows at once that it scrolls sideways. */
+  /* Every row is in the conversation's own height, so nothing but the
+   * conversation scrolls up and down (issue 14 §3); a table wider than
+   * the transcript scrolls sideways, with Shift and the wheel or a
+   * sideways swipe. The scroll bar is not overlaid: a wide table shows at
+   * once that it scrolls sideways. */
   self->scroller = GTK_SCROLLED_WINDOW (gtk_scrolled_window_new ());
-  gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_AUTOMATIC, GTK_POLICY_EXTERNAL);
   gtk_scrolled_window_set_overlay_scrolling (self->scroller, FALSE);
   gtk_scrolled_window_set_propagate_natural_width (self->scroller, TRUE);
   gtk_scrolled_window_set_propagate_natural_height (self->scroller, TRUE);
-  gtk_scrolled_window_set_max_content_height (self->scroller, MAX_VISIBLE_HEIGHT);
+  tally_scroll_forward_vertical (self->scroller);
+  g_signal_connect_object (gtk_scrolled_window_get_vadjustment (self->scroller), "changed",
+                           G_CALLBACK (rows_adjustment_changed_cb), self, G_CONNECT_SWAPPED);
   gtk_widget_add_css_class (GTK_WIDGET (self->scroller), "frame");
   gtk_widget_set_halign (GTK_WIDGET (self->scroller), GTK_ALIGN_START);
   gtk_widget_set_parent (GTK_WIDGET (self->scroller), GTK_WIDGET (self));
@@ -551,8 +582,6 @@ tally_result_table_init (TallyResultTable *self)
                                           g_object_ref (gtk_column_view_get_sorter (self->view)));
   selection = gtk_no_selection_new (g_object_ref (G_LIST_MODEL (self->sorted)));
   gtk_column_view_set_model (self->view, GTK_SELECTION_MODEL (selection));
-  g_signal_connect_object (gtk_column_view_get_sorter (self->view), "changed",
-                           G_CALLBACK (sort_changed_cb), self, G_CONNECT_SWAPPED);
   gtk_column_view_set_show_row_separators (self->view, TRUE);
   gtk_column_view_set_show_column_separators (self->view, TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (self->view), "data-table");
@@ -688,8 +717,9 @@ fill (TallyResultTable *self,
 /* A column view measured while it is hidden (in a folded tool chip, behind
  * a chart) has laid out no rows and asks for little more than its titles,
  * and it keeps that height once shown. The rows' area therefore asks for
- * the height its rows will take, from the font's line height, bounded by
- * MAX_VISIBLE_HEIGHT, and for at least what the owner asked for. */
+ * the height all its rows will take, from the font's line height until
+ * they have been laid out and from their real height after, and at least
+ * what the owner asked for. */
 static void
 update_min_height (TallyResultTable *self)
 {
@@ -700,8 +730,10 @@ update_min_height (TallyResultTable *self)
 
   pango_layout_get_pixel_size (layout, NULL, &line_height);
   /* Each row and the titles add their cell padding (style.css) to a line. */
-  wanted = (int) MIN ((guint64) (n_rows + 1) * (guint64) (line_height + ROW_PADDING), (guint64) MAX_VISIBLE_HEIGHT);
-  gtk_scrolled_window_set_min_content_height (self->scroller, MAX (wanted, self->min_rows_height));
+  wanted = (int) MIN ((guint64) (n_rows + 1) * (guint64) (line_height + ROW_PADDING), (guint64) G_MAXINT);
+  gtk_scrolled_window_set_min_content_height (self->scroller,
+                                              MAX (self->rows_height > 0 ? self->rows_height : wanted,
+                                                   self->min_rows_height));
 }
 
 /**
