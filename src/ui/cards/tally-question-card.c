@@ -22,9 +22,9 @@
  * the label, before anything is picked; a multi-select chip shows a check
  * box. A chip is named by its option label for assistive technology and
  * described (tooltip and accessible description) by the option's
- * description; the description of the chip last chosen or
- * focused, and its `preview` when it has one (in monospace), show under
- * the chips.
+ * description; the `preview` of the chip last chosen or focused, when it
+ * has one, shows under the chips (in monospace). The description is not
+ * repeated there, being on the chip.
  *
  * The chips of a single-select question form a group (choosing one
  * unchooses the others); those of a multi-select question toggle freely.
@@ -50,10 +50,8 @@ typedef struct {
   GtkWidget  *flow;
   GPtrArray  *chips;          /* GtkToggleButton, borrowed */
   GPtrArray  *labels;         /* char *, option labels */
-  GPtrArray  *descriptions;   /* char *, option descriptions ("" if none) */
   GPtrArray  *previews;       /* char * or NULL */
   GtkEntry   *entry;
-  GtkLabel   *detail;
   GtkLabel   *preview;
   GtkLabel   *answer;
 } Question;
@@ -104,7 +102,6 @@ question_free (Question *q)
   g_free (q->question);
   g_ptr_array_unref (q->chips);
   g_ptr_array_unref (q->labels);
-  g_ptr_array_unref (q->descriptions);
   g_ptr_array_unref (q->previews);
   g_free (q);
 }
@@ -214,16 +211,10 @@ static void
 show_option (Question *q,
              guint     index)
 {
-  const char *description = index < q->descriptions->len ? g_ptr_array_index (q->descriptions, index) : NULL;
   const char *preview = index < q->previews->len ? g_ptr_array_index (q->previews, index) : NULL;
-  const char *label = index < q->labels->len ? g_ptr_array_index (q->labels, index) : "";
-  g_autofree char *text = NULL;
 
-  /* Say which option the description is of. */
-  if (description != NULL && *description != '\0')
-    text = g_strdup_printf ("%s — %s", label, description);
-  gtk_label_set_text (q->detail, text != NULL ? text : "");
-  gtk_widget_set_visible (GTK_WIDGET (q->detail), text != NULL);
+  /* The option's description is on its chip already (make_chip()); only
+   * the preview shows under the chips. */
   gtk_label_set_text (q->preview, preview != NULL ? preview : "");
   gtk_widget_set_visible (GTK_WIDGET (q->preview), preview != NULL && *preview != '\0');
 }
@@ -231,7 +222,6 @@ show_option (Question *q,
 static void
 hide_option (Question *q)
 {
-  gtk_widget_set_visible (GTK_WIDGET (q->detail), FALSE);
   gtk_widget_set_visible (GTK_WIDGET (q->preview), FALSE);
 }
 
@@ -503,7 +493,6 @@ build_question (TallyQuestionCard *self,
              json_node_get_value_type (multi) == G_TYPE_BOOLEAN && json_node_get_boolean (multi);
   q->chips = g_ptr_array_new ();
   q->labels = g_ptr_array_new_with_free_func (g_free);
-  q->descriptions = g_ptr_array_new_with_free_func (g_free);
   q->previews = g_ptr_array_new_with_free_func (g_free);
 
   q->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 8);
@@ -565,7 +554,6 @@ build_question (TallyQuestionCard *self,
           chip = make_chip (q, q->chips->len, option_label, description);
           g_ptr_array_add (q->chips, chip);
           g_ptr_array_add (q->labels, g_strdup (option_label));
-          g_ptr_array_add (q->descriptions, g_strdup (description != NULL ? description : ""));
           g_ptr_array_add (q->previews, g_strdup (preview));
           g_signal_connect_object (chip, "toggled", G_CALLBACK (chip_toggled_cb), self, 0);
           focus = gtk_event_controller_focus_new ();
@@ -575,14 +563,6 @@ build_question (TallyQuestionCard *self,
           gtk_box_append (GTK_BOX (q->flow), chip);
         }
     }
-
-  q->detail = GTK_LABEL (gtk_label_new (NULL));
-  gtk_label_set_xalign (q->detail, 0);
-  gtk_label_set_wrap (q->detail, TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (q->detail), "dim-label");
-  gtk_widget_add_css_class (GTK_WIDGET (q->detail), "option-description");
-  gtk_widget_set_visible (GTK_WIDGET (q->detail), FALSE);
-  gtk_box_append (GTK_BOX (q->box), GTK_WIDGET (q->detail));
 
   q->preview = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_xalign (q->preview, 0);
