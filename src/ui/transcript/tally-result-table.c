@@ -935,7 +935,7 @@ tally_result_table_get_footer (TallyResultTable *self)
  * tally_result_table_set_min_rows_height:
  * @self: a #TallyResultTable
  * @height: the least height of the scrolled rows in logical pixels, or
- *   -1 for none; at most the table's own bound of 360 px is used
+ *   -1 for none; at most 360 px is used
  *
  * Keeps the rows' area at least @height tall. A table that takes the place
  * of another widget (the chart row's *Show Data*) uses it to keep the
