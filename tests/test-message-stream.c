@@ -1334,6 +1334,46 @@ test_lone_surrogate (void)
   g_assert_true (g_utf8_validate (tally_message_stream_get_error (stream)->message, -1, NULL));
 }
 
+/* json-glib 1.6 also takes a member name whose lone surrogate escape is
+ * followed by other characters, and gives a name that is not UTF-8. A block
+ * the stream does not know keeps its members and is sent back to the API as
+ * they are, so such a name must come out as UTF-8 too. */
+static void
+test_lone_surrogate_name (void)
+{
+  g_autoptr(TallyMessageStream) stream = started_stream ();
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *json = NULL;
+  JsonObject *block;
+  gboolean ok;
+
+  start_block (stream, 0, "{\"type\":\"future_block\",\"data\":\"\"}");
+  ok = tally_message_stream_apply_event (stream, "content_block_delta",
+                                         "{\"type\":\"content_block_delta\",\"index\":0,"
+                                         "\"delta\":{\"type\":\"future_delta\",\"k\\ud800ab\":1,"
+                                         "\"inner\":{\"j\\udc00xy\":\"v\"}}}",
+                                         &error);
+  if (!ok)
+    {
+      g_assert_error (error, TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL);
+      g_test_message ("this json-glib refuses lone surrogates in names: %s", error->message);
+      return;
+    }
+
+  json = tally_message_stream_dup_block_json (stream, 0);
+  g_assert_nonnull (json);
+  g_assert_true (g_utf8_validate (json, -1, NULL));
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  g_assert_no_error (error);
+  block = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (block, "type"), ==, "future_block");
+  /* Both names are still there, with U+FFFD for what could not be decoded. */
+  g_assert_cmpuint (json_object_get_size (block), ==, 4);
+  g_assert_true (json_object_has_member (block, "inner"));
+  g_assert_cmpuint (json_object_get_size (json_object_get_object_member (block, "inner")), ==, 1);
+}
+
 static void
 test_retry_signals (void)
 {
@@ -1582,6 +1622,7 @@ main (int    argc,
   g_test_add_func ("/tally/message-stream/signals/order", test_signals);
   g_test_add_func ("/tally/message-stream/signals/retry-and-attempts", test_retry_signals);
   g_test_add_func ("/tally/message-stream/lone-surrogate", test_lone_surrogate);
+  g_test_add_func ("/tally/message-stream/lone-surrogate-name", test_lone_surrogate_name);
   g_test_add_func ("/tally/message-stream/attempts/reset", test_begin_attempt_resets);
   g_test_add_func ("/tally/message-stream/attempts/restart-from-handler", test_begin_attempt_from_handler);
   g_test_add_func ("/tally/api-error/from-type", test_api_error_from_type);

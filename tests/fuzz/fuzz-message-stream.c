@@ -70,6 +70,12 @@ check_block_json (const char *json)
   g_autoptr(GError) error = NULL;
   JsonNode *root;
 
+  /* The API takes UTF-8 only; json-glib would read these bytes anyway. */
+  if (!g_utf8_validate (json, -1, NULL))
+    {
+      g_printerr ("content block is not UTF-8: %s\n", json);
+      abort ();
+    }
   if (!json_parser_load_from_data (parser, json, -1, &error))
     {
       g_printerr ("content block is not JSON (%s): %s\n", error->message, json);

@@ -18,10 +18,13 @@
  */
 
 /* JSON's grammar allows a lone UTF-16 surrogate escape such as "\ud800",
- * and json-glib decodes it into bytes that are not UTF-8 (ED A0 80). Every
- * string the stream hands on (deltas, ids, error messages) must be UTF-8,
- * so such strings get U+FFFD in place of what cannot be decoded. Only data
- * with a "\u" escape can hold one; the caller checks that first. */
+ * and json-glib decodes it into bytes that are not UTF-8 (ED A0 80), in
+ * string values and in member names alike (1.6 takes a name whose escape
+ * is followed by other characters). Every string the stream hands on
+ * (deltas, ids, error messages, the members of a block it sends back) must
+ * be UTF-8, so such strings and names get U+FFFD in place of what cannot be
+ * decoded. Only data with a "\u" escape can hold one; the caller checks
+ * that first. */
 void
 tally_message_stream_make_strings_valid (JsonNode *node)
 {
@@ -29,15 +32,32 @@ tally_message_stream_make_strings_valid (JsonNode *node)
     {
     case JSON_NODE_OBJECT:
       {
+        JsonObject *object = json_node_get_object (node);
+        g_autoptr(GPtrArray) bad_names = g_ptr_array_new_with_free_func (g_free);
         JsonObjectIter iter;
         const char *name;
         JsonNode *member;
 
-        /* Member names need no care: json-glib refuses a name that does
-         * not decode to UTF-8. */
-        json_object_iter_init (&iter, json_node_get_object (node));
+        json_object_iter_init (&iter, object);
         while (json_object_iter_next (&iter, &name, &member))
-          tally_message_stream_make_strings_valid (member);
+          {
+            tally_message_stream_make_strings_valid (member);
+            if (!g_utf8_validate (name, -1, NULL))
+              g_ptr_array_add (bad_names, g_strdup (name));
+          }
+
+        /* Renamed after the walk: the iterator must not see the object
+         * change. A repaired name that is already taken keeps the later
+         * member, as json-glib does for a name given twice. */
+        for (guint i = 0; i < bad_names->len; i++)
+          {
+            const char *bad = g_ptr_array_index (bad_names, i);
+            g_autofree char *valid = g_utf8_make_valid (bad, -1);
+
+            member = json_node_ref (json_object_get_member (object, bad));
+            json_object_remove_member (object, bad);
+            json_object_set_member (object, valid, member);
+          }
       }
       break;
 
