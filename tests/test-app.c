@@ -155,35 +155,17 @@ find_session_row (TallyWindow *window,
 /* Fixtures: a store in a temporary folder, and sessions written straight
  * into it as event logs (what a finished turn leaves behind). */
 
-typedef struct {
-  char *dir;
-  char *store_path;
-} Fixture;
+/* A store in a temporary folder (tests/tally-test-app.h). */
+typedef TallyTestAppFixture Fixture;
 
 static void
 fixture_set_up (Fixture       *fixture,
                 gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  fixture->dir = g_dir_make_tmp ("tally-test-app-XXXXXX", &error);
-  g_assert_no_error (error);
-  fixture->store_path = g_build_filename (fixture->dir, "tally.db", NULL);
-
+  tally_test_app_fixture_set_up (fixture, data);
   /* Tests run with the key from the environment unless they unset it. */
   g_setenv ("ANTHROPIC_API_KEY", "sk-test-key", TRUE);
-  g_unsetenv ("ANTHROPIC_BASE_URL");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
-}
-
-
-static void
-fixture_tear_down (Fixture       *fixture,
-                   gconstpointer  data)
-{
-  tally_test_remove_tree (fixture->dir);
-  g_free (fixture->dir);
-  g_free (fixture->store_path);
 }
 
 static void
@@ -1906,22 +1888,22 @@ main (int   argc,
   g_autofree char *home = tally_test_app_init (&argc, &argv);
   int status;
 
-  g_test_add ("/tally/app/turn-and-reopen", Fixture, NULL, fixture_set_up, test_turn_and_reopen, fixture_tear_down);
-  g_test_add ("/tally/app/files-and-export", Fixture, NULL, fixture_set_up, test_files_and_export, fixture_tear_down);
-  g_test_add ("/tally/app/first-launch", Fixture, NULL, fixture_set_up, test_first_launch, fixture_tear_down);
-  g_test_add ("/tally/app/delete-undo", Fixture, NULL, fixture_set_up, test_delete_undo, fixture_tear_down);
-  g_test_add ("/tally/app/search-rename", Fixture, NULL, fixture_set_up, test_search_rename, fixture_tear_down);
-  g_test_add ("/tally/app/offline", Fixture, NULL, fixture_set_up, test_offline, fixture_tear_down);
-  g_test_add ("/tally/app/stop", Fixture, NULL, fixture_set_up, test_stop, fixture_tear_down);
-  g_test_add ("/tally/app/preferences", Fixture, NULL, fixture_set_up, test_preferences, fixture_tear_down);
-  g_test_add ("/tally/app/key-refused", Fixture, NULL, fixture_set_up, test_key_refused, fixture_tear_down);
-  g_test_add ("/tally/app/spend-cap", Fixture, NULL, fixture_set_up, test_spend_cap, fixture_tear_down);
-  g_test_add ("/tally/app/narrow-and-sidebar", Fixture, NULL, fixture_set_up, test_narrow, fixture_tear_down);
+  g_test_add ("/tally/app/turn-and-reopen", Fixture, NULL, fixture_set_up, test_turn_and_reopen, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/files-and-export", Fixture, NULL, fixture_set_up, test_files_and_export, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/first-launch", Fixture, NULL, fixture_set_up, test_first_launch, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/delete-undo", Fixture, NULL, fixture_set_up, test_delete_undo, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/search-rename", Fixture, NULL, fixture_set_up, test_search_rename, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/offline", Fixture, NULL, fixture_set_up, test_offline, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/stop", Fixture, NULL, fixture_set_up, test_stop, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/preferences", Fixture, NULL, fixture_set_up, test_preferences, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/key-refused", Fixture, NULL, fixture_set_up, test_key_refused, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/spend-cap", Fixture, NULL, fixture_set_up, test_spend_cap, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/narrow-and-sidebar", Fixture, NULL, fixture_set_up, test_narrow, tally_test_app_fixture_tear_down);
   g_test_add_func ("/tally/app/bad-base-url", test_bad_base_url);
   g_test_add_func ("/tally/app/sidebar-format", test_sidebar_format);
-  g_test_add ("/tally/app/pg-server", Fixture, NULL, fixture_set_up, test_pg_server, fixture_tear_down);
-  g_test_add ("/tally/app/open-data-files", Fixture, NULL, fixture_set_up, test_open_data_files, fixture_tear_down);
-  g_test_add ("/tally/app/model-cache", Fixture, NULL, fixture_set_up, test_model_cache, fixture_tear_down);
+  g_test_add ("/tally/app/pg-server", Fixture, NULL, fixture_set_up, test_pg_server, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/open-data-files", Fixture, NULL, fixture_set_up, test_open_data_files, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/app/model-cache", Fixture, NULL, fixture_set_up, test_model_cache, tally_test_app_fixture_tear_down);
 
   status = g_test_run ();
   tally_test_remove_tree (home);

@@ -43,31 +43,15 @@
                "\"usage\":{\"input_tokens\":6850,\"output_tokens\":412," \
                "\"cache_read_input_tokens\":1200,\"cache_creation_input_tokens\":300}}}"
 
-typedef struct {
-  char *dir;
-  char *store_path;
-} Fixture;
+/* A store in a temporary folder (tests/tally-test-app.h). */
+typedef TallyTestAppFixture Fixture;
 
 static void
 fixture_set_up (Fixture       *fixture,
                 gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  fixture->dir = g_dir_make_tmp ("tally-test-errors-XXXXXX", &error);
-  g_assert_no_error (error);
-  fixture->store_path = g_build_filename (fixture->dir, "tally.db", NULL);
+  tally_test_app_fixture_set_up (fixture, data);
   g_setenv ("ANTHROPIC_API_KEY", "sk-test-key", TRUE);
-  g_unsetenv ("ANTHROPIC_BASE_URL");
-}
-
-static void
-fixture_tear_down (Fixture       *fixture,
-                   gconstpointer  data)
-{
-  tally_test_remove_tree (fixture->dir);
-  g_free (fixture->dir);
-  g_free (fixture->store_path);
 }
 
 static guint
@@ -605,10 +589,10 @@ main (int   argc,
   g_autofree char *home = tally_test_app_init (&argc, &argv);
   int status;
 
-  g_test_add ("/tally/errors-ui/key-refused", Fixture, NULL, fixture_set_up, test_key_refused, fixture_tear_down);
-  g_test_add ("/tally/errors-ui/countdown", Fixture, NULL, fixture_set_up, test_countdown, fixture_tear_down);
-  g_test_add ("/tally/errors-ui/cut-reply", Fixture, NULL, fixture_set_up, test_cut_reply, fixture_tear_down);
-  g_test_add ("/tally/errors-ui/offline", Fixture, NULL, fixture_set_up, test_offline, fixture_tear_down);
+  g_test_add ("/tally/errors-ui/key-refused", Fixture, NULL, fixture_set_up, test_key_refused, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/errors-ui/countdown", Fixture, NULL, fixture_set_up, test_countdown, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/errors-ui/cut-reply", Fixture, NULL, fixture_set_up, test_cut_reply, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/errors-ui/offline", Fixture, NULL, fixture_set_up, test_offline, tally_test_app_fixture_tear_down);
 
   status = g_test_run ();
   tally_test_remove_tree (home);
