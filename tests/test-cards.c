@@ -2036,22 +2036,6 @@ show_card (GtkWidget *card)
   tally_test_wait_frames (card, 2);
 }
 
-static guint
-count_kind (GListModel     *blocks,
-            TallyBlockKind  kind)
-{
-  guint n = 0;
-
-  for (guint i = 0; i < g_list_model_get_n_items (blocks); i++)
-    {
-      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, i);
-
-      if (tally_block_get_kind (block) == kind)
-        n++;
-    }
-  return n;
-}
-
 typedef struct {
   TallyTestMock *mock;
   char          *workspace;
@@ -2104,7 +2088,7 @@ store_report_body (TallyApplication *app,
   session = tally_window_get_session (window);
   g_assert_nonnull (session);
   blocks = G_LIST_MODEL (tally_session_get_transcript (session));
-  g_assert_cmpuint (count_kind (blocks, TALLY_BLOCK_THINKING), >=, 1);
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_THINKING), >=, 1);
   {
     g_autoptr(TallyBlock) first = g_list_model_get_item (blocks, 0);
 
@@ -2112,7 +2096,7 @@ store_report_body (TallyApplication *app,
     g_assert_cmpint (tally_block_get_kind (first), ==, TALLY_BLOCK_USER);
     g_assert_cmpstr (tally_block_get_state (first), ==, "plan");
   }
-  g_assert_cmpuint (count_kind (blocks, TALLY_BLOCK_PLAN), ==, 1);
+  g_assert_cmpuint (tally_test_count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_PLAN), ==, 1);
   SPIN_UNTIL ((plan = find_open_card (root, TALLY_TYPE_PLAN_CARD)) != NULL);
   SPIN_UNTIL (_tally_plan_card_get_content_height (TALLY_PLAN_CARD (plan)) > 0 ||
               _tally_plan_card_get_native_view (TALLY_PLAN_CARD (plan)) != NULL);
