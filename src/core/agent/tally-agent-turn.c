@@ -682,18 +682,42 @@ can_retry (TallyAgent *self)
   return n > 0 && g_strcmp0 (tally_conversation_get_role (self->conversation, n - 1), "user") == 0;
 }
 
-/* Starts a turn: a new prompt (@retry_of %NULL) or the failed turn
- * @retry_of again, in place (@text is then that turn's prompt, already in
- * the conversation). */
-static void
-begin_turn (TallyAgent          *self,
-            const char          *text,
-            const char          *retry_of,
-            TallyMode            mode,
-            gboolean             thinking,
-            GCancellable        *cancellable,
-            GAsyncReadyCallback  callback,
-            gpointer             user_data)
+/**
+ * tally_agent_send_async:
+ * @self: a #TallyAgent
+ * @text: the analyst's message; for a retry, the failed turn's prompt (for
+ *   the `turn_started` event; it is not added to the conversation again)
+ * @retry_of: (nullable): the id of a failed turn to run again in place, or
+ *   %NULL for a new turn
+ * @mode: the turn's permission mode
+ * @thinking: whether the model should think (sent in the form the model
+ *   takes, see tally_model_table_dup_thinking_json())
+ * @cancellable: (nullable): cancels the turn at any phase
+ * @callback: called when the turn has ended
+ * @user_data: data for @callback
+ *
+ * Runs one turn: emits `turn_started` (and `session_created` on the first
+ * turn of a new session), then the API calls and tool runs of the agent loop,
+ * and ends with `turn_finished`. Only one turn runs at a time.
+ *
+ * With @retry_of, the failed turn runs again in place
+ * (docs/architecture.md §4.2): the new turn's `turn_started` carries
+ * `retry_of`, and the conversation is sent as the failed turn left it (its
+ * prompt and any tool results) without a new user message. Finish with
+ * tally_agent_send_finish(); it fails with %G_IO_ERROR_BUSY while a turn
+ * runs and, for a retry, with %G_IO_ERROR_INVALID_ARGUMENT when the
+ * conversation does not end with the analyst's message (nothing failed, or
+ * the reply was complete).
+ */
+void
+tally_agent_send_async (TallyAgent          *self,
+                        const char          *text,
+                        const char          *retry_of,
+                        TallyMode            mode,
+                        gboolean             thinking,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
   g_autofree char *reminder = NULL;
@@ -702,6 +726,9 @@ begin_turn (TallyAgent          *self,
   GError *notes_error = NULL;
   JsonObject *event;
   Turn *turn;
+
+  g_return_if_fail (TALLY_IS_AGENT (self));
+  g_return_if_fail (text != NULL);
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, tally_agent_send_async);
@@ -832,49 +859,6 @@ begin_turn (TallyAgent          *self,
     tally_conversation_add_user_text (self->conversation, notes_reminder);
 
   tally_agent_start_call (g_steal_pointer (&task));
-}
-
-/**
- * tally_agent_send_async:
- * @self: a #TallyAgent
- * @text: the analyst's message; for a retry, the failed turn's prompt (for
- *   the `turn_started` event; it is not added to the conversation again)
- * @retry_of: (nullable): the id of a failed turn to run again in place, or
- *   %NULL for a new turn
- * @mode: the turn's permission mode
- * @thinking: whether the model should think (sent in the form the model
- *   takes, see tally_model_table_dup_thinking_json())
- * @cancellable: (nullable): cancels the turn at any phase
- * @callback: called when the turn has ended
- * @user_data: data for @callback
- *
- * Runs one turn: emits `turn_started` (and `session_created` on the first
- * turn of a new session), then the API calls and tool runs of the agent loop,
- * and ends with `turn_finished`. Only one turn runs at a time.
- *
- * With @retry_of, the failed turn runs again in place
- * (docs/architecture.md §4.2): the new turn's `turn_started` carries
- * `retry_of`, and the conversation is sent as the failed turn left it (its
- * prompt and any tool results) without a new user message. Finish with
- * tally_agent_send_finish(); it fails with %G_IO_ERROR_BUSY while a turn
- * runs and, for a retry, with %G_IO_ERROR_INVALID_ARGUMENT when the
- * conversation does not end with the analyst's message (nothing failed, or
- * the reply was complete).
- */
-void
-tally_agent_send_async (TallyAgent          *self,
-                        const char          *text,
-                        const char          *retry_of,
-                        TallyMode            mode,
-                        gboolean             thinking,
-                        GCancellable        *cancellable,
-                        GAsyncReadyCallback  callback,
-                        gpointer             user_data)
-{
-  g_return_if_fail (TALLY_IS_AGENT (self));
-  g_return_if_fail (text != NULL);
-
-  begin_turn (self, text, retry_of, mode, thinking, cancellable, callback, user_data);
 }
 
 /**
