@@ -139,14 +139,20 @@ tally_test_save_png (GtkWidget  *widget,
   g_autoptr(GdkTexture) texture = NULL;
   g_autofree char *dir = NULL;
   g_autofree char *path = NULL;
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget);
+  int width;
+  int height;
 
-  g_assert_cmpint (width, >, 0);
-  g_assert_cmpint (height, >, 0);
+  /* A window that was just presented may not be mapped and given its size
+   * yet (slow machines, sanitizer builds): wait for its first layout. */
+  SPIN_UNTIL (gtk_widget_get_mapped (widget) && gtk_widget_get_width (widget) > 0
+              && gtk_widget_get_height (widget) > 0);
 
   /* The paintable takes its picture when the widget next draws. */
   tally_test_wait_frames (widget, 2);
+  width = gtk_widget_get_width (widget);
+  height = gtk_widget_get_height (widget);
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
   gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
   node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
   g_assert_nonnull (node);
