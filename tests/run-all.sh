@@ -64,19 +64,34 @@ python3 - build-tests/meson-logs/testlog.json build-asan/meson-logs/testlog-core
   build-asan/meson-logs/testlog-ui.json build-fuzz/meson-logs/fuzzlog.json <<'PY'
 import json, sys
 passed = failed = skipped = 0
+failures = []
 for log in sys.argv[1:]:
     try:
         with open(log) as f:
             for line in f:
-                r = json.loads(line).get("result")
+                entry = json.loads(line)
+                r = entry.get("result")
                 if r in ("OK", "EXPECTEDFAIL"):
                     passed += 1
                 elif r == "SKIP":
                     skipped += 1
                 else:
                     failed += 1
+                    failures.append((log, entry))
     except FileNotFoundError:
         failed += 1
+        failures.append((log, None))
+# The failures again, short, just above the closing line: a CI log that
+# keeps only its head and tail still says which test failed and how.
+for log, entry in failures:
+    if entry is None:
+        print(f"FAILED: {log} is missing (its stage did not run)")
+        continue
+    print(f"FAILED: {entry.get('name')} ({log}, {entry.get('result')}, "
+          f"return code {entry.get('returncode')})")
+    text = (entry.get("stdout") or "") + (entry.get("stderr") or "")
+    for tail in text.strip().splitlines()[-6:]:
+        print(f"    {tail[:300]}")
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 PY
 
