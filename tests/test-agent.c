@@ -113,7 +113,8 @@ run_turn (Fixture    *f,
           gboolean    thinking)
 {
   g_cancellable_reset (f->cancellable);
-  tally_agent_send_async (f->agent, text, NULL, mode, thinking, f->cancellable, send_done_cb, f);
+  tally_agent_send_async (f->agent, &(TallyTurnRequest) { .text = text, .mode = mode, .thinking = thinking },
+                          f->cancellable, send_done_cb, f);
   if (f->cancel_after_ms > 0)
     g_timeout_add (f->cancel_after_ms, cancel_cb, f);
   g_main_loop_run (f->loop);

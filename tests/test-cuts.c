@@ -430,7 +430,8 @@ first_done_cb (GObject      *object,
   /* The next request of the same session. */
   lane->second_from = events->len;
   lane->second = g_strdup_printf ("Next after %" G_GSIZE_FORMAT, lane->n);
-  tally_agent_send_async (lane->agent, lane->second, NULL, TALLY_MODE_ASK, FALSE, NULL, second_done_cb, lane);
+  tally_agent_send_async (lane->agent, &(TallyTurnRequest) { .text = lane->second, .mode = TALLY_MODE_ASK },
+                          NULL, second_done_cb, lane);
 }
 
 static void
@@ -451,7 +452,8 @@ lane_start_offset (Lane *lane)
   g_signal_connect (lane->agent, "event", G_CALLBACK (event_cb), lane);
 
   first = g_strdup_printf ("Cut %s after %" G_GSIZE_FORMAT " bytes", lane->fixture, lane->n);
-  tally_agent_send_async (lane->agent, first, NULL, TALLY_MODE_ASK, FALSE, NULL, first_done_cb, lane);
+  tally_agent_send_async (lane->agent, &(TallyTurnRequest) { .text = first, .mode = TALLY_MODE_ASK },
+                          NULL, first_done_cb, lane);
 }
 
 static guint

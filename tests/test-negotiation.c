@@ -119,7 +119,8 @@ run_turn (Fixture    *f,
           TallyMode   mode)
 {
   g_cancellable_reset (f->cancellable);
-  tally_session_send_async (f->session, text, NULL, mode, FALSE, f->cancellable, sent_cb, f);
+  tally_session_send_async (f->session, &(TallyTurnRequest) { .text = text, .mode = mode },
+                            f->cancellable, sent_cb, f);
   g_main_loop_run (f->loop);
 }
 

@@ -333,7 +333,8 @@ static void
 run_turn (Fixture    *f,
           const char *text)
 {
-  tally_session_send_async (f->session, text, NULL, TALLY_MODE_ASK, FALSE, NULL, sent_cb, f);
+  tally_session_send_async (f->session, &(TallyTurnRequest) { .text = text, .mode = TALLY_MODE_ASK },
+                            NULL, sent_cb, f);
   g_main_loop_run (f->loop);
 }
 

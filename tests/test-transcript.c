@@ -285,11 +285,15 @@ test_replay_equals_live (void)
     live = tally_session_new (store, client, tools);
     tally_agent_set_database (tally_session_get_agent (live), chinook);
 
-    tally_session_send_async (live, "How many genres?", NULL, TALLY_MODE_ASK, TRUE, NULL, sent_cb, &wait);
+    tally_session_send_async (live,
+                              &(TallyTurnRequest) { .text = "How many genres?", .mode = TALLY_MODE_ASK,
+                                                    .thinking = TRUE },
+                              NULL, sent_cb, &wait);
     g_main_loop_run (loop);
     g_assert_cmpint (wait.status, ==, TALLY_TURN_DONE);
 
-    tally_session_send_async (live, "And again?", NULL, TALLY_MODE_ASK, FALSE, NULL, sent_cb, &wait);
+    tally_session_send_async (live, &(TallyTurnRequest) { .text = "And again?", .mode = TALLY_MODE_ASK },
+                              NULL, sent_cb, &wait);
     g_main_loop_run (loop);
     g_assert_cmpint (wait.status, ==, TALLY_TURN_FAILED);
 

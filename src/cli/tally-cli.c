@@ -1099,7 +1099,8 @@ main (int    argc,
 
   g_signal_connect (agent, "event", G_CALLBACK (agent_event_cb), &cli);
 
-  tally_session_send_async (session, prompt, NULL, mode, opt_thinking, cancellable, send_done_cb, &cli);
+  tally_session_send_async (session, &(TallyTurnRequest) { .text = prompt, .mode = mode, .thinking = opt_thinking },
+                            cancellable, send_done_cb, &cli);
   g_main_loop_run (loop);
 
   tally_cli_stop_reading_stdin (&cli);

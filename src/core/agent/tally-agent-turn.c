@@ -685,13 +685,9 @@ can_retry (TallyAgent *self)
 /**
  * tally_agent_send_async:
  * @self: a #TallyAgent
- * @text: the analyst's message; for a retry, the failed turn's prompt (for
- *   the `turn_started` event; it is not added to the conversation again)
- * @retry_of: (nullable): the id of a failed turn to run again in place, or
- *   %NULL for a new turn
- * @mode: the turn's permission mode
- * @thinking: whether the model should think (sent in the form the model
- *   takes, see tally_model_table_dup_thinking_json())
+ * @request: the turn's message, mode and thinking, and the failed turn it
+ *   runs again, if any (see #TallyTurnRequest; thinking is sent in the form
+ *   the model takes, see tally_model_table_dup_thinking_json())
  * @cancellable: (nullable): cancels the turn at any phase
  * @callback: called when the turn has ended
  * @user_data: data for @callback
@@ -700,7 +696,7 @@ can_retry (TallyAgent *self)
  * turn of a new session), then the API calls and tool runs of the agent loop,
  * and ends with `turn_finished`. Only one turn runs at a time.
  *
- * With @retry_of, the failed turn runs again in place
+ * With a `retry_of`, the failed turn runs again in place
  * (docs/architecture.md §4.2): the new turn's `turn_started` carries
  * `retry_of`, and the conversation is sent as the failed turn left it (its
  * prompt and any tool results) without a new user message. Finish with
@@ -710,14 +706,11 @@ can_retry (TallyAgent *self)
  * the reply was complete).
  */
 void
-tally_agent_send_async (TallyAgent          *self,
-                        const char          *text,
-                        const char          *retry_of,
-                        TallyMode            mode,
-                        gboolean             thinking,
-                        GCancellable        *cancellable,
-                        GAsyncReadyCallback  callback,
-                        gpointer             user_data)
+tally_agent_send_async (TallyAgent             *self,
+                        const TallyTurnRequest *request,
+                        GCancellable           *cancellable,
+                        GAsyncReadyCallback     callback,
+                        gpointer                user_data)
 {
   g_autoptr(GTask) task = NULL;
   g_autofree char *reminder = NULL;
@@ -728,7 +721,7 @@ tally_agent_send_async (TallyAgent          *self,
   Turn *turn;
 
   g_return_if_fail (TALLY_IS_AGENT (self));
-  g_return_if_fail (text != NULL);
+  g_return_if_fail (request != NULL && request->text != NULL);
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, tally_agent_send_async);
@@ -743,14 +736,14 @@ tally_agent_send_async (TallyAgent          *self,
       return;
     }
 
-  if (retry_of != NULL && !can_retry (self))
+  if (request->retry_of != NULL && !can_retry (self))
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                                "There is no failed turn to retry in this session");
       return;
     }
 
-  if (g_utf8_strlen (text, -1) == 0 || !g_utf8_validate (text, -1, NULL))
+  if (g_utf8_strlen (request->text, -1) == 0 || !g_utf8_validate (request->text, -1, NULL))
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                                "The message is empty or not valid UTF-8");
@@ -775,9 +768,9 @@ tally_agent_send_async (TallyAgent          *self,
 
   turn = g_new0 (Turn, 1);
   turn->turn_id = g_uuid_string_random ();
-  turn->mode = mode;
-  turn->thinking = thinking;
-  turn->thinking_json = tally_model_table_dup_thinking_json (self->model, thinking,
+  turn->mode = request->mode;
+  turn->thinking = request->thinking;
+  turn->thinking_json = tally_model_table_dup_thinking_json (self->model, request->thinking,
                                                              self->thinking_budget,
                                                              self->max_tokens,
                                                              &turn->budget_used);
@@ -806,7 +799,7 @@ tally_agent_send_async (TallyAgent          *self,
 
   if (!self->session_announced)
     {
-      g_autofree char *title = make_title (text);
+      g_autofree char *title = make_title (request->text);
 
       self->session_announced = TRUE;
       event = tally_event_new (TALLY_EVENT_SESSION_CREATED);
@@ -833,13 +826,13 @@ tally_agent_send_async (TallyAgent          *self,
     }
 
   event = tally_event_new (TALLY_EVENT_TURN_STARTED);
-  json_object_set_string_member (event, "mode", tally_mode_to_string (mode));
-  json_object_set_boolean_member (event, "thinking", thinking);
+  json_object_set_string_member (event, "mode", tally_mode_to_string (request->mode));
+  json_object_set_boolean_member (event, "thinking", request->thinking);
   json_object_set_int_member (event, "budget_tokens", turn->budget_used);
   json_object_set_string_member (event, "model", self->model);
-  json_object_set_string_member (event, "text", text);
-  if (retry_of != NULL)
-    json_object_set_string_member (event, "retry_of", retry_of);
+  json_object_set_string_member (event, "text", request->text);
+  if (request->retry_of != NULL)
+    json_object_set_string_member (event, "retry_of", request->retry_of);
   if (notes_reminder != NULL)
     json_object_set_string_member (event, "notes", self->notes_told != NULL ? self->notes_told : "");
   turn_emit (task, event);
@@ -850,9 +843,9 @@ tally_agent_send_async (TallyAgent          *self,
 
   /* A retry sends the failed turn's prompt again, which the history still
    * ends with (an incomplete reply is never echoed). */
-  if (retry_of == NULL)
-    tally_conversation_add_user_text (self->conversation, text);
-  reminder = tally_agent_mode_reminder (mode, self->last_mode);
+  if (request->retry_of == NULL)
+    tally_conversation_add_user_text (self->conversation, request->text);
+  reminder = tally_agent_mode_reminder (request->mode, self->last_mode);
   if (reminder != NULL)
     tally_conversation_add_user_text (self->conversation, reminder);
   if (notes_reminder != NULL)

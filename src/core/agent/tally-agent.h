@@ -15,6 +15,28 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (TallyAgent, tally_agent, TALLY, AGENT, GObject)
 
+/**
+ * TallyTurnRequest:
+ * @text: the analyst's message (UTF-8, not empty); for a retry, the failed
+ *   turn's prompt (for the `turn_started` event; it is not added to the
+ *   conversation again)
+ * @retry_of: (nullable): the id of a failed turn (its `turn_started` event)
+ *   to run again in place, or %NULL for a new turn
+ * @mode: the turn's permission mode
+ * @thinking: whether the model should think
+ *
+ * What one turn is asked to do, as tally_agent_send_async() and
+ * tally_session_send_async() take it. The caller keeps the struct and its
+ * strings (usually a compound literal on the stack): the send functions copy
+ * what they keep before they return.
+ */
+typedef struct {
+  const char *text;
+  const char *retry_of;
+  TallyMode   mode;
+  gboolean    thinking;
+} TallyTurnRequest;
+
 TallyAgent        *tally_agent_new                (TallyClient        *client,
                                                    TallyToolRegistry  *tools);
 TallyClient       *tally_agent_get_client         (TallyAgent         *self);
@@ -96,10 +118,7 @@ gboolean           tally_agent_redirect           (TallyAgent         *self,
 char              *tally_agent_take_redirect      (TallyAgent         *self);
 
 void               tally_agent_send_async         (TallyAgent         *self,
-                                                   const char         *text,
-                                                   const char         *retry_of,
-                                                   TallyMode           mode,
-                                                   gboolean            thinking,
+                                                   const TallyTurnRequest *request,
                                                    GCancellable       *cancellable,
                                                    GAsyncReadyCallback callback,
                                                    gpointer            user_data);

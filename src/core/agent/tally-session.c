@@ -907,11 +907,8 @@ new_turn_task (TallySession        *self,
 /**
  * tally_session_send_async:
  * @self: a #TallySession
- * @text: the analyst's message; for a retry, the failed turn's prompt
- * @retry_of: (nullable): the id of a failed turn (its `turn_started`
- *   event) to run again in place, or %NULL for a new turn
- * @mode: the turn's mode
- * @thinking: whether the model should think
+ * @request: the turn's message, mode and thinking, and the failed turn it
+ *   runs again, if any (see #TallyTurnRequest)
  * @cancellable: (nullable): cancels the turn
  * @callback: called when the turn has ended and its events are stored
  * @user_data: data for @callback
@@ -922,19 +919,16 @@ new_turn_task (TallySession        *self,
  * tally_session_send_finish().
  */
 void
-tally_session_send_async (TallySession        *self,
-                          const char          *text,
-                          const char          *retry_of,
-                          TallyMode            mode,
-                          gboolean             thinking,
-                          GCancellable        *cancellable,
-                          GAsyncReadyCallback  callback,
-                          gpointer             user_data)
+tally_session_send_async (TallySession           *self,
+                          const TallyTurnRequest *request,
+                          GCancellable           *cancellable,
+                          GAsyncReadyCallback     callback,
+                          gpointer                user_data)
 {
   g_return_if_fail (TALLY_IS_SESSION (self));
-  g_return_if_fail (text != NULL);
+  g_return_if_fail (request != NULL && request->text != NULL);
 
-  tally_agent_send_async (self->agent, text, retry_of, mode, thinking, cancellable, send_cb,
+  tally_agent_send_async (self->agent, request, cancellable, send_cb,
                           new_turn_task (self, cancellable, callback, user_data));
 }
 

@@ -27,10 +27,7 @@ TallyTranscript *tally_session_get_transcript (TallySession       *self);
 TallyMode        tally_session_get_mode       (TallySession       *self);
 gboolean         tally_session_is_busy        (TallySession       *self);
 void             tally_session_send_async     (TallySession       *self,
-                                               const char         *text,
-                                               const char         *retry_of,
-                                               TallyMode           mode,
-                                               gboolean            thinking,
+                                               const TallyTurnRequest *request,
                                                GCancellable       *cancellable,
                                                GAsyncReadyCallback callback,
                                                gpointer            user_data);

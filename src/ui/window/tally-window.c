@@ -887,8 +887,9 @@ start_turn (TallyWindow *self,
 
   cancellable = g_cancellable_new ();
   set_busy (self, self->session, cancellable);
-  tally_session_send_async (self->session, prompt, NULL, mode,
-                            gtk_toggle_button_get_active (self->thinking_button),
+  tally_session_send_async (self->session,
+                            &(TallyTurnRequest) { .text = prompt, .mode = mode,
+                                                  .thinking = gtk_toggle_button_get_active (self->thinking_button) },
                             cancellable, send_cb, g_object_ref (self));
   _tally_window_update_context (self);
 }
@@ -905,8 +906,10 @@ _tally_window_run_retry (TallyWindow *self,
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
 
   set_busy (self, self->session, cancellable);
-  tally_session_send_async (self->session, prompt, turn_id, mode, thinking, cancellable, send_cb,
-                             g_object_ref (self));
+  tally_session_send_async (self->session,
+                            &(TallyTurnRequest) { .text = prompt, .retry_of = turn_id, .mode = mode,
+                                                  .thinking = thinking },
+                            cancellable, send_cb, g_object_ref (self));
   _tally_window_update_context (self);
 }
 
