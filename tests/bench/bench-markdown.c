@@ -16,17 +16,24 @@
  * Streams ~40 KB of markdown (headings, paragraphs, lists, 20 code fences,
  * a 30-row table) as 5,000 deltas into a TallyMarkdownView inside a mapped
  * window, and the same deltas into a bare GtkTextView (plain insert at the
- * end) as the baseline. Two pacings: a flood (the next delta after each
- * main-loop iteration, as fast as possible) and a stream (one delta per
- * millisecond, about what a fast model sends).
+ * end) as the baseline. Two pacings: a burst (the next delta after each
+ * main-loop iteration, as fast as possible: the whole text arrives as one
+ * flood) and a stream (one delta per millisecond, about what a fast model
+ * sends).
  *
  * Figures: the longest main-loop stall (the longest single main-context
  * iteration, which is where a frame's update, layout and paint happen),
  * the longest gap between two painted frames while text was arriving, the
  * number of frames painted, the time until finish() returned and the frame
- * after it was painted, finish() itself, and for the markdown view the
- * longest and the summed time of its per-frame updates (parse, buffer and
- * block widgets; layout and paint come after, in the same iteration).
+ * after it was painted, finish() itself, the longest frame-clock phases
+ * (update: tick callbacks, the view's own update among them; layout; paint:
+ * snapshot and render), and for the markdown view the longest and the
+ * summed time of its per-frame updates (parse, buffer and block widgets).
+ *
+ * Each pacing runs as 5 pairs, the markdown view and the bare text view
+ * one after the other (the order alternating from pair to pair), and the
+ * ratio of their longest stalls is printed per pair with the median of
+ * the 5 (issue 15's goal: at most 1.5 paced, at most 2 for the burst).
  *
  * Runs once under the renderer GTK picks and once more with
  * GSK_RENDERER=cairo (it re-executes itself). Needs a display: run it
@@ -35,13 +42,19 @@
 
 #define N_DELTAS   5000
 #define N_FENCES   20
+#define N_PAIRS    5
 
 typedef struct
 {
   gint64   last_paint;
   gint64   max_paint_gap;
   gint64   frame_start;
+  gint64   update_end;
+  gint64   layout_end;
   GArray  *work;          /* gint64: µs from "update" to "after-paint" */
+  gint64   update_max;    /* µs, longest phase of each kind */
+  gint64   layout_max;
+  gint64   paint_max;
   guint    frames;
   gboolean counting;
 } FrameStats;
@@ -57,6 +70,9 @@ typedef struct
   double finish_ms;
   double update_max_ms;
   double update_total_ms;
+  double phase_update_ms;
+  double phase_layout_ms;
+  double phase_paint_ms;
   const char *renderer;
 } Result;
 
@@ -159,11 +175,46 @@ split_deltas (const char *markdown)
   return deltas;
 }
 
+/* Phase marks. The bench's "update" handler is connected before any tick
+ * callback of the views, and its after-handler runs after all of them; the
+ * "layout" and "paint" handlers run after GTK's own (connected at realize),
+ * so each mark is the end of that phase. */
 static void
 frame_update_cb (GdkFrameClock *clock,
                  FrameStats    *stats)
 {
   stats->frame_start = g_get_monotonic_time ();
+  stats->update_end = stats->layout_end = 0;
+}
+
+static void
+frame_update_after_cb (GdkFrameClock *clock,
+                       FrameStats    *stats)
+{
+  stats->update_end = g_get_monotonic_time ();
+  if (stats->counting && stats->frame_start != 0)
+    stats->update_max = MAX (stats->update_max, stats->update_end - stats->frame_start);
+}
+
+static void
+frame_layout_cb (GdkFrameClock *clock,
+                 FrameStats    *stats)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (stats->counting && stats->update_end != 0)
+    stats->layout_max = MAX (stats->layout_max, now - stats->update_end);
+  stats->layout_end = now;
+}
+
+static void
+frame_paint_cb (GdkFrameClock *clock,
+                FrameStats    *stats)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (stats->counting && stats->layout_end != 0)
+    stats->paint_max = MAX (stats->paint_max, now - stats->layout_end);
 }
 
 static void
@@ -211,6 +262,15 @@ percentile_ms (GArray *values,
   return g_array_index (values, gint64, idx) / 1000.0;
 }
 
+static void
+append_int64 (GArray *values,
+              double  value)
+{
+  gint64 v = (gint64)(value + 0.5);
+
+  g_array_append_val (values, v);
+}
+
 /* One main-loop iteration, timed. */
 static void
 iterate (gboolean  may_block,
@@ -246,7 +306,7 @@ run (GPtrArray *deltas,
   GtkTextBuffer *plain_buffer = NULL;
   GdkFrameClock *clock;
   FrameStats frames = { 0 };
-  gulong update_handler;
+  gulong phase_handlers[4];
   gint64 max_stall = 0;
   gint64 start, finish_start, finish_end;
   guint frames_at_finish;
@@ -275,7 +335,10 @@ run (GPtrArray *deltas,
   result.renderer = g_intern_string (G_OBJECT_TYPE_NAME (gtk_native_get_renderer (GTK_NATIVE (window))));
   clock = gtk_widget_get_frame_clock (window);
   frames.work = g_array_new (FALSE, FALSE, sizeof (gint64));
-  update_handler = g_signal_connect (clock, "update", G_CALLBACK (frame_update_cb), &frames);
+  phase_handlers[0] = g_signal_connect (clock, "update", G_CALLBACK (frame_update_cb), &frames);
+  phase_handlers[1] = g_signal_connect_after (clock, "update", G_CALLBACK (frame_update_after_cb), &frames);
+  phase_handlers[2] = g_signal_connect (clock, "layout", G_CALLBACK (frame_layout_cb), &frames);
+  phase_handlers[3] = g_signal_connect (clock, "paint", G_CALLBACK (frame_paint_cb), &frames);
   handler = g_signal_connect (clock, "after-paint", G_CALLBACK (after_paint_cb), &frames);
 
   max_stall = 0;
@@ -340,12 +403,16 @@ run (GPtrArray *deltas,
       result.update_total_ms = stats.update_us_total / 1000.0;
     }
 
+  result.phase_update_ms = frames.update_max / 1000.0;
+  result.phase_layout_ms = frames.layout_max / 1000.0;
+  result.phase_paint_ms = frames.paint_max / 1000.0;
   result.frame_p50_ms = percentile_ms (frames.work, 0.5);
   result.frame_p95_ms = percentile_ms (frames.work, 0.95);
   g_array_unref (frames.work);
 
   g_signal_handler_disconnect (clock, handler);
-  g_signal_handler_disconnect (clock, update_handler);
+  for (guint i = 0; i < G_N_ELEMENTS (phase_handlers); i++)
+    g_signal_handler_disconnect (clock, phase_handlers[i]);
   gtk_window_destroy (GTK_WINDOW (window));
   spin_ms (50, &max_stall);
 
@@ -356,12 +423,15 @@ static void
 print_row (const char   *renderer,
            const char   *widget,
            const char   *pacing,
+           guint         pair,
            const Result *r)
 {
-  g_print ("%-16s %-17s %-5s %6.1f %6.1f %6.1f %6.1f %6u %7.0f %6.1f %6.1f %6.0f\n",
-           renderer, widget, pacing, r->max_stall_ms, r->max_frame_gap_ms,
+  g_print ("%-16s %-17s %-5s %4u %6.1f %6.1f %6.1f %6.1f %6u %7.0f %6.1f %6.1f %6.1f %6.1f %6.1f %6.0f\n",
+           renderer, widget, pacing, pair, r->max_stall_ms, r->max_frame_gap_ms,
            r->frame_p50_ms, r->frame_p95_ms,
-           r->frames, r->total_ms, r->finish_ms, r->update_max_ms, r->update_total_ms);
+           r->frames, r->total_ms, r->finish_ms,
+           r->phase_update_ms, r->phase_layout_ms, r->phase_paint_ms,
+           r->update_max_ms, r->update_total_ms);
 }
 
 int
@@ -371,6 +441,10 @@ main (int   argc,
   g_autofree char *markdown = NULL;
   g_autoptr(GPtrArray) deltas = NULL;
   gboolean child = g_getenv ("TALLY_BENCH_MARKDOWN_CHILD") != NULL;
+  const char *renderer = NULL;
+  const char *pairs_env = g_getenv ("TALLY_BENCH_MARKDOWN_PAIRS");
+  guint n_pairs = N_PAIRS;
+  GString *summary = g_string_new (NULL);
 
   if (!gtk_init_check ())
     {
@@ -378,6 +452,10 @@ main (int   argc,
       return 77;
     }
   adw_init ();
+
+  /* A quicker look while profiling: TALLY_BENCH_MARKDOWN_PAIRS=1. */
+  if (pairs_env != NULL)
+    n_pairs = CLAMP ((guint)g_ascii_strtoull (pairs_env, NULL, 10), 1, N_PAIRS);
 
   markdown = make_markdown ();
   deltas = split_deltas (markdown);
@@ -388,23 +466,66 @@ main (int   argc,
                strlen (markdown), deltas->len, N_FENCES);
       g_print ("stall: longest main-loop iteration; gap: longest time between painted frames;\n"
                "frame p50/p95: work per frame (update to after-paint); total: until the final\n"
-               "text was painted; finish: tally_markdown_view_finish(); upd max/sum: the view's\n"
-               "own per-frame updates (parse, buffer, block widgets). Times in ms.\n\n");
-      g_print ("%-16s %-17s %-5s %6s %6s %6s %6s %6s %7s %6s %6s %6s\n",
-               "renderer", "widget", "pace", "stall", "gap", "p50", "p95", "frames", "total",
-               "finish", "upd/mx", "upd/sum");
+               "text was painted; finish: tally_markdown_view_finish(); ph/upd, ph/lay, ph/pnt:\n"
+               "the longest update (tick callbacks), layout and paint phase of a frame;\n"
+               "upd/mx, upd/sum: the view's own per-frame updates (parse, buffer, block\n"
+               "widgets). Times in ms. Each pair: the markdown view and the bare view, in\n"
+               "alternating order.\n\n");
+      g_print ("%-16s %-17s %-5s %4s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %6s\n",
+               "renderer", "widget", "pace", "pair", "stall", "gap", "p50", "p95", "frames", "total",
+               "finish", "ph/upd", "ph/lay", "ph/pnt", "upd/mx", "upd/sum");
     }
 
   for (guint p = 0; p < 2; p++)
     {
       gboolean paced = p == 1;
-      Result md, plain;
+      const char *pacing = paced ? "1/ms" : "burst";
+      /* µs, and ratios in thousandths, for percentile_ms () */
+      g_autoptr(GArray) md_stalls = g_array_new (FALSE, FALSE, sizeof (gint64));
+      g_autoptr(GArray) plain_stalls = g_array_new (FALSE, FALSE, sizeof (gint64));
+      g_autoptr(GArray) ratios = g_array_new (FALSE, FALSE, sizeof (gint64));
 
-      md = run (deltas, TRUE, paced);
-      print_row (md.renderer, "TallyMarkdownView", paced ? "1/ms" : "flood", &md);
-      plain = run (deltas, FALSE, paced);
-      print_row (plain.renderer, "GtkTextView", paced ? "1/ms" : "flood", &plain);
+      g_autoptr(GString) per_pair = g_string_new (NULL);
+
+      for (guint pair = 0; pair < n_pairs; pair++)
+        {
+          Result md, plain;
+          double ratio;
+
+          /* Alternate which goes first, so neither always runs on a
+           * warmer cache or right after the other's clean-up. */
+          if (pair % 2 == 0)
+            {
+              md = run (deltas, TRUE, paced);
+              plain = run (deltas, FALSE, paced);
+            }
+          else
+            {
+              plain = run (deltas, FALSE, paced);
+              md = run (deltas, TRUE, paced);
+            }
+          print_row (md.renderer, "TallyMarkdownView", pacing, pair + 1, &md);
+          print_row (plain.renderer, "GtkTextView", pacing, pair + 1, &plain);
+          renderer = md.renderer;
+          ratio = plain.max_stall_ms > 0 ? md.max_stall_ms / plain.max_stall_ms : 0.0;
+          g_string_append_printf (per_pair, " %.2f", ratio);
+          append_int64 (md_stalls, md.max_stall_ms * 1000);
+          append_int64 (plain_stalls, plain.max_stall_ms * 1000);
+          append_int64 (ratios, ratio * 1000);
+        }
+
+      /* percentile_ms () divides by 1000: the median ratio comes back
+       * as a ratio, the stalls in ms. */
+      g_string_append_printf (summary,
+                              "%-16s %-5s stall ratio per pair:%s; median %.2f (goal <= %.1f); "
+                              "median stall %.1f vs %.1f ms\n",
+                              renderer, pacing, per_pair->str,
+                              percentile_ms (ratios, 0.5), paced ? 1.5 : 2.0,
+                              percentile_ms (md_stalls, 0.5), percentile_ms (plain_stalls, 0.5));
     }
+
+  g_print ("\n%s", summary->str);
+  g_string_free (summary, TRUE);
 
   /* Once more with the cairo renderer, unless that is what ran. */
   if (!child && g_strcmp0 (g_getenv ("GSK_RENDERER"), "cairo") != 0)
@@ -414,6 +535,7 @@ main (int   argc,
       const char *child_argv[] = { argv[0], NULL };
       int status = 0;
 
+      g_print ("\n");
       fflush (stdout);
       env = g_environ_setenv (env, "GSK_RENDERER", "cairo", TRUE);
       env = g_environ_setenv (env, "TALLY_BENCH_MARKDOWN_CHILD", "1", TRUE);
