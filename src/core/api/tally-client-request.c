@@ -404,7 +404,7 @@ transport_failed (GTask  *task,
 /* The response stream or bytes libsoup answered with: a %NULL @answer
  * fails the attempt (transport_failed() takes @error); anything else is a
  * sign of life for the idle watchdog. Returns whether @answer arrived.
- * (Reading an error body has a failure of its own, see collect_cb().) */
+ * (Reading an error body has a failure of its own, see collect_bytes().) */
 static gboolean
 answer_arrived (GTask    *task,
                 gpointer  answer,
@@ -494,16 +494,19 @@ models_received (GTask *task)
   g_task_return_pointer (task, json_node_copy (root), (GDestroyNotify) json_node_unref);
 }
 
-/* Asks for the next chunk of the current attempt's body; @callback gets a
+static void read_cb (GObject      *object,
+                     GAsyncResult *result,
+                     gpointer      user_data);
+
+/* Asks for the next chunk of the current attempt's body; read_cb() gets a
  * reference to @task. */
 static void
-read_next (GTask               *task,
-           GAsyncReadyCallback  callback)
+read_next (GTask *task)
 {
   Request *req = g_task_get_task_data (task);
 
   g_input_stream_read_bytes_async (req->input, READ_CHUNK_SIZE, G_PRIORITY_DEFAULT,
-                                   req->attempt_cancellable, callback,
+                                   req->attempt_cancellable, read_cb,
                                    g_object_ref (task));
 }
 
@@ -520,18 +523,16 @@ collect_done (GTask *task)
     models_received (task);
 }
 
+/* A chunk of a body being collected (@bytes), or the failure to read it
+ * (@bytes %NULL, @error taken). */
 static void
-collect_cb (GObject      *object,
-            GAsyncResult *result,
-            gpointer      user_data)
+collect_bytes (GTask  *task,
+               GBytes *bytes,
+               GError *error)
 {
-  g_autoptr (GTask) task = user_data;
   Request *req = g_task_get_task_data (task);
-  g_autoptr (GBytes) bytes = NULL;
-  GError *error = NULL;
   gsize len;
 
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
   if (bytes == NULL)
     {
       /* A cut error body still tells the status; a cut model list is a
@@ -579,7 +580,7 @@ collect_cb (GObject      *object,
       return;
     }
 
-  read_next (task, collect_cb);
+  read_next (task);
 }
 
 static void
@@ -590,7 +591,7 @@ collect_start (GTask *task,
 
   req->collected = g_byte_array_new ();
   req->collect_limit = limit;
-  read_next (task, collect_cb);
+  read_next (task);
 }
 
 /* Reading an event stream */
@@ -612,19 +613,17 @@ stream_failed (GTask *task)
   attempt_failed (task, g_error_copy (stream_error), retryable, 200, type, -1);
 }
 
+/* A chunk of an event stream (@bytes), or the failure to read it (@bytes
+ * %NULL, @error taken). */
 static void
-stream_read_cb (GObject      *object,
-                GAsyncResult *result,
-                gpointer      user_data)
+stream_bytes (GTask  *task,
+              GBytes *bytes,
+              GError *error)
 {
-  g_autoptr (GTask) task = user_data;
   Request *req = g_task_get_task_data (task);
-  g_autoptr (GBytes) bytes = NULL;
-  GError *error = NULL;
   gsize len;
   const guint8 *data;
 
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
   if (!answer_arrived (task, bytes, error))
     return;
 
@@ -656,7 +655,26 @@ stream_read_cb (GObject      *object,
       return;
     }
 
-  read_next (task, stream_read_cb);
+  read_next (task);
+}
+
+/* Every read of a body ends here: a body being collected (an error body or
+ * a model list) and an event stream each take the chunk their own way. */
+static void
+read_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr (GTask) task = user_data;
+  Request *req = g_task_get_task_data (task);
+  g_autoptr (GBytes) bytes = NULL;
+  GError *error = NULL;
+
+  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &error);
+  if (req->collected != NULL)
+    collect_bytes (task, bytes, error);
+  else
+    stream_bytes (task, bytes, error);
 }
 
 /* Sending */
@@ -712,7 +730,7 @@ send_cb (GObject      *object,
       return;
     }
 
-  read_next (task, stream_read_cb);
+  read_next (task);
 }
 
 /* Starts the next attempt of the request in @task (the first when none has
