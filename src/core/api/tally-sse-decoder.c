@@ -166,13 +166,39 @@ tally_sse_decoder_get_retry (TallySseDecoder *self)
   return self->retry;
 }
 
+/* Whether @len bytes at @str are valid UTF-8 without NUL bytes. Event data
+ * is mostly ASCII: whole words without a byte >= 0x80 and without a zero
+ * byte are skipped eight bytes at a time, and g_utf8_validate() (which
+ * refuses NUL within a given length) checks the rest from the first word
+ * that has either. */
+static gboolean
+is_utf8_without_nul (const char *str,
+                     gsize       len)
+{
+  const guint64 ones = G_GUINT64_CONSTANT (0x0101010101010101);
+  const guint64 highs = G_GUINT64_CONSTANT (0x8080808080808080);
+  gsize i = 0;
+
+  for (; i + sizeof (guint64) <= len; i += sizeof (guint64))
+    {
+      guint64 word;
+
+      memcpy (&word, str + i, sizeof word);
+      /* A byte >= 0x80, or a zero byte (the classic has-zero-byte test). */
+      if ((word & highs) != 0 || ((word - ones) & ~word & highs) != 0)
+        break;
+    }
+
+  return g_utf8_validate (str + i, len - i, NULL);
+}
+
 /* Makes @str valid UTF-8 without NUL bytes. Returns @str itself when it
  * already is, else a new string stored in @tmp. */
 static const char *
 ensure_utf8 (const GString  *str,
              char          **tmp)
 {
-  if (g_utf8_validate (str->str, str->len, NULL))
+  if (is_utf8_without_nul (str->str, str->len))
     return str->str;
 
   *tmp = g_utf8_make_valid (str->str, str->len);
@@ -199,6 +225,7 @@ dispatch (TallySseDecoder *self)
   g_string_truncate (self->data, self->data->len - 1);
 
   event.data = ensure_utf8 (self->data, &data_tmp);
+  event.data_len = data_tmp != NULL ? strlen (data_tmp) : self->data->len;
   event.event = self->event_type->len > 0 ? ensure_utf8 (self->event_type, &event_tmp) : NULL;
   event.id = self->last_event_id->len > 0 ? ensure_utf8 (self->last_event_id, &id_tmp) : NULL;
 
@@ -327,6 +354,7 @@ tally_sse_decoder_feed (TallySseDecoder *self,
                         const guint8    *data,
                         gsize            len)
 {
+  const guint8 *next_lf;
   const guint8 *end;
   const guint8 *p;
 
@@ -382,14 +410,29 @@ tally_sse_decoder_feed (TallySseDecoder *self,
         p++;
     }
 
+  /* The next LF at or after p, or end when there is none; NULL while it
+   * is unknown. */
+  next_lf = NULL;
+
   while (p < end)
     {
-      const guint8 *eol = p;
+      const guint8 *eol;
+      const guint8 *cr;
       guint generation;
       gboolean was_reset;
 
-      while (eol < end && *eol != '\n' && *eol != '\r')
-        eol++;
+      /* Two vectorised searches instead of a loop over every byte: the
+       * next LF, then a CR before it (CR and CRLF endings). The LF found is
+       * kept while lines end at CRs before it, so a stream of CR-only
+       * endings is not searched to its end once per line. */
+      if (next_lf == NULL || next_lf < p)
+        {
+          next_lf = memchr (p, '\n', end - p);
+          if (next_lf == NULL)
+            next_lf = end;
+        }
+      cr = memchr (p, '\r', next_lf - p);
+      eol = cr != NULL ? cr : next_lf;
 
       if (eol == end)
         {

@@ -13,6 +13,7 @@ G_BEGIN_DECLS
  *   never %NULL, valid UTF-8
  * @id: (nullable): the last event ID string, which persists across events
  *   as the HTML standard says
+ * @data_len: the length of @data in bytes, without the terminating NUL
  *
  * One dispatched server-sent event. The strings belong to the decoder and are
  * valid only during the #TallySseEventFunc call.
@@ -21,6 +22,7 @@ typedef struct {
   const char *event;
   const char *data;
   const char *id;
+  gsize       data_len;
 } TallySseEvent;
 
 /**
