@@ -26,13 +26,13 @@ runs=${TALLY_FUZZ_RUNS:-20000}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(sse-decoder message-stream markdown questions gate store)
+  targets=(sse-decoder message-stream message-stream-diff markdown questions gate store)
 fi
 
 # Seeds beyond tests/fuzz/corpus/<target>/: the project's own fixtures.
 extra_seeds() {
   case $1 in
-    sse-decoder|message-stream) ls "$top"/tests/fixtures/sse/*.sse ;;
+    sse-decoder|message-stream|message-stream-diff) ls "$top"/tests/fixtures/sse/*.sse ;;
     markdown) ls "$top"/tests/golden/markdown/*.md ;;
   esac
 }
@@ -63,7 +63,9 @@ for target in "${targets[@]}"; do
   { ls -d "$top"/tests/fuzz/corpus/"$target"/* 2>/dev/null; extra_seeds "$target"; } \
     | LC_ALL=C sort | paste -sd, - > "$seeds"
   dict=()
-  [ -f "$top/tests/fuzz/dict/$target.dict" ] && dict=(-dict="$top/tests/fuzz/dict/$target.dict")
+  # The differential target reads the same streams as message-stream.
+  dict_name=${target%-diff}
+  [ -f "$top/tests/fuzz/dict/$dict_name.dict" ] && dict=(-dict="$top/tests/fuzz/dict/$dict_name.dict")
 
   echo "== fuzz-$target: ${seconds}s on $(tr , '\n' < "$seeds" | grep -c .) seeds"
   start=$(date +%s)

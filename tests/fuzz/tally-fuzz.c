@@ -54,6 +54,43 @@ tally_fuzz_chunk (TallyFuzzSplitter *splitter,
 }
 
 /**
+ * tally_fuzz_dup_chunks:
+ * @data: (array length=size): the input, which seeds the splitter
+ * @size: its length
+ * @mode: as for tally_fuzz_chunk()
+ * @salt: as for tally_fuzz_splitter_init()
+ * @max_chunk: as for tally_fuzz_chunk()
+ *
+ * The whole sequence of chunk lengths tally_fuzz_chunk() gives for @data,
+ * for feeding helpers that take a list (tests/tally-test-stream.h).
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the lengths, which
+ *   add up to @size, followed by 0; free with g_free()
+ */
+gsize *
+tally_fuzz_dup_chunks (const guint8 *data,
+                       gsize         size,
+                       int           mode,
+                       guint64       salt,
+                       gsize         max_chunk)
+{
+  g_autoptr(GArray) chunks = g_array_new (TRUE, FALSE, sizeof (gsize));
+  TallyFuzzSplitter splitter;
+  gsize offset = 0;
+
+  tally_fuzz_splitter_init (&splitter, data, size, salt);
+  while (offset < size)
+    {
+      gsize chunk = tally_fuzz_chunk (&splitter, mode, size - offset, max_chunk);
+
+      g_array_append_val (chunks, chunk);
+      offset += chunk;
+    }
+
+  return (gsize *) (void *) g_array_free (g_steal_pointer (&chunks), FALSE);
+}
+
+/**
  * tally_fuzz_splitter_next:
  * @splitter: a seeded splitter
  * @remaining: bytes left to feed (more than 0)

@@ -42,6 +42,12 @@ gsize   tally_fuzz_chunk         (TallyFuzzSplitter *splitter,
                                   gsize              remaining,
                                   gsize              max_chunk);
 
+gsize  *tally_fuzz_dup_chunks    (const guint8      *data,
+                                  gsize              size,
+                                  int                mode,
+                                  guint64            salt,
+                                  gsize              max_chunk);
+
 void    tally_fuzz_quiet_logs    (void);
 char   *tally_fuzz_dup_text      (const guint8      *data,
                                   gsize              size);

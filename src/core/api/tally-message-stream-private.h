@@ -13,7 +13,9 @@ G_BEGIN_DECLS
  * tally-message-stream-events.c (applying events: block accumulation and
  * usage merging, docs/protocol.md §9 and §10.1) and
  * tally-message-stream-json.c (JSON in and out: cleaning decoded strings,
- * and each block as the JSON text echoed to the API, docs/protocol.md §4).
+ * and each block as the JSON text echoed to the API, docs/protocol.md §4)
+ * and tally-message-stream-scan.c (the fast path: a validating scanner for
+ * the hot delta events, with the json-glib path as its fallback).
  */
 
 typedef enum {
@@ -73,8 +75,17 @@ struct _TallyMessageStream
   GPtrArray       *blocks;
   GPtrArray       *unknown_events;
 
+  /* The fast path's buffer for a decoded delta string (NULL while an
+   * emission holds it). */
+  GString         *scan_buffer;
+  /* Events the fast path applied, over the object's life (for tests). */
+  guint64          n_fast_events;
+
   guint            started : 1;
   guint            complete : 1;
+  /* Decoded events are offered to tally_message_stream_apply_fast()
+   * first (on unless a test turns it off). */
+  guint            fast_path : 1;
 };
 
 enum {
@@ -102,5 +113,16 @@ char  *tally_message_stream_dup_raw_member     (const char  *json,
                                                 const char  *key,
                                                 JsonNode    *fallback);
 char  *tally_message_stream_block_to_json      (Block       *block);
+
+/* tally-message-stream-scan.c */
+gboolean tally_message_stream_apply_fast       (TallyMessageStream *self,
+                                                const char         *event_name,
+                                                const char         *data,
+                                                gsize               len);
+
+/* tally-message-stream.c: for the tests that compare both paths. */
+void     _tally_message_stream_set_fast_path   (TallyMessageStream *self,
+                                                gboolean            enabled);
+guint64  _tally_message_stream_get_n_fast_events (TallyMessageStream *self);
 
 G_END_DECLS

@@ -48,7 +48,47 @@ decoder_event_cb (const TallySseEvent *event,
   if (self->error != NULL)
     return;
 
+  /* The decoder hands on valid UTF-8 without NUL bytes, which the fast
+   * path relies on. */
+  if (self->fast_path &&
+      tally_message_stream_apply_fast (self, event->event, event->data, event->data_len))
+    return;
+
   tally_message_stream_apply_event (self, event->event, event->data, NULL);
+}
+
+/**
+ * _tally_message_stream_set_fast_path:
+ * @self: a #TallyMessageStream
+ * @enabled: whether fed events are offered to the fast scanner first
+ *
+ * Turns the fast path (tally-message-stream-scan.c) on or off, so tests
+ * and benchmarks can compare it with the json-glib path on the same input.
+ * It is on by default. Private: the result must not depend on it.
+ */
+void
+_tally_message_stream_set_fast_path (TallyMessageStream *self,
+                                     gboolean            enabled)
+{
+  g_return_if_fail (TALLY_IS_MESSAGE_STREAM (self));
+
+  self->fast_path = !!enabled;
+}
+
+/**
+ * _tally_message_stream_get_n_fast_events:
+ * @self: a #TallyMessageStream
+ *
+ * Returns: the number of events the fast path applied (pings included)
+ *   since @self was created, across attempts; lets a test check which
+ *   path an input took
+ */
+guint64
+_tally_message_stream_get_n_fast_events (TallyMessageStream *self)
+{
+  g_return_val_if_fail (TALLY_IS_MESSAGE_STREAM (self), 0);
+
+  return self->n_fast_events;
 }
 
 /* Object */
@@ -86,6 +126,8 @@ tally_message_stream_finalize (GObject *object)
   g_clear_pointer (&self->stop_sequence, g_free);
   g_clear_pointer (&self->blocks, g_ptr_array_unref);
   g_clear_pointer (&self->unknown_events, g_ptr_array_unref);
+  if (self->scan_buffer != NULL)
+    g_string_free (g_steal_pointer (&self->scan_buffer), TRUE);
 
   G_OBJECT_CLASS (tally_message_stream_parent_class)->finalize (object);
 }
@@ -225,6 +267,7 @@ tally_message_stream_init (TallyMessageStream *self)
   self->blocks = g_ptr_array_new_with_free_func (tally_message_stream_block_free);
   self->unknown_events = g_ptr_array_new_with_free_func (g_free);
   tally_message_stream_usage_init (&self->usage);
+  self->fast_path = TRUE;
 }
 
 /**
