@@ -28,7 +28,9 @@ run_suite build-tests 1 || status=1
 
 [ -f build-asan/build.ninja ] ||
   meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
-asan_common=detect_leaks=1:abort_on_error=1:strict_string_checks=1:malloc_context_size=30
+# handle_abort and handle_sigtrap: an abort() or a fatal GLib message
+# (G_BREAKPOINT) prints the stack too, so a crash seen once in CI says where.
+asan_common=detect_leaks=1:abort_on_error=1:strict_string_checks=1:malloc_context_size=30:handle_abort=1:handle_sigtrap=1
 export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The core's tests record full allocation stacks (DWARF unwinding, also
@@ -89,9 +91,13 @@ for log, entry in failures:
         continue
     print(f"FAILED: {entry.get('name')} ({log}, {entry.get('result')}, "
           f"return code {entry.get('returncode')})")
-    text = (entry.get("stdout") or "") + (entry.get("stderr") or "")
-    for tail in text.strip().splitlines()[-6:]:
-        print(f"    {tail[:300]}")
+    lines = ((entry.get("stdout") or "") + (entry.get("stderr") or "")).strip().splitlines()
+    # What went wrong (GLib's fatal messages, a sanitizer's report and the
+    # first frames of its stack), then the last lines.
+    cause = [l for l in lines if any(k in l for k in ("ERROR", "CRITICAL", "Sanitizer", "Timed out"))][:4]
+    frames = [l for l in lines if l.lstrip().startswith("#") and " in " in l][:14]
+    for line in cause + frames + lines[-4:]:
+        print(f"    {line.strip()[:300]}")
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 PY
 
