@@ -165,3 +165,33 @@ tally_test_peak_rss_kib (void)
   line = strstr (status, "VmHWM:");
   return line != NULL ? g_ascii_strtoll (line + 6, NULL, 10) : -1;
 }
+
+static int
+compare_doubles (gconstpointer a,
+                 gconstpointer b)
+{
+  double x = *(const double *) a;
+  double y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+/**
+ * tally_test_median:
+ * @values: (array length=n): the figures, left unchanged
+ * @n: how many (more than 0)
+ *
+ * Returns: the median of @values (the mean of the two middle ones for an
+ *   even @n), for the benchmarks' printed figures
+ */
+double
+tally_test_median (const double *values,
+                   guint         n)
+{
+  g_autofree double *sorted = g_memdup2 (values, n * sizeof *values);
+
+  g_assert (n > 0);
+
+  qsort (sorted, n, sizeof *sorted, compare_doubles);
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}

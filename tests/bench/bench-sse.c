@@ -14,6 +14,7 @@
 
 #include "tally-message-stream.h"
 #include "tally-sse-decoder.h"
+#include "tally-test-stream.h"
 
 #define TARGET_BYTES (50 * 1024 * 1024)
 #define CHUNK_SIZE   (16 * 1024)
@@ -229,17 +230,6 @@ count_event_cb (const TallySseEvent *event,
   (*count)++;
 }
 
-static void
-text_delta_cb (TallyMessageStream *stream,
-               guint               index,
-               const char         *text,
-               gpointer            user_data)
-{
-  guint64 *bytes = user_data;
-
-  *bytes += strlen (text);
-}
-
 static double
 seconds_since (gint64 start)
 {
@@ -290,8 +280,7 @@ main (int    argc,
 
   /* The accumulator, one attempt per message, as the client uses it. */
   /* A listener, as the agent has one, so signal emission is measured too. */
-  g_signal_connect (stream, "text-delta", G_CALLBACK (text_delta_cb), &text_bytes);
-  g_signal_connect (stream, "thinking-delta", G_CALLBACK (text_delta_cb), &text_bytes);
+  tally_test_stream_count_delta_bytes (stream, &text_bytes);
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < message_ends->len; i++)
     {
