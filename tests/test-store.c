@@ -603,7 +603,7 @@ test_newer_schema (void)
   g_assert_true (tally_store_is_read_only (store));
   g_assert_cmpstr (tally_store_get_read_only_reason (store), ==,
                    "This store was written by a newer version of Tally (schema 99; this build "
-                   "knows 4). It is open read-only.");
+                   "knows 5). It is open read-only.");
 
   /* Reading what it can still works */
   {

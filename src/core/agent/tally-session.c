@@ -16,6 +16,7 @@
 #include "tally-pricing.h"
 #include "tally-properties.h"
 #include "tally-session.h"
+#include "tally-session-load.h"
 #include "tally-store.h"
 
 /*
@@ -44,6 +45,7 @@ struct _TallySession
   TallyMode        mode;
   GPtrArray       *session_rules;   /* patterns allowed for this session only */
   char            *locked_id;       /* the session whose writer lock this holds */
+  TallySessionState state;          /* folded over every event, for snapshots */
 };
 
 G_DEFINE_FINAL_TYPE (TallySession, tally_session, G_TYPE_OBJECT)
@@ -136,6 +138,7 @@ tally_session_dispose (GObject *object)
   g_clear_pointer (&self->locked_id, g_free);
   g_clear_object (&self->store);
   g_clear_pointer (&self->session_rules, g_ptr_array_unref);
+  tally_session_state_clear (&self->state);
 
   G_OBJECT_CLASS (tally_session_parent_class)->dispose (object);
 }
@@ -197,11 +200,22 @@ record_event (TallySession *self,
   g_autoptr(GError) error = NULL;
 
   tally_transcript_apply (self->transcript, event);
+  tally_session_state_fold (&self->state, event);
 
   if (self->store != NULL && !tally_store_is_read_only (self->store) &&
       !tally_store_append_event (self->store, event, &error))
     g_warning ("Could not queue event %" G_GINT64_FORMAT " for the store: %s",
                json_object_get_int_member (event, "seq"), error->message);
+
+  /* A settled turn: the snapshot of settled blocks follows its last event
+   * into the store (docs/architecture.md §10.2), so the next open need not
+   * replay the log. */
+  if (error == NULL && self->store != NULL && !tally_store_is_read_only (self->store) &&
+      tally_event_get_event_type (event) == TALLY_EVENT_TURN_FINISHED &&
+      !tally_session_save_snapshot (self->store, tally_agent_get_session_id (self->agent),
+                                    tally_event_get_seq (event), &self->state, self->transcript, &error))
+    g_warning ("Could not queue the snapshot of session %s: %s",
+               tally_agent_get_session_id (self->agent), error->message);
 }
 
 static void
@@ -660,6 +674,76 @@ close_interrupted_turn (TallySession *self,
   emit_repair_event (self, last->turn_id, fields);
 }
 
+/* The rest of opening, on the main thread, once the session is locked
+ * and loaded (tally_session_load()): the agent takes the session's state,
+ * the conversation is loaded, an interrupted last turn is closed. The
+ * lock is the returned session's; on failure it is released. */
+static TallySession *
+open_loaded (TallyStore         *store,
+             TallySessionInfo   *info,
+             TallySessionLoad   *load,
+             TallyClient        *client,
+             TallyToolRegistry  *tools,
+             GError            **error)
+{
+  g_autoptr(TallySession) self = NULL;
+  LastTurn last;
+
+  self = session_new_with_agent (store, client, tools);
+  if (!tally_store_is_read_only (store))
+    self->locked_id = g_strdup (info->id);
+
+  if (load->snapshot_problem != NULL)
+    g_debug ("Session %s replayed from its log: %s", info->id, load->snapshot_problem->message);
+
+  g_set_object (&self->transcript, load->transcript);
+  tally_session_state_clear (&self->state);
+  self->state = load->state;
+  memset (&load->state, 0, sizeof load->state);
+  if (self->state.has_mode)
+    self->mode = self->state.mode;
+
+  tally_agent_set_session_id (self->agent, info->id);
+  if (self->state.model != NULL)
+    tally_agent_set_model (self->agent, self->state.model);
+  else if (info->model != NULL)
+    tally_agent_set_model (self->agent, info->model);
+  tally_agent_set_database (self->agent, info->database);
+  tally_agent_set_workspace (self->agent, info->workspace);
+  if (self->state.plan_id != NULL)
+    tally_agent_set_plan (self->agent, self->state.plan_id, self->state.plan_version);
+
+  for (guint i = 0; i < load->warnings->len; i++)
+    tally_transcript_add_notice (self->transcript, g_ptr_array_index (load->warnings, i));
+
+  tally_agent_set_next_seq (self->agent, self->state.max_seq + 1);
+  tally_agent_set_last_mode (self->agent, self->mode);
+  /* The system prompt is rebuilt with the notes it had, not the file's. */
+  tally_agent_restore_notes (self->agent, self->state.notes_in_prompt, self->state.notes_told);
+  /* What the session has cost so far counts against a spend cap. */
+  tally_agent_set_spent (self->agent, self->state.spent);
+
+  if (!tally_store_load_conversation (store, info->id, tally_agent_get_conversation (self->agent), error))
+    return NULL;
+
+  /* A history with repeated tool_use ids (docs/protocol.md §5.4) is refused
+   * by the API; repair it once and keep the repaired messages. */
+  {
+    g_autoptr(GArray) changed = g_array_new (FALSE, FALSE, sizeof (guint));
+
+    tally_conversation_repair_duplicate_ids (tally_agent_get_conversation (self->agent), changed);
+    for (guint i = 0; i < changed->len; i++)
+      agent_message_changed_cb (self->agent, g_array_index (changed, guint, i), self);
+  }
+
+  scan_last_turn (load->tail, &last);
+  if (!last.finished && last.turn_id != NULL)
+    close_interrupted_turn (self, &last);
+  last_turn_clear (&last);
+
+  return g_steal_pointer (&self);
+}
+
 /**
  * tally_session_open:
  * @store: the store that holds the session
@@ -691,15 +775,9 @@ tally_session_open (TallyStore         *store,
                     TallyToolRegistry  *tools,
                     GError            **error)
 {
-  g_autoptr(TallySession) self = NULL;
   g_autoptr(TallySessionInfo) info = NULL;
-  g_autoptr(GPtrArray) events = NULL;
-  g_autoptr(GPtrArray) warnings = NULL;
-  LastTurn last;
-  gint64 max_seq = 0;
-  double spent = 0;
-  const char *notes_in_prompt = NULL;
-  const char *notes_told = NULL;
+  TallySessionLoad load;
+  TallySession *self;
 
   g_return_val_if_fail (TALLY_IS_STORE (store), NULL);
   g_return_val_if_fail (session_id != NULL, NULL);
@@ -711,77 +789,167 @@ tally_session_open (TallyStore         *store,
 
   if (!tally_store_lock_session (store, info->id, error))
     return NULL;
-  self = session_new_with_agent (store, client, tools);
-  if (!tally_store_is_read_only (store))
-    self->locked_id = g_strdup (info->id);
-
-  events = tally_store_load_events (store, info->id, &warnings, error);
-  if (events == NULL)
-    return NULL;
-
-  tally_agent_set_session_id (self->agent, info->id);
-  if (info->model != NULL)
-    tally_agent_set_model (self->agent, info->model);
-  tally_agent_set_database (self->agent, info->database);
-  tally_agent_set_workspace (self->agent, info->workspace);
-
-  for (guint i = 0; i < events->len; i++)
+  /* The snapshot and the events after it, or the whole log. */
+  if (!tally_session_load (store, info->id, &load, error))
     {
-      JsonObject *event = g_ptr_array_index (events, i);
-      TallyEventType type = tally_event_get_event_type (event);
-
-      max_seq = MAX (max_seq, json_object_get_int_member_with_default (event, "seq", 0));
-      if (type == TALLY_EVENT_TURN_STARTED)
-        {
-          tally_mode_from_string (json_object_get_string_member_with_default (event, "mode", "ask"),
-                                  &self->mode);
-          if (tally_json_object_get_string (event, "model", NULL) != NULL)
-            tally_agent_set_model (self->agent, tally_json_object_get_string (event, "model", NULL));
-          /* A message that carried changed notes (docs/notes.md). */
-          if (tally_json_object_get_string (event, "notes", NULL) != NULL)
-            notes_told = tally_json_object_get_string (event, "notes", NULL);
-        }
-      else if (type == TALLY_EVENT_SESSION_CREATED)
-        notes_in_prompt = notes_told = tally_json_object_get_string (event, "notes", NULL);
-      else if (type == TALLY_EVENT_TURN_FINISHED && json_object_has_member (event, "cost_usd") &&
-               JSON_NODE_HOLDS_VALUE (json_object_get_member (event, "cost_usd")))
-        spent += json_object_get_double_member (event, "cost_usd");
-      else if (type == TALLY_EVENT_PLAN_PROPOSED && tally_json_object_get_string (event, "plan_id", NULL) != NULL)
-        tally_agent_set_plan (self->agent, tally_json_object_get_string (event, "plan_id", NULL),
-                              json_object_get_int_member_with_default (event, "version", 1));
-      tally_transcript_apply (self->transcript, event);
+      if (!tally_store_is_read_only (store))
+        tally_store_unlock_session (store, info->id);
+      return NULL;
     }
+  self = open_loaded (store, info, &load, client, tools, error);
+  tally_session_load_clear (&load);
 
-  for (guint i = 0; warnings != NULL && i < warnings->len; i++)
-    tally_transcript_add_notice (self->transcript, g_ptr_array_index (warnings, i));
-
-  tally_agent_set_next_seq (self->agent, max_seq + 1);
-  tally_agent_set_last_mode (self->agent, self->mode);
-  /* The system prompt is rebuilt with the notes it had, not the file's. */
-  tally_agent_restore_notes (self->agent, notes_in_prompt, notes_told);
-  /* What the session has cost so far counts against a spend cap. */
-  tally_agent_set_spent (self->agent, spent);
-
-  if (!tally_store_load_conversation (store, info->id, tally_agent_get_conversation (self->agent), error))
-    return NULL;
-
-  /* A history with repeated tool_use ids (docs/protocol.md §5.4) is refused
-   * by the API; repair it once and keep the repaired messages. */
-  {
-    g_autoptr(GArray) changed = g_array_new (FALSE, FALSE, sizeof (guint));
-
-    tally_conversation_repair_duplicate_ids (tally_agent_get_conversation (self->agent), changed);
-    for (guint i = 0; i < changed->len; i++)
-      agent_message_changed_cb (self->agent, g_array_index (changed, guint, i), self);
-  }
-
-  scan_last_turn (events, &last);
-  if (!last.finished && last.turn_id != NULL)
-    close_interrupted_turn (self, &last);
-  last_turn_clear (&last);
-
-  return g_steal_pointer (&self);
+  return self;
 }
+
+typedef struct {
+  TallyStore        *store;
+  char              *session_id;
+  TallyClient       *client;
+  TallyToolRegistry *tools;
+  TallySessionInfo  *info;
+  TallySessionLoad   load;
+  gboolean           loaded;
+  gboolean           locked;
+} OpenData;
+
+static void
+open_data_free (gpointer data)
+{
+  OpenData *d = data;
+
+  if (d->loaded)
+    tally_session_load_clear (&d->load);
+  if (d->locked && !tally_store_is_read_only (d->store))
+    tally_store_unlock_session (d->store, d->info->id);
+  g_clear_pointer (&d->info, tally_session_info_unref);
+  g_clear_object (&d->store);
+  g_clear_object (&d->client);
+  g_clear_object (&d->tools);
+  g_free (d->session_id);
+  g_free (d);
+}
+
+/* In a worker thread: find, lock and load (reads only, and the snapshot
+ * a whole replay writes; nothing that needs the main context). */
+static void
+open_thread (GTask        *task,
+             gpointer      source_object,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  OpenData *d = task_data;
+  GError *error = NULL;
+
+  d->info = tally_store_find_session (d->store, d->session_id, &error);
+  if (d->info == NULL || !tally_store_lock_session (d->store, d->info->id, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  d->locked = TRUE;
+  if (!tally_session_load (d->store, d->info->id, &d->load, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  d->loaded = TRUE;
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Back on the caller's thread: the session is made there. */
+static void
+open_loaded_cb (GObject      *source_object,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  OpenData *d = g_task_get_task_data (G_TASK (result));
+  GError *error = NULL;
+  TallySession *session;
+
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (g_task_return_error_if_cancelled (task))
+    return;
+
+  /* The session holds the lock from here on, or open_loaded() let it go. */
+  d->locked = FALSE;
+  session = open_loaded (d->store, d->info, &d->load, d->client, d->tools, &error);
+  if (session == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, session, g_object_unref);
+}
+
+/**
+ * tally_session_open_async:
+ * @store: the store that holds the session
+ * @session_id: the session's id, or a unique prefix of it (4+ characters)
+ * @client: (nullable): as for tally_session_open()
+ * @tools: the tools the model may call
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called on the calling thread's main context when the session
+ *   is open or the open failed
+ * @user_data: data for @callback
+ *
+ * tally_session_open() without blocking the main loop: the store is read,
+ * the snapshot restored and the events after it replayed (or the whole
+ * log, docs/architecture.md §3.3) in a worker thread; the session is then
+ * made on the calling thread and handed to @callback. Finish with
+ * tally_session_open_finish().
+ */
+void
+tally_session_open_async (TallyStore          *store,
+                          const char          *session_id,
+                          TallyClient         *client,
+                          TallyToolRegistry   *tools,
+                          GCancellable        *cancellable,
+                          GAsyncReadyCallback  callback,
+                          gpointer             user_data)
+{
+  GTask *task;
+  g_autoptr(GTask) load_task = NULL;
+  OpenData *d;
+
+  g_return_if_fail (TALLY_IS_STORE (store));
+  g_return_if_fail (session_id != NULL);
+  g_return_if_fail (TALLY_IS_TOOL_REGISTRY (tools));
+
+  task = g_task_new (store, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tally_session_open_async);
+
+  d = g_new0 (OpenData, 1);
+  d->store = g_object_ref (store);
+  d->session_id = g_strdup (session_id);
+  d->client = client != NULL ? g_object_ref (client) : NULL;
+  d->tools = g_object_ref (tools);
+
+  load_task = g_task_new (store, cancellable, open_loaded_cb, task);
+  g_task_set_task_data (load_task, d, open_data_free);
+  g_task_run_in_thread (load_task, open_thread);
+}
+
+/**
+ * tally_session_open_finish:
+ * @result: the result passed to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): the session, or %NULL with @error
+ *   set as for tally_session_open(), or %G_IO_ERROR_CANCELLED
+ */
+TallySession *
+tally_session_open_finish (GAsyncResult  *result,
+                           GError       **error)
+{
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tally_session_open_async, NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 
 /**
  * tally_session_get_id:

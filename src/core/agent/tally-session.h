@@ -21,6 +21,15 @@ TallySession    *tally_session_open           (TallyStore         *store,
                                                TallyClient        *client,
                                                TallyToolRegistry  *tools,
                                                GError            **error);
+void             tally_session_open_async     (TallyStore          *store,
+                                               const char          *session_id,
+                                               TallyClient         *client,
+                                               TallyToolRegistry   *tools,
+                                               GCancellable        *cancellable,
+                                               GAsyncReadyCallback  callback,
+                                               gpointer             user_data);
+TallySession    *tally_session_open_finish    (GAsyncResult        *result,
+                                               GError             **error);
 const char      *tally_session_get_id         (TallySession       *self);
 TallyAgent      *tally_session_get_agent      (TallySession       *self);
 TallyTranscript *tally_session_get_transcript (TallySession       *self);

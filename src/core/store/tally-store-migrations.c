@@ -524,12 +524,34 @@ migrate_v4 (sqlite3     *db,
   return add_column_if_missing (db, path, "sessions", "pinned", "INTEGER NOT NULL DEFAULT 0", error);
 }
 
+/* Version 5: a snapshot of each session's settled blocks, so a long
+ * session opens without replaying its whole log (docs/architecture.md
+ * §10.2). Derived from `events`: a missing, stale or damaged row is
+ * rebuilt from the log, so the step starts every session without one. */
+static const char schema_v5[] =
+  "CREATE TABLE IF NOT EXISTS snapshots ("
+  "  session_id TEXT PRIMARY KEY NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+  "  seq        INTEGER NOT NULL CHECK (seq > 0),"
+  "  format     INTEGER NOT NULL,"
+  "  state      TEXT NOT NULL,"
+  "  blocks     TEXT NOT NULL"
+  ");";
+
+static gboolean
+migrate_v5 (sqlite3     *db,
+            const char  *path,
+            GError     **error)
+{
+  return tally_store_exec (db, path, schema_v5, error);
+}
+
 static const MigrationFunc migrations[] = {
   NULL,         /* version 0: the empty file */
   migrate_v1,
   migrate_v2,
   migrate_v3,
   migrate_v4,
+  migrate_v5,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == TALLY_STORE_SCHEMA_VERSION + 1);

@@ -49,6 +49,7 @@ typedef enum {
   ITEM_EVENT,
   ITEM_MESSAGE,
   ITEM_TRUNCATE,
+  ITEM_SNAPSHOT,   /* tally-store-snapshot.c */
   /* Operations: the caller waits for the outcome */
   ITEM_PLAN,
   ITEM_RENAME,

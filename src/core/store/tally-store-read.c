@@ -9,6 +9,7 @@
 
 #include "tally-event.h"
 #include "tally-store-private.h"
+#include "tally-store-snapshot.h"
 
 /*
  * Reads (docs/architecture.md §10): sessions, events, the API conversation,
@@ -282,6 +283,7 @@ row_clear (gpointer data)
 static GArray *
 read_event_rows (TallyStore  *self,
                  const char  *session_id,
+                 gint64       after_seq,
                  GError     **error)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->read_lock);
@@ -292,10 +294,11 @@ read_event_rows (TallyStore  *self,
   if (!session_exists (self, session_id, error))
     return NULL;
 
-  stmt = read_prepare (self, "SELECT seq, payload FROM events WHERE session_id = ?1 ORDER BY seq", error);
+  stmt = read_prepare (self, "SELECT seq, payload FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq", error);
   if (stmt == NULL)
     return NULL;
   BIND_TEXT (stmt, 1, session_id);
+  sqlite3_bind_int64 (stmt, 2, after_seq);
 
   rows = g_array_new (FALSE, FALSE, sizeof (Row));
   g_array_set_clear_func (rows, row_clear);
@@ -375,6 +378,31 @@ tally_store_load_events (TallyStore  *self,
                          GPtrArray  **warnings,
                          GError     **error)
 {
+  return tally_store_load_events_after (self, session_id, 0, warnings, error);
+}
+
+/**
+ * tally_store_load_events_after:
+ * @self: a #TallyStore
+ * @session_id: the session's full id
+ * @after_seq: load only events whose `seq` is above this (0: all)
+ * @warnings: (out) (optional) (transfer container) (element-type utf8):
+ *   as for tally_store_load_events()
+ * @error: return location for a #GError
+ *
+ * tally_store_load_events() for the tail of the log after @after_seq:
+ * what a session replays on top of its snapshot (tally-store-snapshot.h).
+ *
+ * Returns: (transfer container) (element-type JsonObject) (nullable): the
+ *   events; %NULL with %TALLY_STORE_ERROR_NOT_FOUND or a read error
+ */
+GPtrArray *
+tally_store_load_events_after (TallyStore  *self,
+                               const char  *session_id,
+                               gint64       after_seq,
+                               GPtrArray  **warnings,
+                               GError     **error)
+{
   g_autoptr(GArray) rows = NULL;
   g_autoptr(GPtrArray) local_warnings = NULL;
   GPtrArray *events;
@@ -382,7 +410,7 @@ tally_store_load_events (TallyStore  *self,
   g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
   g_return_val_if_fail (session_id != NULL, NULL);
 
-  rows = read_event_rows (self, session_id, error);
+  rows = read_event_rows (self, session_id, after_seq, error);
   if (rows == NULL)
     return NULL;
 
@@ -393,6 +421,61 @@ tally_store_load_events (TallyStore  *self,
     *warnings = g_steal_pointer (&local_warnings);
 
   return events;
+}
+
+/**
+ * tally_store_load_snapshot:
+ * @self: a #TallyStore
+ * @session_id: the session's full id
+ * @snapshot: (out) (transfer full) (nullable): the session's snapshot, or
+ *   %NULL when it has none
+ * @error: return location for a #GError
+ *
+ * Reads the session's snapshot of settled blocks as stored
+ * (tally_store_save_snapshot()), committed so far. A row whose texts are
+ * not text (a damaged row) is reported as missing: the log rebuilds it.
+ *
+ * Returns: %TRUE with *@snapshot set or %NULL; %FALSE with a read error
+ */
+gboolean
+tally_store_load_snapshot (TallyStore          *self,
+                           const char          *session_id,
+                           TallyStoreSnapshot **snapshot,
+                           GError             **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autoptr(TallyStoreSnapshot) found = NULL;
+  int rc;
+
+  g_return_val_if_fail (TALLY_IS_STORE (self), FALSE);
+  g_return_val_if_fail (session_id != NULL, FALSE);
+  g_return_val_if_fail (snapshot != NULL, FALSE);
+
+  *snapshot = NULL;
+  locker = g_mutex_locker_new (&self->read_lock);
+  stmt = read_prepare (self, "SELECT seq, format, state, blocks FROM snapshots WHERE session_id = ?1", error);
+  if (stmt == NULL)
+    return FALSE;
+  BIND_TEXT (stmt, 1, session_id);
+
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      if (sqlite3_column_type (stmt, 2) != SQLITE_TEXT || sqlite3_column_type (stmt, 3) != SQLITE_TEXT)
+        return TRUE;
+      found = g_new0 (TallyStoreSnapshot, 1);
+      found->seq = sqlite3_column_int64 (stmt, 0);
+      found->format = sqlite3_column_int64 (stmt, 1);
+      found->state = column_dup (stmt, 2);
+      found->blocks = column_dup (stmt, 3);
+      rc = sqlite3_step (stmt);
+    }
+  if (!read_done (self, rc, error))
+    return FALSE;
+
+  *snapshot = g_steal_pointer (&found);
+  return TRUE;
 }
 
 /**
@@ -420,7 +503,7 @@ tally_store_load_event_lines (TallyStore  *self,
   g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
   g_return_val_if_fail (session_id != NULL, NULL);
 
-  rows = read_event_rows (self, session_id, error);
+  rows = read_event_rows (self, session_id, 0, error);
   if (rows == NULL)
     return NULL;
 

@@ -55,7 +55,8 @@ tally_store_item_free (Item *item)
 static gboolean
 item_is_data (const Item *item)
 {
-  return item->kind == ITEM_EVENT || item->kind == ITEM_MESSAGE || item->kind == ITEM_TRUNCATE;
+  return item->kind == ITEM_EVENT || item->kind == ITEM_MESSAGE || item->kind == ITEM_TRUNCATE ||
+         item->kind == ITEM_SNAPSHOT;
 }
 
 static void
@@ -121,6 +122,7 @@ enum {
   STMT_FIND_RULE,
   STMT_INSERT_RULE,
   STMT_DELETE_RULE,
+  STMT_SAVE_SNAPSHOT,
   N_STMTS
 };
 
@@ -172,6 +174,10 @@ static const char * const stmt_sql[N_STMTS] = {
     "INSERT INTO rules (pattern, decision, scope, workspace, created_us) VALUES (?1, ?2, ?3, ?4, ?5)",
   [STMT_DELETE_RULE] =
     "DELETE FROM rules WHERE id = ?1",
+  [STMT_SAVE_SNAPSHOT] =
+    "INSERT INTO snapshots (session_id, seq, format, state, blocks) VALUES (?1, ?2, ?3, ?4, ?5) "
+    "ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, format = excluded.format, "
+    "state = excluded.state, blocks = excluded.blocks",
 };
 
 typedef struct {
@@ -540,6 +546,25 @@ writer_apply_message (Writer  *w,
   return APPLY_OK;
 }
 
+/* A session's snapshot of settled blocks (tally-store-snapshot.c):
+ * replaces the one before. A session deleted meanwhile refuses it. */
+static Apply
+writer_apply_snapshot (Writer  *w,
+                       Item    *item,
+                       GError **error)
+{
+  sqlite3_stmt *stmt;
+
+  if ((stmt = writer_stmt (w, STMT_SAVE_SNAPSHOT, error)) == NULL)
+    return APPLY_FAILED;
+  BIND_TEXT (stmt, 1, item->session_id);
+  sqlite3_bind_int64 (stmt, 2, item->seq);
+  sqlite3_bind_int64 (stmt, 3, item->number);
+  BIND_TEXT (stmt, 4, item->text);
+  BIND_TEXT (stmt, 5, item->payload);
+  return writer_run (w, stmt, "save a snapshot in", error);
+}
+
 static void
 writer_forget_session (Writer     *w,
                        const char *session_id)
@@ -681,6 +706,7 @@ writer_apply_operation (Writer  *w,
     case ITEM_EVENT:
     case ITEM_MESSAGE:
     case ITEM_TRUNCATE:
+    case ITEM_SNAPSHOT:
     case ITEM_FLUSH:
     case ITEM_QUIT:
     case ITEM_HOOK_MAX_PAGES:
@@ -756,6 +782,9 @@ writer_apply (Writer  *w,
     case ITEM_MESSAGE:
     case ITEM_TRUNCATE:
       result = writer_apply_message (w, item, &item->error);
+      break;
+    case ITEM_SNAPSHOT:
+      result = writer_apply_snapshot (w, item, &item->error);
       break;
     case ITEM_FLUSH:
     case ITEM_QUIT:

@@ -25,7 +25,7 @@ G_BEGIN_DECLS
  * token columns of `sessions`; 3 the full-text index `transcript_fts`;
  * 4 the `pinned` flag of `sessions`.
  */
-#define TALLY_STORE_SCHEMA_VERSION 4
+#define TALLY_STORE_SCHEMA_VERSION 5
 
 /**
  * TallyStoreError:

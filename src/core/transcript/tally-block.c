@@ -37,6 +37,8 @@ struct _TallyBlock
 
 G_DEFINE_FINAL_TYPE (TallyBlock, tally_block, G_TYPE_OBJECT)
 
+G_DEFINE_QUARK (tally-snapshot-error-quark, tally_snapshot_error)
+
 enum {
   PROP_0,
   PROP_KIND,
@@ -617,4 +619,171 @@ tally_block_dup_trace (TallyBlock *self)
   append_escaped (out, self->result);
 
   return g_string_free (out, FALSE);
+}
+
+static void
+set_string_unless_null (JsonObject *object,
+                        const char *member,
+                        const char *value)
+{
+  if (value != NULL)
+    json_object_set_string_member (object, member, value);
+}
+
+/**
+ * tally_block_to_json:
+ * @self: a #TallyBlock
+ *
+ * The block's JSON form, which tally_block_new_from_json() reads back into
+ * an equal block (docs/architecture.md §10.2, `snapshots`): `kind` (the
+ * kind's nick), `text`, `finished`, `incomplete`, `is_error`,
+ * `duration_ms`, and when set `turn_id`, `state`, `tool_id`, `tool_name`,
+ * `tool_input`, `result` (strings) and `details` (an object, shared with
+ * the block: do not change it).
+ *
+ * Returns: (transfer full): a new object
+ */
+JsonObject *
+tally_block_to_json (TallyBlock *self)
+{
+  JsonObject *object;
+
+  g_return_val_if_fail (TALLY_IS_BLOCK (self), NULL);
+
+  object = json_object_new ();
+  json_object_set_string_member (object, "kind", tally_block_kind_to_string (self->kind));
+  set_string_unless_null (object, "turn_id", self->turn_id);
+  json_object_set_string_member (object, "text", self->text->str);
+  json_object_set_boolean_member (object, "finished", self->finished);
+  json_object_set_boolean_member (object, "incomplete", self->incomplete);
+  set_string_unless_null (object, "state", self->state);
+  set_string_unless_null (object, "tool_id", self->tool_id);
+  set_string_unless_null (object, "tool_name", self->tool_name);
+  set_string_unless_null (object, "tool_input", self->tool_input);
+  set_string_unless_null (object, "result", self->result);
+  json_object_set_boolean_member (object, "is_error", self->is_error);
+  json_object_set_int_member (object, "duration_ms", self->duration_ms);
+  if (self->details != NULL)
+    json_object_set_object_member (object, "details", json_object_ref (self->details));
+
+  return object;
+}
+
+/* The member's string, NULL when absent; FALSE (with @error) when it is
+ * there but not a string. */
+static gboolean
+read_string (JsonObject  *object,
+             const char  *member,
+             gboolean     required,
+             char       **out,
+             GError     **error)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL && !required)
+    return TRUE;
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                   "The block's “%s” is %s", member, node == NULL ? "missing" : "not a string");
+      return FALSE;
+    }
+  *out = g_strdup (json_node_get_string (node));
+  return TRUE;
+}
+
+static gboolean
+read_boolean (JsonObject  *object,
+              const char  *member,
+              gboolean    *out,
+              GError     **error)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    {
+      g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                   "The block's “%s” is not true or false", member);
+      return FALSE;
+    }
+  *out = json_node_get_boolean (node);
+  return TRUE;
+}
+
+/**
+ * tally_block_new_from_json:
+ * @object: (transfer none): a block's JSON form (tally_block_to_json())
+ * @error: return location for a #GError
+ *
+ * Makes the block @object describes; its `details`, when present, is
+ * shared with @object, not copied. Members other than those
+ * tally_block_to_json() writes are ignored.
+ *
+ * Returns: (transfer full) (nullable): the block; %NULL with
+ *   %TALLY_SNAPSHOT_ERROR_INVALID when `kind` is missing or unknown, `text`
+ *   is missing, or a member has the wrong type
+ */
+TallyBlock *
+tally_block_new_from_json (JsonObject  *object,
+                           GError     **error)
+{
+  g_autoptr(TallyBlock) self = NULL;
+  g_autofree char *kind_nick = NULL;
+  g_autofree char *text = NULL;
+  JsonNode *node;
+  int kind;
+
+  g_return_val_if_fail (object != NULL, NULL);
+
+  if (!read_string (object, "kind", TRUE, &kind_nick, error))
+    return NULL;
+  if (!tally_enum_from_nick (TALLY_TYPE_BLOCK_KIND, kind_nick, &kind))
+    {
+      g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                   "“%s” is not a kind of block", kind_nick);
+      return NULL;
+    }
+
+  self = g_object_new (TALLY_TYPE_BLOCK, NULL);
+  self->kind = kind;
+  if (!read_string (object, "turn_id", FALSE, &self->turn_id, error) ||
+      !read_string (object, "text", TRUE, &text, error) ||
+      !read_string (object, "state", FALSE, &self->state, error) ||
+      !read_string (object, "tool_id", FALSE, &self->tool_id, error) ||
+      !read_string (object, "tool_name", FALSE, &self->tool_name, error) ||
+      !read_string (object, "tool_input", FALSE, &self->tool_input, error) ||
+      !read_string (object, "result", FALSE, &self->result, error) ||
+      !read_boolean (object, "finished", &self->finished, error) ||
+      !read_boolean (object, "incomplete", &self->incomplete, error) ||
+      !read_boolean (object, "is_error", &self->is_error, error))
+    return NULL;
+  g_string_assign (self->text, text);
+
+  node = json_object_get_member (object, "duration_ms");
+  if (node != NULL)
+    {
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+        {
+          g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                       "The block's “duration_ms” is not a whole number");
+          return NULL;
+        }
+      self->duration_ms = json_node_get_int (node);
+    }
+
+  node = json_object_get_member (object, "details");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                       "The block's “details” is not an object");
+          return NULL;
+        }
+      self->details = json_object_ref (json_node_get_object (node));
+    }
+
+  return g_steal_pointer (&self);
 }

@@ -8,6 +8,30 @@
 
 G_BEGIN_DECLS
 
+#define TALLY_SNAPSHOT_ERROR (tally_snapshot_error_quark ())
+
+/**
+ * TallySnapshotError:
+ * @TALLY_SNAPSHOT_ERROR_INVALID: a block's or a snapshot's JSON form does not
+ *   have the expected shape (a member of the wrong type, an unknown kind)
+ * @TALLY_SNAPSHOT_ERROR_FORMAT: a snapshot was written in another format
+ *   version than this build's
+ * @TALLY_SNAPSHOT_ERROR_STALE: a snapshot is older than the log's last
+ *   settled turn
+ *
+ * Errors of tally_block_new_from_json() and of restoring a transcript
+ * from a snapshot of settled blocks (tally_transcript_new_from_snapshot(),
+ * docs/architecture.md §10.2). None of them loses data: the session
+ * replays its event log instead.
+ */
+typedef enum {
+  TALLY_SNAPSHOT_ERROR_INVALID,
+  TALLY_SNAPSHOT_ERROR_FORMAT,
+  TALLY_SNAPSHOT_ERROR_STALE,
+} TallySnapshotError;
+
+GQuark tally_snapshot_error_quark (void);
+
 #define TALLY_TYPE_BLOCK (tally_block_get_type ())
 
 G_DECLARE_FINAL_TYPE (TallyBlock, tally_block, TALLY, BLOCK, GObject)
@@ -49,5 +73,8 @@ void            tally_block_set_details    (TallyBlock     *self,
                                             JsonObject     *details);
 guint           tally_block_get_word_count (TallyBlock     *self);
 char           *tally_block_dup_trace      (TallyBlock     *self);
+JsonObject     *tally_block_to_json        (TallyBlock     *self);
+TallyBlock     *tally_block_new_from_json  (JsonObject     *object,
+                                            GError        **error);
 
 G_END_DECLS

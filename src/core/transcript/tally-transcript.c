@@ -35,6 +35,7 @@ struct _TallyTranscript
   GHashTable *cards;         /* approval or question id → TallyBlock* */
   GHashTable *files;         /* "turn\npath" → FILE TallyBlock* (borrowed) */
   GPtrArray  *open_call;     /* blocks of the current call's reply (borrowed) */
+  GHashTable *notices;       /* blocks of tally_transcript_add_notice() (borrowed) */
   char       *title;
   gint64      last_seq;
 };
@@ -117,6 +118,7 @@ tally_transcript_finalize (GObject *object)
   g_clear_pointer (&self->cards, g_hash_table_unref);
   g_clear_pointer (&self->files, g_hash_table_unref);
   g_clear_pointer (&self->open_call, g_ptr_array_unref);
+  g_clear_pointer (&self->notices, g_hash_table_unref);
   g_clear_pointer (&self->blocks, g_ptr_array_unref);
   g_free (self->title);
 
@@ -164,6 +166,7 @@ tally_transcript_init (TallyTranscript *self)
   self->cards = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->open_call = g_ptr_array_new ();
+  self->notices = g_hash_table_new (NULL, NULL);
 }
 
 /**
@@ -688,6 +691,7 @@ tally_transcript_add_notice (TallyTranscript *self,
   block = add_block (self, TALLY_BLOCK_NOTICE, NULL);
   tally_block_set_text (block, text);
   tally_block_set_finished (block, TRUE);
+  g_hash_table_add (self->notices, block);
 }
 
 /**
@@ -742,4 +746,171 @@ tally_transcript_dup_trace (TallyTranscript *self)
     }
 
   return g_string_free (out, FALSE);
+}
+
+/* The member of a snapshot entry that names a streamed block's key
+ * ("turn/call/index"), so deltas after the snapshot find their block. */
+#define STREAM_KEY "stream_key"
+
+/**
+ * tally_transcript_to_snapshot:
+ * @self: a #TallyTranscript
+ *
+ * The transcript's blocks as one JSON array, each block in its JSON form
+ * (tally_block_to_json()) with, for a streamed block, its key under
+ * `stream_key`. Notices that are not part of the event log
+ * (tally_transcript_add_notice()) are left out: the snapshot holds what
+ * the events made (docs/architecture.md §10.2, `snapshots`). Meant to be
+ * taken when a turn has settled, with no reply open; the details objects
+ * are shared with the blocks, so serialise the result before the
+ * transcript changes again.
+ *
+ * Returns: (transfer full): a #JsonNode holding the array
+ */
+JsonNode *
+tally_transcript_to_snapshot (TallyTranscript *self)
+{
+  g_autoptr(GHashTable) keys = g_hash_table_new (NULL, NULL);
+  JsonArray *array;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_return_val_if_fail (TALLY_IS_TRANSCRIPT (self), NULL);
+
+  g_hash_table_iter_init (&iter, self->streaming);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    g_hash_table_insert (keys, value, key);
+
+  array = json_array_sized_new (self->blocks->len);
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      TallyBlock *block = g_ptr_array_index (self->blocks, i);
+      JsonObject *object;
+      const char *stream_key;
+
+      if (g_hash_table_contains (self->notices, block))
+        continue;
+      object = tally_block_to_json (block);
+      stream_key = g_hash_table_lookup (keys, block);
+      if (stream_key != NULL)
+        json_object_set_string_member (object, STREAM_KEY, stream_key);
+      json_array_add_object_element (array, object);
+    }
+
+  return json_node_init_array (json_node_alloc (), array);
+}
+
+/* Fills the look-up tables the reducer keeps for a restored block, as
+ * applying its events would have. */
+static void
+index_restored_block (TallyTranscript *self,
+                      TallyBlock      *block,
+                      JsonObject      *entry)
+{
+  const char *stream_key = tally_json_object_get_string (entry, STREAM_KEY, NULL);
+  JsonObject *details = tally_block_get_details (block);
+  const char *id = NULL;
+
+  if (stream_key != NULL)
+    g_hash_table_insert (self->streaming, g_strdup (stream_key), block);
+
+  switch (tally_block_get_kind (block))
+    {
+    case TALLY_BLOCK_TOOL_CALL:
+      if (tally_block_get_tool_id (block) != NULL)
+        g_hash_table_insert (self->tools, g_strdup (tally_block_get_tool_id (block)), block);
+      break;
+    case TALLY_BLOCK_APPROVAL:
+    case TALLY_BLOCK_QUESTION:
+      if (details != NULL)
+        id = tally_json_object_get_string (details, tally_block_get_kind (block) == TALLY_BLOCK_APPROVAL
+                                                    ? "approval_id" : "question_id", NULL);
+      if (id != NULL)
+        g_hash_table_insert (self->cards, g_strdup (id), block);
+      break;
+    case TALLY_BLOCK_FILE:
+      g_hash_table_insert (self->files,
+                           g_strdup_printf ("%s\n%s", tally_block_get_turn_id (block) != NULL
+                                                      ? tally_block_get_turn_id (block) : "-",
+                                            tally_block_get_text (block)),
+                           block);
+      break;
+    case TALLY_BLOCK_USER:
+    case TALLY_BLOCK_TEXT:
+    case TALLY_BLOCK_THINKING:
+    case TALLY_BLOCK_PLAN:
+    case TALLY_BLOCK_RECEIPT:
+    case TALLY_BLOCK_ERROR:
+    case TALLY_BLOCK_INCOMPLETE:
+    case TALLY_BLOCK_NOTICE:
+    case TALLY_BLOCK_CHART:
+    default:
+      break;
+    }
+}
+
+/**
+ * tally_transcript_new_from_snapshot:
+ * @blocks: (transfer none): the array tally_transcript_to_snapshot() made
+ * @title: (nullable): the title from the session's `session_created`
+ * @last_seq: the `seq` of the last event the snapshot covers
+ * @error: return location for a #GError
+ *
+ * Makes the transcript that applying the snapshot's events would have
+ * made: the same blocks, and the reducer's look-ups (streamed blocks by
+ * key, tool calls by id, cards by id, written files) filled in, so the
+ * events after @last_seq apply as they would have to the live transcript.
+ * No items-changed is emitted while it is built.
+ *
+ * Returns: (transfer full) (nullable): the transcript; %NULL with
+ *   %TALLY_SNAPSHOT_ERROR_INVALID when @blocks is not an array of objects or
+ *   one of them is not a block's JSON form (the message names its index)
+ */
+TallyTranscript *
+tally_transcript_new_from_snapshot (JsonNode    *blocks,
+                                    const char  *title,
+                                    gint64       last_seq,
+                                    GError     **error)
+{
+  g_autoptr(TallyTranscript) self = NULL;
+  JsonArray *array;
+
+  g_return_val_if_fail (blocks != NULL, NULL);
+
+  if (!JSON_NODE_HOLDS_ARRAY (blocks))
+    {
+      g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                   "The snapshot is not an array of blocks");
+      return NULL;
+    }
+
+  self = tally_transcript_new ();
+  self->title = g_strdup (title);
+  self->last_seq = MAX (0, last_seq);
+
+  array = json_node_get_array (blocks);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *node = json_array_get_element (array, i);
+      g_autoptr(GError) local_error = NULL;
+      TallyBlock *block;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                       "Block %u of the snapshot is not an object", i);
+          return NULL;
+        }
+      block = tally_block_new_from_json (json_node_get_object (node), &local_error);
+      if (block == NULL)
+        {
+          g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_INVALID,
+                       "Block %u of the snapshot: %s", i, local_error->message);
+          return NULL;
+        }
+      g_ptr_array_add (self->blocks, block);
+      index_restored_block (self, block, json_node_get_object (node));
+    }
+
+  return g_steal_pointer (&self);
 }

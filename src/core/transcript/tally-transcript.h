@@ -20,5 +20,10 @@ void             tally_transcript_add_notice (TallyTranscript *self,
 const char      *tally_transcript_get_title  (TallyTranscript *self);
 gint64           tally_transcript_get_last_seq (TallyTranscript *self);
 char            *tally_transcript_dup_trace  (TallyTranscript *self);
+JsonNode        *tally_transcript_to_snapshot (TallyTranscript *self);
+TallyTranscript *tally_transcript_new_from_snapshot (JsonNode   *blocks,
+                                                     const char *title,
+                                                     gint64      last_seq,
+                                                     GError    **error);
 
 G_END_DECLS
