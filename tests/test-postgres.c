@@ -193,9 +193,7 @@ test_row_cap (void)
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
   g_autofree char *wide = NULL;
-  g_autoptr(JsonArray) rows = NULL;
-  g_auto(GStrv) names = NULL;
-  gboolean more = FALSE;
+  g_autoptr(TallyQueryRows) rows = NULL;
   gint64 before;
 
   if (!need_cluster ())
@@ -230,14 +228,14 @@ test_row_cap (void)
   rows = tally_pg_query_fetch_rows (conninfo,
                                     "SELECT n, n / 2.0 AS half, n % 2 = 0 AS even, 'r' || n AS label, "
                                     "NULL::text AS nothing FROM generate_series(1, 10000000) AS n",
-                                    3, 0, NULL, NULL, &names, &more, &error);
+                                    3, 0, NULL, NULL, &error);
   g_assert_no_error (error);
-  g_assert_true (more);
-  g_assert_cmpuint (json_array_get_length (rows), ==, 3);
-  g_assert_cmpstr (names[0], ==, "n");
-  g_assert_cmpstr (names[3], ==, "label");
+  g_assert_true (rows->more);
+  g_assert_cmpuint (json_array_get_length (rows->rows), ==, 3);
+  g_assert_cmpstr (rows->column_names[0], ==, "n");
+  g_assert_cmpstr (rows->column_names[3], ==, "label");
   {
-    JsonArray *second = json_array_get_array_element (rows, 1);
+    JsonArray *second = json_array_get_array_element (rows->rows, 1);
 
     g_assert_cmpint (json_array_get_int_element (second, 0), ==, 2);
     g_assert_cmpfloat (json_array_get_double_element (second, 1), ==, 1.0);

@@ -599,53 +599,43 @@ fetch_row_cb (const TallyPgColumns *columns,
  * @marked: (array zero-terminated=1) (nullable): the sensitive columns,
  *   whose values (and those derived from them) come back as `[redacted]`
  * @cancellable: (nullable): sends a cancel request when it fires
- * @column_names: (out) (transfer full) (array zero-terminated=1): the
- *   result's column names
- * @more: (out): %TRUE when the statement had more than @max_rows rows
- *   (the rest is cancelled, not read)
  * @error: return location for a #GError
  *
  * tally_tool_query_database_fetch_rows() on PostgreSQL, for
  * `create_chart`: integers, floating-point and numeric values become JSON
- * numbers, booleans booleans, everything else text. Blocking.
+ * numbers, booleans booleans, everything else text. Past @max_rows the
+ * statement is cancelled, not read, and the result's `more` is set.
+ * Blocking.
  *
  * Errors: as tally_pg_source_query().
  *
- * Returns: (transfer full) (nullable): the rows, each a JSON array in
- *   column order, or %NULL with @error set
+ * Returns: (transfer full) (nullable): the rows and column names, or %NULL
+ *   with @error set
  */
-JsonArray *
+TallyQueryRows *
 tally_pg_query_fetch_rows (const char          *conninfo,
                            const char          *sql,
                            guint                max_rows,
                            guint                timeout_ms,
                            const char * const  *marked,
                            GCancellable        *cancellable,
-                           char              ***column_names,
-                           gboolean            *more,
                            GError             **error)
 {
-  g_autoptr(JsonArray) rows = NULL;
-  g_autoptr(GStrvBuilder) names = NULL;
+  g_autoptr(TallyQueryRows) result = tally_query_rows_new ();
+  g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
   g_autoptr(TallyResultOrigin) origin = NULL;
   Fetch fetch = { 0 };
 
-  g_return_val_if_fail (column_names != NULL && more != NULL, NULL);
-
-  *column_names = NULL;
-  *more = FALSE;
-  rows = json_array_new ();
-  names = g_strv_builder_new ();
-  fetch.rows = rows;
+  fetch.rows = result->rows;
   fetch.names = names;
   fetch.max_rows = max_rows;
   if (!run_redacted (conninfo, sql, timeout_ms, marked, fetch_row_cb, &fetch.redaction,
                      cancellable, &origin, error))
     return NULL;
 
-  *more = fetch.more;
-  *column_names = g_strv_builder_end (names);
-  return g_steal_pointer (&rows);
+  result->more = fetch.more;
+  result->column_names = g_strv_builder_end (names);
+  return g_steal_pointer (&result);
 }
 
 /* The schema {{{1 */

@@ -4,6 +4,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-pg-source.h"
+#include "tally-query-rows.h"
 #include "tally-result-origin.h"
 
 G_BEGIN_DECLS
@@ -22,15 +23,13 @@ char      *tally_pg_query_text_full     (const char          *conninfo,
                                          GCancellable        *cancellable,
                                          TallyResultOrigin  **origin,
                                          GError             **error);
-JsonArray *tally_pg_query_fetch_rows    (const char    *conninfo,
-                                         const char    *sql,
-                                         guint          max_rows,
-                                         guint          timeout_ms,
-                                         const char * const *marked,
-                                         GCancellable  *cancellable,
-                                         char        ***column_names,
-                                         gboolean      *more,
-                                         GError       **error);
+TallyQueryRows *tally_pg_query_fetch_rows (const char          *conninfo,
+                                           const char          *sql,
+                                           guint                max_rows,
+                                           guint                timeout_ms,
+                                           const char * const  *marked,
+                                           GCancellable        *cancellable,
+                                           GError             **error);
 char      *tally_pg_describe_schema     (const char    *conninfo,
                                          const char    *table,
                                          GCancellable  *cancellable,

@@ -249,9 +249,7 @@ create_chart_run (TallyTool               *tool,
 
   if (sql != NULL)
     {
-      g_auto(GStrv) names = NULL;
-      g_autoptr(JsonArray) rows = NULL;
-      gboolean more = FALSE;
+      g_autoptr(TallyQueryRows) rows = NULL;
 
       if (tally_chart_spec_get_values (spec) != NULL)
         {
@@ -261,12 +259,11 @@ create_chart_run (TallyTool               *tool,
         }
 
       rows = tally_tool_query_database_fetch_rows (self->query_database, context, sql,
-                                                   TALLY_CHART_MAX_ROWS, cancellable,
-                                                   &names, &more, error);
+                                                   TALLY_CHART_MAX_ROWS, cancellable, error);
       if (rows == NULL)
         return NULL;
 
-      if (more)
+      if (rows->more)
         {
           g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
                        "The chart was not drawn: the query returned more than %d rows. "
@@ -275,7 +272,8 @@ create_chart_run (TallyTool               *tool,
           return NULL;
         }
 
-      data = tally_chart_data_new_from_columns ((const char * const *) names, rows, &chart_error);
+      data = tally_chart_data_new_from_columns ((const char * const *) rows->column_names, rows->rows,
+                                                &chart_error);
       if (data == NULL)
         {
           set_chart_error (error, chart_error);

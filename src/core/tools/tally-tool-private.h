@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "tally-format.h"
+#include "tally-query-rows.h"
 #include "tally-tool.h"
 
 G_BEGIN_DECLS
@@ -148,13 +149,11 @@ gboolean           tally_tool_database_set_step_error (TallyToolDatabase *databa
 void               tally_tool_database_free     (TallyToolDatabase      *database);
 
 /* A query's rows as data, for create_chart (tally-tool-query-database.c). */
-JsonArray         *tally_tool_query_database_fetch_rows (TallyTool               *tool,
+TallyQueryRows    *tally_tool_query_database_fetch_rows (TallyTool               *tool,
                                                          const TallyToolContext  *context,
                                                          const char              *sql,
                                                          guint                    max_rows,
                                                          GCancellable            *cancellable,
-                                                         char                  ***column_names,
-                                                         gboolean                *more,
                                                          GError                 **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyToolDatabase, tally_tool_database_free)

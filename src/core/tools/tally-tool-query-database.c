@@ -1013,50 +1013,40 @@ cell_to_node (sqlite3_stmt *stmt,
  * @sql: one read-only statement
  * @max_rows: the most rows to return
  * @cancellable: (nullable): a #GCancellable
- * @column_names: (out) (transfer full) (array zero-terminated=1): the
- *   result's column names
- * @more: (out): set to %TRUE when the statement had more than @max_rows
- *   rows (the rest is not read)
  * @error: return location for a %TALLY_TOOL_ERROR error (the same messages
  *   as `query_database`), or %G_IO_ERROR_CANCELLED
  *
  * Runs @sql exactly as `query_database` does (the same read-only
  * connection, authorizer, limits and messages) and returns the rows as
- * data rather than text. For create_chart (docs/charts.md). Blocking: call
- * it from a worker thread.
+ * data rather than text. For create_chart (docs/charts.md). Past
+ * @max_rows the rest is not read and the result's `more` is set. Blocking:
+ * call it from a worker thread.
  *
- * Returns: (transfer full) (nullable): the rows, each a JSON array of
- *   scalars (integer, double, string or null) in column order, or %NULL
- *   with @error set
+ * Returns: (transfer full) (nullable): the rows (JSON scalars: integer,
+ *   double, string or null) and column names, or %NULL with @error set
  */
-JsonArray *
+TallyQueryRows *
 tally_tool_query_database_fetch_rows (TallyTool               *tool,
                                       const TallyToolContext  *context,
                                       const char              *sql,
                                       guint                    max_rows,
                                       GCancellable            *cancellable,
-                                      char                  ***column_names,
-                                      gboolean                *more,
                                       GError                 **error)
 {
   g_autoptr(TallyToolDatabase) database = NULL;
   g_autoptr(TallyResultOrigin) origin = NULL;
-  g_autoptr(JsonArray) rows = NULL;
+  g_autoptr(TallyQueryRows) result = NULL;
   g_autoptr(GStrvBuilder) names = NULL;
   sqlite3_stmt *stmt;
   int n_columns;
   int rc;
 
   g_return_val_if_fail (TALLY_IS_TOOL_QUERY_DATABASE (tool), NULL);
-  g_return_val_if_fail (column_names != NULL && more != NULL, NULL);
-
-  *column_names = NULL;
-  *more = FALSE;
 
   if (tally_pg_conninfo_is (context ? context->database_path : NULL))
     return tally_pg_query_fetch_rows (context->database_path, sql, max_rows,
                                       (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
-                                      (const char * const *) context->sensitive_columns, cancellable, column_names, more, error);
+                                      (const char * const *) context->sensitive_columns, cancellable, error);
 
   stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
@@ -1075,14 +1065,14 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
       g_strv_builder_add (names, name ? name : "?");
     }
 
-  rows = json_array_new ();
+  result = tally_query_rows_new ();
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       JsonArray *row;
 
-      if (json_array_get_length (rows) >= max_rows)
+      if (json_array_get_length (result->rows) >= max_rows)
         {
-          *more = TRUE;
+          result->more = TRUE;
           rc = SQLITE_DONE;
           break;
         }
@@ -1095,14 +1085,14 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
           else
             json_array_add_element (row, cell_to_node (stmt, i));
         }
-      json_array_add_array_element (rows, row);
+      json_array_add_array_element (result->rows, row);
     }
 
   if (!finish_steps (database, stmt, rc, origin, context, error))
     return NULL;
 
-  *column_names = g_strv_builder_end (names);
-  return g_steal_pointer (&rows);
+  result->column_names = g_strv_builder_end (names);
+  return g_steal_pointer (&result);
 }
 
 /* The artifact of a query: its origin, for the `tool_result` event
