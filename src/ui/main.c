@@ -9,61 +9,18 @@
 #include <glib/gi18n.h>
 #include <gtk/gtk.h>
 #include <locale.h>
-#include <stdio.h>
 
 #include "tally-application.h"
+#include "tally-bench-first-frame.h"
 #include "tally-secret-env.h"
-
-/* Benchmark hook (tests/bench/bench-app-open.c): with TALLY_BENCH_FIRST_FRAME
- * set, print the time from process start to the first frame painted by the
- * first window, then quit. Nothing else changes. */
-
-static gint64 process_start_us;
-
-static void
-first_frame_cb (GdkFrameClock *clock,
-                GApplication  *app)
-{
-  g_assert (GDK_IS_FRAME_CLOCK (clock));
-  g_assert (G_IS_APPLICATION (app));
-
-  g_signal_handlers_disconnect_by_func (clock, first_frame_cb, app);
-  printf ("first-frame-ms %.1f\n", (g_get_monotonic_time () - process_start_us) / 1000.0);
-  fflush (stdout);
-  g_application_quit (app);
-}
-
-static void
-window_mapped_cb (GtkWidget    *window,
-                  GApplication *app)
-{
-  GdkFrameClock *clock = gtk_widget_get_frame_clock (window);
-
-  g_assert (GTK_IS_WIDGET (window));
-  g_assert (G_IS_APPLICATION (app));
-
-  if (clock != NULL)
-    g_signal_connect (clock, "after-paint", G_CALLBACK (first_frame_cb), app);
-}
-
-static void
-window_added_cb (GtkApplication *app,
-                 GtkWindow      *window)
-{
-  g_assert (GTK_IS_APPLICATION (app));
-  g_assert (GTK_IS_WINDOW (window));
-
-  g_signal_connect_after (window, "map", G_CALLBACK (window_mapped_cb), app);
-}
 
 int
 main (int    argc,
       char **argv)
 {
+  gint64 process_start_us = g_get_monotonic_time ();
   g_autoptr(TallyApplication) app = NULL;
   g_autoptr(TallySecret) api_key = NULL;
-
-  process_start_us = g_get_monotonic_time ();
 
   /* The key leaves the environment first, before any thread starts and
    * before anything could run a command that reads /proc/PID/environ
@@ -92,8 +49,10 @@ main (int    argc,
 
   app = tally_application_new ();
   tally_application_set_environment_api_key (app, api_key);
-  if (g_getenv ("TALLY_BENCH_FIRST_FRAME") != NULL)
-    g_signal_connect (app, "window-added", G_CALLBACK (window_added_cb), NULL);
+  /* Benchmarks (tests/bench/bench-app-open.c, bench-startup.c): with
+   * TALLY_BENCH_FIRST_FRAME set, report the first frame painted by the
+   * first window. Nothing else changes. */
+  tally_bench_first_frame_watch (GTK_APPLICATION (app), process_start_us);
 
   return g_application_run (G_APPLICATION (app), argc, argv);
 }

@@ -5,10 +5,8 @@
 
 #include "tally-block.h"
 #include "tally-cards-config.h"
-
-#if TALLY_HAVE_WEBKIT
-#include <webkit/webkit.h>
-#endif
+/* WebKit's types, and its functions once loaded */
+#include "tally-webkit-loader.h"
 
 G_BEGIN_DECLS
 

@@ -339,10 +339,19 @@ webkit_allowed (void)
 
   if (!bus_checked)
     {
+      g_autoptr(GError) error = NULL;
+
       bus_checked = TRUE;
       if (session_bus_is_missing ())
         {
           g_message ("The session bus in DBUS_SESSION_BUS_ADDRESS does not exist; plans are shown without WebKit");
+          webkit_broken = TRUE;
+        }
+      /* WebKit is loaded here, when the first plan or report is shown,
+       * not when Tally starts (tally-webkit-loader.h). */
+      else if (!tally_webkit_loader_load (&error))
+        {
+          g_message ("%s; plans are shown without WebKit", error->message);
           webkit_broken = TRUE;
         }
     }

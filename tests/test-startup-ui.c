@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+/*
+ * Start-up and WebKit (issue 15, "Start like a hello world" and "Memory"):
+ * the structural facts, never times (those are in tests/bench/bench-startup.c).
+ *
+ * - An empty window, and a window showing a session without plans, have
+ *   not loaded WebKit (the library is not even mapped into the process)
+ *   and created no web view.
+ * - Plan cards shown together load WebKit once and share one web context
+ *   and one network session (so one web process serves them all; test-cards
+ *   counts the processes).
+ *
+ * The WebKit tests come last: WebKit stays loaded once a card loaded it.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <adwaita.h>
+
+#include "tally-cards-common.h"
+#include "tally-event.h"
+#include "tally-plan-card-private.h"
+#include "tally-store.h"
+#include "tally-test-app.h"
+#include "tally-test-ui.h"
+#include "tally-transcript.h"
+#include "tally-window-private.h"
+
+#define SESSION_ID "3f1c2a4e-0000-4000-8000-00000000b001"
+
+/* Whether WebKitGTK's library is mapped into this process. */
+static gboolean
+webkit_mapped (void)
+{
+  g_autofree char *maps = NULL;
+
+  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
+  return strstr (maps, "libwebkitgtk-6.0") != NULL;
+}
+
+static void
+assert_no_webkit (TallyWindow *window)
+{
+  g_autoptr(GPtrArray) cards = tally_test_find_all (GTK_WIDGET (window), TALLY_TYPE_PLAN_CARD);
+
+  g_assert_cmpuint (cards->len, ==, 0);
+  g_assert_false (_tally_plan_card_webkit_started ());
+#if TALLY_HAVE_WEBKIT
+  g_assert_false (tally_webkit_loader_is_loaded ());
+#endif
+  g_assert_false (webkit_mapped ());
+}
+
+/* The empty window */
+
+static void
+empty_body (TallyApplication *app,
+            TallyWindow      *window,
+            gpointer          data)
+{
+  /* The session list has loaded and the window has painted. */
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
+
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "empty");
+  assert_no_webkit (window);
+}
+
+static void
+test_empty_window (TallyTestAppFixture *fixture,
+                   gconstpointer        data)
+{
+  const char *args[] = { "--store", fixture->store_path, NULL };
+
+  g_assert_cmpint (tally_test_app_run (args, empty_body, NULL), ==, 0);
+}
+
+/* A session without plans */
+
+static void
+add_event (TallyStore *store,
+           const char *json)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonObject) event = tally_event_from_json (json, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (tally_store_append_event (store, event, &error));
+  g_assert_no_error (error);
+}
+
+static void
+text_session_body (TallyApplication *app,
+                   TallyWindow      *window,
+                   gpointer          data)
+{
+  TallySession *session;
+
+  SPIN_UNTIL (tally_window_get_session (window) != NULL);
+  session = tally_window_get_session (window);
+  g_assert_cmpstr (tally_session_get_id (session), ==, SESSION_ID);
+  SPIN_UNTIL (tally_test_count_blocks (tally_session_get_transcript (session), TALLY_BLOCK_TEXT) == 1);
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
+
+  assert_no_webkit (window);
+}
+
+static void
+test_session_without_plans (TallyTestAppFixture *fixture,
+                            gconstpointer        data)
+{
+  const char *args[] = { "--store", fixture->store_path, "--session", SESSION_ID, NULL };
+
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(TallyStore) store = tally_store_open (fixture->store_path, &error);
+
+    g_assert_no_error (error);
+    add_event (store, "{\"type\":\"session_created\",\"seq\":1,\"ts\":1764000000000000,"
+                      "\"session_id\":\"" SESSION_ID "\",\"turn_id\":null,\"title\":\"March\","
+                      "\"model\":\"claude-sonnet-5\",\"workspace\":null,\"database\":null}");
+    add_event (store, "{\"type\":\"turn_started\",\"seq\":2,\"ts\":1764000000000001,"
+                      "\"session_id\":\"" SESSION_ID "\",\"turn_id\":\"t1\",\"mode\":\"ask\","
+                      "\"thinking\":false,\"budget_tokens\":0,\"model\":\"claude-sonnet-5\","
+                      "\"text\":\"Which store sold the most in March?\"}");
+    add_event (store, "{\"type\":\"text_delta\",\"seq\":3,\"ts\":1764000000000002,"
+                      "\"session_id\":\"" SESSION_ID "\",\"turn_id\":\"t1\",\"call\":1,\"block\":0,"
+                      "\"text\":\"Minster Yard sold the most.\"}");
+    add_event (store, "{\"type\":\"turn_finished\",\"seq\":4,\"ts\":1764000000000003,"
+                      "\"session_id\":\"" SESSION_ID "\",\"turn_id\":\"t1\",\"status\":\"done\","
+                      "\"cost_usd\":0.01,\"duration_ms\":900,\"api_calls\":1}");
+    g_assert_true (tally_store_flush (store, &error));
+    g_assert_no_error (error);
+  }
+
+  g_assert_cmpint (tally_test_app_run (args, text_session_body, NULL), ==, 0);
+}
+
+/* Plan cards share WebKit */
+
+#define N_CARDS 4
+
+static void
+test_plan_cards_share (void)
+{
+#if TALLY_HAVE_WEBKIT
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autoptr(GPtrArray) cards = g_ptr_array_new ();
+  g_autoptr(GObject) context = NULL;
+  g_autoptr(GObject) network = NULL;
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+
+  /* The application harness points the session bus at nothing, which
+   * WebKit's sandbox cannot start with; this test runs no application, so
+   * it uses no bus at all, as test-cards does. */
+  g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
+  if (!_tally_plan_card_webkit_allowed ())
+    {
+      g_test_skip ("WebKit cannot run here (no session bus, or TALLY_NO_WEBKIT)");
+      gtk_window_destroy (GTK_WINDOW (window));
+      return;
+    }
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 600, 900);
+  gtk_window_set_child (GTK_WINDOW (window), box);
+
+  /* A card without a block creates nothing. */
+  g_ptr_array_add (cards, tally_plan_card_new ());
+  gtk_box_append (GTK_BOX (box), g_ptr_array_index (cards, 0));
+  g_assert_false (_tally_plan_card_webkit_started ());
+  g_assert_null (_tally_plan_card_get_web_view (g_ptr_array_index (cards, 0)));
+
+  for (guint i = 0; i < N_CARDS; i++)
+    {
+      g_autofree char *json = g_strdup_printf ("{\"type\":\"plan_proposed\",\"turn_id\":\"t1\","
+                                               "\"plan_id\":\"plan_%u\",\"version\":1,"
+                                               "\"markdown\":\"# Plan %u\\n\\n1. Query\\n2. Compare\\n\"}",
+                                               i + 1, i + 1);
+      g_autoptr(TallyBlock) block = NULL;
+      GtkWidget *card = i == 0 ? g_ptr_array_index (cards, 0) : tally_plan_card_new ();
+
+      tally_test_apply_event (transcript, json);
+      block = g_list_model_get_item (G_LIST_MODEL (transcript), g_list_model_get_n_items (G_LIST_MODEL (transcript)) - 1);
+      tally_block_widget_set_block (TALLY_BLOCK_WIDGET (card), block);
+      if (i > 0)
+        {
+          gtk_box_append (GTK_BOX (box), card);
+          g_ptr_array_add (cards, card);
+        }
+    }
+  gtk_window_present (GTK_WINDOW (window));
+
+  /* Loaded with the first card that got a plan, and only then. */
+  g_assert_true (_tally_plan_card_webkit_started ());
+  g_assert_true (tally_webkit_loader_is_loaded ());
+  g_assert_true (webkit_mapped ());
+
+  for (guint i = 0; i < cards->len; i++)
+    {
+      TallyPlanCard *card = g_ptr_array_index (cards, i);
+      GtkWidget *view = _tally_plan_card_get_web_view (card);
+      g_autoptr(GObject) card_context = NULL;
+      g_autoptr(GObject) card_network = NULL;
+
+      SPIN_UNTIL (_tally_plan_card_get_content_height (card) > 0 ||
+                  _tally_plan_card_get_native_view (card) != NULL);
+      if (_tally_plan_card_get_native_view (card) != NULL)
+        {
+          /* The web process died under us: nothing to compare. */
+          g_test_skip ("WebKit's web process did not stay up");
+          gtk_window_destroy (GTK_WINDOW (window));
+          return;
+        }
+
+      g_assert_nonnull (view);
+      g_object_get (view, "web-context", &card_context, "network-session", &card_network, NULL);
+      g_assert_nonnull (card_context);
+      g_assert_nonnull (card_network);
+      if (context == NULL)
+        {
+          context = g_steal_pointer (&card_context);
+          network = g_steal_pointer (&card_network);
+        }
+      else
+        {
+          g_assert_true (card_context == context);
+          g_assert_true (card_network == network);
+        }
+    }
+
+  gtk_window_destroy (GTK_WINDOW (window));
+#else
+  g_test_skip ("Built without WebKitGTK");
+#endif
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autofree char *home = tally_test_app_init (&argc, &argv);
+  int status;
+
+  g_test_add ("/tally/startup-ui/empty-window", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_empty_window, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/startup-ui/session-without-plans", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_session_without_plans, tally_test_app_fixture_tear_down);
+  g_test_add_func ("/tally/startup-ui/plan-cards-share-webkit", test_plan_cards_share);
+
+  status = g_test_run ();
+  tally_test_remove_tree (home);
+  return status;
+}
