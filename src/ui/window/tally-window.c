@@ -709,8 +709,11 @@ notify_turn_finished (TallyWindow  *self,
   if (details == NULL || json_object_get_int_member_with_default (details, "duration_ms", 0) < NOTIFY_AFTER_MS)
     return;
 
+  /* Notifications travel over the session bus: without one (no desktop
+   * session) GLib's notification backend has no connection to use and
+   * fails with a critical, so there is nothing to send. */
   app = G_APPLICATION (gtk_window_get_application (GTK_WINDOW (self)));
-  if (app == NULL)
+  if (app == NULL || g_application_get_dbus_connection (app) == NULL)
     return;
 
   status = tally_block_get_state (last);
