@@ -96,6 +96,24 @@ tally_test_find_first (GtkWidget *root,
   return found->len > 0 ? g_ptr_array_index (found, 0) : NULL;
 }
 
+/* The position of @block in @blocks (a #GListModel of #TallyBlock), or
+ * G_MAXUINT when it is not there. */
+guint
+tally_test_block_index (GListModel *blocks,
+                        TallyBlock *block)
+{
+  guint n = g_list_model_get_n_items (blocks);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(TallyBlock) item = g_list_model_get_item (blocks, i);
+
+      if (item == block)
+        return i;
+    }
+  return G_MAXUINT;
+}
+
 /* How many blocks of @kind @transcript holds. */
 guint
 tally_test_count_blocks (TallyTranscript *transcript,

@@ -29,6 +29,8 @@ void       tally_test_apply_event   (TallyTranscript *transcript,
                                      const char      *json);
 guint      tally_test_count_blocks  (TallyTranscript *transcript,
                                      TallyBlockKind   kind);
+guint      tally_test_block_index   (GListModel      *blocks,
+                                     TallyBlock      *block);
 void       tally_test_save_png      (GtkWidget       *widget,
                                      const char      *name);
 GtkWidget *tally_test_find_action_button (GtkWidget  *root,

@@ -748,6 +748,14 @@ test_follow (void)
   gtk_window_destroy (window);
 }
 
+static gboolean
+list_is_long (gpointer data)
+{
+  GtkAdjustment *adjustment = data;
+
+  return gtk_adjustment_get_upper (adjustment) > 20 * gtk_adjustment_get_page_size (adjustment);
+}
+
 static void
 test_open_at_end (void)
 {
@@ -785,6 +793,10 @@ test_open_at_end (void)
   g_assert_true (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
   g_assert_false (gtk_widget_get_visible (jump_button (view)));
   wait_settled_at_end (view);
+  /* The newest blocks come first; the older ones arrive above them while
+   * the view stays at the end. */
+  wait_for (list_is_long, adjustment, "the older rows");
+  wait_settled_at_end (view);
   g_signal_handler_disconnect (clock, paint_id);
 
   g_test_message ("%u frames drawn while opening, %u away from the end", watch.frames, watch.off_end);
@@ -819,22 +831,6 @@ add_mixed_turn (TallyTranscript *transcript,
                       "\"duration_ms\":100,\"api_calls\":1,\"usage\":{}}", n);
 }
 
-static guint
-index_of (GListModel *model,
-          TallyBlock *block)
-{
-  guint n = g_list_model_get_n_items (model);
-
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(TallyBlock) item = g_list_model_get_item (model, i);
-
-      if (item == block)
-        return i;
-    }
-  return G_MAXUINT;
-}
-
 static void
 check_rows_match_blocks (GtkWidget *view,
                          guint     *min_index,
@@ -855,7 +851,7 @@ check_rows_match_blocks (GtkWidget *view,
 
       if (block == NULL)
         continue;
-      index = index_of (model, block);
+      index = tally_test_block_index (model, block);
       g_assert_cmpuint (index, !=, G_MAXUINT);
 
       /* The list keeps a few rows it does not show (around the focus, for
@@ -887,6 +883,16 @@ check_rows_match_blocks (GtkWidget *view,
         }
     }
   g_assert_cmpuint (bound, >, 0);
+}
+
+static gboolean
+all_bound (gpointer data)
+{
+  GtkWidget *list_view = tally_test_find_first (data, GTK_TYPE_LIST_VIEW);
+  GListModel *bound = G_LIST_MODEL (gtk_list_view_get_model (GTK_LIST_VIEW (list_view)));
+  GListModel *blocks = tally_transcript_view_get_model (data);
+
+  return g_list_model_get_n_items (bound) == g_list_model_get_n_items (blocks);
 }
 
 static void
@@ -930,6 +936,10 @@ test_ten_thousand (void)
     }
   g_test_message ("60 pages scrolled up in %.0f ms (one frame each)",
                   (g_get_monotonic_time () - start) / 1000.0);
+  /* The view binds the newest blocks first and the older ones as it goes
+   * (docs/architecture.md §11.1); the middle of the scroll bar is the
+   * middle of the session once all are bound. */
+  wait_for (all_bound, view, "every block bound");
   gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment) / 2);
   g_assert_false (tally_transcript_view_get_following (TALLY_TRANSCRIPT_VIEW (view)));
   wait_frames (view, 6);

@@ -9,6 +9,7 @@
 
 #include "tally-transcript-view.h"
 #include "tally-block-row.h"
+#include "tally-block-tail.h"
 #include "tally-receipt-row.h"
 
 /**
@@ -48,6 +49,16 @@
  * is the list's, and while following the view simply pins again — after
  * the frame's layout, where the list can see it (see request_pin()).
  *
+ * Opening a long session. The list binds a TallyBlockTail: at first only
+ * the newest blocks (a screenful and some), so the first frame lays out
+ * little; older blocks are added at the top after each frame is drawn, one
+ * batch per frame (as many as are bound, at least GROW_BLOCKS: a
+ * 10,000-block session is complete after seven frames), until all are
+ * there. A frame always shows the rows before a batch arrives. GtkListView keeps its anchor row where
+ * it is when items arrive above it, so nothing on screen moves; a view
+ * held at the very top lets go of the top while the list grows (the rows
+ * the analyst sees stay, the new ones come in above them).
+ *
  * Accessibility: the list is labelled "Transcript". GTK 4.8 has no way to
  * announce, so when a reply finishes while the session is open the list's
  * accessible description becomes "Reply finished: …" with the receipt,
@@ -55,6 +66,8 @@
  */
 
 #define END_TOLERANCE 2.0
+#define FIRST_BLOCKS 40      /* blocks bound at first: more than a tall screen holds */
+#define GROW_BLOCKS 128      /* older blocks added per idle moment, at least */
 #define SCROLL_DURATION_US (250 * 1000)
 
 struct _TallyTranscriptView
@@ -70,6 +83,8 @@ struct _TallyTranscriptView
   /* Model */
   GListModel         *model;
   GtkNoSelection     *selection;
+  TallyBlockTail     *tail;              /* the blocks bound so far */
+  guint               grow_idle_id;
   TallyBlockRowPool  *row_pool;
   gulong              items_changed_id;
   TallyBlock         *pending_receipt;   /* a receipt to announce once filled in */
@@ -331,6 +346,27 @@ keep_top (TallyTranscriptView *self,
   set_value (self, gtk_adjustment_get_lower (self->vadjustment));
 }
 
+/* Adds a batch of older blocks at the top of the list. */
+static gboolean
+grow_idle_cb (gpointer user_data)
+{
+  TallyTranscriptView *self = user_data;
+
+  g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  if (self->tail == NULL || tally_block_tail_get_hidden (self->tail) == 0)
+    {
+      self->grow_idle_id = 0;
+      return G_SOURCE_REMOVE;
+    }
+
+  /* The rows on screen stay; the top is no longer the top. */
+  self->at_top = FALSE;
+  tally_block_tail_grow (self->tail, MAX (GROW_BLOCKS, g_list_model_get_n_items (G_LIST_MODEL (self->tail))));
+  self->grow_idle_id = 0;
+  return G_SOURCE_REMOVE;
+}
+
 static void
 after_layout_cb (GdkFrameClock       *clock,
                  TallyTranscriptView *self)
@@ -338,6 +374,10 @@ after_layout_cb (GdkFrameClock       *clock,
   gint64 frame = gdk_frame_clock_get_frame_counter (clock);
 
   g_assert (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  /* The next batch of older blocks once this frame is drawn. */
+  if (self->tail != NULL && self->grow_idle_id == 0 && tally_block_tail_get_hidden (self->tail) > 0)
+    self->grow_idle_id = g_idle_add_full (G_PRIORITY_LOW, grow_idle_cb, self, NULL);
 
   if (self->held != NULL)
     {
@@ -638,6 +678,7 @@ tally_transcript_view_unmap (GtkWidget *widget)
 
   stop_scroll_animation (self);
   g_clear_handle_id (&self->pin_idle_id, g_source_remove);
+  g_clear_handle_id (&self->grow_idle_id, g_source_remove);
   if (self->frame_clock != NULL)
     g_clear_signal_handler (&self->after_layout_id, self->frame_clock);
   g_clear_object (&self->frame_clock);
@@ -652,6 +693,7 @@ tally_transcript_view_dispose (GObject *object)
 
   stop_scroll_animation (self);
   g_clear_handle_id (&self->pin_idle_id, g_source_remove);
+  g_clear_handle_id (&self->grow_idle_id, g_source_remove);
   release_held (self);
   clear_pending_receipt (self);
   if (self->model != NULL)
@@ -663,6 +705,7 @@ tally_transcript_view_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (object), TALLY_TYPE_TRANSCRIPT_VIEW);
 
   g_clear_object (&self->selection);
+  g_clear_object (&self->tail);
   g_clear_object (&self->model);
   g_clear_pointer (&self->row_pool, tally_block_row_pool_unref);
   g_clear_pointer (&self->workspace, g_free);
@@ -862,7 +905,13 @@ tally_transcript_view_set_model (TallyTranscriptView *self,
 
   gtk_accessible_reset_property (GTK_ACCESSIBLE (self->list_view),
                                  GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
-  gtk_no_selection_set_model (self->selection, blocks);
+
+  /* The newest blocks first; the rest follow at the top (see above). */
+  g_clear_handle_id (&self->grow_idle_id, g_source_remove);
+  g_clear_object (&self->tail);
+  if (blocks != NULL)
+    self->tail = tally_block_tail_new (blocks, FIRST_BLOCKS);
+  gtk_no_selection_set_model (self->selection, G_LIST_MODEL (self->tail));
 
   /* Land at the end: pin now, and keep pinning while the list measures
    * the rows it shows (the adjustment's "changed"). */
