@@ -272,6 +272,11 @@ static const SpecCase spec_cases[] = {
     { "id: 7\ndata: a\n\n\n\ndata: b\n\n" }, { "\ta\t7", "\tb\t7" }, { NULL }, -1 },
 
   /* Further cases beyond the list of docs/protocol.md §8.2. */
+  /* Every kind of line ending in one read: the decoder keeps the next LF
+   * and the next CR it found across lines, which must not skip one. */
+  { "/tally/sse/mixed-endings-in-one-read",
+    { "data: a\rdata: b\ndata: c\r\ndata: d\r\r\ndata: e\n\n\rdata: f\r\n\r\n" },
+    { "\ta\\nb\\nc\\nd", "\te", "\tf" }, { NULL }, -1 },
   { "/tally/sse/crlf-split-across-reads",
     { "data: 1\r", "\ndata: 2\r", "\n\r", "\n" }, { "\t1\\n2" }, { NULL }, -1 },
   { "/tally/sse/cr-then-data-across-reads",

@@ -355,6 +355,7 @@ tally_sse_decoder_feed (TallySseDecoder *self,
                         gsize            len)
 {
   const guint8 *next_lf;
+  const guint8 *next_cr;
   const guint8 *end;
   const guint8 *p;
 
@@ -410,29 +411,34 @@ tally_sse_decoder_feed (TallySseDecoder *self,
         p++;
     }
 
-  /* The next LF at or after p, or end when there is none; NULL while it
-   * is unknown. */
+  /* The next LF and the next CR at or after p, or end when there is
+   * none; NULL while unknown. */
   next_lf = NULL;
+  next_cr = NULL;
 
   while (p < end)
     {
       const guint8 *eol;
-      const guint8 *cr;
       guint generation;
       gboolean was_reset;
 
-      /* Two vectorised searches instead of a loop over every byte: the
-       * next LF, then a CR before it (CR and CRLF endings). The LF found is
-       * kept while lines end at CRs before it, so a stream of CR-only
-       * endings is not searched to its end once per line. */
+      /* Vectorised searches instead of a loop over every byte. Each result
+       * is kept until p passes it, so a stream with LF endings only looks
+       * for a CR once per feed (and one with CR endings for an LF), and no
+       * byte is searched twice for the same character. */
       if (next_lf == NULL || next_lf < p)
         {
           next_lf = memchr (p, '\n', end - p);
           if (next_lf == NULL)
             next_lf = end;
         }
-      cr = memchr (p, '\r', next_lf - p);
-      eol = cr != NULL ? cr : next_lf;
+      if (next_cr == NULL || next_cr < p)
+        {
+          next_cr = memchr (p, '\r', end - p);
+          if (next_cr == NULL)
+            next_cr = end;
+        }
+      eol = MIN (next_lf, next_cr);
 
       if (eol == end)
         {
