@@ -16,8 +16,14 @@ G_BEGIN_DECLS
  * @committed_bytes: bytes of the markdown in the committed prefix now
  * @fallbacks: finishes whose incremental result differed from a fresh
  *   render and were redone in full (link reference definitions cause it)
- * @update_us_max: the longest update (commit and tail render), in µs
+ * @update_us_max: the longest update (commit and tail render), or the
+ *   longest frame's work when it also made block widgets, in µs
  * @update_us_total: time spent in updates, in µs
+ * @deferred_updates: updates that committed only part of a burst (at most
+ *   16 KB of settled text per frame) and left the rest to the next frame
+ * @lazy_blocks: code and table widgets made after their placeholder was
+ *   shown (in a later frame, within its budget, or by finish())
+ * @lazy_pending: placeholders still waiting for their widget now
  *
  * Counters for tests and benchmarks.
  */
@@ -32,6 +38,9 @@ typedef struct
   guint   fallbacks;
   gint64  update_us_max;
   gint64  update_us_total;
+  guint   deferred_updates;
+  guint   lazy_blocks;
+  guint   lazy_pending;
 } TallyMarkdownViewStats;
 
 void         tally_markdown_view_get_stats       (TallyMarkdownView      *self,

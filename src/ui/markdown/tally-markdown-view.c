@@ -53,6 +53,17 @@
  * of a code block) is rendered once into the buffer and then left alone,
  * together with its code-block and table widgets and any selection in it.
  *
+ * A frame does at most a frame's budget of the view's own work: a burst
+ * that brings more settled text than 16 KB is committed over several
+ * frames (the tail waits until the view has caught up), and code blocks
+ * and tables made while streaming first show a placeholder of about their
+ * height and get their widget in the same or a later frame, oldest first,
+ * at least one per frame and more while the frame stays within 4 ms. A
+ * widget that already shows the block in the tail is kept, as above.
+ * set_markdown(), finish() and the private flush() do all of it at once.
+ * The first view shown also warms GtkSourceView up at low priority, so the
+ * first code block of an answer does not pay for it.
+ *
  * The result after finish() is the same buffer tally_markdown_view_set_markdown()
  * gives for the whole text — whatever the deltas' sizes, and also for an
  * unclosed fence (rendered as a code block reaching the end). finish()
@@ -87,6 +98,10 @@ struct _TallyMarkdownView
   gboolean                settled;     /* buffer known to equal a fresh render */
   guint                   tick_id;
 
+  /* anchors showing a placeholder until their block widget is made */
+  GPtrArray              *lazy;
+  gboolean                eager;       /* make block widgets at once (not streaming) */
+
   /* tag colours in use */
   GdkRGBA                 foreground;
   GdkRGBA                 accent;
@@ -95,6 +110,16 @@ struct _TallyMarkdownView
 
   TallyMarkdownViewStats  stats;
 };
+
+/* What one frame may spend on the view's own work (parse, buffer, block
+ * widgets), in µs: a 60 Hz frame is 16.7 ms, and layout and paint need the
+ * rest. */
+#define FRAME_BUDGET_US        4000
+/* Settled text rendered per frame at most, in bytes, when a burst brings
+ * more (the rest follows in the next frames). */
+#define COMMIT_BUDGET_BYTES    (16 * 1024)
+/* Height of one row of a placeholder, in pixels. */
+#define PLACEHOLDER_ROW_HEIGHT 20
 
 G_DEFINE_FINAL_TYPE (TallyMarkdownView, tally_markdown_view, GTK_TYPE_WIDGET)
 
@@ -486,6 +511,45 @@ reuse_table (TallyMarkdownView  *self,
   return NULL;
 }
 
+/* Makes the widget for a code or table anchor. */
+static GtkWidget *
+make_block (TallyMarkdownView  *self,
+            GtkTextChildAnchor *anchor)
+{
+  if (tally_markdown_anchor_get_kind (anchor) == TALLY_MARKDOWN_ANCHOR_CODE)
+    return tally_markdown_code_block_new (tally_markdown_anchor_get_code (anchor),
+                                          tally_markdown_anchor_get_language (anchor));
+
+  return tally_markdown_table_widget_new (tally_markdown_anchor_get_table (anchor),
+                                          table_link_cb, self);
+}
+
+/* A stand-in of about the block's height, so the text below does not jump
+ * much when the block replaces it: the code's lines plus the header, or the
+ * table's rows, at a typical line height. */
+static GtkWidget *
+make_placeholder (GtkTextChildAnchor *anchor)
+{
+  GtkWidget *placeholder = gtk_drawing_area_new ();
+  int rows;
+
+  if (tally_markdown_anchor_get_kind (anchor) == TALLY_MARKDOWN_ANCHOR_CODE)
+    {
+      const char *code = tally_markdown_anchor_get_code (anchor);
+
+      rows = 2;   /* the header, and the code's margins */
+      for (const char *p = code; p != NULL && *p != '\0'; p++)
+        rows += *p == '\n';
+      rows += code != NULL && code[0] != '\0' && !g_str_has_suffix (code, "\n");
+    }
+  else
+    rows = (int)tally_markdown_anchor_get_table (anchor)->n_rows;
+
+  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (placeholder), rows * PLACEHOLDER_ROW_HEIGHT);
+  gtk_widget_add_css_class (placeholder, "md-placeholder");
+  return placeholder;
+}
+
 static void
 attach_blocks (TallyMarkdownView *self,
                GPtrArray         *anchors)
@@ -499,17 +563,20 @@ attach_blocks (TallyMarkdownView *self,
       switch (tally_markdown_anchor_get_kind (anchor))
         {
         case TALLY_MARKDOWN_ANCHOR_CODE:
-          reused = reuse_code_block (self, anchor);
-          block = reused != NULL ? reused
-                                 : tally_markdown_code_block_new (tally_markdown_anchor_get_code (anchor),
-                                                                  tally_markdown_anchor_get_language (anchor));
-          break;
-
         case TALLY_MARKDOWN_ANCHOR_TABLE:
-          reused = reuse_table (self, anchor);
-          block = reused != NULL ? reused
-                                 : tally_markdown_table_widget_new (tally_markdown_anchor_get_table (anchor),
-                                                                    table_link_cb, self);
+          reused = tally_markdown_anchor_get_kind (anchor) == TALLY_MARKDOWN_ANCHOR_CODE
+                   ? reuse_code_block (self, anchor)
+                   : reuse_table (self, anchor);
+          if (reused != NULL)
+            block = reused;
+          else if (self->eager)
+            block = make_block (self, anchor);
+          else
+            {
+              /* Made later, a frame's budget at a time (make_lazy_blocks ()). */
+              block = make_placeholder (anchor);
+              g_ptr_array_add (self->lazy, g_object_ref (anchor));
+            }
           break;
 
         case TALLY_MARKDOWN_ANCHOR_RULE:
@@ -525,6 +592,44 @@ attach_blocks (TallyMarkdownView *self,
       if (block != NULL)
         tally_markdown_text_view_add_block (self->text_view, anchor, block);
     }
+}
+
+/* Replaces placeholders by their block widgets, oldest first: all of them
+ * when @budget_end is 0, else at least one and then more while the frame's
+ * work (since @budget_end - FRAME_BUDGET_US) stays within its budget.
+ * Anchors that were deleted meanwhile (a tail rendered again) are dropped.
+ * Returns: whether placeholders are left. */
+static gboolean
+make_lazy_blocks (TallyMarkdownView *self,
+                  gint64             budget_end)
+{
+  guint done = 0;
+  guint made = 0;
+
+  while (done < self->lazy->len)
+    {
+      GtkTextChildAnchor *anchor = g_ptr_array_index (self->lazy, done);
+      GtkWidget **widgets;
+      guint n_widgets = 0;
+
+      if (budget_end != 0 && made > 0 && g_get_monotonic_time () >= budget_end)
+        break;
+      done++;
+      if (gtk_text_child_anchor_get_deleted (anchor))
+        continue;
+
+      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
+      for (guint i = 0; i < n_widgets; i++)
+        gtk_text_view_remove (GTK_TEXT_VIEW (self->text_view), widgets[i]);
+      g_free (widgets);
+
+      tally_markdown_text_view_add_block (self->text_view, anchor, make_block (self, anchor));
+      self->stats.lazy_blocks++;
+      made++;
+    }
+
+  g_ptr_array_remove_range (self->lazy, 0, done);
+  return self->lazy->len > 0;
 }
 
 static void
@@ -602,6 +707,7 @@ clear_buffer (TallyMarkdownView *self)
   GtkTextIter start;
 
   gtk_text_buffer_set_text (self->buffer, "", 0);
+  g_ptr_array_set_size (self->lazy, 0);
   gtk_text_buffer_get_start_iter (self->buffer, &start);
   gtk_text_buffer_move_mark (self->buffer, self->tail_mark, &start);
   tally_markdown_scanner_init (&self->scanner);
@@ -620,15 +726,35 @@ remove_tick (TallyMarkdownView *self)
 }
 
 /* Brings the buffer up to date with the source: commits the blocks that
- * are closed now (rendering them once), then re-renders the open tail. */
+ * are closed now (rendering them once), then re-renders the open tail.
+ * When a burst brings more settled text than COMMIT_BUDGET_BYTES, only that
+ * much (up to a block boundary) is committed, the tail waits, and the view
+ * stays dirty for the next frame. */
 static void
 update (TallyMarkdownView *self)
 {
   gint64 start = g_get_monotonic_time ();
   gint64 elapsed;
   gsize commit;
+  gboolean behind = FALSE;
 
   commit = tally_markdown_scanner_feed (&self->scanner, self->source->str, self->source->len);
+
+  if (!self->eager && commit - MIN (commit, self->committed) > COMMIT_BUDGET_BYTES)
+    {
+      TallyMarkdownScanner probe;
+      gsize partial;
+
+      /* The last split point within the budget (the scanner reads each
+       * line once, so this costs a pass over the text, no more). */
+      tally_markdown_scanner_init (&probe);
+      partial = tally_markdown_scanner_feed (&probe, self->source->str, self->committed + COMMIT_BUDGET_BYTES);
+      if (partial > self->committed)
+        {
+          commit = partial;
+          behind = TRUE;
+        }
+    }
 
   take_tail_blocks (self);
 
@@ -643,14 +769,43 @@ update (TallyMarkdownView *self)
     }
 
   delete_tail (self);
-  render_range (self, self->committed, self->source->len);
+  if (!behind)
+    render_range (self, self->committed, self->source->len);
   g_ptr_array_set_size (self->reusable, 0);
   self->stats.updates++;
-  self->dirty = FALSE;
+  self->dirty = behind;
+  if (behind)
+    self->stats.deferred_updates++;
 
   elapsed = g_get_monotonic_time () - start;
   self->stats.update_us_max = MAX (self->stats.update_us_max, elapsed);
   self->stats.update_us_total += elapsed;
+}
+
+/* Does everything still pending at once: the update, and every block
+ * widget still shown as a placeholder. */
+static void
+update_all (TallyMarkdownView *self)
+{
+  gint64 start = g_get_monotonic_time ();
+
+  self->eager = TRUE;
+  if (self->dirty)
+    update (self);
+  make_lazy_blocks (self, 0);
+  self->eager = FALSE;
+  self->stats.update_us_max = MAX (self->stats.update_us_max, g_get_monotonic_time () - start);
+}
+
+static gboolean tick_cb (GtkWidget     *widget,
+                         GdkFrameClock *frame_clock,
+                         gpointer       user_data);
+
+static void
+ensure_tick (TallyMarkdownView *self)
+{
+  if (self->tick_id == 0)
+    self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), tick_cb, NULL, NULL);
 }
 
 static gboolean
@@ -659,27 +814,59 @@ tick_cb (GtkWidget     *widget,
          gpointer       user_data)
 {
   TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+  gint64 start = g_get_monotonic_time ();
+  gboolean more;
 
   g_assert (TALLY_IS_MARKDOWN_VIEW (self));
 
-  self->tick_id = 0;
   if (self->dirty)
     update (self);
 
+  /* Block widgets are the costly part of an update (a code view costs a
+   * millisecond or more, its first layout more): a frame makes them while
+   * it is within its budget, one at least. */
+  more = make_lazy_blocks (self, start + FRAME_BUDGET_US);
+  self->stats.update_us_max = MAX (self->stats.update_us_max, g_get_monotonic_time () - start);
+
+  if (self->dirty || more)
+    return G_SOURCE_CONTINUE;
+
+  self->tick_id = 0;
   return G_SOURCE_REMOVE;
 }
 
 /* ---------------------------------------------------------------------- */
 /* GObject                                                                  */
 
+/* The first code block of a process costs far more than the next ones
+ * (about ten times the frame budget here): GtkSourceView's classes, the
+ * style scheme and language managers, and compiling the SQL language's
+ * highlighting. One throw-away block made when the first view is shown,
+ * at low priority, pays that before an answer streams in. */
+static gboolean
+warm_up_cb (gpointer user_data)
+{
+  GtkWidget *block = g_object_ref_sink (tally_markdown_code_block_new ("SELECT 1;\n", "sql"));
+
+  g_object_unref (block);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 tally_markdown_view_map (GtkWidget *widget)
 {
   TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+  static gsize warm_up_scheduled = 0;
 
   GTK_WIDGET_CLASS (tally_markdown_view_parent_class)->map (widget);
 
   apply_colors (self);
+
+  if (g_once_init_enter (&warm_up_scheduled))
+    {
+      g_idle_add_full (G_PRIORITY_LOW, warm_up_cb, NULL, NULL);
+      g_once_init_leave (&warm_up_scheduled, 1);
+    }
 }
 
 static void
@@ -690,6 +877,7 @@ tally_markdown_view_dispose (GObject *object)
   remove_tick (self);
   g_clear_handle_id (&self->colors_idle_id, g_source_remove);
   g_ptr_array_set_size (self->reusable, 0);
+  g_ptr_array_set_size (self->lazy, 0);
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_MARKDOWN_VIEW);
   g_clear_object (&self->buffer);
 
@@ -703,6 +891,7 @@ tally_markdown_view_finalize (GObject *object)
 
   g_string_free (self->source, TRUE);
   g_ptr_array_unref (self->reusable);
+  g_ptr_array_unref (self->lazy);
 
   G_OBJECT_CLASS (tally_markdown_view_parent_class)->finalize (object);
 }
@@ -763,6 +952,7 @@ tally_markdown_view_init (TallyMarkdownView *self)
 
   self->source = g_string_new (NULL);
   self->reusable = g_ptr_array_new_with_free_func (g_object_unref);
+  self->lazy = g_ptr_array_new_with_free_func (g_object_unref);
   tally_markdown_scanner_init (&self->scanner);
 
   self->buffer = g_object_ref (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text_view)));
@@ -835,13 +1025,16 @@ tally_markdown_view_set_markdown (TallyMarkdownView *self,
   remove_tick (self);
 
   /* Rebinding a finished message to the same text is common in lists. */
-  if (!self->dirty && self->committed == 0 && strcmp (markdown, self->source->str) == 0 &&
+  if (!self->dirty && self->committed == 0 && self->lazy->len == 0 &&
+      strcmp (markdown, self->source->str) == 0 &&
       (markdown[0] != '\0' || gtk_text_buffer_get_char_count (self->buffer) == 0))
     return;
 
   g_string_assign (self->source, markdown);
   clear_buffer (self);
+  self->eager = TRUE;
   render_range (self, 0, self->source->len);
+  self->eager = FALSE;
   self->dirty = FALSE;
   self->settled = TRUE;
 }
@@ -869,9 +1062,7 @@ tally_markdown_view_append (TallyMarkdownView *self,
   g_string_append (self->source, delta);
   self->dirty = TRUE;
   self->settled = FALSE;
-
-  if (self->tick_id == 0)
-    self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), tick_cb, NULL, NULL);
+  ensure_tick (self);
 }
 
 /**
@@ -896,8 +1087,7 @@ tally_markdown_view_finish (TallyMarkdownView *self)
   remove_tick (self);
   if (self->settled)
     return;
-  if (self->dirty)
-    update (self);
+  update_all (self);
   self->settled = TRUE;
 
   /* Without a committed part the buffer is one render of the whole text. */
@@ -914,7 +1104,9 @@ tally_markdown_view_finish (TallyMarkdownView *self)
            self->source->len);
   self->stats.fallbacks++;
   clear_buffer (self);
+  self->eager = TRUE;
   insert_doc (self, doc);
+  self->eager = FALSE;
   self->stats.bytes_rendered += self->source->len;
   self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
 }
@@ -968,7 +1160,8 @@ tally_markdown_view_dup_full_structure (TallyMarkdownView *self)
  * @self: a markdown view
  * @stats: (out caller-allocates): the counters
  *
- * Copies the view's counters (they only grow, except committed_bytes).
+ * Copies the view's counters (they only grow, except committed_bytes and
+ * lazy_pending).
  */
 void
 tally_markdown_view_get_stats (TallyMarkdownView      *self,
@@ -978,14 +1171,17 @@ tally_markdown_view_get_stats (TallyMarkdownView      *self,
   g_return_if_fail (stats != NULL);
 
   *stats = self->stats;
+  stats->lazy_pending = self->lazy->len;
 }
 
 /**
  * tally_markdown_view_flush:
  * @self: a markdown view
  *
- * Does now what the next frame's update would do, if anything is pending.
- * Unlike tally_markdown_view_finish() it does not verify the result.
+ * Does now what the next frames' updates would do, if anything is
+ * pending: renders the text and makes the block widgets still shown as
+ * placeholders, without the per-frame budget. Unlike
+ * tally_markdown_view_finish() it does not verify the result.
  */
 void
 tally_markdown_view_flush (TallyMarkdownView *self)
@@ -993,8 +1189,7 @@ tally_markdown_view_flush (TallyMarkdownView *self)
   g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
 
   remove_tick (self);
-  if (self->dirty)
-    update (self);
+  update_all (self);
 }
 
 /**
