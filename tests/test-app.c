@@ -821,7 +821,8 @@ search_body (TallyApplication *app,
 
   /* Rename from the row; the store keeps the new title. */
   row = find_session_row (window, data->first);
-  g_signal_emit_by_name (row, "rename-requested", "Flat whites, March");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (row), "win.rename-saved-session", "(ss)",
+                                             data->first, "Flat whites, March"));
   g_assert_cmpstr (tally_session_row_get_title (find_session_row (window, data->first)), ==, "Flat whites, March");
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   g_assert_cmpstr (tally_session_row_get_title (find_session_row (window, data->first)), ==, "Flat whites, March");

@@ -16,8 +16,9 @@
  * it cost, and (while searching) the passage that matched, as plain text.
  * The full title is the row's tooltip, so titles that share a beginning
  * can be told apart. The row menu offers Pin or Unpin, Rename (a popover
- * with an entry), Export and Delete; the row only asks, through its
- * signals, and the window does the work (issue 14 §8).
+ * with an entry), Export and Delete; the row only asks, by activating the
+ * window's `win.*-saved-session` actions with its session's id, and the
+ * window does the work (issue 14 §8, docs/architecture.md §11.1).
  */
 
 /**
@@ -42,16 +43,6 @@ struct _TallySessionRow
 };
 
 G_DEFINE_FINAL_TYPE (TallySessionRow, tally_session_row, GTK_TYPE_LIST_BOX_ROW)
-
-enum {
-  RENAME_REQUESTED,
-  DELETE_REQUESTED,
-  PIN_REQUESTED,
-  EXPORT_REQUESTED,
-  N_SIGNALS
-};
-
-static guint signals[N_SIGNALS];
 
 /* Whole local calendar days from @time_us to @now_us (0 the same day, 1
  * the day before), or -1 when either time cannot be shown. */
@@ -356,7 +347,8 @@ rename_entry_activate_cb (TallySessionRow *self)
 
   gtk_popover_popdown (self->rename_popover);
   if (g_strcmp0 (text, self->info->title) != 0)
-    g_signal_emit (self, signals[RENAME_REQUESTED], 0, text);
+    gtk_widget_activate_action (GTK_WIDGET (self), "win.rename-saved-session", "(ss)",
+                                self->info->id, text);
 }
 
 static void
@@ -369,34 +361,25 @@ rename_action (GtkWidget  *widget,
   tally_session_row_start_rename (TALLY_SESSION_ROW (widget));
 }
 
+/* Delete, Export, Pin and Unpin ask the window, with this row's session
+ * id (docs/architecture.md §11.1: no signal goes up the tree). */
 static void
-delete_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
+ask_window_action (GtkWidget  *widget,
+                   const char *action_name,
+                   GVariant   *parameter)
 {
+  const char *id;
+
   g_assert (TALLY_IS_SESSION_ROW (widget));
 
-  g_signal_emit (widget, signals[DELETE_REQUESTED], 0);
-}
-
-static void
-pin_action (GtkWidget  *widget,
-            const char *action_name,
-            GVariant   *parameter)
-{
-  g_assert (TALLY_IS_SESSION_ROW (widget));
-
-  g_signal_emit (widget, signals[PIN_REQUESTED], 0, g_str_equal (action_name, "row.pin"));
-}
-
-static void
-export_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
-{
-  g_assert (TALLY_IS_SESSION_ROW (widget));
-
-  g_signal_emit (widget, signals[EXPORT_REQUESTED], 0);
+  id = tally_session_row_get_id (TALLY_SESSION_ROW (widget));
+  if (g_str_equal (action_name, "row.delete"))
+    gtk_widget_activate_action (widget, "win.delete-saved-session", "s", id);
+  else if (g_str_equal (action_name, "row.export"))
+    gtk_widget_activate_action (widget, "win.export-saved-session", "s", id);
+  else
+    gtk_widget_activate_action (widget, "win.pin-saved-session", "(sb)", id,
+                                g_str_equal (action_name, "row.pin"));
 }
 
 static void
@@ -447,48 +430,6 @@ tally_session_row_class_init (TallySessionRowClass *klass)
   object_class->finalize = tally_session_row_finalize;
   widget_class->size_allocate = tally_session_row_size_allocate;
 
-  /**
-   * TallySessionRow::rename-requested:
-   * @self: the row
-   * @title: the new title (trimmed, not empty, different from the old one)
-   *
-   * The analyst renamed the session in the row's popover.
-   */
-  signals[RENAME_REQUESTED] =
-    g_signal_new ("rename-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
-
-  /**
-   * TallySessionRow::delete-requested:
-   * @self: the row
-   *
-   * The analyst chose Delete; the window deletes with undo.
-   */
-  signals[DELETE_REQUESTED] =
-    g_signal_new ("delete-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
-
-  /**
-   * TallySessionRow::pin-requested:
-   * @self: the row
-   * @pinned: %TRUE for Pin, %FALSE for Unpin
-   *
-   * The analyst chose Pin or Unpin; the window stores the flag.
-   */
-  signals[PIN_REQUESTED] =
-    g_signal_new ("pin-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
-
-  /**
-   * TallySessionRow::export-requested:
-   * @self: the row
-   *
-   * The analyst chose Export; the window asks where to write the session.
-   */
-  signals[EXPORT_REQUESTED] =
-    g_signal_new ("export-requested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
-
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-session-row.ui");
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, title_label);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, snippet_label);
@@ -502,10 +443,10 @@ tally_session_row_class_init (TallySessionRowClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, rename_entry_changed_cb);
 
   gtk_widget_class_install_action (widget_class, "row.rename", NULL, rename_action);
-  gtk_widget_class_install_action (widget_class, "row.delete", NULL, delete_action);
-  gtk_widget_class_install_action (widget_class, "row.pin", NULL, pin_action);
-  gtk_widget_class_install_action (widget_class, "row.unpin", NULL, pin_action);
-  gtk_widget_class_install_action (widget_class, "row.export", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "row.delete", NULL, ask_window_action);
+  gtk_widget_class_install_action (widget_class, "row.pin", NULL, ask_window_action);
+  gtk_widget_class_install_action (widget_class, "row.unpin", NULL, ask_window_action);
+  gtk_widget_class_install_action (widget_class, "row.export", NULL, ask_window_action);
 
   /* Keeps the CSS name "row" so the sidebar's navigation-sidebar style
    * (hover, selection, spacing) applies; styled by its class instead. */

@@ -23,10 +23,11 @@
  * The window's actions, installed on the class with
  * gtk_widget_class_install_action() (docs/architecture.md §3.2, §11.1):
  *
- * - `win.*`: what the header, the menus, the shortcuts and the toasts
- *   ask for (a new session, search, the sidebar, stop, rename, delete and
- *   undo, the database and workspace of the session, a raised spend cap,
- *   exporting the session, opening a file and previewing a report);
+ * - `win.*`: what the header, the menus, the shortcuts, the toasts and
+ *   the sidebar's rows ask for (a new session, search, the sidebar, stop,
+ *   rename, pin, delete and undo, the database and workspace of the
+ *   session, a raised spend cap, exporting the session, opening a file
+ *   and previewing a report);
  * - `session.*`: what the cards and the error banner in the transcript
  *   decide, with the ids the agent needs as parameters.
  *
@@ -815,6 +816,11 @@ static const struct {
   { "win.rename-session", NULL, rename_session_activate },
   { "win.delete-session", NULL, delete_session_activate },
   { "win.undo-delete", "s", undo_delete_activate },
+  /* What a sidebar row asks for its own session (docs/architecture.md §11.1). */
+  { "win.rename-saved-session", "(ss)", _tally_window_rename_saved_session_activate },
+  { "win.pin-saved-session", "(sb)", _tally_window_pin_saved_session_activate },
+  { "win.export-saved-session", "s", _tally_window_export_saved_session_activate },
+  { "win.delete-saved-session", "s", _tally_window_delete_saved_session_activate },
   { "win.choose-database", NULL, choose_database_activate },
   { "win.choose-workspace", NULL, choose_workspace_activate },
   { "win.role-docs", NULL, role_docs_activate },

@@ -165,6 +165,14 @@ void             _tally_window_delete_with_undo       (TallyWindow      *self,
 void             _tally_window_undo_delete            (TallyWindow      *self,
                                                        const char       *id);
 void             _tally_window_commit_pending_deletes (TallyWindow      *self);
+void             _tally_window_rename_saved_session_activate (TallyWindow *self,
+                                                              GVariant    *parameter);
+void             _tally_window_pin_saved_session_activate    (TallyWindow *self,
+                                                              GVariant    *parameter);
+void             _tally_window_export_saved_session_activate (TallyWindow *self,
+                                                              GVariant    *parameter);
+void             _tally_window_delete_saved_session_activate (TallyWindow *self,
+                                                              GVariant    *parameter);
 
 
 /*

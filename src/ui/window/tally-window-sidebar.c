@@ -69,18 +69,6 @@ _tally_window_add_provisional_row (TallyWindow *self,
   _tally_window_update_sidebar_page (self);
 }
 
-
-static void rename_requested_cb (TallyWindow     *self,
-                                 const char      *title,
-                                 TallySessionRow *row);
-static void delete_requested_cb (TallyWindow     *self,
-                                 TallySessionRow *row);
-static void pin_requested_cb    (TallyWindow     *self,
-                                 gboolean         pinned,
-                                 TallySessionRow *row);
-static void export_requested_cb (TallyWindow     *self,
-                                 TallySessionRow *row);
-
 /* Pinned first, then the newest first. */
 static int
 session_sort_func (GtkListBoxRow *row1,
@@ -132,20 +120,6 @@ session_header_func (GtkListBoxRow *row,
       gtk_list_box_row_set_header (row, header);
     }
   gtk_label_set_label (GTK_LABEL (header), tally_session_group_get_title (group));
-}
-
-static void
-connect_row (TallyWindow *self,
-             GtkWidget   *row)
-{
-  g_signal_connect_object (row, "rename-requested", G_CALLBACK (rename_requested_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (row, "delete-requested", G_CALLBACK (delete_requested_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (row, "pin-requested", G_CALLBACK (pin_requested_cb),
-                           self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (row, "export-requested", G_CALLBACK (export_requested_cb),
-                           self, G_CONNECT_SWAPPED);
 }
 
 static gboolean
@@ -238,7 +212,6 @@ rebuild_rows (TallyWindow *self,
         continue;
 
       row = tally_session_row_new (info);
-      connect_row (self, row);
       if (self->search_hits != NULL)
         tally_session_row_set_snippet (TALLY_SESSION_ROW (row),
                                        g_hash_table_lookup (self->search_hits, info->id));
@@ -424,22 +397,52 @@ search_activate_cb (TallyWindow *self)
     }
 }
 
-static void
-rename_requested_cb (TallyWindow     *self,
-                     const char      *title,
-                     TallySessionRow *row)
+/* Why the store did not take a change to a saved session: @error's
+ * message or, when there is no store, the application's store problem. */
+static const char *
+store_failure_reason (TallyWindow  *self,
+                      const GError *error)
+{
+  const char *problem = tally_application_get_store_problem (self->app);
+
+  if (error != NULL)
+    return error->message;
+  return problem != NULL ? problem : "";
+}
+
+/**
+ * _tally_window_rename_saved_session_activate:
+ * @self: a #TallyWindow
+ * @parameter: `(ss)`: the session's id and its new title (trimmed, not
+ *   empty)
+ *
+ * `win.rename-saved-session`, which a sidebar row's Rename popover
+ * activates: stores the title and shows it in the row at once. A failure
+ * is said in a toast.
+ */
+void
+_tally_window_rename_saved_session_activate (TallyWindow *self,
+                                             GVariant    *parameter)
 {
   TallyStore *store = tally_application_get_store (self->app);
   g_autoptr(GError) error = NULL;
-  TallySessionInfo *info = tally_session_row_get_info (row);
+  TallySessionRow *row;
+  TallySessionInfo *info;
+  const char *id, *title;
 
   g_assert (TALLY_IS_WINDOW (self));
+
+  g_variant_get (parameter, "(&s&s)", &id, &title);
+  row = _tally_window_find_row (self, id);
+  if (row == NULL)
+    return;
+  info = tally_session_row_get_info (row);
 
   if (store == NULL || !tally_store_rename_session (store, info->id, title, &error))
     {
       g_autofree char *message = g_strdup_printf (_("Could not rename the session: %s"),
-                                                  error != NULL ? error->message
-                                                                : tally_application_get_store_problem (self->app));
+                                                  store_failure_reason (self, error));
+
       tally_window_add_toast (self, message);
       return;
     }
@@ -452,23 +455,41 @@ rename_requested_cb (TallyWindow     *self,
   _tally_window_refresh_sessions (self);
 }
 
-static void
-pin_requested_cb (TallyWindow     *self,
-                  gboolean         pinned,
-                  TallySessionRow *row)
+/**
+ * _tally_window_pin_saved_session_activate:
+ * @self: a #TallyWindow
+ * @parameter: `(sb)`: the session's id, and %TRUE to pin it or %FALSE to
+ *   unpin it
+ *
+ * `win.pin-saved-session`, which a sidebar row's Pin and Unpin activate:
+ * stores the flag and moves the row at once. A failure is said in a
+ * toast.
+ */
+void
+_tally_window_pin_saved_session_activate (TallyWindow *self,
+                                          GVariant    *parameter)
 {
   TallyStore *store = tally_application_get_store (self->app);
   g_autoptr(GError) error = NULL;
-  TallySessionInfo *info = tally_session_row_get_info (row);
+  TallySessionRow *row;
+  TallySessionInfo *info;
+  const char *id;
+  gboolean pinned;
 
   g_assert (TALLY_IS_WINDOW (self));
+
+  g_variant_get (parameter, "(&sb)", &id, &pinned);
+  row = _tally_window_find_row (self, id);
+  if (row == NULL)
+    return;
+  info = tally_session_row_get_info (row);
 
   if (store == NULL || !tally_store_set_session_pinned (store, info->id, pinned, &error))
     {
       g_autofree char *message = g_strdup_printf (pinned ? _("Could not pin the session: %s")
                                                          : _("Could not unpin the session: %s"),
-                                                  error != NULL ? error->message
-                                                                : tally_application_get_store_problem (self->app));
+                                                  store_failure_reason (self, error));
+
       tally_window_add_toast (self, message);
       return;
     }
@@ -481,13 +502,24 @@ pin_requested_cb (TallyWindow     *self,
   _tally_window_refresh_sessions (self);
 }
 
-static void
-export_requested_cb (TallyWindow     *self,
-                     TallySessionRow *row)
+/**
+ * _tally_window_export_saved_session_activate:
+ * @self: a #TallyWindow
+ * @parameter: `s`: the session's id
+ *
+ * `win.export-saved-session`, which a sidebar row's Export activates:
+ * asks where to write the session (_tally_window_export_session()).
+ */
+void
+_tally_window_export_saved_session_activate (TallyWindow *self,
+                                             GVariant    *parameter)
 {
+  TallySessionRow *row = _tally_window_find_row (self, g_variant_get_string (parameter, NULL));
+
   g_assert (TALLY_IS_WINDOW (self));
 
-  _tally_window_export_session (self, tally_session_row_get_id (row), tally_session_row_get_title (row));
+  if (row != NULL)
+    _tally_window_export_session (self, tally_session_row_get_id (row), tally_session_row_get_title (row));
 }
 
 static void
@@ -507,7 +539,8 @@ delete_toast_dismissed_cb (TallyWindow *self,
   if (store == NULL || !tally_store_delete_session (store, id, &error))
     {
       g_autofree char *message = g_strdup_printf (_("Could not delete the session: %s"),
-                                                  error != NULL ? error->message : "");
+                                                  store_failure_reason (self, error));
+
       tally_window_add_toast (self, message);
       _tally_window_refilter (self);
       return;
@@ -561,13 +594,24 @@ _tally_window_delete_with_undo (TallyWindow      *self,
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
-static void
-delete_requested_cb (TallyWindow     *self,
-                     TallySessionRow *row)
+/**
+ * _tally_window_delete_saved_session_activate:
+ * @self: a #TallyWindow
+ * @parameter: `s`: the session's id
+ *
+ * `win.delete-saved-session`, which a sidebar row's Delete activates:
+ * deletes the session with undo (_tally_window_delete_with_undo()).
+ */
+void
+_tally_window_delete_saved_session_activate (TallyWindow *self,
+                                             GVariant    *parameter)
 {
+  TallySessionRow *row = _tally_window_find_row (self, g_variant_get_string (parameter, NULL));
+
   g_assert (TALLY_IS_WINDOW (self));
 
-  _tally_window_delete_with_undo (self, tally_session_row_get_info (row));
+  if (row != NULL)
+    _tally_window_delete_with_undo (self, tally_session_row_get_info (row));
 }
 
 /* Carries out deletions whose toasts will never be dismissed. */
