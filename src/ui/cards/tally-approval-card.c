@@ -673,10 +673,10 @@ static void
 sync_rule (TallyApprovalCard *self)
 {
   JsonObject *suggestion = selected_suggestion (self);
-  const char *rule = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "rule", NULL) : NULL;
-  const char *scope = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "scope", NULL) : NULL;
+  const char *rule = tally_json_object_get_string (suggestion, "rule", NULL);
+  const char *scope = tally_json_object_get_string (suggestion, "scope", NULL);
 
-  const char *label = suggestion != NULL ? json_object_get_string_member_with_default (suggestion, "label", NULL) : NULL;
+  const char *label = tally_json_object_get_string (suggestion, "label", NULL);
 
   gtk_label_set_text (self->rule_text_label, label != NULL ? label : rule != NULL ? rule : "");
   gtk_label_set_text (self->rule_label, rule != NULL ? rule : "");
@@ -868,8 +868,8 @@ always_confirm_cb (TallyApprovalCard *self)
 
   if (suggestion != NULL)
     {
-      rule = json_object_get_string_member_with_default (suggestion, "rule", NULL);
-      scope = json_object_get_string_member_with_default (suggestion, "scope", NULL);
+      rule = tally_json_object_get_string (suggestion, "rule", NULL);
+      scope = tally_json_object_get_string (suggestion, "scope", NULL);
     }
 
   decide (self, TALLY_DECISION_ALLOW_ALWAYS, NULL, rule, scope, NULL);
@@ -1036,11 +1036,10 @@ sync_request (TallyApprovalCard *self)
           if (!JSON_NODE_HOLDS_OBJECT (item))
             continue;
           suggestion = json_node_get_object (item);
-          if (json_object_get_string_member_with_default (suggestion, "rule", NULL) == NULL)
+          if (tally_json_object_get_string (suggestion, "rule", NULL) == NULL)
             continue;
-          label = json_object_get_string_member_with_default (suggestion, "label", NULL);
-          if (label == NULL)
-            label = json_object_get_string_member (suggestion, "rule");
+          label = tally_json_object_get_string (suggestion, "label",
+                                                tally_json_object_get_string (suggestion, "rule", NULL));
           gtk_string_list_append (labels, label);
           json_array_add_object_element (self->suggestions, json_object_ref (suggestion));
         }
@@ -1048,8 +1047,8 @@ sync_request (TallyApprovalCard *self)
       /* The most specific rule is selected, never a catch-all when
        * there is anything narrower. */
       for (guint i = json_array_get_length (self->suggestions); i > 0; i--)
-        if (!is_catch_all (json_object_get_string_member (json_array_get_object_element (self->suggestions, i - 1),
-                                                          "rule")))
+        if (!is_catch_all (tally_json_object_get_string (json_array_get_object_element (self->suggestions, i - 1),
+                                                         "rule", NULL)))
           selected = i - 1;
     }
   gtk_drop_down_set_model (self->rule_dropdown, G_LIST_MODEL (labels));
@@ -1079,12 +1078,11 @@ sync_resolution (TallyApprovalCard *self)
 
   if (resolution != NULL)
     {
-      reason = json_object_get_string_member_with_default (resolution, "reason", NULL);
-      message = json_object_get_string_member_with_default (resolution, "message", NULL);
-      rule = json_object_get_string_member_with_default (resolution, "rule", NULL);
-      stop = json_object_get_boolean_member_with_default (resolution, "stop", FALSE);
-      if (json_object_get_string_member_with_default (resolution, "decision", NULL) != NULL)
-        state = json_object_get_string_member (resolution, "decision");
+      reason = tally_json_object_get_string (resolution, "reason", NULL);
+      message = tally_json_object_get_string (resolution, "message", NULL);
+      rule = tally_json_object_get_string (resolution, "rule", NULL);
+      stop = tally_json_object_get_bool (resolution, "stop", FALSE);
+      state = tally_json_object_get_string (resolution, "decision", state);
     }
 
   denied = g_strcmp0 (state, "deny") == 0;
@@ -1112,14 +1110,13 @@ sync_resolution (TallyApprovalCard *self)
 
   if (g_strcmp0 (state, "allow_always") == 0 && rule != NULL)
     {
-      const char *scope = json_object_get_string_member_with_default (resolution, "scope", NULL);
+      const char *scope = tally_json_object_get_string (resolution, "scope", NULL);
       detail = g_strdup_printf (_("Rule kept %s: %s"), scope_text (scope), rule);
     }
-  else if (g_strcmp0 (state, "allow_edited") == 0 && resolution != NULL &&
-           json_object_has_member (resolution, "updated_input") &&
-           JSON_NODE_HOLDS_OBJECT (json_object_get_member (resolution, "updated_input")))
+  else if (g_strcmp0 (state, "allow_edited") == 0 &&
+           tally_json_object_get_object (resolution, "updated_input") != NULL)
     {
-      g_autofree char *input = object_to_json (json_object_get_object_member (resolution, "updated_input"), FALSE);
+      g_autofree char *input = object_to_json (tally_json_object_get_object (resolution, "updated_input"), FALSE);
       /* A whole file's content is no detail to read in one line. */
       if (g_utf8_strlen (input, -1) <= 160)
         detail = g_strdup_printf (_("Ran with: %s"), input);

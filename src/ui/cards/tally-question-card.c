@@ -667,11 +667,8 @@ sync_card (TallyQuestionCard *self)
   resolution = tally_cards_get_resolution (TALLY_BLOCK_WIDGET_BLOCK (self));
   if (resolution != NULL)
     {
-      JsonNode *node = json_object_get_member (resolution, "answers");
-
-      reason = json_object_get_string_member_with_default (resolution, "reason", NULL);
-      if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
-        answers = json_node_get_object (node);
+      reason = tally_json_object_get_string (resolution, "reason", NULL);
+      answers = tally_json_object_get_object (resolution, "answers");
     }
   if (reason == NULL && settled)
     reason = tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self));

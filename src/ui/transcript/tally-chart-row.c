@@ -14,6 +14,7 @@
 #include "tally-chart-render.h"
 #include "tally-chart.h"
 #include "tally-error-dialog.h"
+#include "tally-json.h"
 #include "tally-result-table.h"
 
 /**
@@ -273,11 +274,10 @@ find_file (TallyChartRow *self)
   const char *workspace = tally_block_widget_get_workspace (TALLY_BLOCK_WIDGET (self));
   JsonArray *files;
 
-  if (event == NULL || !json_object_has_member (event, "files") ||
-      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (event, "files")))
+  files = tally_json_object_get_array (event, "files");
+  if (files == NULL)
     return NULL;
 
-  files = json_object_get_array_member (event, "files");
   for (guint i = 0; i < json_array_get_length (files); i++)
     {
       JsonNode *node = json_array_get_element (files, i);
@@ -315,8 +315,8 @@ dup_rows_text (TallyChartRow *self)
   gint64 total = n_rows;
   GString *text = g_string_new (NULL);
 
-  if (event != NULL && json_object_get_boolean_member_with_default (event, "capped", FALSE))
-    total = json_object_get_int_member_with_default (event, "rows", n_rows);
+  if (tally_json_object_get_bool (event, "capped", FALSE))
+    total = tally_json_object_get_int (event, "rows", n_rows);
 
   for (guint c = 0; c < n_columns; c++)
     {
@@ -381,8 +381,8 @@ dup_caption (TallyChartRow *self)
   guint shown = tally_chart_data_get_n_rows (tally_chart_get_data (self->chart));
   gint64 total = shown;
 
-  if (event != NULL && json_object_get_boolean_member_with_default (event, "capped", FALSE))
-    total = MAX (json_object_get_int_member_with_default (event, "rows", shown), (gint64) shown);
+  if (tally_json_object_get_bool (event, "capped", FALSE))
+    total = MAX (tally_json_object_get_int (event, "rows", shown), (gint64) shown);
 
   if (total > shown)
     /* Translators: above a chart drawn from part of a query's rows */

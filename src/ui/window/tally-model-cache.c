@@ -8,6 +8,7 @@
 #include <glib/gi18n.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-json.h"
 #include "tally-model-cache.h"
 #include "tally-model-table.h"
 
@@ -133,10 +134,10 @@ fill_from_models (TallyModelCache *self,
       if (!JSON_NODE_HOLDS_OBJECT (node))
         continue;
       model = json_node_get_object (node);
-      id = json_object_get_string_member_with_default (model, "id", NULL);
+      id = tally_json_object_get_string (model, "id", NULL);
       if (id == NULL || *id == '\0' || !g_utf8_validate (id, -1, NULL))
         continue;
-      name = json_object_get_string_member_with_default (model, "display_name", NULL);
+      name = tally_json_object_get_string (model, "display_name", NULL);
       if (name == NULL || *name == '\0' || !g_utf8_validate (name, -1, NULL))
         {
           const TallyModelInfo *info = tally_model_table_lookup (id);
@@ -167,17 +168,15 @@ load_file (TallyModelCache  *self,
     return FALSE;
 
   root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
-      (object = json_node_get_object (root)) == NULL ||
-      !json_object_has_member (object, "models") ||
-      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (object, "models")))
+  object = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  models = tally_json_object_get_array (object, "models");
+  if (models == NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                    _("The model cache %s has no “models” array"), self->path);
       return FALSE;
     }
 
-  models = json_object_get_array_member (object, "models");
   if (!fill_from_models (self, models))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
@@ -186,8 +185,8 @@ load_file (TallyModelCache  *self,
     }
 
   g_free (self->base_url);
-  self->base_url = g_strdup (json_object_get_string_member_with_default (object, "base_url", NULL));
-  self->fetched_us = json_object_get_int_member_with_default (object, "fetched_us", 0);
+  self->base_url = g_strdup (tally_json_object_get_string (object, "base_url", NULL));
+  self->fetched_us = tally_json_object_get_int (object, "fetched_us", 0);
   return TRUE;
 }
 
@@ -459,10 +458,8 @@ list_models_cb (GObject      *object,
       return;
     }
 
-  if (JSON_NODE_HOLDS_OBJECT (root) &&
-      json_object_has_member (json_node_get_object (root), "data") &&
-      JSON_NODE_HOLDS_ARRAY (json_object_get_member (json_node_get_object (root), "data")))
-    models = json_object_get_array_member (json_node_get_object (root), "data");
+  if (JSON_NODE_HOLDS_OBJECT (root))
+    models = tally_json_object_get_array (json_node_get_object (root), "data");
 
   if (models == NULL || !fill_from_models (self, models))
     {

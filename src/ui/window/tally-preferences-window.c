@@ -11,6 +11,7 @@
 #include "tally-api-error.h"
 #include "tally-application-private.h"
 #include "tally-client.h"
+#include "tally-json.h"
 #include "tally-mode-menu.h"
 #include "tally-model-cache.h"
 #include "tally-preferences-window.h"
@@ -323,9 +324,7 @@ models_listed_cb (GObject      *object,
   if (answer != NULL)
     {
       JsonObject *root = JSON_NODE_HOLDS_OBJECT (answer) ? json_node_get_object (answer) : NULL;
-      JsonArray *data = root != NULL && json_object_has_member (root, "data") &&
-                        JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "data"))
-                        ? json_object_get_array_member (root, "data") : NULL;
+      JsonArray *data = tally_json_object_get_array (root, "data");
       guint n = data != NULL ? json_array_get_length (data) : 0;
 
       text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,

@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tally-event.h"
+#include "tally-json.h"
 #include "tally-sample-session.h"
 
 /*
@@ -92,8 +93,7 @@ append_event (JsonObject  *event,
 {
   Install *install = user_data;
 
-  if (g_strcmp0 (json_object_get_string_member_with_default (event, "session_id", NULL),
-                 TALLY_SAMPLE_SESSION_ID) != 0)
+  if (g_strcmp0 (tally_json_object_get_string (event, "session_id", NULL), TALLY_SAMPLE_SESSION_ID) != 0)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                    "%s: line %u belongs to another session", EVENTS_RESOURCE, line_no);
@@ -120,11 +120,7 @@ save_message (JsonObject  *message,
 {
   Install *install = user_data;
   g_autoptr(GPtrArray) blocks = g_ptr_array_new ();
-  JsonArray *array = NULL;
-
-  if (json_object_has_member (message, "blocks") &&
-      JSON_NODE_HOLDS_ARRAY (json_object_get_member (message, "blocks")))
-    array = json_object_get_array_member (message, "blocks");
+  JsonArray *array = tally_json_object_get_array (message, "blocks");
 
   for (guint i = 0; array != NULL && i < json_array_get_length (array); i++)
     {
@@ -143,7 +139,7 @@ save_message (JsonObject  *message,
     }
 
   return tally_store_save_message (install->store, TALLY_SAMPLE_SESSION_ID, install->msg_index++,
-                                   json_object_get_string_member_with_default (message, "role", ""),
+                                   tally_json_object_get_string (message, "role", ""),
                                    blocks, error);
 }
 

@@ -6,6 +6,7 @@
 
 #include <glib/gi18n.h>
 
+#include "tally-json.h"
 #include "tally-window-private.h"
 
 #include "tally-event.h"
@@ -80,9 +81,9 @@ agent_event_cb (TallyWindow *self,
   if (type == TALLY_EVENT_RETRY)
     {
       TallyClient *client = tally_agent_get_client (agent);
-      gint64 delay_ms = json_object_get_int_member_with_default (event, "delay_ms", 0);
+      gint64 delay_ms = tally_json_object_get_int (event, "delay_ms", 0);
 
-      self->retry_attempt = (guint) json_object_get_int_member_with_default (event, "attempt", 2);
+      self->retry_attempt = (guint) tally_json_object_get_int (event, "attempt", 2);
       self->retry_attempts = tally_client_get_max_retries (client) + 1;
       self->retry_deadline_us = g_get_monotonic_time () + MAX (delay_ms, 0) * 1000;
       update_countdown (self);
