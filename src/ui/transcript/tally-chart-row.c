@@ -14,6 +14,7 @@
 #include "tally-chart-render.h"
 #include "tally-chart.h"
 #include "tally-error-dialog.h"
+#include "tally-file-chip.h"
 #include "tally-json.h"
 #include "tally-result-table.h"
 
@@ -714,8 +715,6 @@ open_action (GtkWidget  *widget,
 {
   TallyChartRow *self = TALLY_CHART_ROW (widget);
   g_autoptr(GFile) file = find_file (self);
-  g_autofree char *uri = NULL;
-  GtkRoot *root = gtk_widget_get_root (widget);
 
   g_assert (TALLY_IS_CHART_ROW (self));
 
@@ -727,8 +726,7 @@ open_action (GtkWidget  *widget,
       return;
     }
 
-  uri = g_file_get_uri (file);
-  gtk_show_uri (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, uri, GDK_CURRENT_TIME);
+  tally_file_chip_open_with_system (widget, file);
 }
 
 /* Object */
@@ -836,7 +834,9 @@ tally_chart_row_class_init (TallyChartRowClass *klass)
   /**
    * TallyChartRow|chart.open:
    *
-   * Opens the first of the chart's files that still exists.
+   * Opens the first of the chart's files that still exists, as a file
+   * chip opens a file (tally_file_chip_open_with_system()): a failure is
+   * said in an error dialog.
    */
   gtk_widget_class_install_action (widget_class, "chart.open", NULL, open_action);
 

@@ -341,15 +341,13 @@ open_workspace_activate (TallyWindow *self,
                          GVariant    *parameter)
 {
   g_autoptr(GFile) file = NULL;
-  g_autofree char *uri = NULL;
 
   if (self->workspace == NULL)
     return;
 
   gtk_popover_popdown (self->context_popover);
   file = g_file_new_for_path (self->workspace);
-  uri = g_file_get_uri (file);
-  gtk_show_uri (GTK_WINDOW (self), uri, GDK_CURRENT_TIME);
+  tally_file_chip_open_with_system (GTK_WIDGET (self), file);
 }
 
 /* Files: exporting the session, opening a file, the report preview
