@@ -232,7 +232,11 @@ resolve_cb (TallyAgent *agent,
     }
 
   g_assert_true (tally_agent_resolve_approval (agent, json_object_get_string_member (event, "approval_id"),
-                                               answer->decision, edited, rule, scope, answer->message, &error));
+                                               &(TallyApprovalAnswer) {
+                                                 .decision = answer->decision, .updated_input = edited,
+                                                 .rule = rule, .scope = scope, .message = answer->message,
+                                               },
+                                               &error));
   g_assert_no_error (error);
 }
 

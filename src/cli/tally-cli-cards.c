@@ -163,21 +163,18 @@ finish_question_card (Cli        *cli,
 }
 
 static void
-finish_approval (Cli           *cli,
-                 TallyDecision  decision,
-                 JsonObject    *updated_input,
-                 const char    *rule,
-                 const char    *scope,
-                 const char    *message)
+finish_approval (Cli                 *cli,
+                 TallyApprovalAnswer  answer)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *id = g_strdup (cli->card_id);
-  g_autofree char *rule_copy = g_strdup (rule);
-  g_autofree char *scope_copy = g_strdup (scope);
+  g_autofree char *rule_copy = g_strdup (answer.rule);
+  g_autofree char *scope_copy = g_strdup (answer.scope);
 
   card_done (cli);
-  if (!tally_agent_resolve_approval (cli->agent, id, decision, updated_input, rule_copy, scope_copy,
-                                     message, &error))
+  answer.rule = rule_copy;
+  answer.scope = scope_copy;
+  if (!tally_agent_resolve_approval (cli->agent, id, &answer, &error))
     g_printerr ("tally-cli: %s\n", error->message);
 }
 
@@ -218,22 +215,24 @@ handle_card_line (Cli        *cli,
     }
 
   if (g_ascii_strcasecmp (line, "y") == 0 || g_ascii_strcasecmp (line, "yes") == 0)
-    finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
+    finish_approval (cli, (TallyApprovalAnswer) { .decision = TALLY_DECISION_ALLOW });
   else if (g_ascii_strcasecmp (line, "a") == 0 || g_ascii_strcasecmp (line, "always") == 0)
     {
       if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
         {
           JsonObject *first = json_array_get_object_element (cli->suggestions, 0);
 
-          finish_approval (cli, TALLY_DECISION_ALLOW_ALWAYS, NULL,
-                           tally_json_object_get_string (first, "rule", ""),
-                           tally_json_object_get_string (first, "scope", ""), NULL);
+          finish_approval (cli, (TallyApprovalAnswer) {
+                             .decision = TALLY_DECISION_ALLOW_ALWAYS,
+                             .rule = tally_json_object_get_string (first, "rule", ""),
+                             .scope = tally_json_object_get_string (first, "scope", ""),
+                           });
         }
       else
-        finish_approval (cli, TALLY_DECISION_ALLOW, NULL, NULL, NULL, NULL);
+        finish_approval (cli, (TallyApprovalAnswer) { .decision = TALLY_DECISION_ALLOW });
     }
   else if (g_ascii_strcasecmp (line, "n") == 0 || g_ascii_strcasecmp (line, "no") == 0)
-    finish_approval (cli, TALLY_DECISION_DENY, NULL, NULL, NULL, NULL);
+    finish_approval (cli, (TallyApprovalAnswer) { .decision = TALLY_DECISION_DENY });
   else if (g_str_has_prefix (line, "n:"))
     {
       /* The analyst's message goes to the model verbatim (one leading
@@ -242,7 +241,7 @@ handle_card_line (Cli        *cli,
 
       if (*message == ' ')
         message++;
-      finish_approval (cli, TALLY_DECISION_DENY, NULL, NULL, NULL, message);
+      finish_approval (cli, (TallyApprovalAnswer) { .decision = TALLY_DECISION_DENY, .message = message });
     }
   else if (g_str_has_prefix (line, "e:"))
     {
@@ -256,7 +255,8 @@ handle_card_line (Cli        *cli,
           read_card_line (cli);
           return;
         }
-      finish_approval (cli, TALLY_DECISION_ALLOW_EDITED, json_node_get_object (root), NULL, NULL, NULL);
+      finish_approval (cli, (TallyApprovalAnswer) { .decision = TALLY_DECISION_ALLOW_EDITED,
+                                                    .updated_input = json_node_get_object (root) });
     }
   else
     {

@@ -176,8 +176,8 @@ pending_clear (Turn *turn)
   turn->pending_outside = FALSE;
 }
 
-static void approval_settle (GTask *task, TallyDecision decision, JsonObject *updated_input,
-                             const char *rule, const char *scope, const char *message, const char *reason);
+static void approval_settle (GTask *task, const TallyApprovalAnswer *answer, const char *reason);
+static void approval_deny (GTask *task, const char *message, const char *reason);
 static void question_settle (GTask *task, JsonObject *answers, const char *reason);
 
 static gboolean
@@ -188,9 +188,9 @@ pending_timeout_cb (gpointer user_data)
 
   turn->pending_timeout = 0;
   if (turn->pending_kind == PENDING_APPROVAL)
-    approval_settle (task, TALLY_DECISION_DENY, NULL, NULL, NULL,
-                     "The analyst did not decide in time, so this call was denied and did not run. "
-                     "Do not guess what they would have wanted; ask or stop.", "timeout");
+    approval_deny (task,
+                   "The analyst did not decide in time, so this call was denied and did not run. "
+                   "Do not guess what they would have wanted; ask or stop.", "timeout");
   else if (turn->pending_kind == PENDING_QUESTION)
     question_settle (task, NULL, "timeout");
 
@@ -223,16 +223,18 @@ parked (GTask *task)
     tally_agent_cancel_pending (self);
 }
 
+/* Settles the pending approval with @answer; @reason is the event's
+ * `reason` (`user`, `timeout`, `dismissed`, `cancel`). */
 static void
-approval_settle (GTask         *task,
-                 TallyDecision  decision,
-                 JsonObject    *updated_input,
-                 const char    *rule,
-                 const char    *scope,
-                 const char    *message,
-                 const char    *reason)
+approval_settle (GTask                     *task,
+                 const TallyApprovalAnswer *answer,
+                 const char                *reason)
 {
   TallyAgent *self = turn_agent (task);
+  TallyDecision decision = answer->decision;
+  JsonObject *updated_input = answer->updated_input;
+  const char *rule = answer->rule;
+  const char *message = answer->message;
   Turn *turn = g_task_get_task_data (task);
   g_autofree char *approval_id = g_strdup (turn->pending_id);
   g_autoptr(JsonObject) extra = json_object_new ();
@@ -259,7 +261,7 @@ approval_settle (GTask         *task,
       if (rule != NULL)
         {
           json_object_set_string_member (extra, "rule", rule);
-          json_object_set_string_member (extra, "scope", scope != NULL ? scope : "workspace");
+          json_object_set_string_member (extra, "scope", answer->scope != NULL ? answer->scope : "workspace");
           tally_agent_add_rule (self, rule, TRUE);
         }
       break;
@@ -312,6 +314,15 @@ approval_settle (GTask         *task,
     }
 
   run_next_tool (task);
+}
+
+/* Denies the pending approval with @message for the model. */
+static void
+approval_deny (GTask      *task,
+               const char *message,
+               const char *reason)
+{
+  approval_settle (task, &(TallyApprovalAnswer) { .decision = TALLY_DECISION_DENY, .message = message }, reason);
 }
 
 static void
@@ -644,14 +655,8 @@ pending_turn (TallyAgent  *self,
  * tally_agent_resolve_approval:
  * @self: a #TallyAgent
  * @approval_id: the `approval_id` of the pending `approval_request`
- * @decision: the analyst's decision
- * @updated_input: (nullable): for %TALLY_DECISION_ALLOW_EDITED, the input
- *   to run instead (must be an object)
- * @rule: (nullable): for %TALLY_DECISION_ALLOW_ALWAYS, the rule the card
- *   showed, kept exactly (one of the request's `suggestions`)
- * @scope: (nullable): the rule's scope: `session`, `workspace` or `global`
- * @message: (nullable): for a denial, the analyst's words for the model,
- *   sent verbatim; a default text is used when empty
+ * @answer: the analyst's decision and its details (see
+ *   #TallyApprovalAnswer)
  * @error: return location for a #GError
  *
  * Settles a pending approval card and lets the turn go on.
@@ -661,33 +666,31 @@ pending_turn (TallyAgent  *self,
  *   that is missing or not an object, or an "always" without a valid rule
  */
 gboolean
-tally_agent_resolve_approval (TallyAgent     *self,
-                              const char     *approval_id,
-                              TallyDecision   decision,
-                              JsonObject     *updated_input,
-                              const char     *rule,
-                              const char     *scope,
-                              const char     *message,
-                              GError        **error)
+tally_agent_resolve_approval (TallyAgent                 *self,
+                              const char                 *approval_id,
+                              const TallyApprovalAnswer  *answer,
+                              GError                    **error)
 {
   g_return_val_if_fail (TALLY_IS_AGENT (self), FALSE);
+  g_return_val_if_fail (answer != NULL, FALSE);
 
   if (pending_turn (self, PENDING_APPROVAL, approval_id, error) == NULL)
     return FALSE;
 
-  if (decision == TALLY_DECISION_ALLOW_EDITED && updated_input == NULL)
+  if (answer->decision == TALLY_DECISION_ALLOW_EDITED && answer->updated_input == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            "Allow with changes needs the edited input as a JSON object");
       return FALSE;
     }
-  if (decision == TALLY_DECISION_ALLOW_ALWAYS && rule != NULL && !tally_gate_pattern_is_valid (rule))
+  if (answer->decision == TALLY_DECISION_ALLOW_ALWAYS && answer->rule != NULL &&
+      !tally_gate_pattern_is_valid (answer->rule))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "“%s” is not a rule pattern", rule);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "“%s” is not a rule pattern", answer->rule);
       return FALSE;
     }
 
-  approval_settle (self->turn_task, decision, updated_input, rule, scope, message, "user");
+  approval_settle (self->turn_task, answer, "user");
   return TRUE;
 }
 
@@ -712,9 +715,9 @@ tally_agent_dismiss_approval (TallyAgent  *self,
   if (pending_turn (self, PENDING_APPROVAL, approval_id, error) == NULL)
     return FALSE;
 
-  approval_settle (self->turn_task, TALLY_DECISION_DENY, NULL, NULL, NULL,
-                   "The approval card was dismissed without a decision, so this call did not run. "
-                   "Do not assume it would have been allowed.", "dismissed");
+  approval_deny (self->turn_task,
+                 "The approval card was dismissed without a decision, so this call did not run. "
+                 "Do not assume it would have been allowed.", "dismissed");
   return TRUE;
 }
 
@@ -791,9 +794,8 @@ tally_agent_cancel_pending (TallyAgent *self)
 
   turn = g_task_get_task_data (self->turn_task);
   if (turn->pending_kind == PENDING_APPROVAL)
-    approval_settle (self->turn_task, TALLY_DECISION_DENY, NULL, NULL, NULL,
-                     "The analyst stopped the turn before deciding, so this call did not run.",
-                     "cancel");
+    approval_deny (self->turn_task,
+                   "The analyst stopped the turn before deciding, so this call did not run.", "cancel");
   else if (turn->pending_kind == PENDING_QUESTION)
     question_settle (self->turn_task, NULL, "cancel");
 }
@@ -831,7 +833,7 @@ tally_agent_redirect (TallyAgent *self,
   g_string_append (turn->redirect, text);
 
   if (turn->pending_kind == PENDING_APPROVAL)
-    approval_settle (self->turn_task, TALLY_DECISION_DENY, NULL, NULL, NULL, text, "user");
+    approval_deny (self->turn_task, text, "user");
   else if (turn->pending_kind == PENDING_QUESTION)
     question_settle (self->turn_task, NULL, "dismissed");
 

@@ -37,6 +37,30 @@ typedef struct {
   gboolean    thinking;
 } TallyTurnRequest;
 
+/**
+ * TallyApprovalAnswer:
+ * @decision: the analyst's decision
+ * @updated_input: (nullable): for %TALLY_DECISION_ALLOW_EDITED, the input
+ *   to run instead (must be an object)
+ * @rule: (nullable): for %TALLY_DECISION_ALLOW_ALWAYS, the rule the card
+ *   showed, kept exactly (one of the request's `suggestions`)
+ * @scope: (nullable): the rule's scope: `session`, `workspace` or `global`
+ *   (`workspace` when %NULL)
+ * @message: (nullable): for a denial, the analyst's words for the model,
+ *   sent verbatim; a default text is used when empty
+ *
+ * The analyst's answer to an approval card, as
+ * tally_agent_resolve_approval() takes it. The caller keeps the struct and
+ * what it points to; the agent copies (or references) what it keeps.
+ */
+typedef struct {
+  TallyDecision  decision;
+  JsonObject    *updated_input;
+  const char    *rule;
+  const char    *scope;
+  const char    *message;
+} TallyApprovalAnswer;
+
 TallyAgent        *tally_agent_new                (TallyClient        *client,
                                                    TallyToolRegistry  *tools);
 TallyClient       *tally_agent_get_client         (TallyAgent         *self);
@@ -96,11 +120,7 @@ void               tally_agent_set_plan           (TallyAgent         *self,
                                                    gint64              version);
 gboolean           tally_agent_resolve_approval   (TallyAgent         *self,
                                                    const char         *approval_id,
-                                                   TallyDecision       decision,
-                                                   JsonObject         *updated_input,
-                                                   const char         *rule,
-                                                   const char         *scope,
-                                                   const char         *message,
+                                                   const TallyApprovalAnswer *answer,
                                                    GError            **error);
 gboolean           tally_agent_dismiss_approval   (TallyAgent         *self,
                                                    const char         *approval_id,

@@ -742,9 +742,14 @@ approve_activate (TallyWindow *self,
     node = json_from_string (input, NULL);
 
   if (self->session == NULL || *id == '\0' ||
-      !tally_agent_resolve_approval (tally_session_get_agent (self->session), id, (TallyDecision) decision,
-                                     node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
-                                     rule, scope, message, &error))
+      !tally_agent_resolve_approval (tally_session_get_agent (self->session), id,
+                                     &(TallyApprovalAnswer) {
+                                       .decision = (TallyDecision) decision,
+                                       .updated_input = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                                                        ? json_node_get_object (node) : NULL,
+                                       .rule = rule, .scope = scope, .message = message,
+                                     },
+                                     &error))
     card_failed (self, error);
 }
 
