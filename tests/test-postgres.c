@@ -225,10 +225,12 @@ test_row_cap (void)
   g_assert_cmpuint (strlen (wide), <=, TALLY_TOOL_QUERY_DATABASE_MAX_BYTES + 200);
 
   /* Rows as data for a chart: numbers stay numbers; the rest is not read. */
-  rows = tally_pg_query_fetch_rows (conninfo,
-                                    "SELECT n, n / 2.0 AS half, n % 2 = 0 AS even, 'r' || n AS label, "
-                                    "NULL::text AS nothing FROM generate_series(1, 10000000) AS n",
-                                    3, 0, NULL, NULL, &error);
+  rows = tally_pg_query_fetch_rows (&(TallyPgStatement) {
+                                      .conninfo = conninfo,
+                                      .sql = "SELECT n, n / 2.0 AS half, n % 2 = 0 AS even, 'r' || n AS label, "
+                                             "NULL::text AS nothing FROM generate_series(1, 10000000) AS n",
+                                      .max_rows = 3,
+                                    }, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (rows->more);
   g_assert_cmpuint (json_array_get_length (rows->rows), ==, 3);
@@ -726,7 +728,9 @@ assert_pg_redaction (const char *sql,
   g_autofree char *conninfo = analyst ();
   g_autoptr(GError) error = NULL;
   g_autoptr(TallyResultOrigin) origin = NULL;
-  g_autofree char *text = tally_pg_query_text_full (conninfo, sql, 10, 0, marked, NULL, &origin, &error);
+  g_autofree char *text = tally_pg_query_text_full (&(TallyPgStatement) { .conninfo = conninfo, .sql = sql,
+                                                                          .max_rows = 10, .marked = marked },
+                                                    NULL, &origin, &error);
   g_autoptr(GString) got = g_string_new (NULL);
   gint64 redacted_columns = 0;
 
@@ -780,8 +784,10 @@ test_redaction (void)
     const char * const marked[] = { "stores.name", NULL };
     g_autofree char *failing = analyst ();
     g_autoptr(GError) cast_error = NULL;
-    g_autofree char *none = tally_pg_query_text_full (failing, "SELECT name::int FROM stores", 10, 0, marked,
-                                                      NULL, NULL, &cast_error);
+    g_autofree char *none = tally_pg_query_text_full (&(TallyPgStatement) {
+                                                        .conninfo = failing, .sql = "SELECT name::int FROM stores",
+                                                        .max_rows = 10, .marked = marked,
+                                                      }, NULL, NULL, &cast_error);
 
     g_assert_null (none);
     g_assert_error (cast_error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
@@ -795,8 +801,11 @@ test_redaction (void)
     const char * const marked[] = { "stores.name", NULL };
     g_autofree char *failing = analyst ();
     g_autoptr(GError) cast_error = NULL;
-    g_autofree char *none = tally_pg_query_text_full (failing, "SELECT U&\"n\\0061me\"::int FROM U&\"st\\006Fres\"",
-                                                      10, 0, marked, NULL, NULL, &cast_error);
+    g_autofree char *none = tally_pg_query_text_full (&(TallyPgStatement) {
+                                                        .conninfo = failing,
+                                                        .sql = "SELECT U&\"n\\0061me\"::int FROM U&\"st\\006Fres\"",
+                                                        .max_rows = 10, .marked = marked,
+                                                      }, NULL, NULL, &cast_error);
 
     g_assert_null (none);
     g_assert_error (cast_error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
@@ -805,8 +814,11 @@ test_redaction (void)
 
   /* The origins name the schema, table and column. */
   conninfo = analyst ();
-  text = tally_pg_query_text_full (conninfo, "SELECT city, seats * 2 AS double_seats FROM stores", 10, 0,
-                                   NULL, NULL, &origin, &error);
+  text = tally_pg_query_text_full (&(TallyPgStatement) {
+                                     .conninfo = conninfo,
+                                     .sql = "SELECT city, seats * 2 AS double_seats FROM stores",
+                                     .max_rows = 10,
+                                   }, NULL, &origin, &error);
   g_assert_no_error (error);
   city = g_ptr_array_index (origin->columns, 0);
   g_assert_false (city->derived);

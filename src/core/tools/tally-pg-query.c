@@ -276,23 +276,22 @@ redaction_begin (Redaction            *redaction,
                                  redaction->marked, &redaction->unknown);
 }
 
-/* Runs @sql on the shared source of @conninfo with @row_func, whose state
- * @redaction is: connects, redacts a failed statement's message, gives the
+/* Runs @statement (its limit of rows is @row_func's) on the shared source
+ * of its connection string with @row_func, whose state @redaction is: connects, redacts a failed statement's message, gives the
  * result's origin to @origin (also on failure, %NULL when no row callback
  * ran) and reloads the column names when the result named columns it did
  * not know. Blocking. */
 static gboolean
-run_redacted (const char          *conninfo,
-              const char          *sql,
-              guint                timeout_ms,
-              const char * const  *marked,
-              TallyPgRowFunc       row_func,
-              Redaction           *redaction,
-              GCancellable        *cancellable,
-              TallyResultOrigin  **origin,
-              GError             **error)
+run_redacted (const TallyPgStatement  *statement,
+              TallyPgRowFunc           row_func,
+              Redaction               *redaction,
+              GCancellable            *cancellable,
+              TallyResultOrigin      **origin,
+              GError                 **error)
 {
-  g_autoptr(TallyPgSource) source = get_source (conninfo, error);
+  const char *sql = statement->sql;
+  const char * const *marked = statement->marked;
+  g_autoptr(TallyPgSource) source = get_source (statement->conninfo, error);
   gboolean ok;
 
   if (source == NULL || !tally_pg_source_connect (source, cancellable, error))
@@ -301,7 +300,7 @@ run_redacted (const char          *conninfo,
   redaction->names = get_column_names (source, FALSE, cancellable);
   redaction->sql = sql;
   redaction->marked = marked;
-  ok = tally_pg_source_query (source, sql, timeout_ms, row_func, redaction, cancellable, error);
+  ok = tally_pg_source_query (source, sql, statement->timeout_ms, row_func, redaction, cancellable, error);
   /* A server error can quote a value ("invalid input syntax for type
    * integer: \"…\""): when the statement touches a marked name, every
    * double-quoted run of the message is replaced (docs/ledger.md §5). */
@@ -438,17 +437,16 @@ tally_pg_query_text (const char    *conninfo,
                      GCancellable  *cancellable,
                      GError       **error)
 {
-  return tally_pg_query_text_full (conninfo, sql, max_rows, timeout_ms, NULL, cancellable, NULL, error);
+  TallyPgStatement statement = {
+    .conninfo = conninfo, .sql = sql, .max_rows = max_rows, .timeout_ms = timeout_ms,
+  };
+
+  return tally_pg_query_text_full (&statement, cancellable, NULL, error);
 }
 
 /**
  * tally_pg_query_text_full:
- * @conninfo: the analyst's connection string
- * @sql: one read-only statement
- * @max_rows: the most rows to show
- * @timeout_ms: the statement's time limit in milliseconds (0: the
- *   source's default)
- * @marked: (array zero-terminated=1) (nullable): the sensitive columns
+ * @statement: the statement, its limits and the sensitive columns
  * @cancellable: (nullable): sends a cancel request when it fires
  * @origin: (out) (optional) (transfer full): where the result's columns
  *   came from, with its rows and redactions
@@ -465,22 +463,19 @@ tally_pg_query_text (const char    *conninfo,
  * Returns: (transfer full): the table text, or %NULL with @error set
  */
 char *
-tally_pg_query_text_full (const char          *conninfo,
-                          const char          *sql,
-                          guint                max_rows,
-                          guint                timeout_ms,
-                          const char * const  *marked,
-                          GCancellable        *cancellable,
-                          TallyResultOrigin  **origin,
-                          GError             **error)
+tally_pg_query_text_full (const TallyPgStatement  *statement,
+                          GCancellable            *cancellable,
+                          TallyResultOrigin      **origin,
+                          GError                 **error)
 {
   g_autoptr(TallyResultOrigin) made = NULL;
   Table table = { 0 };
   char *text;
 
-  tally_query_text_init (&table.text, max_rows);
-  if (!run_redacted (conninfo, sql, timeout_ms, marked, table_row_cb, &table.redaction,
-                     cancellable, &made, error))
+  g_return_val_if_fail (statement != NULL, NULL);
+
+  tally_query_text_init (&table.text, statement->max_rows);
+  if (!run_redacted (statement, table_row_cb, &table.redaction, cancellable, &made, error))
     {
       tally_query_text_clear (&table.text);
       return NULL;
@@ -591,19 +586,13 @@ fetch_row_cb (const TallyPgColumns *columns,
 
 /**
  * tally_pg_query_fetch_rows:
- * @conninfo: the analyst's connection string
- * @sql: one read-only statement
- * @max_rows: the most rows to return
- * @timeout_ms: the statement's time limit in milliseconds (0: the
- *   source's default)
- * @marked: (array zero-terminated=1) (nullable): the sensitive columns,
- *   whose values (and those derived from them) come back as `[redacted]`
+ * @statement: the statement, its limits and the sensitive columns
  * @cancellable: (nullable): sends a cancel request when it fires
  * @error: return location for a #GError
  *
  * tally_tool_query_database_fetch_rows() on PostgreSQL, for
  * `create_chart`: integers, floating-point and numeric values become JSON
- * numbers, booleans booleans, everything else text. Past @max_rows the
+ * numbers, booleans booleans, everything else text. Past `max_rows` the
  * statement is cancelled, not read, and the result's `more` is set.
  * Blocking.
  *
@@ -613,24 +602,23 @@ fetch_row_cb (const TallyPgColumns *columns,
  *   with @error set
  */
 TallyQueryRows *
-tally_pg_query_fetch_rows (const char          *conninfo,
-                           const char          *sql,
-                           guint                max_rows,
-                           guint                timeout_ms,
-                           const char * const  *marked,
-                           GCancellable        *cancellable,
-                           GError             **error)
+tally_pg_query_fetch_rows (const TallyPgStatement  *statement,
+                           GCancellable            *cancellable,
+                           GError                 **error)
 {
-  g_autoptr(TallyQueryRows) result = tally_query_rows_new ();
-  g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
+  g_autoptr(TallyQueryRows) result = NULL;
+  g_autoptr(GStrvBuilder) names = NULL;
   g_autoptr(TallyResultOrigin) origin = NULL;
   Fetch fetch = { 0 };
 
+  g_return_val_if_fail (statement != NULL, NULL);
+
+  result = tally_query_rows_new ();
+  names = g_strv_builder_new ();
   fetch.rows = result->rows;
   fetch.names = names;
-  fetch.max_rows = max_rows;
-  if (!run_redacted (conninfo, sql, timeout_ms, marked, fetch_row_cb, &fetch.redaction,
-                     cancellable, &origin, error))
+  fetch.max_rows = statement->max_rows;
+  if (!run_redacted (statement, fetch_row_cb, &fetch.redaction, cancellable, &origin, error))
     return NULL;
 
   result->more = fetch.more;

@@ -1006,6 +1006,23 @@ cell_to_node (sqlite3_stmt *stmt,
   return node;
 }
 
+/* @sql on the PostgreSQL database of @context, with the tool's time limit
+ * and the context's sensitive columns. */
+static TallyPgStatement
+pg_statement (TallyToolQueryDatabase *self,
+              const TallyToolContext *context,
+              const char             *sql,
+              guint                   max_rows)
+{
+  return (TallyPgStatement) {
+    .conninfo = context->database_path,
+    .sql = sql,
+    .max_rows = max_rows,
+    .timeout_ms = (guint) g_atomic_int_get (&self->timeout_ms),
+    .marked = (const char * const *) context->sensitive_columns,
+  };
+}
+
 /**
  * tally_tool_query_database_fetch_rows:
  * @tool: the `query_database` tool (its timeout and memory limits apply)
@@ -1044,9 +1061,11 @@ tally_tool_query_database_fetch_rows (TallyTool               *tool,
   g_return_val_if_fail (TALLY_IS_TOOL_QUERY_DATABASE (tool), NULL);
 
   if (tally_pg_conninfo_is (context ? context->database_path : NULL))
-    return tally_pg_query_fetch_rows (context->database_path, sql, max_rows,
-                                      (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
-                                      (const char * const *) context->sensitive_columns, cancellable, error);
+    {
+      TallyPgStatement statement = pg_statement (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, max_rows);
+
+      return tally_pg_query_fetch_rows (&statement, cancellable, error);
+    }
 
   stmt = query_prepare (TALLY_TOOL_QUERY_DATABASE (tool), context, sql, cancellable, &database, error);
   if (stmt == NULL)
@@ -1138,10 +1157,9 @@ query_run (TallyTool               *tool,
    * (docs/postgresql.md). */
   if (tally_pg_conninfo_is (context ? context->database_path : NULL))
     {
-      char *text = tally_pg_query_text_full (context->database_path, sql, (guint) max_rows,
-                                             (guint) g_atomic_int_get (&TALLY_TOOL_QUERY_DATABASE (tool)->timeout_ms),
-                                             (const char * const *) context->sensitive_columns,
-                                             cancellable, &origin, error);
+      TallyPgStatement statement = pg_statement (TALLY_TOOL_QUERY_DATABASE (tool), context, sql,
+                                                 (guint) max_rows);
+      char *text = tally_pg_query_text_full (&statement, cancellable, &origin, error);
 
       set_origin_artifact (artifact, origin);
       return text;
