@@ -33,6 +33,9 @@
 
 static const char gen_magic[] = "GEN\n";
 
+/* The most events a generated stream has after its message_start. */
+#define MAX_EVENTS 48
+
 typedef struct {
   const guint8 *data;
   gsize         size;
@@ -58,25 +61,49 @@ static const char * const block_starts[] = {
 static const char * const delta_shapes[][2] = {
   { "text_delta", "text" },
   { "thinking_delta", "thinking" },
-  { "input_json_delta", "partial_json" },
   { "signature_delta", "signature" },
+  { "input_json_delta", "partial_json" },
   { "citations_delta", "citation" },
   { "text_delta", "thinking" },
   { "mystery_delta", "text" },
 };
 
-/* Appends one character (or byte) of a delta string, encoded as @how says. */
+/* For each entry of block_starts, the delta shapes that fit it. */
+static const guint fitting_shapes[][2] = {
+  { 0, 0 },
+  { 1, 2 },
+  { 3, 3 },
+  { 6, 6 },
+  { 3, 3 },
+};
+
+/* How a delta string may be encoded. */
+typedef enum {
+  /* Clean, and it decodes to text that can stand inside a JSON string, so
+   * a tool block's input stays valid JSON (see generate_block_start()). */
+  ENCODE_IN_JSON_STRING,
+  /* Any encoding the API could send. */
+  ENCODE_CLEAN,
+  /* Anything: escapes JSON lacks, lone surrogates, NUL, control
+   * characters, bytes that are not UTF-8, quotes that end the string. */
+  ENCODE_DIRTY,
+} Encoding;
+
+/* Appends one character of a delta string, encoded as @how says. */
 static void
-append_encoded (GString *out,
-                guint    byte,
-                guint    how)
+append_encoded (GString  *out,
+                guint     byte,
+                guint     how,
+                Encoding  encoding)
 {
   static const char * const escapes[] = {
-    "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u00e9", "\\u00C9",
-    "\\ud83d\\ude00", "\\uD83D\\uDE00", "\\ud800", "\\udc00", "\\ude00\\ud83d", "\\ud800\\u0041",
-    "\\u0000", "\\u001f", "\\u20ac", "\\uFFFF", "\\x", "\\u12", "\\", "\"", "é", "😀", "\t", "\x01",
+    "\\/", "\\u00e9", "\\u00C9", "\\ud83d\\ude00", "\\uD83D\\uDE00", "\\u20ac", "\\uFFFF", "é", "😀",
+    "\\\"", "\\\\", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u001f",
+    "\\ud800", "\\udc00", "\\ude00\\ud83d", "\\ud800\\u0041", "\\ud83d", "\\u0000", "\\x",
+    "\\u12", "\\U0041", "\\", "\"", "\t", "\x01",
   };
-
+  /* How many of the escapes above each encoding may use. */
+  static const guint n_escapes[] = { 9, 17, G_N_ELEMENTS (escapes) };
   char ascii = (char) (0x20 + byte % 0x5f);
 
   switch (how % 8)
@@ -89,15 +116,22 @@ append_encoded (GString *out,
       break;
     case 3:
       /* One of the escapes and special characters above. */
-      g_string_append (out, escapes[byte % G_N_ELEMENTS (escapes)]);
+      g_string_append (out, escapes[byte % n_escapes[encoding]]);
       break;
     case 4:
-      /* Any \u escape. */
-      g_string_append_printf (out, (byte & 1) ? "\\u%02X%02x" : "\\u%02x%02X", byte, (byte * 37) & 0xff);
+      /* A \u escape; a clean one is a character from U+0020 below the
+       * surrogates, never '"' or '\\'. */
+      if (encoding != ENCODE_DIRTY)
+        g_string_append_printf (out, (byte & 1) ? "\\u%04X" : "\\u%04x", 0x20 + byte * 211);
+      else
+        g_string_append_printf (out, (byte & 1) ? "\\u%02X%02x" : "\\u%02x%02X", byte, (byte * 37) & 0xff);
       break;
     case 5:
       /* A raw byte, possibly not UTF-8 (the decoder repairs it). */
-      g_string_append_c (out, (char) byte);
+      if (encoding != ENCODE_DIRTY)
+        g_string_append_c (out, ascii == '"' || ascii == '\\' ? 'q' : ascii);
+      else
+        g_string_append_c (out, (char) byte);
       break;
     default:
       g_string_append_unichar (out, 0xa0 + byte * 7);
@@ -115,34 +149,134 @@ append_event (GString    *out,
   g_string_append_printf (out, "data: %s\n\n", data);
 }
 
+/* The generated stream so far: its blocks' kinds (indexes into
+ * block_starts) and which of them are stopped. */
+typedef struct {
+  Program  prog;
+  GString *out;
+  guint8   kinds[MAX_EVENTS];
+  gboolean stopped[MAX_EVENTS];
+  guint    n_blocks;
+} Generator;
+
+static gboolean
+is_tool_block (Generator *gen,
+               guint      index)
+{
+  return index < gen->n_blocks && fitting_shapes[gen->kinds[index]][0] == 3;
+}
+
 static void
-generate_delta (Program *prog,
-                GString *out,
-                guint    n_blocks)
+append_input_delta (Generator  *gen,
+                    guint       index,
+                    const char *partial_json)
+{
+  g_autofree char *json = NULL;
+
+  json = g_strdup_printf ("{\"type\":\"content_block_delta\",\"index\":%u,\"delta\":"
+                          "{\"type\":\"input_json_delta\",\"partial_json\":\"%s\"}}",
+                          index, partial_json);
+  append_event (gen->out, "content_block_delta", json);
+}
+
+/* A tool block's input opens a JSON string right away and closes it before
+ * its stop, so that its clean deltas add up to valid JSON and the stream
+ * goes on after the stop. */
+static void
+generate_block_start (Generator *gen)
+{
+  g_autofree char *json = NULL;
+  guint kind = next_byte (&gen->prog) % G_N_ELEMENTS (block_starts);
+
+  json = g_strdup_printf ("{\"type\":\"content_block_start\",\"index\":%u,\"content_block\":%s}",
+                          gen->n_blocks, block_starts[kind]);
+  append_event (gen->out, "content_block_start", json);
+  gen->kinds[gen->n_blocks] = kind;
+  gen->stopped[gen->n_blocks] = FALSE;
+  gen->n_blocks++;
+  if (is_tool_block (gen, gen->n_blocks - 1))
+    append_input_delta (gen, gen->n_blocks - 1, "{\\\"q\\\":\\\"");
+}
+
+/* A block that has not stopped, starting the search at @pick; or
+ * G_MAXUINT when all have. */
+static guint
+find_open_block (Generator *gen,
+                 guint      pick)
+{
+  for (guint i = 0; i < gen->n_blocks; i++)
+    {
+      guint index = (pick + i) % gen->n_blocks;
+
+      if (!gen->stopped[index])
+        return index;
+    }
+
+  return G_MAXUINT;
+}
+
+static void
+generate_block_stop (Generator *gen)
+{
+  g_autofree char *json = NULL;
+  guint pick = next_byte (&gen->prog);
+  /* Mostly an open block; sometimes any index, which may fail. */
+  guint index = pick % 16 != 0 ? find_open_block (gen, pick) : pick % (gen->n_blocks + 1);
+
+  if (index == G_MAXUINT)
+    return;
+  if (index < gen->n_blocks && !gen->stopped[index] && is_tool_block (gen, index))
+    append_input_delta (gen, index, "\\\"}");
+  if (index < gen->n_blocks)
+    gen->stopped[index] = TRUE;
+
+  json = g_strdup_printf ("{\"type\":\"content_block_stop\",\"index\":%u}", index);
+  append_event (gen->out, "content_block_stop", json);
+}
+
+/* Mostly a delta in the API's exact compact form for an open block of a
+ * kind it fits, with a clean string; sometimes one of many ways to differ
+ * from that: the form (variant < 12), the string (dirty), or the block. */
+static void
+generate_delta (Generator *gen)
 {
   g_autoptr(GString) data = g_string_new (NULL);
-  guint shape = next_byte (prog) % G_N_ELEMENTS (delta_shapes);
-  guint variant = next_byte (prog);
-  guint length = next_byte (prog) % 24;
-  guint index = n_blocks > 0 ? next_byte (prog) % n_blocks : 0;
+  guint variant = next_byte (&gen->prog) % 256;
+  gboolean dirty = next_byte (&gen->prog) % 32 == 0;
+  guint length = next_byte (&gen->prog) % 24;
+  guint pick = next_byte (&gen->prog);
   const char *name = "content_block_delta";
+  guint index;
+  guint shape;
 
-  /* Mostly the exact compact form; sometimes a variation of it. */
-  switch (variant % 16)
+  index = find_open_block (gen, pick);
+  if (index == G_MAXUINT)
     {
-    case 0: index = n_blocks + variant % 3; break;
+      generate_block_start (gen);
+      return;
+    }
+
+  if (variant == 10)
+    shape = pick % G_N_ELEMENTS (delta_shapes);
+  else
+    shape = fitting_shapes[gen->kinds[index]][pick % 2];
+
+  switch (variant)
+    {
+    case 0: index = gen->n_blocks + pick % 3; break;
     case 1: name = NULL; break;
     case 2: name = "message_delta"; break;
+    case 11: index = pick % gen->n_blocks; break;
     default: break;
     }
 
-  if (variant % 16 == 3)
+  if (variant == 3)
     g_string_append_printf (data, "{\"index\":%u,\"type\":\"content_block_delta\",", index);
-  else if (variant % 16 == 4)
+  else if (variant == 4)
     g_string_append_printf (data, "{\"type\": \"content_block_delta\", \"index\": %u, ", index);
-  else if (variant % 16 == 5)
+  else if (variant == 5)
     g_string_append_printf (data, "{\"type\":\"content_block_delta\",\"index\":0%u,", index);
-  else if (variant % 16 == 6)
+  else if (variant == 6)
     g_string_append_printf (data, "{\"type\":\"content_block_delta\",\"index\":%u.0,", index);
   else
     g_string_append_printf (data, "{\"type\":\"content_block_delta\",\"index\":%u,", index);
@@ -151,76 +285,70 @@ generate_delta (Program *prog,
                           delta_shapes[shape][0], delta_shapes[shape][1]);
   for (guint i = 0; i < length; i++)
     {
-      guint how = next_byte (prog);
+      guint how = next_byte (&gen->prog);
 
-      append_encoded (data, next_byte (prog), how);
+      append_encoded (data, next_byte (&gen->prog), how,
+                      dirty ? ENCODE_DIRTY : shape == 3 ? ENCODE_IN_JSON_STRING : ENCODE_CLEAN);
     }
   g_string_append_c (data, '"');
 
-  if (variant % 16 == 7)
+  if (variant == 7)
     g_string_append (data, ",\"extra\":1");
   g_string_append (data, "}}");
-  if (variant % 16 == 8)
+  if (variant == 8)
     g_string_append (data, " ");
-  else if (variant % 16 == 9)
+  else if (variant == 9)
     g_string_truncate (data, data->len - 1);
 
-  append_event (out, name, data->str);
+  append_event (gen->out, name, data->str);
 }
 
 static GString *
 generate (const guint8 *data,
           gsize         size)
 {
-  Program prog = { data, size, 0 };
-  GString *out = g_string_new (NULL);
-  guint n_blocks = 0;
-  guint first = next_byte (&prog);
+  Generator gen = { { data, size, 0 }, g_string_new (NULL), { 0 }, { 0 }, 0 };
 
-  if (first % 8 != 0)
-    append_event (out, "message_start",
+  if (next_byte (&gen.prog) % 16 != 0)
+    append_event (gen.out, "message_start",
                   "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","
                   "\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],"
                   "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}");
 
-  while (prog.pos < prog.size)
+  /* A few dozen events find what a long stream finds, many times faster. */
+  for (guint n_events = 0; gen.prog.pos < gen.prog.size && n_events < MAX_EVENTS; n_events++)
     {
-      guint op = next_byte (&prog) % 16;
-      g_autofree char *json = NULL;
-
-      switch (op)
+      switch (next_byte (&gen.prog) % 32)
         {
         case 0:
         case 1:
-          json = g_strdup_printf ("{\"type\":\"content_block_start\",\"index\":%u,\"content_block\":%s}",
-                                  n_blocks, block_starts[next_byte (&prog) % G_N_ELEMENTS (block_starts)]);
-          append_event (out, "content_block_start", json);
-          n_blocks++;
-          break;
         case 2:
-          json = g_strdup_printf ("{\"type\":\"content_block_stop\",\"index\":%u}",
-                                  n_blocks > 0 ? next_byte (&prog) % n_blocks : 0);
-          append_event (out, "content_block_stop", json);
+          generate_block_start (&gen);
           break;
         case 3:
-          append_event (out, (next_byte (&prog) & 1) ? "ping" : NULL, "{\"type\":\"ping\"}");
-          break;
         case 4:
-          append_event (out, "message_delta",
+          generate_block_stop (&gen);
+          break;
+        case 5:
+          append_event (gen.out, (next_byte (&gen.prog) & 1) ? "ping" : NULL, "{\"type\":\"ping\"}");
+          break;
+        case 6:
+          append_event (gen.out, "message_delta",
                         "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
                         "\"usage\":{\"output_tokens\":7}}");
           break;
-        case 5:
-          if (next_byte (&prog) % 4 == 0)
-            append_event (out, "message_stop", "{\"type\":\"message_stop\"}");
+        case 7:
+          /* Events after message_stop fail: mostly it comes last. */
+          if (n_events + 4 >= MAX_EVENTS || next_byte (&gen.prog) % 16 == 0)
+            append_event (gen.out, "message_stop", "{\"type\":\"message_stop\"}");
           break;
         default:
-          generate_delta (&prog, out, n_blocks);
+          generate_delta (&gen);
           break;
         }
     }
 
-  return out;
+  return gen.out;
 }
 
 static void
