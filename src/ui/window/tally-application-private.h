@@ -14,4 +14,7 @@ G_BEGIN_DECLS
 void _tally_application_set_network_override (TallyApplication *self,
                                               int               state);
 
+/* Start-up: what waits until a window's first frame (tally-window.c). */
+void _tally_application_after_first_frame (TallyApplication *self);
+
 G_END_DECLS

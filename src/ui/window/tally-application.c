@@ -140,6 +140,8 @@ update_online (TallyApplication *self)
 
   if (self->network_override >= 0)
     online = self->network_override > 0;
+  else if (self->network_monitor == NULL)
+    online = TRUE;      /* until the monitor starts, after the first frame */
   else
     online = g_network_monitor_get_network_available (self->network_monitor) ||
              is_loopback_url (self->base_url);
@@ -320,10 +322,11 @@ ensure_store (TallyApplication *self)
     }
 }
 
+/* The store opens when something first asks for it: for a new window,
+ * after its first frame (tally-window.c); for --session, at once. */
 static TallyWindow *
 new_window (TallyApplication *self)
 {
-  ensure_store (self);
   return tally_window_new (self);
 }
 
@@ -541,10 +544,9 @@ tally_application_startup (GApplication *application)
   apply_tool_settings (self);
   self->model_cache = tally_model_cache_new (NULL);
 
-  self->network_monitor = g_object_ref (g_network_monitor_get_default ());
-  g_signal_connect_object (self->network_monitor, "network-changed",
-                           G_CALLBACK (network_changed_cb), self, G_CONNECT_SWAPPED);
-
+  /* The network monitor starts after the first frame
+   * (_tally_application_after_first_frame()); until then the network
+   * counts as there. */
   rebuild_client (self);
 
   /* ANTHROPIC_API_KEY overrides everything; otherwise ask the keyring.
@@ -1232,6 +1234,29 @@ _tally_application_set_network_override (TallyApplication *self,
   g_return_if_fail (TALLY_IS_APPLICATION (self));
 
   self->network_override = CLAMP (state, -1, 1);
-  if (self->network_monitor != NULL)
+  if (self->settings != NULL)
     update_online (self);
+}
+
+/**
+ * _tally_application_after_first_frame:
+ * @self: a #TallyApplication
+ *
+ * What start-up leaves until a window has painted its first frame
+ * (docs/architecture.md §11.1, "Start-up and WebKit"): the network monitor
+ * (GNetworkMonitor asks NetworkManager over D-Bus or reads the routing
+ * table). Windows call it after their first frame; later calls do nothing.
+ */
+void
+_tally_application_after_first_frame (TallyApplication *self)
+{
+  g_return_if_fail (TALLY_IS_APPLICATION (self));
+
+  if (self->network_monitor != NULL || self->settings == NULL)
+    return;
+
+  self->network_monitor = g_object_ref (g_network_monitor_get_default ());
+  g_signal_connect_object (self->network_monitor, "network-changed",
+                           G_CALLBACK (network_changed_cb), self, G_CONNECT_SWAPPED);
+  update_online (self);
 }

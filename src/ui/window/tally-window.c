@@ -1165,6 +1165,48 @@ tally_window_close_request (GtkWindow *window)
   return GTK_WINDOW_CLASS (tally_window_parent_class)->close_request (window);
 }
 
+/* Start-up (docs/architecture.md §11.1, "Start-up and WebKit"): what the
+ * first frame does not show waits until it is painted — the store (opened
+ * by the first call that needs it), the saved sessions, the store's
+ * banner, the network monitor and the model list. Until then the window
+ * counts as refreshing its list (_tally_window_is_refreshing()). */
+
+static gboolean
+after_first_frame_idle (gpointer user_data)
+{
+  TallyWindow *self = user_data;
+  TallyStore *store;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  self->refreshing--;
+  if (self->closed)
+    return G_SOURCE_REMOVE;
+
+  _tally_application_after_first_frame (self->app);
+
+  store = tally_application_get_store (self->app);
+  if (store != NULL)
+    g_signal_connect_object (store, "write-failed", G_CALLBACK (store_write_failed_cb), self, G_CONNECT_SWAPPED);
+  update_banners (self);
+  _tally_window_refresh_sessions (self);
+  maybe_fetch_models (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* The first frame's tick: the idle runs once that frame is painted (the
+ * frame clock paints in the same dispatch, at a higher priority). */
+static gboolean
+first_tick_cb (GtkWidget     *widget,
+               GdkFrameClock *clock,
+               gpointer       user_data)
+{
+  g_assert (TALLY_IS_WINDOW (widget));
+
+  g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, after_first_frame_idle, g_object_ref (widget), g_object_unref);
+  return G_SOURCE_REMOVE;
+}
+
 /* GObject */
 
 /* Connects the window to its application (set after construction). */
@@ -1231,14 +1273,12 @@ tally_window_setup (TallyWindow      *self,
   g_signal_connect_object (self->app, "notify::client",
                            G_CALLBACK (client_changed_cb), self, G_CONNECT_SWAPPED);
 
-  if (tally_application_get_store (app) != NULL)
-    g_signal_connect_object (tally_application_get_store (app), "write-failed",
-                             G_CALLBACK (store_write_failed_cb), self, G_CONNECT_SWAPPED);
-
   show_session (self, NULL);
-  update_banners (self);
-  _tally_window_refresh_sessions (self);
-  maybe_fetch_models (self);
+  _tally_window_update_offline (self);
+
+  /* The rest after the first frame (above). */
+  self->refreshing++;
+  gtk_widget_add_tick_callback (GTK_WIDGET (self), first_tick_cb, NULL, NULL);
 }
 
 static void
