@@ -119,7 +119,9 @@ update_block_widths (TallyMarkdownTextView *self)
  * @anchor: an anchor in the view's buffer, made by the renderer
  * @block: (transfer floating): the widget to show at @anchor
  *
- * Shows @block at @anchor and keeps its width following the view's.
+ * Shows @block at @anchor and keeps its width following the view's. An
+ * anchor may get another block after the first was removed (a placeholder
+ * replaced by the real block).
  */
 void
 tally_markdown_text_view_add_block (TallyMarkdownTextView *self,
@@ -131,7 +133,9 @@ tally_markdown_text_view_add_block (TallyMarkdownTextView *self,
   g_return_if_fail (GTK_IS_WIDGET (block));
 
   prune_anchors (self);
-  g_ptr_array_add (self->anchors, g_object_ref (anchor));
+  /* A placeholder's anchor gets its block later (TallyMarkdownView). */
+  if (!g_ptr_array_find (self->anchors, anchor, NULL))
+    g_ptr_array_add (self->anchors, g_object_ref (anchor));
   gtk_widget_set_size_request (block, tally_markdown_text_view_get_block_width (self, anchor), -1);
   gtk_text_view_add_child_at_anchor (GTK_TEXT_VIEW (self), block, anchor);
 }
