@@ -167,6 +167,9 @@ after_paint_cb (GdkFrameClock *clock,
 
   if (w->scrolled == 0 && block_shown (w->list_view, w->last))
     {
+      g_autoptr(GPtrArray) rows = tally_test_find_all (w->list_view, TALLY_TYPE_BLOCK_ROW);
+
+      g_test_message ("the last block shows with %u blocks bound, %u rows made", frame.bound, rows->len);
       w->first_last_shown = frame.bound;
       gtk_adjustment_set_value (w->adjustment, gtk_adjustment_get_lower (w->adjustment));
       w->scrolled++;

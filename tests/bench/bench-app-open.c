@@ -104,11 +104,13 @@ build_session (TallyStore *store,
     }
 }
 
-/* One run of the app; returns the first frame in ms, sets *rss_kib. */
+/* One run of the app; returns the first frame in ms, sets *rss_kib and
+ * *cpu_ms (user and system time until it quit, just after that frame). */
 static double
 run_app (const char *store_path,
          const char *session_id,
-         long       *rss_kib)
+         long       *rss_kib,
+         double     *cpu_ms)
 {
   int pipefd[2];
   struct rusage usage;
@@ -128,6 +130,8 @@ run_app (const char *store_path,
       dup2 (devnull, STDERR_FILENO);
       close (pipefd[0]);
       g_setenv ("TALLY_BENCH_FIRST_FRAME", "1", TRUE);
+      /* The figures are with the cairo renderer. */
+      g_setenv ("GSK_RENDERER", "cairo", FALSE);
       if (session_id != NULL)
         execl (TALLY_TEST_APP, TALLY_TEST_APP, "--store", store_path, "--session", session_id, (char *)NULL);
       else
@@ -141,6 +145,8 @@ run_app (const char *store_path,
   if (len <= 0 || sscanf (buf, "first-frame-ms %lf", &first_frame) != 1)
     g_error ("the app reported no first frame (exit status %d); is a display available?", status);
   *rss_kib = usage.ru_maxrss;
+  *cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
+            (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
   return first_frame;
 }
 
@@ -166,7 +172,8 @@ main (int    argc,
   g_autofree char *empty_path = g_build_filename (dir, "empty.db", NULL);
   const char *session_id = "b3c1d2e4-0000-4000-8000-000000010000";
   double open_ms[RUNS], empty_ms[RUNS], ratio[RUNS], open_rss[RUNS], empty_rss[RUNS];
-  double rebuild_ms;
+  double open_cpu[RUNS], empty_cpu[RUNS];
+  double rebuild_ms, rebuild_cpu;
   long rss;
 
   {
@@ -184,26 +191,34 @@ main (int    argc,
   /* The log alone, as a store from before snapshots: the first open
    * replays it and writes the snapshot the later opens use (a live
    * session writes it when each turn settles). */
-  rebuild_ms = run_app (path, session_id, &rss);
+  rebuild_ms = run_app (path, session_id, &rss, &rebuild_cpu);
 
   for (guint i = 0; i < RUNS; i++)
     {
-      empty_ms[i] = run_app (empty_path, NULL, &rss);
+      empty_ms[i] = run_app (empty_path, NULL, &rss, &empty_cpu[i]);
       empty_rss[i] = rss / 1024.0;
-      open_ms[i] = run_app (path, session_id, &rss);
+      open_ms[i] = run_app (path, session_id, &rss, &open_cpu[i]);
       open_rss[i] = rss / 1024.0;
       ratio[i] = open_ms[i] / empty_ms[i];
     }
 
   g_print ("Open a stored session of %" G_GINT64_FORMAT " events in tally vs an empty store, "
-           "first frame after process start (%d pairs, run alternately):\n", seq, RUNS);
-  g_print ("  first open, log only (replays it, writes the snapshot): %.1f ms\n", rebuild_ms);
+           "first frame after process start (%d pairs, run alternately; GSK_RENDERER=%s):\n",
+           seq, RUNS, g_getenv ("GSK_RENDERER") != NULL ? g_getenv ("GSK_RENDERER") : "cairo");
+  g_print ("  first open, log only (replays it, writes the snapshot): %.1f ms (CPU %.1f ms)\n",
+           rebuild_ms, rebuild_cpu);
   for (guint i = 0; i < RUNS; i++)
-    g_print ("  pair %u: session %.1f ms, empty %.1f ms, ratio %.2f; peak RSS %.1f vs %.1f MiB\n",
-             i + 1, open_ms[i], empty_ms[i], ratio[i], open_rss[i], empty_rss[i]);
+    g_print ("  pair %u: session %.1f ms, empty %.1f ms, ratio %.2f; CPU %.1f vs %.1f ms (%.2f); "
+             "peak RSS %.1f vs %.1f MiB\n",
+             i + 1, open_ms[i], empty_ms[i], ratio[i], open_cpu[i], empty_cpu[i], open_cpu[i] / empty_cpu[i],
+             open_rss[i], empty_rss[i]);
   g_print ("  median: session %.1f ms, empty %.1f ms, ratio %.2f (median of the pairs' ratios %.2f)\n",
            tally_test_median (open_ms, RUNS), tally_test_median (empty_ms, RUNS),
            tally_test_median (open_ms, RUNS) / tally_test_median (empty_ms, RUNS), tally_test_median (ratio, RUNS));
+  g_print ("  CPU time until exit, median: session %.1f ms, empty %.1f ms, ratio %.2f "
+           "(less sensitive than wall time to a loaded machine)\n",
+           tally_test_median (open_cpu, RUNS), tally_test_median (empty_cpu, RUNS),
+           tally_test_median (open_cpu, RUNS) / tally_test_median (empty_cpu, RUNS));
   g_print ("  peak RSS, median: session %.1f MiB, empty %.1f MiB, ratio %.2f\n",
            tally_test_median (open_rss, RUNS), tally_test_median (empty_rss, RUNS),
            tally_test_median (open_rss, RUNS) / tally_test_median (empty_rss, RUNS));

@@ -66,7 +66,10 @@
  */
 
 #define END_TOLERANCE 2.0
-#define FIRST_BLOCKS 40      /* blocks bound at first: more than a tall screen holds */
+/* Blocks bound at first. GtkListView makes a row for each of them in the
+ * first frame, so this is the first frame's work; 24 blocks (six turns of
+ * prompt, reply, tool and receipt) fill a tall window. */
+#define FIRST_BLOCKS 24
 #define GROW_BLOCKS 128      /* older blocks added per idle moment, at least */
 #define SCROLL_DURATION_US (250 * 1000)
 
