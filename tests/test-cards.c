@@ -363,11 +363,45 @@ wait_for_ink (GtkWidget *widget)
   g_signal_handler_disconnect (clock, id);
 }
 
+typedef struct {
+  GtkWidget  *widget;
+  GdkTexture *texture;
+} PaintedRender;
+
+static void
+render_after_paint_cb (GdkFrameClock *clock,
+                       gpointer       user_data)
+{
+  PaintedRender *render = user_data;
+
+  if (render->texture == NULL)
+    render->texture = render_widget (render->widget, 12);
+}
+
+/* Renders @widget right after a frame is painted, when everything is laid
+ * out: between frames a countdown label or rows added to the list may
+ * have queued a new allocation, and GTK will not snapshot a widget
+ * waiting for one. */
+static GdkTexture *
+render_painted (GtkWidget *widget)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
+  PaintedRender render = { widget, NULL };
+  gulong id;
+
+  g_assert_nonnull (clock);
+  id = g_signal_connect (clock, "after-paint", G_CALLBACK (render_after_paint_cb), &render);
+  gtk_widget_queue_draw (widget);
+  SPIN_UNTIL (render.texture != NULL);
+  g_signal_handler_disconnect (clock, id);
+  return render.texture;
+}
+
 static void
 save_png (GtkWidget  *widget,
           const char *name)
 {
-  g_autoptr(GdkTexture) texture = render_widget (widget, 12);
+  g_autoptr(GdkTexture) texture = render_painted (widget);
   g_autofree char *dir = g_build_filename (g_getenv ("G_TEST_BUILDDIR") != NULL ? g_getenv ("G_TEST_BUILDDIR") : ".",
                                            "artifacts", NULL);
   g_autofree char *path = g_build_filename (dir, name, NULL);
