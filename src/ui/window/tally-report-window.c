@@ -229,7 +229,7 @@ rendered_cb (GObject      *object,
              GAsyncResult *result,
              gpointer      user_data)
 {
-  TallyReportWindow *self = TALLY_REPORT_WINDOW (object);
+  g_autoptr(TallyReportWindow) self = user_data;
   g_autoptr(GError) error = NULL;
   char *html = g_task_propagate_pointer (G_TASK (result), &error);
 
@@ -271,7 +271,11 @@ tally_report_window_reload (TallyReportWindow *self)
   if (self->html == NULL)
     gtk_stack_set_visible_child_name (self->stack, "loading");
 
-  task = g_task_new (self, self->cancellable, rendered_cb, NULL);
+  /* The window travels as the callback's data, not as the task's source
+   * object: the worker thread may drop the task's last reference after
+   * the callback ran, and a window must never be disposed off the main
+   * thread. The callback, on the main thread, releases this reference. */
+  task = g_task_new (NULL, self->cancellable, rendered_cb, g_object_ref (self));
   g_task_set_source_tag (task, tally_report_window_reload);
   g_task_set_task_data (task, g_object_ref (self->file), g_object_unref);
   g_task_run_in_thread (task, render_thread);
