@@ -97,7 +97,7 @@ save_done_cb (GObject      *object,
               GAsyncResult *result,
               gpointer      user_data)
 {
-  TallyNotesWindow *self = TALLY_NOTES_WINDOW (object);
+  g_autoptr(TallyNotesWindow) self = user_data;
   g_autoptr(GError) error = NULL;
 
   if (!g_task_propagate_boolean (G_TASK (result), &error))
@@ -151,7 +151,10 @@ save_action (GtkWidget  *widget,
   job->text = text;
 
   gtk_widget_action_set_enabled (widget, "notes.save", FALSE);
-  task = g_task_new (self, self->cancellable, save_done_cb, NULL);
+  /* The window is the callback's data, released there on the main thread,
+   * not the task's source object, which the worker thread could release
+   * last (a window must not be disposed off the main thread). */
+  task = g_task_new (NULL, self->cancellable, save_done_cb, g_object_ref (self));
   g_task_set_source_tag (task, save_action);
   g_task_set_task_data (task, job, (GDestroyNotify)save_job_free);
   g_task_run_in_thread (task, save_thread);
