@@ -43,6 +43,7 @@ apt-get install -y -q --no-install-recommends \
   libsoup-3.0-dev \
   libsqlite3-dev \
   libwebkitgtk-6.0-dev \
+  libx11-dev \
   meson \
   ninja-build \
   pkg-config \

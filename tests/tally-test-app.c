@@ -54,6 +54,7 @@ tally_test_app_init (int    *argc,
   g_test_init (argc, argv, NULL);
   g_test_log_set_fatal_handler (log_fatal_cb, NULL);
   gtk_init ();
+  tally_test_park_pointer ();
   adw_init ();
   g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
   return home;

@@ -2314,6 +2314,7 @@ main (int   argc,
   /* The test AT context, so accessible names can be checked. */
   g_setenv ("GTK_A11Y", "test", TRUE);
   gtk_test_init (&argc, &argv, NULL);
+  tally_test_park_pointer ();
   g_test_log_set_fatal_handler (log_fatal_cb, NULL);
   adw_init ();
   tally_ui_init ();

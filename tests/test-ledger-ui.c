@@ -178,6 +178,7 @@ main (int   argc,
       char *argv[])
 {
   gtk_test_init (&argc, &argv, NULL);
+  tally_test_park_pointer ();
   adw_init ();
   tally_ui_init ();
 

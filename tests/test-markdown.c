@@ -14,6 +14,7 @@
 #include "tally-markdown-scanner.h"
 #include "tally-markdown-table.h"
 #include "tally-markdown-view-private.h"
+#include "tally-test-ui.h"
 #include "tally-ui.h"
 
 /*
@@ -1036,6 +1037,7 @@ main (int   argc,
 {
   g_test_init (&argc, &argv, NULL);
   gtk_init ();
+  tally_test_park_pointer ();
   adw_init ();
   tally_ui_init ();
 
