@@ -8,6 +8,7 @@
 #include "tally-application-private.h"
 #include "tally-test-app.h"
 #include "tally-test-ui.h"
+#include "tally-window-private.h"
 
 typedef struct {
   TallyTestAppBody  body;
@@ -69,6 +70,9 @@ run_body_idle (gpointer user_data)
 
   gtk_window_present (GTK_WINDOW (ctx->window));
   tally_test_spin_idle ();
+  /* --session reads the session in the background (docs/architecture.md
+   * §11.1): the body starts with it shown. */
+  SPIN_UNTIL (!_tally_window_is_opening (ctx->window));
 
   ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
   ctx->ran = TRUE;

@@ -123,6 +123,8 @@ welcome_and_sample_body (TallyApplication *app,
   tally_test_app_save_light_dark (GTK_WIDGET (window), "adaptive-welcome-360");
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-sample-session", NULL));
+  /* Read in the background (docs/architecture.md §11.1). */
+  SPIN_UNTIL (!_tally_window_is_opening (window));
   g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
   tally_test_wait_frames (GTK_WIDGET (window), 3);
   /* Every row of the sample (question and plan cards, thinking, tool

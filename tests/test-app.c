@@ -634,6 +634,8 @@ first_launch_body (TallyApplication *app,
   g_assert_cmpstr (tally_session_row_get_title (row), ==, "Quarterly espresso trend");
   tally_test_save_png (GTK_WIDGET (window), "app-welcome.png");
   g_signal_emit_by_name (_tally_window_get_session_list (window), "row-activated", row);
+  /* Read in the background (docs/architecture.md §11.1). */
+  SPIN_UNTIL (!_tally_window_is_opening (window));
   g_assert_nonnull (tally_window_get_session (window));
   g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, data->session_id);
   g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
@@ -720,6 +722,7 @@ delete_body (TallyApplication *app,
   /* Delete the session shown: it leaves the sidebar and the window moves
    * to a new session, but the store keeps it until the toast goes. */
   g_assert_true (tally_window_open_session (window, data->first));
+  SPIN_UNTIL (!_tally_window_is_opening (window));
   gtk_widget_activate_action (GTK_WIDGET (window), "win.delete-session", NULL);
   g_assert_null (tally_window_get_session (window));
   g_assert_cmpuint (count_visible_rows (list), ==, 1);
@@ -731,6 +734,7 @@ delete_body (TallyApplication *app,
   /* Undo: the row and the session come back; the toast going later
    * deletes nothing. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.undo-delete", "s", data->first);
+  SPIN_UNTIL (!_tally_window_is_opening (window));
   g_assert_cmpuint (count_visible_rows (list), ==, 2);
   g_assert_nonnull (tally_window_get_session (window));
   g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, data->first);

@@ -112,6 +112,8 @@ sample_and_key_body (TallyApplication *app,
 
   /* The sample opens offline: nothing listens at the base URL. */
   g_signal_emit_by_name (sample_button, "clicked");
+  /* Read in the background (docs/architecture.md §11.1). */
+  SPIN_UNTIL (!_tally_window_is_opening (window));
   g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
   session = tally_window_get_session (window);
   g_assert_nonnull (session);
@@ -173,6 +175,7 @@ sample_and_key_body (TallyApplication *app,
   gtk_widget_activate_action (GTK_WIDGET (window), "win.new-session", NULL);
   g_assert_cmpstr (_tally_window_get_page (window), ==, "welcome");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-sample-session", NULL));
+  SPIN_UNTIL (!_tally_window_is_opening (window));
   g_assert_cmpstr (tally_session_get_id (tally_window_get_session (window)), ==, TALLY_SAMPLE_SESSION_ID);
   {
     g_autoptr(GError) error = NULL;

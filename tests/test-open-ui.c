@@ -16,29 +16,40 @@
 #include "tally-test-ui.h"
 #include "tally-test-util.h"
 #include "tally-tool-registry.h"
+#include "tally-test-app.h"
 #include "tally-transcript-view.h"
+#include "tally-ui.h"
+#include "tally-window-private.h"
 
 #define SESSION_ID "0be11e55-0000-4000-8000-0000000000aa"
 #define TURNS 1500
+#define SHORT_ID "0be11e55-0000-4000-8000-0000000000bb"
+#define SHORT_TURNS 3
 
 static void
-append (TallyStore *store,
-        gint64     *seq,
-        const char *turn_id,
-        const char *json)
+append_to (TallyStore *store,
+           const char *session_id,
+           gint64     *seq,
+           const char *turn_id,
+           const char *json)
 {
   g_autoptr(JsonObject) fields = tally_test_parse_object (json);
   g_autoptr(JsonObject) event = NULL;
   g_autoptr(GError) error = NULL;
 
   (*seq)++;
-  event = tally_event_stamp (fields, *seq, 1796200000000000 + *seq, SESSION_ID, turn_id);
+  event = tally_event_stamp (fields, *seq, 1796200000000000 + *seq, session_id, turn_id);
   g_assert_true (tally_store_append_event (store, event, &error));
   g_assert_no_error (error);
 }
 
+#define append(store, seq, turn_id, json) append_to (store, session_id, seq, turn_id, json)
+
+/* A session of @turns turns (four events each) in the store at @path. */
 static void
-fill_store (const char *path)
+fill_session (const char *path,
+              const char *session_id,
+              guint       turns)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TallyStore) store = tally_store_open (path, &error);
@@ -47,7 +58,7 @@ fill_store (const char *path)
   g_assert_no_error (error);
   append (store, &seq, NULL, "{\"type\":\"session_created\",\"title\":\"Long\",\"model\":\"claude-sonnet-5\","
                              "\"workspace\":null,\"database\":null}");
-  for (guint t = 0; t < TURNS; t++)
+  for (guint t = 0; t < turns; t++)
     {
       g_autofree char *turn = g_strdup_printf ("t%u", t);
       g_autofree char *prompt = g_strdup_printf ("{\"type\":\"turn_started\",\"mode\":\"ask\",\"text\":\"Question %u\"}", t);
@@ -61,6 +72,14 @@ fill_store (const char *path)
     }
   g_assert_true (tally_store_flush (store, &error));
   g_assert_no_error (error);
+}
+
+#undef append
+
+static void
+fill_store (const char *path)
+{
+  fill_session (path, SESSION_ID, TURNS);
 }
 
 static TallySession *
@@ -269,13 +288,168 @@ test_open_long_session (void)
   tally_test_rm_rf (dir);
 }
 
+/* /tally/open-ui/window: the window opens a saved session off the main
+ * loop (tally_window_open_session_async()): a heartbeat keeps firing
+ * while the long session's log is replayed, a second open cancels the
+ * first, a missing session gets the usual toast and leaves the window as
+ * it was, and closing the window cancels an open under way. */
+
+typedef struct {
+  gboolean  done;
+  GError   *error;
+} OpenResult;
+
+static void
+window_opened_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  OpenResult *r = user_data;
+
+  g_assert_false (r->done);
+  tally_window_open_session_finish (TALLY_WINDOW (object), result, &r->error);
+  r->done = TRUE;
+}
+
+typedef struct {
+  gint64 last_us;
+  gint64 max_gap_us;
+  guint  beats;
+} Beat;
+
+static gboolean
+beat_cb (gpointer data)
+{
+  Beat *b = data;
+  gint64 now = g_get_monotonic_time ();
+
+  b->max_gap_us = MAX (b->max_gap_us, now - b->last_us);
+  b->last_us = now;
+  b->beats++;
+  return G_SOURCE_CONTINUE;
+}
+
+static const char *
+shown_id (TallyWindow *window)
+{
+  TallySession *session = tally_window_get_session (window);
+
+  return session != NULL ? tally_session_get_id (session) : NULL;
+}
+
+static guint
+shown_blocks (TallyWindow *window)
+{
+  return g_list_model_get_n_items (G_LIST_MODEL (tally_session_get_transcript (tally_window_get_session (window))));
+}
+
+/* Completed after the window is gone (static: the body has returned). */
+static OpenResult closing;
+
+static void
+window_body (TallyApplication *app,
+             TallyWindow      *window,
+             gpointer          data)
+{
+  OpenResult big = { 0 }, first = { 0 }, second = { 0 }, missing = { 0 };
+  Beat beat = { 0 };
+  gint64 started;
+  guint beat_id;
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
+
+  /* The long session, its whole log replayed (it has no snapshot yet),
+   * while a 5 ms heartbeat runs on the main loop. */
+  beat.last_us = started = g_get_monotonic_time ();
+  beat_id = g_timeout_add (5, beat_cb, &beat);
+  tally_window_open_session_async (window, SESSION_ID, window_opened_cb, &big);
+  /* Nothing was read on the caller's stack: the open is under way and the
+   * window still shows the new session it had. */
+  g_assert_true (_tally_window_is_opening (window));
+  g_assert_false (big.done);
+  g_assert_null (tally_window_get_session (window));
+  SPIN_UNTIL (big.done);
+  tally_test_wait_frames (GTK_WIDGET (window), 1);
+  g_source_remove (beat_id);
+  g_assert_no_error (big.error);
+  g_assert_false (_tally_window_is_opening (window));
+  g_assert_cmpstr (shown_id (window), ==, SESSION_ID);
+  g_assert_cmpuint (shown_blocks (window), ==, TURNS * 3);
+  g_assert_cmpstr (_tally_window_get_page (window), ==, "transcript");
+  g_assert_cmpuint (beat.beats, >, 0);
+  g_print ("# open of %u events (whole log replayed) to its first frame: %.1f ms; "
+           "the 5 ms heartbeat fired %u times, longest gap between beats %.1f ms\n",
+           1 + TURNS * 4, (g_get_monotonic_time () - started) / 1000.0, beat.beats, beat.max_gap_us / 1000.0);
+
+  /* A second open cancels the first: the long session is not shown
+   * again, the short one is. */
+  tally_window_new_session (window);
+  tally_window_open_session_async (window, SESSION_ID, window_opened_cb, &first);
+  g_assert_true (_tally_window_is_opening (window));
+  tally_window_open_session_async (window, SHORT_ID, window_opened_cb, &second);
+  SPIN_UNTIL (first.done && second.done);
+  g_assert_error (first.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_no_error (second.error);
+  g_assert_cmpstr (shown_id (window), ==, SHORT_ID);
+  g_assert_cmpuint (shown_blocks (window), ==, SHORT_TURNS * 3);
+
+  /* A session that is not there: the usual toast, and the window keeps
+   * the session it showed. */
+  tally_window_open_session_async (window, "0be11e55-dead", window_opened_cb, &missing);
+  SPIN_UNTIL (missing.done);
+  g_assert_error (missing.error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_NOT_FOUND);
+  g_assert_cmpstr (_tally_window_get_last_toast_title (window), ==, "No saved session matches “0be11e55-dead”");
+  g_assert_cmpstr (shown_id (window), ==, SHORT_ID);
+  g_assert_cmpuint (shown_blocks (window), ==, SHORT_TURNS * 3);
+
+  /* Asking for the session shown completes at once. */
+  {
+    OpenResult again = { 0 };
+
+    tally_window_open_session_async (window, SHORT_ID, window_opened_cb, &again);
+    g_assert_false (_tally_window_is_opening (window));
+    SPIN_UNTIL (again.done);
+    g_assert_no_error (again.error);
+  }
+
+  /* The harness closes the window next, with this open under way. */
+  tally_window_open_session_async (window, SESSION_ID, window_opened_cb, &closing);
+  g_clear_error (&first.error);
+  g_clear_error (&missing.error);
+}
+
+static void
+test_window_open (TallyTestAppFixture *fixture,
+                  gconstpointer        data)
+{
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+
+  fill_session (fixture->store_path, SESSION_ID, TURNS);
+  fill_session (fixture->store_path, SHORT_ID, SHORT_TURNS);
+
+  g_assert_cmpint (tally_test_app_run (args, window_body, NULL), ==, 0);
+  /* Closing the window cancelled the open; the session it read is
+   * dropped without being shown anywhere. */
+  SPIN_UNTIL (closing.done);
+  g_assert_error (closing.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&closing.error);
+}
+
 int
 main (int    argc,
       char **argv)
 {
-  tally_test_init_ui (&argc, &argv);
+  g_autofree char *home = tally_test_app_init (&argc, &argv);
+  int status;
+
+  tally_ui_init ();
 
   g_test_add_func ("/tally/open-ui/long-session", test_open_long_session);
+  g_test_add ("/tally/open-ui/window", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_window_open, tally_test_app_fixture_tear_down);
 
-  return g_test_run ();
+  status = g_test_run ();
+  tally_test_remove_tree (home);
+  return status;
 }

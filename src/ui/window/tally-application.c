@@ -433,6 +433,27 @@ tally_application_handle_local_options (GApplication *application,
   return -1;
 }
 
+/* --session: tells the command line when its session could not be
+ * opened (a toast in the window says why). */
+static void
+session_opened_cb (GObject      *object,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  g_autoptr(GApplicationCommandLine) command_line = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!tally_window_open_session_finish (TALLY_WINDOW (object), result, &error) &&
+      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_autoptr(GVariant) id = g_variant_dict_lookup_value (g_application_command_line_get_options_dict (command_line),
+                                                             "session", G_VARIANT_TYPE_STRING);
+
+      g_application_command_line_printerr (command_line, _("tally: no saved session “%s” could be opened\n"),
+                                           id != NULL ? g_variant_get_string (id, NULL) : "");
+    }
+}
+
 static int
 tally_application_command_line (GApplication            *application,
                                  GApplicationCommandLine *command_line)
@@ -476,9 +497,9 @@ tally_application_command_line (GApplication            *application,
   if (g_variant_dict_lookup (options, "session", "&s", &session_id))
     {
       window = new_window (self);
-      if (!tally_window_open_session (window, session_id))
-        g_application_command_line_printerr (command_line, _("tally: no saved session “%s” could be opened\n"),
-                                             session_id);
+      /* Read in the background (docs/architecture.md §11.1); the command
+       * line is held until then, so a failure reaches its stderr. */
+      tally_window_open_session_async (window, session_id, session_opened_cb, g_object_ref (command_line));
       gtk_window_present (GTK_WINDOW (window));
       return 0;
     }

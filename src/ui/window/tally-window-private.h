@@ -71,6 +71,10 @@ struct _TallyWindow
   char                 *deleted_current; /* id of a deleted session that was shown */
   guint                 n_role_warnings; /* role cards shown (tests) */
 
+  /* The saved session being opened (tally-window-open.c) */
+  GCancellable         *open_cancellable;
+  char                 *opening_id;
+
   /* The running turn */
   TallySession         *busy_session;
   GCancellable         *turn_cancellable;
@@ -115,6 +119,16 @@ void             _tally_window_run_retry              (TallyWindow      *self,
                                                        const char       *prompt,
                                                        TallyMode         mode,
                                                        gboolean          thinking);
+
+/* tally-window.c: a session tally-window-open.c opened */
+void             _tally_window_show_opened            (TallyWindow      *self,
+                                                       TallySession     *session,
+                                                       gboolean          reopen);
+
+/* tally-window-open.c: opening a saved session off the main loop */
+void             _tally_window_reopen_session         (TallyWindow      *self);
+void             _tally_window_cancel_open            (TallyWindow      *self);
+gboolean         _tally_window_is_opening             (TallyWindow      *self);
 
 /* tally-window-errors.c */
 void             _tally_window_errors_class_init      (GtkWidgetClass   *widget_class);

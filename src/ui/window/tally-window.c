@@ -588,6 +588,7 @@ tally_window_new_session (TallyWindow *self)
 {
   g_return_if_fail (TALLY_IS_WINDOW (self));
 
+  _tally_window_cancel_open (self);
   leave_current (self);
   g_clear_pointer (&self->deleted_current, g_free);
   show_session (self, NULL);
@@ -596,51 +597,36 @@ tally_window_new_session (TallyWindow *self)
 }
 
 /**
- * tally_window_open_session:
+ * _tally_window_show_opened:
  * @self: a #TallyWindow
- * @session_id: a saved session's id, or a unique prefix of it
+ * @session: (transfer full): a session just opened from the store
+ * @reopen: whether it is the session shown, opened again
  *
- * Opens a saved session from the store, offline (no request is made): its
- * transcript is replayed from the event log. A turn running in the session
- * shown before is cancelled. On failure a toast says why and the window
- * keeps what it showed.
- *
- * Returns: %TRUE when the session is shown
+ * Shows a session tally-window-open.c opened: the draft of the session
+ * shown before is kept, a turn running in it is cancelled (unless
+ * @reopen, where no turn runs), and the sidebar closes in a folded
+ * window.
  */
-gboolean
-tally_window_open_session (TallyWindow *self,
-                           const char  *session_id)
+void
+_tally_window_show_opened (TallyWindow  *self,
+                           TallySession *session,
+                           gboolean      reopen)
 {
-  TallyStore *store;
-  g_autoptr(GError) error = NULL;
-  TallySession *session;
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (TALLY_IS_SESSION (session));
 
-  g_return_val_if_fail (TALLY_IS_WINDOW (self), FALSE);
-  g_return_val_if_fail (session_id != NULL, FALSE);
-
-  if (self->session != NULL && g_str_equal (tally_session_get_id (self->session), session_id))
-    return TRUE;
-
-  store = tally_application_get_store (self->app);
-  if (store == NULL)
+  if (reopen)
     {
-      tally_window_add_toast (self, tally_application_get_store_problem (self->app));
-      return FALSE;
-    }
-
-  session = tally_session_open (store, session_id, tally_application_get_client (self->app),
-                                tally_application_get_tools (self->app), &error);
-  if (session == NULL)
-    {
-      g_autofree char *message = NULL;
-
-      if (g_error_matches (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_NOT_FOUND))
-        message = g_strdup_printf (_("No saved session matches “%s”"), session_id);
-      else
-        message = g_strdup_printf (_("Could not open the session: %s"), error->message);
-      tally_window_add_toast (self, message);
-      g_debug ("%s", message);
-      return FALSE;
+      /* A turn started while it was read: keep the session it runs in. */
+      if (self->busy_session != NULL)
+        {
+          g_object_unref (session);
+          return;
+        }
+      save_draft (self);
+      show_session (self, session);
+      restore_draft (self);
+      return;
     }
 
   leave_current (self);
@@ -650,8 +636,6 @@ tally_window_open_session (TallyWindow *self,
 
   if (adw_flap_get_folded (self->flap))
     adw_flap_set_reveal_flap (self->flap, FALSE);
-
-  return TRUE;
 }
 
 /**
@@ -1065,24 +1049,7 @@ client_changed_cb (TallyWindow *self)
   maybe_fetch_models (self);
 
   if (self->session != NULL && self->busy_session == NULL)
-    {
-      g_autofree char *id = g_strdup (tally_session_get_id (self->session));
-      g_autoptr(GError) error = NULL;
-      TallyStore *store = tally_application_get_store (self->app);
-      TallySession *session = NULL;
-
-      if (store != NULL)
-        session = tally_session_open (store, id, tally_application_get_client (self->app),
-                                      tally_application_get_tools (self->app), &error);
-      if (session != NULL)
-        {
-          save_draft (self);
-          show_session (self, session);
-          restore_draft (self);
-        }
-      else if (error != NULL)
-        g_debug ("Could not reopen session %s for the new base URL: %s", id, error->message);
-    }
+    _tally_window_reopen_session (self);
 }
 
 static void
@@ -1150,6 +1117,7 @@ shut_down (TallyWindow *self)
   g_cancellable_cancel (self->search_cancellable);
   if (self->turn_cancellable != NULL)
     g_cancellable_cancel (self->turn_cancellable);
+  _tally_window_cancel_open (self);
   _tally_window_commit_pending_deletes (self);
 }
 

@@ -15,6 +15,13 @@ G_DECLARE_FINAL_TYPE (TallyWindow, tally_window, TALLY, WINDOW, AdwApplicationWi
 TallyWindow  *tally_window_new           (TallyApplication *application);
 gboolean      tally_window_open_session  (TallyWindow      *self,
                                           const char       *session_id);
+void          tally_window_open_session_async  (TallyWindow         *self,
+                                                const char          *session_id,
+                                                GAsyncReadyCallback  callback,
+                                                gpointer             user_data);
+gboolean      tally_window_open_session_finish (TallyWindow         *self,
+                                                GAsyncResult        *result,
+                                                GError             **error);
 void          tally_window_new_session   (TallyWindow      *self);
 TallySession *tally_window_get_session   (TallyWindow      *self);
 gboolean      tally_window_is_busy       (TallyWindow      *self);
