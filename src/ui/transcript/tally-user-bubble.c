@@ -29,17 +29,27 @@ G_DEFINE_FINAL_TYPE (TallyUserBubble, tally_user_bubble, TALLY_TYPE_BLOCK_WIDGET
 static void
 sync_bubble (TallyUserBubble *self)
 {
-  const char *mode = NULL;
+  TallyMode mode = TALLY_MODE_ASK;
   const char *caption = NULL;
 
   gtk_label_set_text (self->label, TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : "");
 
+  /* The block's state is the turn's mode (tally_mode_to_string()); the
+   * default mode says nothing. */
   if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
-    mode = tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self));
-  if (g_strcmp0 (mode, "plan") == 0)
-    caption = _("Plan mode");
-  else if (g_strcmp0 (mode, "auto") == 0)
-    caption = _("Auto mode");
+    tally_mode_from_string (tally_block_get_state (TALLY_BLOCK_WIDGET_BLOCK (self)), &mode);
+  switch (mode)
+    {
+    case TALLY_MODE_PLAN:
+      caption = _("Plan mode");
+      break;
+    case TALLY_MODE_AUTO:
+      caption = _("Auto mode");
+      break;
+    case TALLY_MODE_ASK:
+    default:
+      break;
+    }
 
   gtk_label_set_text (self->mode_label, caption != NULL ? caption : "");
   gtk_widget_set_visible (GTK_WIDGET (self->mode_label), caption != NULL);

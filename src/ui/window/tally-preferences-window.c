@@ -384,14 +384,12 @@ mode_get_mapping (GValue   *value,
                   GVariant *variant,
                   gpointer  user_data)
 {
-  const char *mode = g_variant_get_string (variant, NULL);
+  TallyMode mode = TALLY_MODE_ASK;
 
-  if (g_str_equal (mode, "plan"))
-    g_value_set_uint (value, 1);
-  else if (g_str_equal (mode, "auto"))
-    g_value_set_uint (value, 2);
-  else
-    g_value_set_uint (value, 0);
+  /* The key's enum uses the modes' nicks (tally_mode_to_string()); the
+   * combo row lists them in #TallyMode order. */
+  tally_mode_from_string (g_variant_get_string (variant, NULL), &mode);
+  g_value_set_uint (value, mode);
   return TRUE;
 }
 
@@ -400,12 +398,11 @@ mode_set_mapping (const GValue       *value,
                   const GVariantType *expected_type,
                   gpointer            user_data)
 {
-  static const char *const modes[] = { "ask", "plan", "auto" };
   guint selected = g_value_get_uint (value);
 
-  if (selected >= G_N_ELEMENTS (modes))
+  if (selected > TALLY_MODE_AUTO)
     return NULL;
-  return g_variant_new_string (modes[selected]);
+  return g_variant_new_string (tally_mode_to_string ((TallyMode) selected));
 }
 
 static gboolean
