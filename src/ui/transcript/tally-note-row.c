@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
-#include <json-glib/json-glib.h>
 
 #include "tally-note-row.h"
 
@@ -13,11 +12,10 @@
  * TallyNoteRow:
  *
  * One line with an icon, for the blocks that say something short: the
- * marker of a reply that was cut (%TALLY_BLOCK_INCOMPLETE), Tally's own
- * notices (%TALLY_BLOCK_NOTICE), and for now the approval, question and
- * plan cards, which show where they are and how they were settled until
- * their real cards replace them. The row carries a style class per kind
- * ("incomplete", "notice", "card-placeholder").
+ * marker of a reply that was cut (%TALLY_BLOCK_INCOMPLETE) and Tally's own
+ * notices (%TALLY_BLOCK_NOTICE), the two kinds tally_ui_init() registers
+ * it for. The row carries a style class per kind ("incomplete",
+ * "notice").
  */
 
 struct _TallyNoteRow
@@ -31,115 +29,25 @@ struct _TallyNoteRow
 
 G_DEFINE_FINAL_TYPE (TallyNoteRow, tally_note_row, TALLY_TYPE_BLOCK_WIDGET)
 
-static const char * const kind_classes[] = { "incomplete", "notice", "card-placeholder", NULL };
-
-static const char *
-approval_state (const char *state)
-{
-  if (state == NULL || g_str_equal (state, "pending"))
-    return _("pending");
-  if (g_str_equal (state, "deny"))
-    return _("denied");
-  if (g_str_equal (state, "allow_always"))
-    return _("always allowed");
-  if (g_str_equal (state, "allow_edited"))
-    return _("allowed with changes");
-  return _("allowed");
-}
-
-static const char *
-question_state (const char *state)
-{
-  if (state == NULL || g_str_equal (state, "pending"))
-    return _("waiting for your answer");
-  if (g_str_equal (state, "user"))
-    return _("answered");
-  if (g_str_equal (state, "timeout"))
-    return _("timed out");
-  if (g_str_equal (state, "cancel"))
-    return _("cancelled");
-  return _("dismissed");
-}
-
 static void
 sync_row (TallyNoteRow *self)
 {
-  g_autofree char *text = NULL;
-  const char *icon = "dialog-information-symbolic";
-  const char *css = "notice";
   TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
-  JsonObject *details;
-  JsonNode *node;
+  gboolean incomplete = block != NULL && tally_block_get_kind (block) == TALLY_BLOCK_INCOMPLETE;
 
-  for (guint i = 0; kind_classes[i] != NULL; i++)
-    gtk_widget_remove_css_class (GTK_WIDGET (self), kind_classes[i]);
-
+  gtk_widget_remove_css_class (GTK_WIDGET (self), "incomplete");
+  gtk_widget_remove_css_class (GTK_WIDGET (self), "notice");
   if (block == NULL)
     {
       gtk_label_set_text (self->label, "");
       return;
     }
 
-  switch (tally_block_get_kind (block))
-    {
-    case TALLY_BLOCK_INCOMPLETE:
-      text = g_strdup (_("Reply interrupted before it finished"));
-      icon = "media-playback-pause-symbolic";
-      css = "incomplete";
-      break;
-
-    case TALLY_BLOCK_APPROVAL:
-      /* Translators: a settled or waiting approval, e.g.
-       * "Approval for query_database — allowed" */
-      text = g_strdup_printf (_("Approval for %s — %s"),
-                              tally_block_get_tool_name (block) ? tally_block_get_tool_name (block) : "?",
-                              approval_state (tally_block_get_state (block)));
-      icon = "dialog-password-symbolic";
-      css = "card-placeholder";
-      break;
-
-    case TALLY_BLOCK_QUESTION:
-      /* Translators: e.g. "Question — answered" */
-      text = g_strdup_printf (_("Question — %s"), question_state (tally_block_get_state (block)));
-      icon = "dialog-question-symbolic";
-      css = "card-placeholder";
-      break;
-
-    case TALLY_BLOCK_PLAN:
-      details = tally_block_get_details (block);
-      node = details != NULL ? json_object_get_member (details, "version") : NULL;
-      if (node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_INT64)
-        /* Translators: a plan the model proposed, with its version */
-        text = g_strdup_printf (_("Plan proposed — version %d"), (int) json_node_get_int (node));
-      else
-        text = g_strdup (_("Plan proposed"));
-      icon = "view-list-bullet-symbolic";
-      css = "card-placeholder";
-      break;
-
-    case TALLY_BLOCK_CHART:
-      /* Translators: a chart the agent drew, with its title */
-      text = g_strdup_printf (_("Chart — %s"), tally_block_get_text (block) ? tally_block_get_text (block) : "");
-      icon = "image-x-generic-symbolic";
-      css = "card-placeholder";
-      break;
-
-    case TALLY_BLOCK_NOTICE:
-    case TALLY_BLOCK_FILE:
-    case TALLY_BLOCK_USER:
-    case TALLY_BLOCK_TEXT:
-    case TALLY_BLOCK_THINKING:
-    case TALLY_BLOCK_TOOL_CALL:
-    case TALLY_BLOCK_RECEIPT:
-    case TALLY_BLOCK_ERROR:
-    default:
-      text = g_strdup (tally_block_get_text (block));
-      break;
-    }
-
-  gtk_widget_add_css_class (GTK_WIDGET (self), css);
-  gtk_image_set_from_icon_name (self->icon, icon);
-  gtk_label_set_text (self->label, text);
+  gtk_widget_add_css_class (GTK_WIDGET (self), incomplete ? "incomplete" : "notice");
+  gtk_image_set_from_icon_name (self->icon, incomplete ? "media-playback-pause-symbolic"
+                                                       : "dialog-information-symbolic");
+  gtk_label_set_text (self->label, incomplete ? _("Reply interrupted before it finished")
+                                              : tally_block_get_text (block));
 }
 
 /* Binding and unbinding both show the current block. */
