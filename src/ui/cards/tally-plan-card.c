@@ -13,6 +13,7 @@
 #include "tally-card-diff.h"
 /* tally-cards-common.h also brings TALLY_HAVE_WEBKIT and WebKit's header. */
 #include "tally-cards-common.h"
+#include "tally-json.h"
 #include "tally-markdown-view.h"
 
 /**
@@ -809,12 +810,7 @@ tally_plan_card_size_allocate (GtkWidget *widget,
 static gint64
 block_version (TallyBlock *block)
 {
-  JsonObject *details = tally_block_get_details (block);
-  JsonNode *node = details != NULL ? json_object_get_member (details, "version") : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
-    return 1;
-  return json_node_get_int (node);
+  return tally_json_object_get_int (tally_block_get_details (block), "version", 1);
 }
 
 static void
