@@ -1063,6 +1063,26 @@ sync_request (TallyApprovalCard *self)
                             g_list_model_get_n_items (G_LIST_MODEL (labels)) > 0);
 }
 
+/* What the card says a settled decision was. */
+static const char *
+decision_text (TallyDecision decision,
+               gboolean      stop)
+{
+  switch (decision)
+    {
+    case TALLY_DECISION_ALLOW_EDITED:
+      return _("Allowed with changes");
+    case TALLY_DECISION_ALLOW_ALWAYS:
+      return _("Always allowed");
+    case TALLY_DECISION_DENY:
+    case TALLY_DECISION_DENY_STOP:
+      return stop ? _("Denied, turn stopped") : _("Denied");
+    case TALLY_DECISION_ALLOW:
+    default:
+      return _("Allowed once");
+    }
+}
+
 static void
 sync_resolution (TallyApprovalCard *self)
 {
@@ -1075,6 +1095,7 @@ sync_resolution (TallyApprovalCard *self)
   const char *text;
   gboolean stop = FALSE;
   gboolean denied;
+  int decision = TALLY_DECISION_ALLOW;
 
   if (resolution != NULL)
     {
@@ -1085,35 +1106,31 @@ sync_resolution (TallyApprovalCard *self)
       state = tally_json_object_get_string (resolution, "decision", state);
     }
 
-  denied = g_strcmp0 (state, "deny") == 0;
+  /* The decision's nick (tally_decision_to_string()); anything else reads
+   * as allowed once, as the gate settles it. */
+  tally_enum_from_nick (TALLY_TYPE_DECISION, state, &decision);
+  stop = stop || decision == TALLY_DECISION_DENY_STOP;
+  denied = decision == TALLY_DECISION_DENY || decision == TALLY_DECISION_DENY_STOP;
   if (g_strcmp0 (reason, "timeout") == 0)
     text = _("Denied: no answer in time");
   else if (g_strcmp0 (reason, "cancel") == 0)
     text = _("Cancelled");
   else if (g_strcmp0 (reason, "dismissed") == 0)
     text = _("Dismissed");
-  else if (g_strcmp0 (state, "allow_edited") == 0)
-    text = _("Allowed with changes");
-  else if (g_strcmp0 (state, "allow_always") == 0)
-    text = _("Always allowed");
-  else if (denied && stop)
-    text = _("Denied, turn stopped");
-  else if (denied)
-    text = _("Denied");
   else
-    text = _("Allowed once");
+    text = decision_text (decision, stop);
 
   gtk_label_set_text (self->state_label, text);
   gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), "denied");
   gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), "allowed");
   gtk_widget_add_css_class (GTK_WIDGET (self->state_label), denied ? "denied" : "allowed");
 
-  if (g_strcmp0 (state, "allow_always") == 0 && rule != NULL)
+  if (decision == TALLY_DECISION_ALLOW_ALWAYS && rule != NULL)
     {
       const char *scope = tally_json_object_get_string (resolution, "scope", NULL);
       detail = g_strdup_printf (_("Rule kept %s: %s"), scope_text (scope), rule);
     }
-  else if (g_strcmp0 (state, "allow_edited") == 0 &&
+  else if (decision == TALLY_DECISION_ALLOW_EDITED &&
            tally_json_object_get_object (resolution, "updated_input") != NULL)
     {
       g_autofree char *input = object_to_json (tally_json_object_get_object (resolution, "updated_input"), FALSE);
