@@ -8,6 +8,7 @@
 #include "tally-cli-private.h"
 #include "tally-database-profile.h"
 #include "tally-format.h"
+#include "tally-json.h"
 #include "tally-pg-source.h"
 
 /* --notes and --edit-notes FILE: the analyst's notes about --db, kept in
@@ -95,10 +96,7 @@ print_notes (const char *store_dir,
 
       json_object_set_string_member (object, "database", key);
       json_object_set_string_member (object, "path", path);
-      if (notes != NULL)
-        json_object_set_string_member (object, "notes", notes);
-      else
-        json_object_set_null_member (object, "notes");
+      tally_json_object_set_string_or_null (object, "notes", notes);
       tally_cli_print_json_line (object);
     }
   else

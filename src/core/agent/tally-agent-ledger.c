@@ -154,10 +154,7 @@ ledger_entry (TallyAgent *self,
   JsonArray *columns = json_array_new ();
 
   json_object_set_string_member (entry, "tool_id", tool_id);
-  if (name != NULL)
-    json_object_set_string_member (entry, "tool_name", name);
-  else
-    json_object_set_null_member (entry, "tool_name");
+  tally_json_object_set_string_or_null (entry, "tool_name", name);
   json_object_set_boolean_member (entry, "is_error", json_object_get_boolean_member_with_default (block, "is_error", FALSE));
   json_object_set_int_member (entry, "bytes", (gint64) bytes);
 

@@ -29,10 +29,7 @@ emit_approval_resolved (GTask         *task,
 {
   JsonObject *event = tally_event_new (TALLY_EVENT_APPROVAL_RESOLVED);
 
-  if (approval_id != NULL)
-    json_object_set_string_member (event, "approval_id", approval_id);
-  else
-    json_object_set_null_member (event, "approval_id");
+  tally_json_object_set_string_or_null (event, "approval_id", approval_id);
   json_object_set_string_member (event, "tool_id", tool_id);
   json_object_set_string_member (event, "decision", tally_decision_to_string (decision));
   if (extra != NULL)

@@ -9,6 +9,7 @@
 #include "tally-agent-private.h"
 #include "tally-api-error.h"
 #include "tally-enums.h"
+#include "tally-json.h"
 #include "tally-model-table.h"
 #include "tally-pg-source.h"
 #include "tally-pricing.h"
@@ -230,10 +231,7 @@ fail_turn (GTask        *task,
   json_object_set_string_member (event, "kind", kind);
   json_object_set_string_member (event, "message", message != NULL ? message : error->message);
   json_object_set_boolean_member (event, "retryable", retryable);
-  if (request_id != NULL)
-    json_object_set_string_member (event, "request_id", request_id);
-  else
-    json_object_set_null_member (event, "request_id");
+  tally_json_object_set_string_or_null (event, "request_id", request_id);
   if (g_str_equal (kind, "http") && turn->last_status != 0)
     json_object_set_int_member (event, "status", turn->last_status);
   /* Whether the server answered at all: a cut reply, or no way through. */
@@ -370,10 +368,7 @@ stream_retry_cb (TallyMessageStream *stream,
   json_object_set_int_member (event, "attempt", attempt);
   json_object_set_int_member (event, "delay_ms", delay_ms);
   json_object_set_int_member (event, "status", status);
-  if (error_type != NULL)
-    json_object_set_string_member (event, "error_type", error_type);
-  else
-    json_object_set_null_member (event, "error_type");
+  tally_json_object_set_string_or_null (event, "error_type", error_type);
   turn_emit (task, event);
 }
 
@@ -409,18 +404,12 @@ stream_attempt_finished_cb (TallyMessageStream *stream,
 
   json_object_set_int_member (event, "call", turn->call);
   json_object_set_int_member (event, "attempt", attempt);
-  if (request_id != NULL)
-    json_object_set_string_member (event, "request_id", request_id);
-  else
-    json_object_set_null_member (event, "request_id");
+  tally_json_object_set_string_or_null (event, "request_id", request_id);
   json_object_set_string_member (event, "model",
                                  model != NULL ? model : turn_agent (task)->model);
   json_object_set_int_member (event, "status", status);
   set_usage_member (event, usage);
-  if (stop_reason != NULL)
-    json_object_set_string_member (event, "stop_reason", stop_reason);
-  else
-    json_object_set_null_member (event, "stop_reason");
+  tally_json_object_set_string_or_null (event, "stop_reason", stop_reason);
   json_object_set_int_member (event, "duration_ms", duration_ms);
   turn_emit (task, event);
 }
@@ -805,14 +794,8 @@ tally_agent_send_async (TallyAgent             *self,
       event = tally_event_new (TALLY_EVENT_SESSION_CREATED);
       json_object_set_string_member (event, "title", title);
       json_object_set_string_member (event, "model", self->model);
-      if (self->notes_prompt != NULL)
-        json_object_set_string_member (event, "notes", self->notes_prompt);
-      else
-        json_object_set_null_member (event, "notes");
-      if (self->workspace != NULL)
-        json_object_set_string_member (event, "workspace", self->workspace);
-      else
-        json_object_set_null_member (event, "workspace");
+      tally_json_object_set_string_or_null (event, "notes", self->notes_prompt);
+      tally_json_object_set_string_or_null (event, "workspace", self->workspace);
       if (self->database != NULL)
         {
           /* The session never keeps a password (docs/postgresql.md). */

@@ -234,3 +234,27 @@ tally_json_object_get_array (JsonObject *object,
 
   return json_node_get_array (node);
 }
+
+/**
+ * tally_json_object_set_string_or_null:
+ * @object: a JSON object
+ * @member: the member's name
+ * @value: (nullable): the string, copied
+ *
+ * Sets @member to @value, or to JSON null when @value is %NULL: the shape
+ * of the events' optional string members (docs/architecture.md §4), which
+ * are written as null rather than left out.
+ */
+void
+tally_json_object_set_string_or_null (JsonObject *object,
+                                      const char *member,
+                                      const char *value)
+{
+  g_return_if_fail (object != NULL);
+  g_return_if_fail (member != NULL);
+
+  if (value != NULL)
+    json_object_set_string_member (object, member, value);
+  else
+    json_object_set_null_member (object, member);
+}

@@ -158,14 +158,8 @@ tally_event_stamp (JsonObject *fields,
                                  json_object_get_string_member_with_default (fields, "type", "unknown"));
   json_object_set_int_member (event, "seq", seq);
   json_object_set_int_member (event, "ts", ts);
-  if (session_id != NULL)
-    json_object_set_string_member (event, "session_id", session_id);
-  else
-    json_object_set_null_member (event, "session_id");
-  if (turn_id != NULL)
-    json_object_set_string_member (event, "turn_id", turn_id);
-  else
-    json_object_set_null_member (event, "turn_id");
+  tally_json_object_set_string_or_null (event, "session_id", session_id);
+  tally_json_object_set_string_or_null (event, "turn_id", turn_id);
 
   members = json_object_get_members (fields);
   for (const GList *l = members; l != NULL; l = l->next)
