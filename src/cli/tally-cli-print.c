@@ -13,6 +13,7 @@
 
 #include "tally-cli-private.h"
 #include "tally-event.h"
+#include "tally-format.h"
 #include "tally-json.h"
 #include "tally-receipt.h"
 
@@ -279,21 +280,11 @@ tally_cli_print_event (Cli        *cli,
     }
 }
 
-static char *
-format_created (gint64 created_us)
-{
-  g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc (created_us / G_USEC_PER_SEC);
-
-  if (dt == NULL)
-    return g_strdup ("-");
-  return g_date_time_format (dt, "%Y-%m-%dT%H:%M:%SZ");
-}
-
 void
 tally_cli_print_session_line (TallySessionInfo *info,
                               gboolean          with_snippet)
 {
-  g_autofree char *created = format_created (info->created_us);
+  g_autofree char *created = tally_format_time_utc (info->created_us, "%Y-%m-%dT%H:%M:%SZ", "-");
   g_autofree char *cost = tally_session_info_has_cost (info)
     ? g_strdup_printf ("%.4f", info->cost_usd) : g_strdup ("-");
   g_autofree char *title = g_strdup (info->title != NULL ? info->title : "");

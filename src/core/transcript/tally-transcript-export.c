@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "tally-format.h"
 #include "tally-json.h"
 #include "tally-receipt.h"
 #include "tally-transcript-export.h"
@@ -181,21 +182,11 @@ append_notes (GString                           *out,
     }
 }
 
-static char *
-format_time_utc (gint64 us)
-{
-  g_autoptr(GDateTime) time = g_date_time_new_from_unix_utc (us / G_USEC_PER_SEC);
-
-  if (time == NULL)
-    return g_strdup ("unknown date");
-  return g_date_time_format (time, "%Y-%m-%d %H:%M UTC");
-}
-
 static void
 append_header (GString                           *out,
                const TallyTranscriptExportHeader *header)
 {
-  g_autofree char *date = format_time_utc (header->created_us);
+  g_autofree char *date = tally_format_time_utc (header->created_us, "%Y-%m-%d %H:%M UTC", "unknown date");
   const char *title = header->title != NULL && *header->title != '\0' ? header->title : "Untitled session";
 
   g_string_append_printf (out, "# %s\n\n", title);

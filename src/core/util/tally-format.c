@@ -110,6 +110,34 @@ tally_format_count (gint64        value,
 }
 
 /**
+ * tally_format_time_utc:
+ * @time_us: a time in µs since the Unix epoch
+ * @format: a g_date_time_format() format, such as `"%Y-%m-%d %H:%M UTC"`
+ * @fallback: the text for a time #GDateTime cannot hold (before year 1 or
+ *   after year 9999)
+ *
+ * Writes a stored time (a session's `created_us`, say) in UTC, whole
+ * seconds (the fraction is dropped).
+ *
+ * Returns: (transfer full): @time_us in @format, or a copy of @fallback
+ */
+char *
+tally_format_time_utc (gint64      time_us,
+                       const char *format,
+                       const char *fallback)
+{
+  g_autoptr(GDateTime) time = NULL;
+
+  g_return_val_if_fail (format != NULL, NULL);
+  g_return_val_if_fail (fallback != NULL, NULL);
+
+  time = g_date_time_new_from_unix_utc (time_us / G_USEC_PER_SEC);
+  if (time == NULL)
+    return g_strdup (fallback);
+  return g_date_time_format (time, format);
+}
+
+/**
  * tally_format_duration:
  * @duration_ms: a duration in milliseconds; negative counts as 0
  *

@@ -26,5 +26,8 @@ char  *tally_format_duration (gint64         duration_ms);
 char  *tally_format_cost     (gboolean       known,
                               double         cost_usd);
 guint  tally_count_words     (const char    *text);
+char  *tally_format_time_utc (gint64         time_us,
+                              const char    *format,
+                              const char    *fallback);
 
 G_END_DECLS

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+
+#include "config.h"
+
+#include "tally-format.h"
+#include "tally-json.h"
+
+/* The small helpers the core's layers share instead of keeping private
+ * copies (issue 11): each checked against known values. */
+
+static void
+test_json_set_string_or_null (void)
+{
+  g_autoptr(JsonObject) object = json_object_new ();
+  JsonNode *node;
+
+  tally_json_object_set_string_or_null (object, "request_id", "req_1");
+  node = json_object_get_member (object, "request_id");
+  g_assert_nonnull (node);
+  g_assert_cmpint (json_node_get_value_type (node), ==, G_TYPE_STRING);
+  g_assert_cmpstr (json_node_get_string (node), ==, "req_1");
+
+  /* NULL writes a JSON null: the member is there, not left out. */
+  tally_json_object_set_string_or_null (object, "stop_reason", NULL);
+  node = json_object_get_member (object, "stop_reason");
+  g_assert_nonnull (node);
+  g_assert_true (JSON_NODE_HOLDS_NULL (node));
+
+  /* It replaces a member already there, both ways. */
+  tally_json_object_set_string_or_null (object, "request_id", NULL);
+  g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (object, "request_id")));
+  tally_json_object_set_string_or_null (object, "stop_reason", "end_turn");
+  g_assert_cmpstr (tally_json_object_get_string (object, "stop_reason", NULL), ==, "end_turn");
+  g_assert_cmpuint (json_object_get_size (object), ==, 2);
+}
+
+static void
+test_format_time_utc (void)
+{
+  g_autofree char *epoch = tally_format_time_utc (0, "%Y-%m-%d %H:%M UTC", "unknown date");
+  g_autofree char *iso = tally_format_time_utc (G_GINT64_CONSTANT (1700000000999999),
+                                                "%Y-%m-%dT%H:%M:%SZ", "-");
+  g_autofree char *before = tally_format_time_utc (G_GINT64_CONSTANT (-1000000),
+                                                   "%Y-%m-%dT%H:%M:%SZ", "-");
+  g_autofree char *too_late = tally_format_time_utc (G_MAXINT64, "%Y-%m-%d %H:%M UTC", "unknown date");
+  g_autofree char *too_early = tally_format_time_utc (G_MININT64, "%Y", "-");
+
+  g_assert_cmpstr (epoch, ==, "1970-01-01 00:00 UTC");
+  /* The fraction of a second is dropped, not rounded. */
+  g_assert_cmpstr (iso, ==, "2023-11-14T22:13:20Z");
+  g_assert_cmpstr (before, ==, "1969-12-31T23:59:59Z");
+  g_assert_cmpstr (too_late, ==, "unknown date");
+  g_assert_cmpstr (too_early, ==, "-");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/tally/shared/json-set-string-or-null", test_json_set_string_or_null);
+  g_test_add_func ("/tally/shared/format-time-utc", test_format_time_utc);
+
+  return g_test_run ();
+}
