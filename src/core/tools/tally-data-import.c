@@ -493,28 +493,55 @@ json_dup_number_out_of_range (const char *line,
   return NULL;
 }
 
-/* JSON Lines: the union of the keys in first-seen order. */
+/* Reads @reader's next record that is not blank, reporting the bytes read
+ * (after @base, the sources before this one) as progress: FALSE with
+ * @error, prefixed with the source's name, when it cannot be read; TRUE
+ * with *@has_record FALSE at its end. */
 static gboolean
-scan_json_line (Source      *source,
-                JsonParser  *parser,
-                const char  *line,
-                gsize        length,
-                guint64      number,
-                GError     **error)
+next_record (Import           *import,
+             Source           *source,
+             TallyDataReader  *reader,
+             guint64           base,
+             gboolean         *has_record,
+             GError          **error)
+{
+  GError *local_error = NULL;
+
+  do
+    {
+      if (!tally_data_reader_next (reader, has_record, import->cancellable, &local_error))
+        return fail_in (source, error, local_error);
+      if (!*has_record)
+        return TRUE;
+      report_progress (import, base + tally_data_reader_get_bytes_read (reader), FALSE);
+    }
+  while (tally_data_reader_is_blank (reader));
+
+  return TRUE;
+}
+
+/* The reader's record, a line of a JSON Lines source, as its object (owned
+ * by @parser): %NULL with %TALLY_DATA_IMPORT_ERROR_JSON naming the line
+ * when it is not JSON, not an object, or holds a number out of range. */
+static JsonObject *
+parse_json_line (Source           *source,
+                 JsonParser       *parser,
+                 TallyDataReader  *reader,
+                 GError          **error)
 {
   g_autoptr(GError) parse_error = NULL;
   g_autofree char *out_of_range = NULL;
+  guint64 number = tally_data_reader_get_line (reader);
+  gsize length;
+  const char *line = tally_data_reader_get_field (reader, 0, &length);
   JsonNode *root;
-  JsonObjectIter iter;
-  const char *key;
-  JsonNode *value;
 
   if (!json_parser_load_from_data (parser, line, (gssize) length, &parse_error))
     {
       g_set_error (error, TALLY_DATA_IMPORT_ERROR, TALLY_DATA_IMPORT_ERROR_JSON,
                    "%s: line %" G_GUINT64_FORMAT ": not JSON (%s)",
                    source->display, number, parse_error->message);
-      return FALSE;
+      return NULL;
     }
   root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
@@ -523,7 +550,7 @@ scan_json_line (Source      *source,
                    "%s: line %" G_GUINT64_FORMAT ": not a JSON object; "
                    "each line of a JSON Lines file must hold one object",
                    source->display, number);
-      return FALSE;
+      return NULL;
     }
   out_of_range = json_dup_number_out_of_range (line, length);
   if (out_of_range != NULL)
@@ -531,22 +558,55 @@ scan_json_line (Source      *source,
       g_set_error (error, TALLY_DATA_IMPORT_ERROR, TALLY_DATA_IMPORT_ERROR_JSON,
                    "%s: line %" G_GUINT64_FORMAT ": the number %s is out of range",
                    source->display, number, out_of_range);
-      return FALSE;
+      return NULL;
     }
 
-  json_object_iter_init_ordered (&iter, json_node_get_object (root));
+  return json_node_get_object (root);
+}
+
+/* The column of a JSON Lines source that @key fills, and its 1-based
+ * @index (the statement's parameter); a key seen for the first time gets
+ * a new column when @add, else the result is %NULL. */
+static Column *
+json_key_column (Source     *source,
+                 const char *key,
+                 gboolean    add,
+                 guint      *index)
+{
+  guint found = GPOINTER_TO_UINT (g_hash_table_lookup (source->keys, key));
+
+  if (found == 0)
+    {
+      if (!add)
+        return NULL;
+      add_column (source, key);
+      found = source->columns->len;
+      g_hash_table_insert (source->keys, g_strdup (key), GUINT_TO_POINTER (found));
+    }
+  if (index != NULL)
+    *index = found;
+  return g_ptr_array_index (source->columns, found - 1);
+}
+
+/* JSON Lines: the union of the keys in first-seen order. */
+static gboolean
+scan_json_line (Source           *source,
+                JsonParser       *parser,
+                TallyDataReader  *reader,
+                GError          **error)
+{
+  JsonObject *object = parse_json_line (source, parser, reader, error);
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *value;
+
+  if (object == NULL)
+    return FALSE;
+
+  json_object_iter_init_ordered (&iter, object);
   while (json_object_iter_next_ordered (&iter, &key, &value))
     {
-      guint index = GPOINTER_TO_UINT (g_hash_table_lookup (source->keys, key));
-      Column *column;
-
-      if (index == 0)
-        {
-          add_column (source, key);
-          index = source->columns->len;
-          g_hash_table_insert (source->keys, g_strdup (key), GUINT_TO_POINTER (index));
-        }
-      column = g_ptr_array_index (source->columns, index - 1);
+      Column *column = json_key_column (source, key, TRUE, NULL);
 
       if (JSON_NODE_HOLDS_NULL (value))
         continue;
@@ -610,21 +670,14 @@ scan_source (Import  *import,
     {
       gboolean has_record;
 
-      if (!tally_data_reader_next (reader, &has_record, import->cancellable, &local_error))
-        return fail_in (source, error, local_error);
+      if (!next_record (import, source, reader, base, &has_record, error))
+        return FALSE;
       if (!has_record)
         break;
-      report_progress (import, base + tally_data_reader_get_bytes_read (reader), FALSE);
-      if (tally_data_reader_is_blank (reader))
-        continue;
 
       if (source->json)
         {
-          gsize length;
-          const char *line = tally_data_reader_get_field (reader, 0, &length);
-
-          if (!scan_json_line (source, parser, line, length,
-                               tally_data_reader_get_line (reader), error))
+          if (!scan_json_line (source, parser, reader, error))
             return FALSE;
           source->n_rows++;
           continue;
@@ -914,7 +967,6 @@ insert_rows (Import  *import,
   g_autoptr(JsonParser) parser = NULL;
   g_autoptr(GString) sql = g_string_new (NULL);
   sqlite3_stmt *stmt = NULL;
-  GError *local_error = NULL;
   guint64 base = import->done;
   gboolean skip_header = source->has_header;
   gint64 rows = 0;
@@ -938,16 +990,10 @@ insert_rows (Import  *import,
     {
       gboolean has_record;
 
-      if (!tally_data_reader_next (reader, &has_record, import->cancellable, &local_error))
-        {
-          fail_in (source, error, local_error);
-          goto out;
-        }
+      if (!next_record (import, source, reader, base, &has_record, error))
+        goto out;
       if (!has_record)
         break;
-      report_progress (import, base + tally_data_reader_get_bytes_read (reader), FALSE);
-      if (tally_data_reader_is_blank (reader))
-        continue;
       if (skip_header)
         {
           skip_header = FALSE;
@@ -957,31 +1003,28 @@ insert_rows (Import  *import,
       sqlite3_clear_bindings (stmt);
       if (source->json)
         {
-          gsize length;
-          const char *line = tally_data_reader_get_field (reader, 0, &length);
-          JsonNode *root;
+          /* The scan took every line; one that fails now was changed. */
+          JsonObject *object = parse_json_line (source, parser, reader, NULL);
           JsonObjectIter iter;
           const char *key;
           JsonNode *value;
 
-          if (!json_parser_load_from_data (parser, line, (gssize) length, NULL) ||
-              (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+          if (object == NULL)
             {
               changed_error (source, error);
               goto out;
             }
-          json_object_iter_init_ordered (&iter, json_node_get_object (root));
+          json_object_iter_init_ordered (&iter, object);
           while (json_object_iter_next_ordered (&iter, &key, &value))
             {
-              guint index = GPOINTER_TO_UINT (g_hash_table_lookup (source->keys, key));
-              Column *column;
+              guint index;
+              Column *column = json_key_column (source, key, FALSE, &index);
 
-              if (index == 0)
+              if (column == NULL)
                 {
                   changed_error (source, error);
                   goto out;
                 }
-              column = g_ptr_array_index (source->columns, index - 1);
               bind_json_value (stmt, (int) index, column->type, value);
             }
         }
