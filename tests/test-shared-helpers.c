@@ -2,8 +2,11 @@
 
 #include "config.h"
 
+#include "tally-enums.h"
+#include "tally-event.h"
 #include "tally-format.h"
 #include "tally-json.h"
+#include "tally-types.h"
 
 /* The small helpers the core's layers share instead of keeping private
  * copies (issue 11): each checked against known values. */
@@ -53,6 +56,25 @@ test_format_time_utc (void)
   g_assert_cmpstr (too_early, ==, "-");
 }
 
+static void
+test_enum_to_nick_or (void)
+{
+  g_assert_cmpstr (tally_enum_to_nick_or (TALLY_TYPE_MODE, TALLY_MODE_PLAN, TALLY_MODE_ASK), ==, "plan");
+  g_assert_cmpstr (tally_enum_to_nick_or (TALLY_TYPE_MODE, 99, TALLY_MODE_AUTO), ==, "auto");
+  g_assert_cmpstr (tally_enum_to_nick_or (TALLY_TYPE_MODE, -1, TALLY_MODE_ASK), ==, "ask");
+
+  /* The _to_string() functions built on it keep their fallbacks. */
+  g_assert_cmpstr (tally_mode_to_string (TALLY_MODE_AUTO), ==, "auto");
+  g_assert_cmpstr (tally_mode_to_string (42), ==, "ask");
+  g_assert_cmpstr (tally_turn_status_to_string (TALLY_TURN_CANCELLED), ==, "cancelled");
+  g_assert_cmpstr (tally_turn_status_to_string (42), ==, "done");
+  g_assert_cmpstr (tally_decision_to_string (TALLY_DECISION_ALLOW_ALWAYS), ==, "allow_always");
+  g_assert_cmpstr (tally_decision_to_string (TALLY_DECISION_DENY_STOP), ==, "deny");
+  g_assert_cmpstr (tally_decision_to_string (42), ==, "deny");
+  g_assert_cmpstr (tally_event_type_to_name (TALLY_EVENT_TEXT_DELTA), ==, "text_delta");
+  g_assert_cmpstr (tally_event_type_to_name (4242), ==, "unknown");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -61,6 +83,7 @@ main (int   argc,
 
   g_test_add_func ("/tally/shared/json-set-string-or-null", test_json_set_string_or_null);
   g_test_add_func ("/tally/shared/format-time-utc", test_format_time_utc);
+  g_test_add_func ("/tally/shared/enum-to-nick-or", test_enum_to_nick_or);
 
   return g_test_run ();
 }

@@ -17,9 +17,7 @@
 const char *
 tally_event_type_to_name (TallyEventType type)
 {
-  const char *nick = tally_enum_to_nick (TALLY_TYPE_EVENT_TYPE, type);
-
-  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_EVENT_TYPE, TALLY_EVENT_UNKNOWN);
+  return tally_enum_to_nick_or (TALLY_TYPE_EVENT_TYPE, type, TALLY_EVENT_UNKNOWN);
 }
 
 /**

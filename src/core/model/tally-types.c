@@ -6,6 +6,16 @@
 
 #include "tally-types.h"
 
+/* The class is never unreferenced: static types keep theirs anyway, and
+ * the nicks handed out point into it. */
+static GEnumClass *
+enum_class (GType enum_type)
+{
+  GEnumClass *klass = g_type_class_peek (enum_type);
+
+  return klass != NULL ? klass : g_type_class_ref (enum_type);
+}
+
 /**
  * tally_enum_to_nick:
  * @enum_type: the #GType of an enum registered by mkenums
@@ -22,19 +32,34 @@ const char *
 tally_enum_to_nick (GType enum_type,
                     int   value)
 {
-  GEnumClass *klass;
   GEnumValue *found;
 
   g_return_val_if_fail (G_TYPE_IS_ENUM (enum_type), NULL);
 
-  /* The class is never unreferenced: static types keep theirs anyway, and
-   * the returned nick points into it. */
-  klass = g_type_class_peek (enum_type);
-  if (klass == NULL)
-    klass = g_type_class_ref (enum_type);
-
-  found = g_enum_get_value (klass, value);
+  found = g_enum_get_value (enum_class (enum_type), value);
   return found != NULL ? found->value_nick : NULL;
+}
+
+/**
+ * tally_enum_to_nick_or:
+ * @enum_type: the #GType of an enum registered by mkenums
+ * @value: a value, possibly out of range (read from an old or damaged log)
+ * @fallback: a value of @enum_type
+ *
+ * tally_enum_to_nick() for the `_to_string()` functions, which never
+ * return %NULL: the nick of @value, or that of @fallback when @value is
+ * not one of the enum's values.
+ *
+ * Returns: (transfer none): the nick, valid for the life of the process
+ */
+const char *
+tally_enum_to_nick_or (GType enum_type,
+                       int   value,
+                       int   fallback)
+{
+  const char *nick = tally_enum_to_nick (enum_type, value);
+
+  return nick != NULL ? nick : tally_enum_to_nick (enum_type, fallback);
 }
 
 /**
@@ -62,11 +87,7 @@ tally_enum_from_nick (GType       enum_type,
   if (nick == NULL)
     return FALSE;
 
-  klass = g_type_class_peek (enum_type);
-  if (klass == NULL)
-    klass = g_type_class_ref (enum_type);
-
-  found = g_enum_get_value_by_nick (klass, nick);
+  found = g_enum_get_value_by_nick (enum_class (enum_type), nick);
   if (found == NULL)
     return FALSE;
 
@@ -84,9 +105,7 @@ tally_enum_from_nick (GType       enum_type,
 const char *
 tally_mode_to_string (TallyMode mode)
 {
-  const char *nick = tally_enum_to_nick (TALLY_TYPE_MODE, mode);
-
-  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_MODE, TALLY_MODE_ASK);
+  return tally_enum_to_nick_or (TALLY_TYPE_MODE, mode, TALLY_MODE_ASK);
 }
 
 /**
@@ -122,9 +141,7 @@ tally_mode_from_string (const char *text,
 const char *
 tally_turn_status_to_string (TallyTurnStatus status)
 {
-  const char *nick = tally_enum_to_nick (TALLY_TYPE_TURN_STATUS, status);
-
-  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_TURN_STATUS, TALLY_TURN_DONE);
+  return tally_enum_to_nick_or (TALLY_TYPE_TURN_STATUS, status, TALLY_TURN_DONE);
 }
 
 /**
@@ -171,13 +188,10 @@ tally_turn_status_propagate (GTask   *task,
 const char *
 tally_decision_to_string (TallyDecision decision)
 {
-  const char *nick;
-
   if (decision == TALLY_DECISION_DENY_STOP)
     decision = TALLY_DECISION_DENY;
 
-  nick = tally_enum_to_nick (TALLY_TYPE_DECISION, decision);
-  return nick != NULL ? nick : tally_enum_to_nick (TALLY_TYPE_DECISION, TALLY_DECISION_DENY);
+  return tally_enum_to_nick_or (TALLY_TYPE_DECISION, decision, TALLY_DECISION_DENY);
 }
 
 /**

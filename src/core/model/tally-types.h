@@ -116,6 +116,9 @@ typedef enum {
 
 const char *tally_enum_to_nick          (GType            enum_type,
                                          int              value);
+const char *tally_enum_to_nick_or       (GType            enum_type,
+                                         int              value,
+                                         int              fallback);
 gboolean    tally_enum_from_nick        (GType            enum_type,
                                          const char      *nick,
                                          int             *value);
