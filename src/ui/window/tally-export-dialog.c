@@ -134,8 +134,8 @@ tally_export_file_with_suffix (GFile             *file,
  * A modal save chooser (a portal inside the Flatpak) offering
  * @base_name with the first format's suffix. Read the choices with
  * tally_export_dialog_get_format() and
- * tally_export_dialog_get_include_thinking(), and pass the chosen file
- * through tally_export_file_with_suffix().
+ * tally_export_dialog_get_include_thinking(), and the file to write with
+ * tally_export_dialog_dup_output().
  *
  * Returns: (transfer full): the chooser, not yet shown
  */
@@ -188,6 +188,37 @@ tally_export_dialog_get_format (GtkFileChooser    *chooser,
 
   tally_export_format_from_id (gtk_file_chooser_get_choice (chooser, "format"), &format);
   return format;
+}
+
+/**
+ * tally_export_dialog_dup_output:
+ * @chooser: a chooser from tally_export_dialog_new_chooser()
+ * @response: the response it gave (`GtkNativeDialog::response`)
+ * @fallback: the format when none was chosen
+ * @format: (out): the format chosen (tally_export_dialog_get_format()),
+ *   also set when the chooser was cancelled
+ *
+ * The file to write: the one the analyst named, with the suffix of the
+ * format chosen (tally_export_file_with_suffix()).
+ *
+ * Returns: (transfer full) (nullable): the file, or %NULL when @response
+ *   is not %GTK_RESPONSE_ACCEPT or no file was named
+ */
+GFile *
+tally_export_dialog_dup_output (GtkNativeDialog   *chooser,
+                                int                response,
+                                TallyExportFormat  fallback,
+                                TallyExportFormat *format)
+{
+  g_autoptr(GFile) chosen = NULL;
+
+  g_return_val_if_fail (GTK_IS_FILE_CHOOSER (chooser), NULL);
+  g_return_val_if_fail (format != NULL, NULL);
+
+  *format = tally_export_dialog_get_format (GTK_FILE_CHOOSER (chooser), fallback);
+  if (response == GTK_RESPONSE_ACCEPT)
+    chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+  return chosen != NULL ? tally_export_file_with_suffix (chosen, *format) : NULL;
 }
 
 /**

@@ -38,6 +38,10 @@ GtkFileChooserNative *tally_export_dialog_new_chooser   (GtkWidget          *own
 TallyExportFormat     tally_export_dialog_get_format    (GtkFileChooser     *chooser,
                                                          TallyExportFormat   fallback);
 gboolean              tally_export_dialog_get_include_thinking (GtkFileChooser *chooser);
+GFile                *tally_export_dialog_dup_output    (GtkNativeDialog    *chooser,
+                                                         int                 response,
+                                                         TallyExportFormat   fallback,
+                                                         TallyExportFormat  *format);
 
 AdwToast             *tally_export_dialog_new_done_toast (GFile             *output,
                                                           const char        *open_action);

@@ -365,19 +365,12 @@ chooser_response_cb (TallyReportWindow *self,
                      int                response,
                      GtkNativeDialog   *chooser)
 {
-  g_autoptr(GFile) chosen = NULL;
-  g_autoptr(GFile) output = NULL;
   TallyExportFormat format;
+  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, TALLY_EXPORT_HTML, &format);
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-  format = tally_export_dialog_get_format (GTK_FILE_CHOOSER (chooser), TALLY_EXPORT_HTML);
   g_clear_object (&self->chooser);
-  if (chosen == NULL)
-    return;
-
-  output = tally_export_file_with_suffix (chosen, format);
-  tally_report_window_export (self, format, output);
+  if (output != NULL)
+    tally_report_window_export (self, format, output);
 }
 
 static void

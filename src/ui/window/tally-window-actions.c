@@ -465,23 +465,15 @@ export_chosen_cb (TallyWindow     *self,
                   int              response,
                   GtkNativeDialog *chooser)
 {
-  g_autoptr(GFile) chosen = NULL;
-  g_autoptr(GFile) output = NULL;
   g_autofree char *session_id = g_strdup (g_object_get_data (G_OBJECT (chooser), EXPORT_SESSION_ID_KEY));
   TallyExportFormat format;
-  gboolean include_thinking;
+  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, TALLY_EXPORT_MARKDOWN, &format);
+  gboolean include_thinking = tally_export_dialog_get_include_thinking (GTK_FILE_CHOOSER (chooser));
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-  format = tally_export_dialog_get_format (GTK_FILE_CHOOSER (chooser), TALLY_EXPORT_MARKDOWN);
-  include_thinking = tally_export_dialog_get_include_thinking (GTK_FILE_CHOOSER (chooser));
+  /* The window held the chooser's only reference: read it before this. */
   g_object_set_data (G_OBJECT (self), EXPORT_CHOOSER_KEY, NULL);
-  if (chosen == NULL)
-    return;
-
-  /* The suffix follows the format chosen. */
-  output = tally_export_file_with_suffix (chosen, format);
-  _tally_window_export_session_id_to (self, session_id, format, include_thinking, output);
+  if (output != NULL)
+    _tally_window_export_session_id_to (self, session_id, format, include_thinking, output);
 }
 
 /**
