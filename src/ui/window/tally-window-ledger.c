@@ -59,19 +59,15 @@ void
 _tally_window_sensitive_columns_activate (TallyWindow *self,
                                           GVariant    *parameter)
 {
-  TallyStore *store = tally_application_get_store (self->app);
   g_autofree char *store_dir = NULL;
   TallySensitiveDialog *dialog;
 
   g_assert (TALLY_IS_WINDOW (self));
 
-  if (store == NULL || self->database == NULL)
-    {
-      tally_window_add_toast (self, _("Sensitive columns need a database and a session store."));
-      return;
-    }
+  store_dir = _tally_window_dup_profile_store_dir (self, _("Sensitive columns need a database and a session store."));
+  if (store_dir == NULL)
+    return;
 
-  store_dir = g_path_get_dirname (tally_store_get_path (store));
   dialog = tally_sensitive_dialog_new (GTK_WINDOW (self), store_dir, self->database);
   g_signal_connect_object (dialog, "saved", G_CALLBACK (sensitive_saved_cb), self, 0);
   gtk_window_present (GTK_WINDOW (dialog));

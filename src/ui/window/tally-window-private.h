@@ -154,6 +154,8 @@ gboolean            _tally_window_is_importing             (TallyWindow        *
 /* tally-window-notes.c: the analyst's notes (docs/notes.md) */
 void             _tally_window_database_notes_activate (TallyWindow     *self,
                                                         GVariant        *parameter);
+char            *_tally_window_dup_profile_store_dir   (TallyWindow     *self,
+                                                        const char      *missing);
 
 /* tally-window-ledger.c: what leaves the machine (docs/ledger.md) */
 void             _tally_window_sent_to_api_activate   (TallyWindow      *self,
