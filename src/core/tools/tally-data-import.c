@@ -223,6 +223,23 @@ open_source (const Source  *source,
   return G_INPUT_STREAM (g_file_read (file, cancellable, error));
 }
 
+/* A pass over @source, from its start: a reader of its records (with the
+ * delimiter already picked) and, for JSON Lines, a parser for them. */
+static TallyDataReader *
+open_reader (const Source   *source,
+             GCancellable   *cancellable,
+             JsonParser    **parser,
+             GError        **error)
+{
+  g_autoptr(GInputStream) stream = open_source (source, cancellable, error);
+
+  if (stream == NULL)
+    return NULL;
+  if (source->json)
+    *parser = json_parser_new_immutable ();
+  return tally_data_reader_new (stream, source->delimiter);
+}
+
 /* Collecting the files */
 
 static gboolean
@@ -639,7 +656,6 @@ scan_source (Import  *import,
              Source  *source,
              GError **error)
 {
-  g_autoptr(GInputStream) stream = NULL;
   g_autoptr(TallyDataReader) reader = NULL;
   g_autoptr(JsonParser) parser = NULL;
   g_autoptr(GHashTable) taken = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -652,7 +668,6 @@ scan_source (Import  *import,
     {
       source->delimiter = '\0';
       source->keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      parser = json_parser_new_immutable ();
     }
   else
     {
@@ -661,10 +676,9 @@ scan_source (Import  *import,
         return fail_in (source, error, local_error);
     }
 
-  stream = open_source (source, import->cancellable, error);
-  if (stream == NULL)
+  reader = open_reader (source, import->cancellable, &parser, error);
+  if (reader == NULL)
     return FALSE;
-  reader = tally_data_reader_new (stream, source->delimiter);
 
   for (;;)
     {
@@ -962,7 +976,6 @@ insert_rows (Import  *import,
              Source  *source,
              GError **error)
 {
-  g_autoptr(GInputStream) stream = NULL;
   g_autoptr(TallyDataReader) reader = NULL;
   g_autoptr(JsonParser) parser = NULL;
   g_autoptr(GString) sql = g_string_new (NULL);
@@ -979,12 +992,9 @@ insert_rows (Import  *import,
   if (sqlite3_prepare_v2 (import->db, sql->str, -1, &stmt, NULL) != SQLITE_OK)
     return fail_sqlite (import->db, error);
 
-  stream = open_source (source, import->cancellable, error);
-  if (stream == NULL)
+  reader = open_reader (source, import->cancellable, &parser, error);
+  if (reader == NULL)
     goto out;
-  reader = tally_data_reader_new (stream, source->delimiter);
-  if (source->json)
-    parser = json_parser_new_immutable ();
 
   for (;;)
     {
