@@ -266,6 +266,19 @@ chart_title (TallyChartRow *self)
   return block != NULL && tally_block_get_text (block) != NULL ? tally_block_get_text (block) : "";
 }
 
+/* The @i-th of the event's file names, %NULL when that member is not a
+ * string. */
+static const char *
+file_name_at (JsonArray *files,
+              guint      i)
+{
+  JsonNode *node = json_array_get_element (files, i);
+
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
 /* The chart's first file that exists, absolute: the event's paths are
  * relative to the session's workspace. */
 static GFile *
@@ -281,13 +294,11 @@ find_file (TallyChartRow *self)
 
   for (guint i = 0; i < json_array_get_length (files); i++)
     {
-      JsonNode *node = json_array_get_element (files, i);
-      const char *name;
+      const char *name = file_name_at (files, i);
       g_autofree char *path = NULL;
 
-      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+      if (name == NULL)
         continue;
-      name = json_node_get_string (node);
       if (g_path_is_absolute (name))
         path = g_strdup (name);
       else if (workspace != NULL)
@@ -656,28 +667,26 @@ add_filter (GtkFileChooser *chooser,
   gtk_file_chooser_add_filter (chooser, filter);
 }
 
+/* The name offered: the one create_chart gave the chart's files in the
+ * workspace (made from its title there), as a PNG. */
 static char *
 dup_file_name (TallyChartRow *self)
 {
-  GString *name = g_string_new (NULL);
-  const char *title = chart_title (self);
+  JsonArray *files = tally_json_object_get_array (details (self), "files");
+  g_autofree char *base = NULL;
+  char *dot;
 
-  for (const char *p = title; *p != '\0'; p = g_utf8_next_char (p))
-    {
-      gunichar c = g_utf8_get_char (p);
+  for (guint i = 0; files != NULL && i < json_array_get_length (files) && base == NULL; i++)
+    if (file_name_at (files, i) != NULL)
+      base = g_path_get_basename (file_name_at (files, i));
+  if (base == NULL)
+    /* Translators: the file name offered for a chart without files */
+    return g_strconcat (_("chart"), ".png", NULL);
 
-      if (g_unichar_isalnum (c))
-        g_string_append_unichar (name, g_unichar_tolower (c));
-      else if (name->len > 0 && name->str[name->len - 1] != '-')
-        g_string_append_c (name, '-');
-    }
-  while (name->len > 0 && name->str[name->len - 1] == '-')
-    g_string_truncate (name, name->len - 1);
-  if (name->len == 0)
-    /* Translators: the file name offered for a chart without a title */
-    g_string_append (name, _("chart"));
-  g_string_append (name, ".png");
-  return g_string_free (name, FALSE);
+  dot = strrchr (base, '.');
+  if (dot != NULL && dot != base)
+    *dot = '\0';
+  return g_strconcat (base, ".png", NULL);
 }
 
 static void
