@@ -6,6 +6,8 @@
 #include "tally-event.h"
 #include "tally-format.h"
 #include "tally-json.h"
+#include "tally-tool-ask-user-question.h"
+#include "tally-tool-exit-plan-mode.h"
 #include "tally-types.h"
 
 /* The small helpers the core's layers share instead of keeping private
@@ -75,6 +77,27 @@ test_enum_to_nick_or (void)
   g_assert_cmpstr (tally_event_type_to_name (4242), ==, "unknown");
 }
 
+/* The card-backed tools share the base class's refusal to run. */
+static void
+test_card_tools_do_not_run (void)
+{
+  TallyTool *(*constructors[]) (void) = { tally_tool_ask_user_question_new, tally_tool_exit_plan_mode_new };
+  const char *messages[] = { "AskUserQuestion is handled by Tally, not run.",
+                             "ExitPlanMode is handled by Tally, not run." };
+
+  for (guint i = 0; i < G_N_ELEMENTS (constructors); i++)
+    {
+      g_autoptr(TallyTool) tool = constructors[i] ();
+      g_autoptr(JsonObject) input = json_object_new ();
+      g_autoptr(GError) error = NULL;
+      g_autofree char *text = tally_tool_run (tool, NULL, input, NULL, &error);
+
+      g_assert_null (text);
+      g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED);
+      g_assert_cmpstr (error->message, ==, messages[i]);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -84,6 +107,7 @@ main (int   argc,
   g_test_add_func ("/tally/shared/json-set-string-or-null", test_json_set_string_or_null);
   g_test_add_func ("/tally/shared/format-time-utc", test_format_time_utc);
   g_test_add_func ("/tally/shared/enum-to-nick-or", test_enum_to_nick_or);
+  g_test_add_func ("/tally/shared/card-tools-do-not-run", test_card_tools_do_not_run);
 
   return g_test_run ();
 }

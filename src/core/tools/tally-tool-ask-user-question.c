@@ -20,18 +20,6 @@ struct _TallyToolAskUserQuestion
 
 G_DEFINE_FINAL_TYPE (TallyToolAskUserQuestion, tally_tool_ask_user_question, TALLY_TYPE_TOOL)
 
-static char *
-ask_run (TallyTool               *tool,
-         const TallyToolContext  *context,
-         JsonObject              *input,
-         GCancellable            *cancellable,
-         GError                 **error)
-{
-  g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                       "AskUserQuestion is answered by the analyst, not run.");
-  return NULL;
-}
-
 static void
 tally_tool_ask_user_question_class_init (TallyToolAskUserQuestionClass *klass)
 {
@@ -71,7 +59,6 @@ tally_tool_ask_user_question_class_init (TallyToolAskUserQuestionClass *klass)
     "},\"required\":[\"question\",\"header\",\"options\"]}}"
     "},\"required\":[\"questions\"]}";
   tool_class->read_only = TRUE;
-  tool_class->run = ask_run;
 }
 
 static void

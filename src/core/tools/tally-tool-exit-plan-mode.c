@@ -19,18 +19,6 @@ struct _TallyToolExitPlanMode
 
 G_DEFINE_FINAL_TYPE (TallyToolExitPlanMode, tally_tool_exit_plan_mode, TALLY_TYPE_TOOL)
 
-static char *
-plan_run (TallyTool               *tool,
-          const TallyToolContext  *context,
-          JsonObject              *input,
-          GCancellable            *cancellable,
-          GError                 **error)
-{
-  g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                       "ExitPlanMode is handled by Tally, not run.");
-  return NULL;
-}
-
 static void
 tally_tool_exit_plan_mode_class_init (TallyToolExitPlanModeClass *klass)
 {
@@ -49,7 +37,6 @@ tally_tool_exit_plan_mode_class_init (TallyToolExitPlanModeClass *klass)
     "\"plan\":{\"type\":\"string\",\"description\":\"The plan, in Markdown.\"}"
     "},\"required\":[\"plan\"]}";
   tool_class->read_only = TRUE;
-  tool_class->run = plan_run;
 }
 
 static void

@@ -185,8 +185,9 @@ tally_tool_run_full (TallyTool              *self,
 
   if (klass->run == NULL && klass->run_with_artifact == NULL)
     {
+      /* A card-backed tool (docs/architecture.md §7) */
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
-                   "The tool %s cannot run", klass->name ? klass->name : "?");
+                   "%s is handled by Tally, not run.", klass->name ? klass->name : "?");
       return NULL;
     }
 

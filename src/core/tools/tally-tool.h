@@ -147,8 +147,11 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  * @summary_member: (nullable): the input member whose string summarises a
  *   call (e.g. "command"); used when @dup_summary is %NULL (see
  *   tally_tool_dup_member_string())
- * @run: runs the tool; called in a worker thread; returns the text for the
- *   `tool_result` (transfer full) or %NULL with @error set
+ * @run: (nullable): runs the tool; called in a worker thread; returns the
+ *   text for the `tool_result` (transfer full) or %NULL with @error set.
+ *   A card-backed tool, which Tally answers itself (`AskUserQuestion`,
+ *   `ExitPlanMode`), leaves it and @run_with_artifact %NULL:
+ *   tally_tool_run() then fails with %TALLY_TOOL_ERROR_FAILED
  * @dup_paths: (nullable): returns the file paths named by an input, as
  *   given (a %NULL-terminated array, transfer full), or %NULL when it names
  *   none; must not touch the file system. %NULL (the default) means the
