@@ -5,10 +5,10 @@
 #include "config.h"
 
 #include "tally-pg-source.h"
+#include "tally-pq-loader.h"
 #include "tally-tool.h"
 
 #include <errno.h>
-#include <libpq-fe.h>
 #include <poll.h>
 #include <string.h>
 
@@ -926,10 +926,12 @@ tally_pg_source_init (TallyPgSource *self)
  * @error: return location for a #GError
  *
  * Makes a source for @conninfo. Nothing is sent to a server yet; the
- * string is only checked with PQconninfoParse().
+ * string is only checked with PQconninfoParse(). The first source loads
+ * libpq (tally_pq_loader_load()).
  *
  * Errors: %TALLY_TOOL_ERROR_INVALID_INPUT when libpq cannot read
- * @conninfo (the message is libpq's).
+ * @conninfo (the message is libpq's); %TALLY_TOOL_ERROR_FAILED when
+ * libpq cannot be loaded (the message names the library).
  *
  * Returns: (transfer full): a new source, or %NULL with @error set
  */
@@ -938,10 +940,18 @@ tally_pg_source_new (const char  *conninfo,
                      GError     **error)
 {
   TallyPgSource *self;
+  g_autoptr(GError) load_error = NULL;
   PQconninfoOption *parsed;
   char *parse_error = NULL;
 
   g_return_val_if_fail (conninfo != NULL, NULL);
+
+  if (!tally_pq_loader_load (&load_error))
+    {
+      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+                   "PostgreSQL cannot be reached: %s", load_error->message);
+      return NULL;
+    }
 
   parsed = PQconninfoParse (conninfo, &parse_error);
   if (parsed == NULL)

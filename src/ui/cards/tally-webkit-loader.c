@@ -9,8 +9,7 @@
 
 #if TALLY_HAVE_WEBKIT
 
-#include <gmodule.h>
-#include <string.h>
+#include "tally-module-table.h"
 
 /**
  * tally_webkit_api:
@@ -20,8 +19,7 @@
  */
 TallyWebKitApi tally_webkit_api;
 
-static gboolean loaded;
-static char *load_failure;
+static TallyModuleTable webkit = { .soname = TALLY_WEBKIT_SONAME };
 
 /**
  * tally_webkit_loader_load:
@@ -30,7 +28,7 @@ static char *load_failure;
  * Loads WebKitGTK (%TALLY_WEBKIT_SONAME, the library the build was
  * configured with) the first time it is called and fills in
  * #tally_webkit_api. The library stays loaded. Later calls return the
- * first call's answer at once. Main thread only.
+ * first call's answer at once. Main thread only (WebKit is).
  *
  * Returns: %TRUE when every WebKit function the UI calls is there; %FALSE
  *   with @error set to %G_IO_ERROR_NOT_FOUND (naming the library or the
@@ -39,41 +37,15 @@ static char *load_failure;
 gboolean
 tally_webkit_loader_load (GError **error)
 {
-  GModule *module;
+#define TALLY_WEBKIT_NAME(ret, name, args) #name,
+  static const char * const names[] = { TALLY_WEBKIT_FUNCTIONS (TALLY_WEBKIT_NAME) };
+#undef TALLY_WEBKIT_NAME
+#define TALLY_WEBKIT_SLOT(ret, name, args) (gpointer *) &tally_webkit_api.name,
+  static gpointer * const slots[] = { TALLY_WEBKIT_FUNCTIONS (TALLY_WEBKIT_SLOT) };
+#undef TALLY_WEBKIT_SLOT
 
-  if (loaded)
-    return TRUE;
-  if (load_failure != NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, load_failure);
-      return FALSE;
-    }
-
-  module = g_module_open (TALLY_WEBKIT_SONAME, G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
-  if (module == NULL)
-    {
-      load_failure = g_strdup_printf ("Could not load %s: %s", TALLY_WEBKIT_SONAME, g_module_error ());
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, load_failure);
-      return FALSE;
-    }
-
-#define TALLY_WEBKIT_RESOLVE(ret, name, args) \
-  if (load_failure == NULL && !g_module_symbol (module, #name, (gpointer *) &tally_webkit_api.name)) \
-    load_failure = g_strdup_printf ("%s has no function %s", TALLY_WEBKIT_SONAME, #name);
-  TALLY_WEBKIT_FUNCTIONS (TALLY_WEBKIT_RESOLVE)
-#undef TALLY_WEBKIT_RESOLVE
-
-  if (load_failure != NULL)
-    {
-      memset (&tally_webkit_api, 0, sizeof tally_webkit_api);
-      g_module_close (module);
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, load_failure);
-      return FALSE;
-    }
-
-  g_module_make_resident (module);
-  loaded = TRUE;
-  return TRUE;
+  G_STATIC_ASSERT (G_N_ELEMENTS (names) == G_N_ELEMENTS (slots));
+  return tally_module_table_load (&webkit, names, slots, G_N_ELEMENTS (names), error);
 }
 
 /**
@@ -85,7 +57,7 @@ tally_webkit_loader_load (GError **error)
 gboolean
 tally_webkit_loader_is_loaded (void)
 {
-  return loaded;
+  return tally_module_table_is_loaded (&webkit);
 }
 
 #endif
