@@ -6,6 +6,7 @@
 
 #include <gtksourceview/gtksource.h>
 
+#include <math.h>
 #include <string.h>
 
 #include <adwaita.h>
@@ -71,6 +72,14 @@
  * cases where it does not hold (link reference definitions defined after
  * their use).
  *
+ * ## Drawing
+ *
+ * The view is as tall as its text, but its text view is given only the
+ * band of that height that is on screen in the nearest enclosing
+ * #GtkScrolledWindow (and the window), and scrolled to it: GtkTextView lays
+ * out and draws only those lines, so a frame of a streaming answer paints
+ * about a screenful, not the whole answer. The band follows scrolling.
+ *
  * ## CSS
  *
  * The CSS name is `tallymarkdownview`; code blocks are `tallycodeblock`,
@@ -107,6 +116,14 @@ struct _TallyMarkdownView
   GdkRGBA                 accent;
   gboolean                have_colors;
   guint                   colors_idle_id;
+
+  /* the band of the view's height its text view gets (see visible_band ()) */
+  GtkAdjustment          *vadjustment;
+  GtkAdjustment          *scroll_adjustment;  /* the enclosing scroller's */
+  gulong                  scroll_handler;
+  int                     band_top;
+  int                     band_bottom;
+  guint                   band_tick_id;
 
   TallyMarkdownViewStats  stats;
 };
@@ -836,6 +853,156 @@ tick_cb (GtkWidget     *widget,
 }
 
 /* ---------------------------------------------------------------------- */
+/* Drawing only what is on screen                                           */
+
+/* A GtkTextView that does not scroll itself (it is as tall as its text,
+ * inside a list or a viewport that scrolls) draws all of its lines in every
+ * frame in which anything in it changed: while an answer streams, each
+ * frame would paint the whole answer, where a GtkTextView in a scrolled
+ * window of its own paints one screenful. So the view gives its text view
+ * only the band of its height that is on screen (inside the nearest
+ * enclosing GtkScrolledWindow and the window), and scrolls the text view to
+ * that band with an adjustment of its own (GtkScrollable): GtkTextView then
+ * lays out and draws the lines in the band only. The view still measures
+ * the whole text's height, and the band follows the view: scrolling the
+ * enclosing scroller re-allocates it, and a snapshot that finds the view
+ * moved without a new allocation (a row above it in a list grew) queues
+ * one for the next frame. */
+
+/* Extra pixels above and below what is on screen, so that a few pixels of
+ * movement before the band catches up do not show a gap. */
+#define BAND_MARGIN 64
+
+static void
+visible_band (TallyMarkdownView *self,
+              int                height,
+              int               *top,
+              int               *bottom)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  GtkWidget *clips[2] = { NULL, GTK_WIDGET (gtk_widget_get_root (widget)) };
+  double lo = 0, hi = height;
+
+  if (self->scroll_adjustment != NULL)
+    clips[0] = gtk_widget_get_ancestor (widget, GTK_TYPE_SCROLLED_WINDOW);
+
+  for (guint i = 0; i < G_N_ELEMENTS (clips); i++)
+    {
+      graphene_rect_t bounds;
+
+      if (clips[i] == NULL || clips[i] == widget ||
+          !gtk_widget_compute_bounds (clips[i], widget, &bounds))
+        continue;
+      lo = MAX (lo, bounds.origin.y);
+      hi = MIN (hi, bounds.origin.y + bounds.size.height);
+    }
+
+  *top = CLAMP ((int)floor (lo) - BAND_MARGIN, 0, height);
+  *bottom = CLAMP ((int)ceil (hi) + BAND_MARGIN, *top, height);
+  /* A view scrolled out of sight keeps a line's worth, so that its text
+   * view is never allocated no height at all. */
+  if (*bottom - *top < 1 && height > 0)
+    {
+      *top = MIN (*top, height - 1);
+      *bottom = *top + 1;
+    }
+}
+
+static void
+tally_markdown_view_measure (GtkWidget      *widget,
+                             GtkOrientation  orientation,
+                             int             for_size,
+                             int            *minimum,
+                             int            *natural,
+                             int            *minimum_baseline,
+                             int            *natural_baseline)
+{
+  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+
+  gtk_widget_measure (GTK_WIDGET (self->text_view), orientation, for_size,
+                      minimum, natural, minimum_baseline, natural_baseline);
+}
+
+static void
+tally_markdown_view_size_allocate (GtkWidget *widget,
+                                   int        width,
+                                   int        height,
+                                   int        baseline)
+{
+  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+  int top, bottom;
+
+  visible_band (self, height, &top, &bottom);
+  self->band_top = top;
+  self->band_bottom = bottom;
+
+  /* The value first, so that the text view lays out from the band's top. */
+  gtk_adjustment_configure (self->vadjustment, top, 0, MAX (height, bottom), 16, bottom - top, bottom - top);
+  gtk_widget_size_allocate (GTK_WIDGET (self->text_view),
+                            &(GtkAllocation) { 0, top, width, bottom - top }, -1);
+  if (gtk_adjustment_get_value (self->vadjustment) != top)
+    gtk_adjustment_set_value (self->vadjustment, top);
+}
+
+static gboolean
+band_tick_cb (GtkWidget     *widget,
+              GdkFrameClock *frame_clock,
+              gpointer       user_data)
+{
+  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+
+  self->band_tick_id = 0;
+  gtk_widget_queue_allocate (widget);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+tally_markdown_view_snapshot (GtkWidget   *widget,
+                              GtkSnapshot *snapshot)
+{
+  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+  int height = gtk_widget_get_height (widget);
+  int top, bottom;
+
+  visible_band (self, height, &top, &bottom);
+  if ((top < self->band_top || bottom > self->band_bottom) && self->band_tick_id == 0)
+    self->band_tick_id = gtk_widget_add_tick_callback (widget, band_tick_cb, NULL, NULL);
+
+  gtk_widget_snapshot_child (widget, GTK_WIDGET (self->text_view), snapshot);
+}
+
+static void
+scroll_value_changed_cb (TallyMarkdownView *self)
+{
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
+  gtk_widget_queue_allocate (GTK_WIDGET (self));
+}
+
+static void
+untrack_scroller (TallyMarkdownView *self)
+{
+  if (self->scroll_adjustment != NULL)
+    g_clear_signal_handler (&self->scroll_handler, self->scroll_adjustment);
+  g_clear_object (&self->scroll_adjustment);
+}
+
+static void
+track_scroller (TallyMarkdownView *self)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (self), GTK_TYPE_SCROLLED_WINDOW);
+
+  untrack_scroller (self);
+  if (scroller == NULL)
+    return;
+
+  self->scroll_adjustment = g_object_ref (gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller)));
+  self->scroll_handler = g_signal_connect_object (self->scroll_adjustment, "value-changed",
+                                                  G_CALLBACK (scroll_value_changed_cb), self,
+                                                  G_CONNECT_SWAPPED);
+}
+
+/* ---------------------------------------------------------------------- */
 /* GObject                                                                  */
 
 /* The first code block of a process costs far more than the next ones
@@ -861,6 +1028,8 @@ tally_markdown_view_map (GtkWidget *widget)
   GTK_WIDGET_CLASS (tally_markdown_view_parent_class)->map (widget);
 
   apply_colors (self);
+  track_scroller (self);
+  gtk_widget_queue_allocate (widget);
 
   if (g_once_init_enter (&warm_up_scheduled))
     {
@@ -870,16 +1039,33 @@ tally_markdown_view_map (GtkWidget *widget)
 }
 
 static void
+tally_markdown_view_unmap (GtkWidget *widget)
+{
+  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
+
+  untrack_scroller (self);
+  if (self->band_tick_id != 0)
+    {
+      gtk_widget_remove_tick_callback (widget, self->band_tick_id);
+      self->band_tick_id = 0;
+    }
+
+  GTK_WIDGET_CLASS (tally_markdown_view_parent_class)->unmap (widget);
+}
+
+static void
 tally_markdown_view_dispose (GObject *object)
 {
   TallyMarkdownView *self = (TallyMarkdownView *)object;
 
   remove_tick (self);
+  untrack_scroller (self);
   g_clear_handle_id (&self->colors_idle_id, g_source_remove);
   g_ptr_array_set_size (self->reusable, 0);
   g_ptr_array_set_size (self->lazy, 0);
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_MARKDOWN_VIEW);
   g_clear_object (&self->buffer);
+  g_clear_object (&self->vadjustment);
 
   G_OBJECT_CLASS (tally_markdown_view_parent_class)->dispose (object);
 }
@@ -905,6 +1091,10 @@ tally_markdown_view_class_init (TallyMarkdownViewClass *klass)
   object_class->dispose = tally_markdown_view_dispose;
   object_class->finalize = tally_markdown_view_finalize;
   widget_class->map = tally_markdown_view_map;
+  widget_class->unmap = tally_markdown_view_unmap;
+  widget_class->measure = tally_markdown_view_measure;
+  widget_class->size_allocate = tally_markdown_view_size_allocate;
+  widget_class->snapshot = tally_markdown_view_snapshot;
 
   /**
    * TallyMarkdownView::activate-link:
@@ -954,6 +1144,9 @@ tally_markdown_view_init (TallyMarkdownView *self)
   self->reusable = g_ptr_array_new_with_free_func (g_object_unref);
   self->lazy = g_ptr_array_new_with_free_func (g_object_unref);
   tally_markdown_scanner_init (&self->scanner);
+
+  self->vadjustment = g_object_ref_sink (gtk_adjustment_new (0, 0, 0, 0, 0, 0));
+  gtk_scrollable_set_vadjustment (GTK_SCROLLABLE (self->text_view), self->vadjustment);
 
   self->buffer = g_object_ref (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text_view)));
   gtk_text_buffer_set_enable_undo (self->buffer, FALSE);
