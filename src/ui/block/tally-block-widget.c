@@ -307,6 +307,53 @@ tally_block_widget_set_transcript (TallyBlockWidget *self,
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TRANSCRIPT]);
 }
 
+/* Where the expanded state is kept on the block (g_object_set_data()). */
+#define EXPANDED_KEY "tally-ui-expanded"
+
+/**
+ * tally_block_widget_get_expanded:
+ * @self: a #TallyBlockWidget
+ *
+ * Whether the analyst left the bound block's details open (an expander's
+ * state). It is kept with the block, not with the widget, so that a row
+ * recycled for another block and back shows the block as it was left.
+ *
+ * Returns: the state set with tally_block_widget_set_expanded() for the
+ *   bound block; %FALSE when none was set or no block is bound
+ */
+gboolean
+tally_block_widget_get_expanded (TallyBlockWidget *self)
+{
+  TallyBlock *block;
+
+  g_return_val_if_fail (TALLY_IS_BLOCK_WIDGET (self), FALSE);
+
+  block = tally_block_widget_get_block (self);
+  return block != NULL && GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY));
+}
+
+/**
+ * tally_block_widget_set_expanded:
+ * @self: a #TallyBlockWidget
+ * @expanded: whether the block's details are open
+ *
+ * Keeps @expanded with the bound block (see
+ * tally_block_widget_get_expanded()); does nothing when no block is
+ * bound.
+ */
+void
+tally_block_widget_set_expanded (TallyBlockWidget *self,
+                                 gboolean          expanded)
+{
+  TallyBlock *block;
+
+  g_return_if_fail (TALLY_IS_BLOCK_WIDGET (self));
+
+  block = tally_block_widget_get_block (self);
+  if (block != NULL)
+    g_object_set_data (G_OBJECT (block), EXPANDED_KEY, GINT_TO_POINTER (expanded != FALSE));
+}
+
 /**
  * tally_block_widget_get_workspace:
  * @self: a #TallyBlockWidget

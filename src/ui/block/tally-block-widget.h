@@ -39,6 +39,9 @@ TallyBlock   *tally_block_widget_get_block         (TallyBlockWidget *self);
 void          tally_block_widget_set_block         (TallyBlockWidget *self,
                                                     TallyBlock       *block);
 GSignalGroup *tally_block_widget_get_block_signals (TallyBlockWidget *self);
+gboolean      tally_block_widget_get_expanded      (TallyBlockWidget *self);
+void          tally_block_widget_set_expanded      (TallyBlockWidget *self,
+                                                    gboolean          expanded);
 GListModel   *tally_block_widget_get_transcript    (TallyBlockWidget *self);
 void          tally_block_widget_set_transcript    (TallyBlockWidget *self,
                                                     GListModel       *transcript);

@@ -21,8 +21,6 @@
  * scrolls away and is recycled comes back as the analyst left it.
  */
 
-#define EXPANDED_KEY "tally-ui-expanded"
-
 struct _TallyThinkingDrawer
 {
   TallyBlockWidget parent_instance;
@@ -106,8 +104,7 @@ expanded_changed_cb (TallyThinkingDrawer *self)
 
   g_assert (TALLY_IS_THINKING_DRAWER (self));
 
-  if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
-    g_object_set_data (G_OBJECT (TALLY_BLOCK_WIDGET_BLOCK (self)), EXPANDED_KEY, GINT_TO_POINTER (expanded));
+  tally_block_widget_set_expanded (TALLY_BLOCK_WIDGET (self), expanded);
   if (expanded)
     sync_text (self);
 }
@@ -127,9 +124,7 @@ tally_thinking_drawer_bind (TallyBlockWidget *widget,
     }
 
   /* Writes the block's own state back to it (or nothing when unbinding). */
-  gtk_expander_set_expanded (self->expander,
-                             block != NULL &&
-                             GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY)));
+  gtk_expander_set_expanded (self->expander, tally_block_widget_get_expanded (widget));
 
   sync_title (self);
   if (block == NULL || gtk_expander_get_expanded (self->expander))

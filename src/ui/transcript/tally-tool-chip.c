@@ -31,7 +31,6 @@
  * recycled row comes back as it was left.
  */
 
-#define EXPANDED_KEY "tally-ui-expanded"
 #define MAX_SUMMARY_CHARS 240
 #define MAX_DETAIL_CHARS (64 * 1024)
 
@@ -452,7 +451,7 @@ expanded_changed_cb (TallyToolChip *self)
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL)
     return;
-  g_object_set_data (G_OBJECT (TALLY_BLOCK_WIDGET_BLOCK (self)), EXPANDED_KEY, GINT_TO_POINTER (expanded));
+  tally_block_widget_set_expanded (TALLY_BLOCK_WIDGET (self), expanded);
   if (expanded)
     build_details (self);
 }
@@ -463,14 +462,12 @@ tally_tool_chip_bind (TallyBlockWidget *widget,
                       TallyBlock       *previous)
 {
   TallyToolChip *self = TALLY_TOOL_CHIP (widget);
-  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
-
   gboolean expanded;
 
   clear_details (self);
 
   /* Writes the block's own state back to it (or nothing when unbinding). */
-  expanded = block != NULL && GPOINTER_TO_INT (g_object_get_data (G_OBJECT (block), EXPANDED_KEY));
+  expanded = tally_block_widget_get_expanded (widget);
   gtk_expander_set_expanded (self->expander, expanded);
 
   sync_tool (self);
