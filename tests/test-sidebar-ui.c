@@ -511,7 +511,7 @@ test_shortcuts (void)
   gboolean found = FALSE;
 
   tally_ui_init ();
-  builder = gtk_builder_new_from_resource ("/io/github/tallyapp/Tally/gtk/help-overlay.ui");
+  builder = gtk_builder_new_from_resource ("/io/github/tallyapp/Tally/window/tally-shortcuts-window.ui");
   window = GTK_WINDOW (gtk_builder_get_object (builder, "help_overlay"));
   g_assert_true (GTK_IS_SHORTCUTS_WINDOW (window));
 

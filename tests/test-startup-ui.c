@@ -31,14 +31,38 @@
 
 #define SESSION_ID "3f1c2a4e-0000-4000-8000-00000000b001"
 
-/* Whether WebKitGTK's library is mapped into this process. */
+/* Whether a library whose file name starts with @prefix is mapped into
+ * this process. */
+static gboolean
+library_mapped (const char *prefix)
+{
+  g_autofree char *maps = NULL;
+  g_autofree char *needle = g_strconcat ("/", prefix, NULL);
+
+  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
+  return strstr (maps, needle) != NULL;
+}
+
 static gboolean
 webkit_mapped (void)
 {
-  g_autofree char *maps = NULL;
+  return library_mapped ("libwebkitgtk-6.0");
+}
 
-  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
-  return strstr (maps, "libwebkitgtk-6.0") != NULL;
+/* The shortcuts windows of this process (GtkShortcutsWindow toplevels). */
+static guint
+count_shortcuts_windows (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+
+      n += GTK_IS_SHORTCUTS_WINDOW (window);
+    }
+  return n;
 }
 
 static void
@@ -67,6 +91,12 @@ empty_body (TallyApplication *app,
 
   g_assert_cmpstr (_tally_window_get_page (window), ==, "empty");
   assert_no_webkit (window);
+  /* No PostgreSQL source was made: libpq is not loaded (the core does not
+   * link it, tools/tally-pq-loader.c). */
+  g_assert_false (library_mapped ("libpq.so"));
+  /* The shortcuts window waits until it is asked for. */
+  g_assert_cmpuint (count_shortcuts_windows (), ==, 0);
+  g_assert_null (gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (window)));
 }
 
 static void
@@ -76,6 +106,75 @@ test_empty_window (TallyTestAppFixture *fixture,
   const char *args[] = { "--store", fixture->store_path, NULL };
 
   g_assert_cmpint (tally_test_app_run (args, empty_body, NULL), ==, 0);
+}
+
+/* The shortcuts window, built on first use */
+
+static void
+shortcuts_body (TallyApplication *app,
+                TallyWindow      *window,
+                gpointer          data)
+{
+  g_auto(GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app), "win.show-help-overlay");
+  g_autoptr(GPtrArray) sections = NULL;
+  g_autoptr(GPtrArray) shortcuts = NULL;
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  GtkWindow *shortcuts_window = NULL;
+  gboolean has_new_session = FALSE;
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
+  g_assert_cmpuint (count_shortcuts_windows (), ==, 0);
+
+  /* Ctrl+? still opens it. */
+  g_assert_nonnull (accels);
+  g_assert_cmpstr (accels[0], ==, "<Control>question");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-help-overlay", NULL));
+  g_assert_cmpuint (count_shortcuts_windows (), ==, 1);
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) toplevel = g_list_model_get_item (toplevels, i);
+
+      if (GTK_IS_SHORTCUTS_WINDOW (toplevel))
+        shortcuts_window = GTK_WINDOW (toplevel);
+    }
+  g_assert_nonnull (shortcuts_window);
+  g_assert_true (gtk_window_get_transient_for (shortcuts_window) == GTK_WINDOW (window));
+  SPIN_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (shortcuts_window)));
+
+  /* It has its sections and the window's shortcuts. */
+  sections = tally_test_find_all (GTK_WIDGET (shortcuts_window), GTK_TYPE_SHORTCUTS_SECTION);
+  g_assert_cmpuint (sections->len, >=, 1);
+  shortcuts = tally_test_find_all (GTK_WIDGET (shortcuts_window), GTK_TYPE_SHORTCUTS_SHORTCUT);
+  g_assert_cmpuint (shortcuts->len, >=, 8);
+  for (guint i = 0; i < shortcuts->len; i++)
+    {
+      g_autofree char *action_name = NULL;
+
+      g_object_get (g_ptr_array_index (shortcuts, i), "action-name", &action_name, NULL);
+      has_new_session |= g_strcmp0 (action_name, "win.new-session") == 0;
+    }
+  g_assert_true (has_new_session);
+
+  /* Closing hides it; asking again shows the same one. */
+  gtk_window_close (shortcuts_window);
+  SPIN_UNTIL (!gtk_widget_get_visible (GTK_WIDGET (shortcuts_window)));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-help-overlay", NULL));
+  g_assert_cmpuint (count_shortcuts_windows (), ==, 1);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (shortcuts_window)));
+  gtk_window_close (shortcuts_window);
+}
+
+static void
+test_shortcuts_on_first_use (TallyTestAppFixture *fixture,
+                             gconstpointer        data)
+{
+  const char *args[] = { "--store", fixture->store_path, NULL };
+
+  g_assert_cmpint (tally_test_app_run (args, shortcuts_body, NULL), ==, 0);
+  /* Closing the window took its shortcuts window along. */
+  g_assert_cmpuint (count_shortcuts_windows (), ==, 0);
 }
 
 /* A session without plans */
@@ -250,6 +349,8 @@ main (int   argc,
               tally_test_app_fixture_set_up, test_empty_window, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/startup-ui/session-without-plans", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_session_without_plans, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/startup-ui/shortcuts-on-first-use", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_shortcuts_on_first_use, tally_test_app_fixture_tear_down);
   g_test_add_func ("/tally/startup-ui/plan-cards-share-webkit", test_plan_cards_share);
 
   status = g_test_run ();

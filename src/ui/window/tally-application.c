@@ -532,6 +532,7 @@ tally_application_startup (GApplication *application)
   static const char *sidebar_accels[] = { "F9", NULL };
   static const char *rename_accels[] = { "F2", NULL };
   static const char *close_accels[] = { "<Control>w", NULL };
+  static const char *shortcuts_accels[] = { "<Control>question", NULL };
 
   G_APPLICATION_CLASS (tally_application_parent_class)->startup (application);
 
@@ -547,6 +548,7 @@ tally_application_startup (GApplication *application)
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.toggle-sidebar", sidebar_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.rename-session", rename_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "window.close", close_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.show-help-overlay", shortcuts_accels);
 
   {
     g_autoptr(GSettingsSchema) schema = NULL;
@@ -756,7 +758,7 @@ tally_application_new (void)
   return g_object_new (TALLY_TYPE_APPLICATION,
                        "application-id", APPLICATION_ID,
                        "flags", G_APPLICATION_HANDLES_COMMAND_LINE,
-                       /* style.css, gtk/help-overlay.ui and icons/ live here */
+                       /* style.css and icons/ live here */
                        "resource-base-path", "/io/github/tallyapp/Tally",
                        NULL);
 }

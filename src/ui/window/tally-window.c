@@ -1175,6 +1175,29 @@ first_tick_cb (GtkWidget     *widget,
   return G_SOURCE_REMOVE;
 }
 
+/* The shortcuts window (win.show-help-overlay, Ctrl+?) is built the first
+ * time it is asked for (docs/architecture.md §11.1, "Start-up and WebKit"):
+ * at GtkApplication's gtk/help-overlay.ui it would be built with every
+ * window, before its first frame. */
+static void
+show_help_overlay_action (GtkWidget  *widget,
+                          const char *action_name,
+                          GVariant   *parameter)
+{
+  TallyWindow *self = TALLY_WINDOW (widget);
+
+  if (self->shortcuts_window == NULL)
+    {
+      g_autoptr(GtkBuilder) builder =
+        gtk_builder_new_from_resource ("/io/github/tallyapp/Tally/window/tally-shortcuts-window.ui");
+
+      self->shortcuts_window = GTK_WINDOW (g_object_ref (gtk_builder_get_object (builder, "help_overlay")));
+      gtk_window_set_transient_for (self->shortcuts_window, GTK_WINDOW (self));
+      gtk_window_set_hide_on_close (self->shortcuts_window, TRUE);
+    }
+  gtk_window_present (self->shortcuts_window);
+}
+
 /* GObject */
 
 /* Connects the window to its application (set after construction). */
@@ -1264,6 +1287,9 @@ tally_window_dispose (GObject *object)
   g_clear_object (&self->turn_cancellable);
   g_clear_weak_pointer (&self->last_toast);
   _tally_window_watch_turn (self, NULL);
+  if (self->shortcuts_window != NULL)
+    gtk_window_destroy (self->shortcuts_window);
+  g_clear_object (&self->shortcuts_window);
 
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_WINDOW);
 
@@ -1351,6 +1377,7 @@ tally_window_class_init (TallyWindowClass *klass)
   _tally_window_actions_class_init (widget_class);
   _tally_window_errors_class_init (widget_class);
   gtk_widget_class_bind_template_callback (widget_class, suggestion_activated_cb);
+  gtk_widget_class_install_action (widget_class, "win.show-help-overlay", NULL, show_help_overlay_action);
 
 }
 
