@@ -192,6 +192,20 @@ test_band_follows_scrolling (void)
   g_assert_cmpint (y_top[2], ==, line_y_in_view (&tall, n_lines - 1));
   g_assert_cmpint (y_top[2], >, height - gtk_widget_get_height (shown.scroller));
 
+  /* The text view scrolling itself (to keep a mark in sight, or while a
+   * selection is dragged) is undone: the view is what scrolls. */
+  {
+    GtkTextView *text_view = tally_markdown_view_get_text_view (shown.view);
+    GtkAdjustment *own = gtk_scrollable_get_vadjustment (GTK_SCROLLABLE (text_view));
+    double before = gtk_adjustment_get_value (own);
+
+    g_assert_cmpfloat (before, >, 0);
+    gtk_adjustment_set_value (own, 0);
+    g_assert_cmpfloat (gtk_adjustment_get_value (own), ==, before);
+    settle (&shown);
+    g_assert_cmpint (line_y_in_view (&shown, n_lines - 1), ==, y_top[2]);
+  }
+
   close_view (&shown);
   close_view (&tall);
 }

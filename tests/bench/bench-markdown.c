@@ -35,6 +35,16 @@
  * ratio of their longest stalls is printed per pair with the median of
  * the 5 (issue 15's goal: at most 1.5 paced, at most 2 for the burst).
  *
+ * What it compares: both widgets are the only child of a GtkScrolledWindow
+ * in the same 800x600 window, with the theme's default font, and get the
+ * same deltas. The bare GtkTextView scrolls itself (GtkScrollable), so it
+ * lays out and draws only its visible lines; TallyMarkdownView goes through
+ * the GtkViewport GTK adds for a widget that does not scroll itself, as in
+ * the transcript's rows, and gives its own text view only the band of its
+ * height that is on screen (the "Drawing" section of its documentation). The
+ * markdown view shows less text (markup becomes tags, fences and the table
+ * become widgets); the bare view shows the source as it is.
+ *
  * Runs once under the renderer GTK picks and once more with
  * GSK_RENDERER=cairo (it re-executes itself). Needs a display: run it
  * under xvfb-run. It prints figures and asserts nothing about speed.

@@ -944,6 +944,18 @@ tally_markdown_view_size_allocate (GtkWidget *widget,
     gtk_adjustment_set_value (self->vadjustment, top);
 }
 
+/* The text view scrolls its adjustment itself at times (keeping a mark on
+ * screen, or while a selection is dragged past an edge); the view, not the
+ * text view, is what scrolls, so the band's top is put back. */
+static void
+band_value_changed_cb (TallyMarkdownView *self)
+{
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
+  if (gtk_adjustment_get_value (self->vadjustment) != self->band_top)
+    gtk_adjustment_set_value (self->vadjustment, self->band_top);
+}
+
 static gboolean
 band_tick_cb (GtkWidget     *widget,
               GdkFrameClock *frame_clock,
@@ -1147,6 +1159,8 @@ tally_markdown_view_init (TallyMarkdownView *self)
 
   self->vadjustment = g_object_ref_sink (gtk_adjustment_new (0, 0, 0, 0, 0, 0));
   gtk_scrollable_set_vadjustment (GTK_SCROLLABLE (self->text_view), self->vadjustment);
+  g_signal_connect_object (self->vadjustment, "value-changed", G_CALLBACK (band_value_changed_cb),
+                           self, G_CONNECT_SWAPPED | G_CONNECT_AFTER);
 
   self->buffer = g_object_ref (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text_view)));
   gtk_text_buffer_set_enable_undo (self->buffer, FALSE);
