@@ -33,6 +33,38 @@ tally_test_deadline_passed (gint64 deadline)
   return g_get_monotonic_time () > deadline;
 }
 
+static gboolean
+stall_meter_beat_cb (gpointer data)
+{
+  TallyTestStallMeter *meter = data;
+  gint64 now = g_get_monotonic_time ();
+
+  meter->longest_us = MAX (meter->longest_us, now - meter->last_us);
+  meter->last_us = now;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Starts @meter's 1 ms heartbeat, from a longest stall of 0. */
+void
+tally_test_stall_meter_start (TallyTestStallMeter *meter)
+{
+  g_assert (meter->id == 0);
+  meter->longest_us = 0;
+  meter->last_us = g_get_monotonic_time ();
+  meter->id = g_timeout_add (1, stall_meter_beat_cb, meter);
+}
+
+/* Stops @meter; returns the longest gap between two beats (or between
+ * the start or the last beat and now), µs. */
+gint64
+tally_test_stall_meter_stop (TallyTestStallMeter *meter)
+{
+  g_assert (meter->id != 0);
+  g_clear_handle_id (&meter->id, g_source_remove);
+  stall_meter_beat_cb (meter);
+  return meter->longest_us;
+}
+
 /* Runs whatever is ready on the main loop, without blocking. */
 void
 tally_test_spin_idle (void)

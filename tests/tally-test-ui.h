@@ -22,6 +22,17 @@ void     tally_test_spin_idle       (void);
 void     tally_test_wait_frames     (GtkWidget *widget,
                                      guint      n);
 
+/* A 1 ms main-loop heartbeat that keeps the longest gap between two of
+ * its beats: the longest stall of the main loop while it runs. */
+typedef struct {
+  guint  id;
+  gint64 last_us;
+  gint64 longest_us;
+} TallyTestStallMeter;
+
+void     tally_test_stall_meter_start (TallyTestStallMeter *meter);
+gint64   tally_test_stall_meter_stop  (TallyTestStallMeter *meter);
+
 GPtrArray *tally_test_find_all      (GtkWidget       *root,
                                      GType            type);
 GtkWidget *tally_test_find_first    (GtkWidget       *root,
