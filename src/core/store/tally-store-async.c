@@ -63,7 +63,7 @@ read_thread (GTask        *task,
       result = tally_store_load_events (self, read->session_id, &read->warnings, &error);
       break;
     case READ_SEARCH:
-      result = tally_store_search (self, read->text, &error);
+      result = tally_store_search_cancellable (self, read->text, cancellable, &error);
       break;
     default:
       g_assert_not_reached ();
@@ -210,7 +210,8 @@ tally_store_load_events_finish (TallyStore    *self,
  * @callback: called on the calling thread's main context when done
  * @user_data: data for @callback
  *
- * Runs tally_store_search() in a worker thread.
+ * Runs tally_store_search_cancellable() in a worker thread: cancelling
+ * @cancellable interrupts the search even while it runs.
  */
 void
 tally_store_search_async (TallyStore          *self,
@@ -233,7 +234,8 @@ tally_store_search_async (TallyStore          *self,
  * @error: return location for a #GError
  *
  * Returns: (transfer container) (element-type TallySessionInfo) (nullable):
- *   as tally_store_search(); %NULL with an error
+ *   as tally_store_search(); %NULL with an error (also
+ *   %G_IO_ERROR_CANCELLED)
  */
 GPtrArray *
 tally_store_search_finish (TallyStore    *self,

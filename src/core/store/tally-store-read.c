@@ -692,6 +692,171 @@ build_match_query (const char *text)
   return g_string_free (query, FALSE);
 }
 
+/* How many SQLite virtual-machine steps a search runs between two looks
+ * at its cancellable. */
+#define SEARCH_PROGRESS_STEPS 1000
+
+/* SQLite's progress handler during a search: a non-zero return interrupts
+ * the statement running on the read connection (SQLITE_INTERRUPT). */
+static int
+search_progress_cb (gpointer data)
+{
+  return g_cancellable_is_cancelled (data);
+}
+
+/* @rc's error, or %G_IO_ERROR_CANCELLED when @cancellable stopped it */
+static void
+search_set_error (TallyStore    *self,
+                  int            rc,
+                  GCancellable  *cancellable,
+                  GError       **error)
+{
+  if (rc == SQLITE_INTERRUPT && g_cancellable_set_error_if_cancelled (cancellable, error))
+    return;
+  tally_store_set_sqlite_error (error, self->read_db, rc, self->path, "read");
+}
+
+/* The snippet of the transcript row @rowid for the FTS5 query @query, or
+ * NULL without a match there (a row changed since the ranking read). */
+static gboolean
+search_snippet (TallyStore    *self,
+                sqlite3_stmt  *stmt,
+                gint64         rowid,
+                char         **snippet,
+                GCancellable  *cancellable,
+                GError       **error)
+{
+  int rc;
+
+  sqlite3_reset (stmt);
+  sqlite3_bind_int64 (stmt, 2, rowid);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      *snippet = column_dup (stmt, 0);
+      return TRUE;
+    }
+  if (rc == SQLITE_DONE)
+    return TRUE;
+  search_set_error (self, rc, cancellable, error);
+  return FALSE;
+}
+
+/* Runs the search with the read lock held. First the ranking: every
+ * matching transcript row in bm25 order (at most 1,000), each session at
+ * its best row, without snippets; then the snippets of only the sessions
+ * listed, which spares tokenizing the text of rows that are never shown
+ * (docs/architecture.md §10). */
+static GPtrArray *
+search_locked (TallyStore    *self,
+               const char    *query,
+               GCancellable  *cancellable,
+               GError       **error)
+{
+  g_autoptr(sqlite3_stmt) rank_stmt = NULL;
+  g_autoptr(sqlite3_stmt) snippet_stmt = NULL;
+  g_autoptr(GPtrArray) hits = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_session_info_unref);
+  g_autoptr(GArray) rowids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  int rc;
+
+  rank_stmt = read_prepare (self,
+                            "SELECT " SESSION_COLUMNS ", transcript_fts.rowid "
+                            "FROM transcript_fts "
+                            "JOIN transcript t ON t.id = transcript_fts.rowid "
+                            "JOIN sessions s ON s.id = t.session_id "
+                            "WHERE transcript_fts MATCH ?1 ORDER BY rank LIMIT 1000",
+                            error);
+  if (rank_stmt == NULL)
+    return NULL;
+  BIND_TEXT (rank_stmt, 1, query);
+
+  while (hits->len < MAX_SEARCH_HITS && (rc = sqlite3_step (rank_stmt)) == SQLITE_ROW)
+    {
+      const char *id = (const char *)sqlite3_column_text (rank_stmt, 0);
+      gint64 rowid = sqlite3_column_int64 (rank_stmt, 15);
+
+      if (id == NULL || g_hash_table_contains (seen, id))
+        continue;
+      g_hash_table_add (seen, g_strdup (id));
+      g_ptr_array_add (hits, session_info_from_row (rank_stmt));
+      g_array_append_val (rowids, rowid);
+    }
+  if (hits->len < MAX_SEARCH_HITS && rc != SQLITE_DONE)
+    {
+      search_set_error (self, rc, cancellable, error);
+      return NULL;
+    }
+  g_clear_pointer (&rank_stmt, sqlite3_finalize);
+
+  snippet_stmt = read_prepare (self,
+                               "SELECT snippet (transcript_fts, 0, '«', '»', '…', 12) "
+                               "FROM transcript_fts WHERE transcript_fts MATCH ?1 AND rowid = ?2",
+                               error);
+  if (snippet_stmt == NULL)
+    return NULL;
+  BIND_TEXT (snippet_stmt, 1, query);
+  for (guint i = 0; i < hits->len; i++)
+    {
+      TallySessionInfo *info = g_ptr_array_index (hits, i);
+
+      if (!search_snippet (self, snippet_stmt, g_array_index (rowids, gint64, i), &info->snippet,
+                           cancellable, error))
+        return NULL;
+    }
+
+  return g_steal_pointer (&hits);
+}
+
+/**
+ * tally_store_search_cancellable:
+ * @self: a #TallyStore
+ * @text: as for tally_store_search()
+ * @cancellable: (nullable): a #GCancellable; cancelling it from any thread
+ *   interrupts the search's statement on the read connection within a
+ *   thousand SQLite steps, and a search still waiting for the read lock
+ *   gives up when it gets it
+ * @error: return location for a #GError
+ *
+ * tally_store_search() that can be cancelled: the sidebar cancels the
+ * search of each keystroke when the next one comes, so that the read
+ * connection is free for the newest text at once.
+ *
+ * Returns: (transfer container) (element-type TallySessionInfo) (nullable):
+ *   as tally_store_search(); %NULL with a read error or
+ *   %G_IO_ERROR_CANCELLED
+ */
+GPtrArray *
+tally_store_search_cancellable (TallyStore    *self,
+                                const char    *text,
+                                GCancellable  *cancellable,
+                                GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  g_autofree char *query = NULL;
+  GPtrArray *hits;
+
+  g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
+  g_return_val_if_fail (text != NULL, NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+
+  query = build_match_query (text);
+  if (query == NULL)
+    return g_ptr_array_new_with_free_func ((GDestroyNotify)tally_session_info_unref);
+
+  locker = g_mutex_locker_new (&self->read_lock);
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+
+  if (cancellable != NULL)
+    sqlite3_progress_handler (self->read_db, SEARCH_PROGRESS_STEPS, search_progress_cb, cancellable);
+  hits = search_locked (self, query, cancellable, error);
+  if (cancellable != NULL)
+    sqlite3_progress_handler (self->read_db, 0, NULL, NULL);
+
+  return hits;
+}
+
 /**
  * tally_store_search:
  * @self: a #TallyStore
@@ -705,58 +870,16 @@ build_match_query (const char *text)
  *
  * Returns: (transfer container) (element-type TallySessionInfo) (nullable):
  *   matching sessions, best match first (at most 100), each with its
- *   @snippet set; empty when @text has no word; %NULL with a read error
+ *   @snippet set (the best-ranked matching text of the session, matches
+ *   between « and »); empty when @text has no word; %NULL with a read
+ *   error
  */
 GPtrArray *
 tally_store_search (TallyStore  *self,
                     const char  *text,
                     GError     **error)
 {
-  g_autoptr(GMutexLocker) locker = NULL;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  g_autoptr(GPtrArray) hits = NULL;
-  g_autoptr(GHashTable) seen = NULL;
-  g_autofree char *query = NULL;
-  int rc;
-
-  g_return_val_if_fail (TALLY_IS_STORE (self), NULL);
-  g_return_val_if_fail (text != NULL, NULL);
-
-  hits = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_session_info_unref);
-  query = build_match_query (text);
-  if (query == NULL)
-    return g_steal_pointer (&hits);
-
-  locker = g_mutex_locker_new (&self->read_lock);
-  stmt = read_prepare (self,
-                       "SELECT " SESSION_COLUMNS ", "
-                       "  snippet (transcript_fts, 0, '«', '»', '…', 12) "
-                       "FROM transcript_fts "
-                       "JOIN transcript t ON t.id = transcript_fts.rowid "
-                       "JOIN sessions s ON s.id = t.session_id "
-                       "WHERE transcript_fts MATCH ?1 ORDER BY rank LIMIT 1000",
-                       error);
-  if (stmt == NULL)
-    return NULL;
-  BIND_TEXT (stmt, 1, query);
-
-  seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW && hits->len < MAX_SEARCH_HITS)
-    {
-      const char *id = (const char *)sqlite3_column_text (stmt, 0);
-      TallySessionInfo *info;
-
-      if (id == NULL || g_hash_table_contains (seen, id))
-        continue;
-      g_hash_table_add (seen, g_strdup (id));
-      info = session_info_from_row (stmt);
-      info->snippet = column_dup (stmt, 15);
-      g_ptr_array_add (hits, info);
-    }
-  if (rc != SQLITE_ROW && !read_done (self, rc, error))
-    return NULL;
-
-  return g_steal_pointer (&hits);
+  return tally_store_search_cancellable (self, text, NULL, error);
 }
 
 /**

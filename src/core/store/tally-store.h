@@ -247,6 +247,10 @@ gboolean          tally_store_load_conversation (TallyStore        *self,
 GPtrArray        *tally_store_search          (TallyStore          *self,
                                                const char          *text,
                                                GError             **error);
+GPtrArray        *tally_store_search_cancellable (TallyStore        *self,
+                                               const char          *text,
+                                               GCancellable        *cancellable,
+                                               GError             **error);
 char             *tally_store_export_jsonl    (TallyStore          *self,
                                                const char          *session_id,
                                                GError             **error);
