@@ -80,6 +80,9 @@ typedef struct
   double finish_ms;
   double update_max_ms;
   double update_total_ms;
+  double parse_ms;
+  double insert_ms;
+  double blocks_ms;
   double phase_update_ms;
   double phase_layout_ms;
   double phase_paint_ms;
@@ -404,6 +407,7 @@ run (GPtrArray *deltas,
   result.finish_ms = (finish_end - finish_start) / 1000.0;
   result.update_max_ms = 0;
   result.update_total_ms = 0;
+  result.parse_ms = result.insert_ms = result.blocks_ms = 0;
   if (markdown)
     {
       TallyMarkdownViewStats stats;
@@ -411,6 +415,9 @@ run (GPtrArray *deltas,
       tally_markdown_view_get_stats (TALLY_MARKDOWN_VIEW (view), &stats);
       result.update_max_ms = stats.update_us_max / 1000.0;
       result.update_total_ms = stats.update_us_total / 1000.0;
+      result.parse_ms = stats.parse_us_max / 1000.0;
+      result.insert_ms = stats.insert_us_max / 1000.0;
+      result.blocks_ms = stats.blocks_us_max / 1000.0;
     }
 
   result.phase_update_ms = frames.update_max / 1000.0;
@@ -436,12 +443,13 @@ print_row (const char   *renderer,
            guint         pair,
            const Result *r)
 {
-  g_print ("%-16s %-17s %-5s %4u %6.1f %6.1f %6.1f %6.1f %6u %7.0f %6.1f %6.1f %6.1f %6.1f %6.1f %6.0f\n",
+  g_print ("%-16s %-17s %-5s %4u %6.1f %6.1f %6.1f %6.1f %6u %7.0f %6.1f %6.1f %6.1f %6.1f %6.1f %6.0f %6.1f %6.1f %6.1f\n",
            renderer, widget, pacing, pair, r->max_stall_ms, r->max_frame_gap_ms,
            r->frame_p50_ms, r->frame_p95_ms,
            r->frames, r->total_ms, r->finish_ms,
            r->phase_update_ms, r->phase_layout_ms, r->phase_paint_ms,
-           r->update_max_ms, r->update_total_ms);
+           r->update_max_ms, r->update_total_ms,
+           r->parse_ms, r->insert_ms, r->blocks_ms);
 }
 
 int
@@ -479,11 +487,12 @@ main (int   argc,
                "text was painted; finish: tally_markdown_view_finish(); ph/upd, ph/lay, ph/pnt:\n"
                "the longest update (tick callbacks), layout and paint phase of a frame;\n"
                "upd/mx, upd/sum: the view's own per-frame updates (parse, buffer, block\n"
-               "widgets). Times in ms. Each pair: the markdown view and the bare view, in\n"
-               "alternating order.\n\n");
-      g_print ("%-16s %-17s %-5s %4s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %6s\n",
+               "widgets); parse, insert, blocks: the most one frame's update spent parsing,\n"
+               "writing into the buffer and making block widgets. Times in ms. Each pair:\n"
+               "the markdown view and the bare view, in alternating order.\n\n");
+      g_print ("%-16s %-17s %-5s %4s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %6s %6s %6s %6s\n",
                "renderer", "widget", "pace", "pair", "stall", "gap", "p50", "p95", "frames", "total",
-               "finish", "ph/upd", "ph/lay", "ph/pnt", "upd/mx", "upd/sum");
+               "finish", "ph/upd", "ph/lay", "ph/pnt", "upd/mx", "upd/sum", "parse", "insert", "blocks");
     }
 
   for (guint p = 0; p < 2; p++)

@@ -19,6 +19,11 @@ G_BEGIN_DECLS
  * @update_us_max: the longest update (commit and tail render), or the
  *   longest frame's work when it also made block widgets, in µs
  * @update_us_total: time spent in updates, in µs
+ * @parse_us_max: the most one frame's update spent parsing markdown, in µs
+ * @insert_us_max: the most one frame's update spent writing the parsed
+ *   text into the buffer (tags, anchors, placeholders), in µs
+ * @blocks_us_max: the most one frame spent making block widgets for
+ *   placeholders, in µs
  * @deferred_updates: updates that committed only part of a burst (at most
  *   16 KB of settled text per frame) and left the rest to the next frame
  * @lazy_blocks: code and table widgets made after their placeholder was
@@ -38,6 +43,9 @@ typedef struct
   guint   fallbacks;
   gint64  update_us_max;
   gint64  update_us_total;
+  gint64  parse_us_max;
+  gint64  insert_us_max;
+  gint64  blocks_us_max;
   guint   deferred_updates;
   guint   lazy_blocks;
   guint   lazy_pending;

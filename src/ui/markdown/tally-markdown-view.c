@@ -126,6 +126,8 @@ struct _TallyMarkdownView
   guint                   band_tick_id;
 
   TallyMarkdownViewStats  stats;
+  gint64                  frame_parse_us;    /* this update's, for stats */
+  gint64                  frame_insert_us;
 };
 
 /* What one frame may spend on the view's own work (parse, buffer, block
@@ -681,9 +683,14 @@ render_range (TallyMarkdownView *self,
               gsize              to)
 {
   g_autoptr(TallyMarkdownDoc) doc = NULL;
+  gint64 start = g_get_monotonic_time ();
+  gint64 parsed;
 
   doc = tally_markdown_doc_parse (self->source->str + from, to - from, tail_position (self));
+  parsed = g_get_monotonic_time ();
   insert_doc (self, doc);
+  self->frame_parse_us += parsed - start;
+  self->frame_insert_us += g_get_monotonic_time () - parsed;
 
   self->stats.bytes_rendered += to - from;
   self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
@@ -755,6 +762,7 @@ update (TallyMarkdownView *self)
   gsize commit;
   gboolean behind = FALSE;
 
+  self->frame_parse_us = self->frame_insert_us = 0;
   commit = tally_markdown_scanner_feed (&self->scanner, self->source->str, self->source->len);
 
   if (!self->eager && commit - MIN (commit, self->committed) > COMMIT_BUDGET_BYTES)
@@ -795,6 +803,8 @@ update (TallyMarkdownView *self)
     self->stats.deferred_updates++;
 
   elapsed = g_get_monotonic_time () - start;
+  self->stats.parse_us_max = MAX (self->stats.parse_us_max, self->frame_parse_us);
+  self->stats.insert_us_max = MAX (self->stats.insert_us_max, self->frame_insert_us);
   self->stats.update_us_max = MAX (self->stats.update_us_max, elapsed);
   self->stats.update_us_total += elapsed;
 }
@@ -832,6 +842,7 @@ tick_cb (GtkWidget     *widget,
 {
   TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
   gint64 start = g_get_monotonic_time ();
+  gint64 blocks_start;
   gboolean more;
 
   g_assert (TALLY_IS_MARKDOWN_VIEW (self));
@@ -842,7 +853,9 @@ tick_cb (GtkWidget     *widget,
   /* Block widgets are the costly part of an update (a code view costs a
    * millisecond or more, its first layout more): a frame makes them while
    * it is within its budget, one at least. */
+  blocks_start = g_get_monotonic_time ();
   more = make_lazy_blocks (self, start + FRAME_BUDGET_US);
+  self->stats.blocks_us_max = MAX (self->stats.blocks_us_max, g_get_monotonic_time () - blocks_start);
   self->stats.update_us_max = MAX (self->stats.update_us_max, g_get_monotonic_time () - start);
 
   if (self->dirty || more)
