@@ -44,24 +44,53 @@ struct _TallySessionRow
 
 G_DEFINE_FINAL_TYPE (TallySessionRow, tally_session_row, GTK_TYPE_LIST_BOX_ROW)
 
+/* The local time zone, looked up once: with TZ unset, GLib 2.74's
+ * g_date_time_new_*_local() read the zone from disk at every call (about
+ * 20 µs), and the sidebar's day headers ask for thousands of dates each
+ * time its search filter changes. */
+static GTimeZone *
+local_zone (void)
+{
+  static GTimeZone *zone = NULL;
+
+  if (g_once_init_enter (&zone))
+    g_once_init_leave (&zone, g_time_zone_new_local ());
+  return zone;
+}
+
+/* @time_us in local time, or NULL out of GDateTime's range */
+static GDateTime *
+local_time (gint64 time_us)
+{
+  g_autoptr(GDateTime) utc = g_date_time_new_from_unix_utc (time_us / G_USEC_PER_SEC);
+
+  return utc != NULL ? g_date_time_to_timezone (utc, local_zone ()) : NULL;
+}
+
+/* Local midnight at the start of @time's day */
+static GDateTime *
+local_midnight (GDateTime *time)
+{
+  return g_date_time_new (local_zone (), g_date_time_get_year (time), g_date_time_get_month (time),
+                          g_date_time_get_day_of_month (time), 0, 0, 0);
+}
+
 /* Whole local calendar days from @time_us to @now_us (0 the same day, 1
  * the day before), or -1 when either time cannot be shown. */
 static gint64
 days_before (gint64 time_us,
              gint64 now_us)
 {
-  g_autoptr(GDateTime) when = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
-  g_autoptr(GDateTime) now = g_date_time_new_from_unix_local (now_us / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) when = local_time (time_us);
+  g_autoptr(GDateTime) now = local_time (now_us);
   g_autoptr(GDateTime) when_day = NULL;
   g_autoptr(GDateTime) today = NULL;
 
   if (when == NULL || now == NULL)
     return -1;
 
-  when_day = g_date_time_new_local (g_date_time_get_year (when), g_date_time_get_month (when),
-                                    g_date_time_get_day_of_month (when), 0, 0, 0);
-  today = g_date_time_new_local (g_date_time_get_year (now), g_date_time_get_month (now),
-                                 g_date_time_get_day_of_month (now), 0, 0, 0);
+  when_day = local_midnight (when);
+  today = local_midnight (now);
   /* Rounded: a day with a daylight saving change is 23 or 25 hours. */
   return MAX (0, (g_date_time_difference (today, when_day) + G_TIME_SPAN_HOUR * 12) / G_TIME_SPAN_DAY);
 }
@@ -81,8 +110,8 @@ char *
 tally_session_row_format_date (gint64 time_us,
                                gint64 now_us)
 {
-  g_autoptr(GDateTime) when = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
-  g_autoptr(GDateTime) now = g_date_time_new_from_unix_local (now_us / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) when = local_time (time_us);
+  g_autoptr(GDateTime) now = local_time (now_us);
   gint64 days = days_before (time_us, now_us);
 
   if (when == NULL || now == NULL || days < 0)
