@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tally-event.h"
 #include "tally-store.h"
@@ -284,10 +285,21 @@ typedef struct {
   GArray *per_kind[G_N_ELEMENTS (queries)];  /* double, ms */
   guint   superseded[G_N_ELEMENTS (queries)];
   guint   hits[G_N_ELEMENTS (queries)];      /* rows shown for the whole text */
+  double  cpu_ms[G_N_ELEMENTS (queries)];    /* the main thread's, while typing */
   gint64  longest_stall;
   gboolean search_changed;
   gboolean painted;
 } Run;
+
+/* CPU time of the calling thread, ms */
+static double
+thread_cpu_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
 
 static void
 search_changed_cb (GtkSearchEntry *entry,
@@ -346,6 +358,7 @@ type_query (TallyWindow *window,
   spin_until_time (g_get_monotonic_time () + 300 * 1000);
 
   tally_test_stall_meter_start (&meter);
+  run->cpu_ms[q] = thread_cpu_ms ();
   for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
     {
       gint64 key_time, next_key, applied_deadline;
@@ -392,6 +405,7 @@ type_query (TallyWindow *window,
         spin_until_time (next_key);
     }
   stall = tally_test_stall_meter_stop (&meter);
+  run->cpu_ms[q] = thread_cpu_ms () - run->cpu_ms[q];
   run->longest_stall = MAX (run->longest_stall, stall);
   run->hits[q] = count_shown_rows (window);
 }
@@ -414,6 +428,7 @@ print_stats (const char *store_name,
              const char *kind,
              GArray     *times,
              guint       superseded,
+             double      cpu_ms,
              int         hits)
 {
   g_autofree double *sorted = g_memdup2 (times->data, times->len * sizeof (double));
@@ -424,8 +439,9 @@ print_stats (const char *store_name,
   median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   /* The nearest-rank p95. */
   p95 = sorted[MAX ((guint)((0.95 * n) + 0.999999), 1) - 1];
-  printf ("%-6s %-12s keys %3u  median %7.1f ms  p95 %7.1f ms  max %7.1f ms  superseded %u",
-          store_name, kind, n, median, p95, sorted[n - 1], superseded);
+  printf ("%-6s %-12s keys %3u  median %7.1f ms  p95 %7.1f ms  max %7.1f ms  superseded %2u  "
+          "main-thread CPU %5.1f ms/key",
+          store_name, kind, n, median, p95, sorted[n - 1], superseded, cpu_ms / n);
   if (hits >= 0)
     printf ("  rows shown %d", hits);
   printf ("\n");
@@ -447,6 +463,7 @@ bench_body (TallyApplication *app,
   g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (double));
   Run run = { 0 };
   guint superseded = 0;
+  double cpu_ms = 0;
   gint64 start = g_get_monotonic_time ();
 
   while (_tally_window_is_refreshing (window) && g_get_monotonic_time () - start < 120 * G_USEC_PER_SEC)
@@ -470,12 +487,13 @@ bench_body (TallyApplication *app,
 
   for (guint q = 0; q < G_N_ELEMENTS (queries); q++)
     {
-      print_stats (data->name, queries[q].kind, run.per_kind[q], run.superseded[q], run.hits[q]);
+      print_stats (data->name, queries[q].kind, run.per_kind[q], run.superseded[q], run.cpu_ms[q], run.hits[q]);
+      cpu_ms += run.cpu_ms[q];
       g_array_append_vals (all, run.per_kind[q]->data, run.per_kind[q]->len);
       superseded += run.superseded[q];
       g_array_unref (run.per_kind[q]);
     }
-  print_stats (data->name, "overall", all, superseded, -1);
+  print_stats (data->name, "overall", all, superseded, cpu_ms, -1);
   printf ("%-6s longest main-loop stall while typing: %.1f ms (frame budget 16.7 ms)\n",
           data->name, run.longest_stall / 1000.0);
   data->longest_stall = run.longest_stall;
