@@ -38,6 +38,7 @@
 #include "tally-secret-env.h"
 #include "tally-sensitive-columns.h"
 #include "tally-session.h"
+#include "tally-session-load.h"
 #include "tally-store.h"
 #include "tally-tool-bash.h"
 #include "tally-tool-query-database.h"
@@ -1105,5 +1106,9 @@ main (int    argc,
 
   tally_cli_stop_reading_stdin (&cli);
   tally_cli_close_open_text (&cli);
+  /* The settled turn's snapshot is built in a worker thread (docs/
+   * architecture.md §3.3); let it reach the store before the store
+   * closes. */
+  tally_session_wait_snapshots ();
   return cli.exit_status;
 }

@@ -412,3 +412,229 @@ tally_session_save_snapshot (TallyStore              *store,
   return tally_store_save_snapshot (store, session_id, seq, TALLY_SNAPSHOT_FORMAT,
                                     state_text, blocks_text, error);
 }
+
+/*
+ * The live session's snapshots, built in a worker thread (§3.3). The main
+ * loop only says which turn settled (tally_snapshot_writer_settled()); the
+ * worker waits for the store to commit the events up to it, brings its own
+ * copy of the transcript up to that event (from the copy it built last
+ * time, else from the stored snapshot or the whole log), serialises it and
+ * queues it. Nothing in a settled turn costs the main loop in proportion
+ * to the session's length.
+ */
+
+struct _TallySnapshotWriter {
+  gatomicrefcount    ref_count;
+  TallyStore        *store;
+  char              *session_id;
+  GThreadPool       *pool;          /* one thread: builds run in order */
+  GMutex             lock;
+  gint64             wanted_seq;    /* under lock: the latest settled turn */
+
+  /* The worker's own copy; only the pool's thread touches it. */
+  TallyTranscript   *transcript;
+  TallySessionState  state;
+  gint64             seq;           /* the last event applied to it */
+};
+
+/* Snapshots queued and not yet built, across every writer, for
+ * tally_session_wait_snapshots(). */
+static GMutex pending_lock;
+static GCond  pending_cond;
+static guint  pending;
+
+static TallySnapshotWriter *
+snapshot_writer_ref (TallySnapshotWriter *self)
+{
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+static void
+snapshot_writer_unref (TallySnapshotWriter *self)
+{
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+  g_clear_object (&self->transcript);
+  tally_session_state_clear (&self->state);
+  g_clear_object (&self->store);
+  g_mutex_clear (&self->lock);
+  g_free (self->session_id);
+  g_free (self);
+}
+
+/* Brings the worker's copy to event @seq, a settled turn's last. */
+static gboolean
+snapshot_writer_advance (TallySnapshotWriter  *self,
+                         gint64                seq,
+                         GError              **error)
+{
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(GPtrArray) warnings = NULL;
+
+  if (self->transcript == NULL || self->seq > seq)
+    {
+      g_autoptr(TallyStoreSnapshot) snapshot = NULL;
+      TallySessionLoad load = { 0 };
+
+      g_clear_object (&self->transcript);
+      tally_session_state_clear (&self->state);
+      self->seq = 0;
+      /* The stored snapshot when it is usable and not past @seq; a
+       * problem with it only means starting from the log. */
+      if (tally_store_load_snapshot (self->store, self->session_id, &snapshot, NULL) &&
+          snapshot != NULL && snapshot->seq <= seq && restore_snapshot (snapshot, &load, NULL))
+        {
+          self->transcript = g_steal_pointer (&load.transcript);
+          self->state = load.state;
+          memset (&load.state, 0, sizeof load.state);
+          self->seq = snapshot->seq;
+        }
+      tally_session_load_clear (&load);
+      if (self->transcript == NULL)
+        self->transcript = tally_transcript_new ();
+    }
+
+  events = tally_store_load_events_after (self->store, self->session_id, self->seq, &warnings, error);
+  if (events == NULL)
+    return FALSE;
+  for (guint i = 0; i < events->len && tally_event_get_seq (g_ptr_array_index (events, i)) <= seq; i++)
+    {
+      JsonObject *event = g_ptr_array_index (events, i);
+
+      tally_session_state_fold (&self->state, event);
+      tally_transcript_apply (self->transcript, event);
+      self->seq = tally_event_get_seq (event);
+    }
+  if (self->seq != seq)
+    {
+      g_set_error (error, TALLY_SNAPSHOT_ERROR, TALLY_SNAPSHOT_ERROR_STALE,
+                   "The log ends at event %" G_GINT64_FORMAT ", not at the settled turn's %" G_GINT64_FORMAT,
+                   self->seq, seq);
+      /* Start again from the store next time. */
+      g_clear_object (&self->transcript);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+snapshot_writer_build (gpointer data,
+                       gpointer user_data)
+{
+  TallySnapshotWriter *self = user_data;
+  gint64 seq = *(gint64 *)data;
+  g_autoptr(GError) error = NULL;
+  gboolean latest;
+
+  g_free (data);
+  g_mutex_lock (&self->lock);
+  latest = seq == self->wanted_seq;
+  g_mutex_unlock (&self->lock);
+
+  /* A later settled turn is queued behind: it writes the newer one. */
+  if (latest)
+    {
+      if (!tally_store_flush (self->store, &error) ||
+          !snapshot_writer_advance (self, seq, &error) ||
+          !tally_session_save_snapshot (self->store, self->session_id, seq, &self->state,
+                                        self->transcript, &error))
+        g_debug ("No snapshot for session %s at event %" G_GINT64_FORMAT ": %s",
+                 self->session_id, seq, error->message);
+    }
+
+  snapshot_writer_unref (self);
+  g_mutex_lock (&pending_lock);
+  pending--;
+  g_cond_broadcast (&pending_cond);
+  g_mutex_unlock (&pending_lock);
+}
+
+/**
+ * tally_snapshot_writer_new:
+ * @store: the store the session is written to (not read-only)
+ * @session_id: the session's full id
+ *
+ * Returns: (transfer full): a writer for the session's snapshots; close
+ *   it with tally_snapshot_writer_close()
+ */
+TallySnapshotWriter *
+tally_snapshot_writer_new (TallyStore *store,
+                           const char *session_id)
+{
+  TallySnapshotWriter *self = g_new0 (TallySnapshotWriter, 1);
+
+  g_return_val_if_fail (TALLY_IS_STORE (store), NULL);
+  g_return_val_if_fail (session_id != NULL, NULL);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  g_mutex_init (&self->lock);
+  self->store = g_object_ref (store);
+  self->session_id = g_strdup (session_id);
+  self->pool = g_thread_pool_new (snapshot_writer_build, self, 1, FALSE, NULL);
+  return self;
+}
+
+/**
+ * tally_snapshot_writer_settled:
+ * @self: a #TallySnapshotWriter
+ * @seq: the `seq` of the `turn_finished` just recorded (queued to the
+ *   store before this call)
+ *
+ * Asks for a snapshot taken after event @seq. Returns at once; the
+ * snapshot is built in the writer's thread and queued in the store in
+ * order with the events. A failure (the store cannot be read, the log
+ * does not reach @seq) loses nothing: the snapshot is left out, and the
+ * next open replays the log and writes it (§3.3).
+ */
+void
+tally_snapshot_writer_settled (TallySnapshotWriter *self,
+                               gint64               seq)
+{
+  gint64 *data = g_new (gint64, 1);
+
+  g_return_if_fail (self != NULL && self->pool != NULL);
+
+  *data = seq;
+  g_mutex_lock (&self->lock);
+  self->wanted_seq = MAX (self->wanted_seq, seq);
+  g_mutex_unlock (&self->lock);
+
+  g_mutex_lock (&pending_lock);
+  pending++;
+  g_mutex_unlock (&pending_lock);
+  snapshot_writer_ref (self);
+  g_thread_pool_push (self->pool, data, NULL);
+}
+
+/**
+ * tally_snapshot_writer_close:
+ * @self: (transfer full): a #TallySnapshotWriter
+ *
+ * Lets the writer go without waiting: snapshots already asked for are
+ * still built and queued, then the writer frees itself.
+ */
+void
+tally_snapshot_writer_close (TallySnapshotWriter *self)
+{
+  if (self == NULL)
+    return;
+  g_thread_pool_free (g_steal_pointer (&self->pool), FALSE, FALSE);
+  snapshot_writer_unref (self);
+}
+
+/**
+ * tally_session_wait_snapshots:
+ *
+ * Waits until every snapshot asked for of any #TallySnapshotWriter has
+ * been built and queued in its store (tally-cli before it exits, tests).
+ * Flush or close the store afterwards to have them committed.
+ */
+void
+tally_session_wait_snapshots (void)
+{
+  g_mutex_lock (&pending_lock);
+  while (pending > 0)
+    g_cond_wait (&pending_cond, &pending_lock);
+  g_mutex_unlock (&pending_lock);
+}

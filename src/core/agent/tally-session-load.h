@@ -81,4 +81,23 @@ gboolean    tally_session_save_snapshot (TallyStore              *store,
                                          TallyTranscript         *transcript,
                                          GError                 **error);
 
+/**
+ * TallySnapshotWriter:
+ *
+ * Writes a live session's snapshots off the main loop
+ * (docs/architecture.md §3.3): told that a turn settled, it builds the
+ * snapshot in a worker thread of its own from the store — the last
+ * snapshot it built (or the stored one) and the events after it — and
+ * queues it behind the turn's events. Snapshots are built one at a time,
+ * in order, and a settled turn that a later one overtakes is skipped.
+ */
+typedef struct _TallySnapshotWriter TallySnapshotWriter;
+
+TallySnapshotWriter *tally_snapshot_writer_new     (TallyStore          *store,
+                                                    const char          *session_id);
+void                 tally_snapshot_writer_settled (TallySnapshotWriter *self,
+                                                    gint64               seq);
+void                 tally_snapshot_writer_close   (TallySnapshotWriter *self);
+void                 tally_session_wait_snapshots  (void);
+
 G_END_DECLS

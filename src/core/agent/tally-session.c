@@ -45,7 +45,8 @@ struct _TallySession
   TallyMode        mode;
   GPtrArray       *session_rules;   /* patterns allowed for this session only */
   char            *locked_id;       /* the session whose writer lock this holds */
-  TallySessionState state;          /* folded over every event, for snapshots */
+  TallySessionState state;          /* folded over every event */
+  TallySnapshotWriter *snapshots;   /* builds the snapshots, off the main loop */
 };
 
 G_DEFINE_FINAL_TYPE (TallySession, tally_session, G_TYPE_OBJECT)
@@ -133,6 +134,7 @@ tally_session_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->agent, self);
   g_clear_object (&self->agent);
   g_clear_object (&self->transcript);
+  g_clear_pointer (&self->snapshots, tally_snapshot_writer_close);
   if (self->locked_id != NULL)
     tally_store_unlock_session (self->store, self->locked_id);
   g_clear_pointer (&self->locked_id, g_free);
@@ -209,13 +211,15 @@ record_event (TallySession *self,
 
   /* A settled turn: the snapshot of settled blocks follows its last event
    * into the store (docs/architecture.md §10.2), so the next open need not
-   * replay the log. */
+   * replay the log. It is built in the snapshot writer's thread, so the
+   * main loop does nothing in proportion to the session's length. */
   if (error == NULL && self->store != NULL && !tally_store_is_read_only (self->store) &&
-      tally_event_get_event_type (event) == TALLY_EVENT_TURN_FINISHED &&
-      !tally_session_save_snapshot (self->store, tally_agent_get_session_id (self->agent),
-                                    tally_event_get_seq (event), &self->state, self->transcript, &error))
-    g_warning ("Could not queue the snapshot of session %s: %s",
-               tally_agent_get_session_id (self->agent), error->message);
+      tally_event_get_event_type (event) == TALLY_EVENT_TURN_FINISHED)
+    {
+      if (self->snapshots == NULL)
+        self->snapshots = tally_snapshot_writer_new (self->store, tally_agent_get_session_id (self->agent));
+      tally_snapshot_writer_settled (self->snapshots, tally_event_get_seq (event));
+    }
 }
 
 static void
