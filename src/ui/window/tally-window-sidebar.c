@@ -125,12 +125,49 @@ session_header_func (GtkListBoxRow *row,
   gtk_label_set_label (GTK_LABEL (header), tally_session_group_get_title (group));
 }
 
+/* A row's title and its case-folded form, kept on the row: the filter
+ * asks for it for every row at every keystroke, twice. */
+typedef struct {
+  char *title;
+  char *folded;
+} FoldedTitle;
+
+static void
+folded_title_free (gpointer data)
+{
+  FoldedTitle *cache = data;
+
+  g_free (cache->title);
+  g_free (cache->folded);
+  g_free (cache);
+}
+
+static const char *
+row_folded_title (TallySessionRow *row)
+{
+  static GQuark quark = 0;
+  const char *title = tally_session_row_get_title (row);
+  FoldedTitle *cache;
+
+  if (quark == 0)
+    quark = g_quark_from_static_string ("tally-folded-title");
+  cache = g_object_get_qdata (G_OBJECT (row), quark);
+  if (cache == NULL || g_strcmp0 (cache->title, title) != 0)
+    {
+      /* New, or renamed since. */
+      cache = g_new0 (FoldedTitle, 1);
+      cache->title = g_strdup (title);
+      cache->folded = g_utf8_casefold (title, -1);
+      g_object_set_qdata_full (G_OBJECT (row), quark, cache, folded_title_free);
+    }
+  return cache->folded;
+}
+
 static gboolean
 row_matches (TallyWindow     *self,
              TallySessionRow *row)
 {
   const char *id = tally_session_row_get_id (row);
-  g_autofree char *title = NULL;
 
   if (g_hash_table_contains (self->pending_deletes, id))
     return FALSE;
@@ -139,8 +176,7 @@ row_matches (TallyWindow     *self,
   if (self->search_hits != NULL && g_hash_table_contains (self->search_hits, id))
     return TRUE;
 
-  title = g_utf8_casefold (tally_session_row_get_title (row), -1);
-  return strstr (title, self->search_text) != NULL;
+  return strstr (row_folded_title (row), self->search_text) != NULL;
 }
 
 static gboolean
