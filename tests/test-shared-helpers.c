@@ -40,6 +40,22 @@ test_json_set_string_or_null (void)
 }
 
 static void
+test_json_set_string_unless_null (void)
+{
+  g_autoptr(JsonObject) object = json_object_new ();
+
+  tally_json_object_set_string_unless_null (object, "tool_id", "toolu_1");
+  g_assert_cmpstr (tally_json_object_get_string (object, "tool_id", NULL), ==, "toolu_1");
+
+  /* NULL leaves the member out, and one already there as it was. */
+  tally_json_object_set_string_unless_null (object, "sql", NULL);
+  g_assert_false (json_object_has_member (object, "sql"));
+  tally_json_object_set_string_unless_null (object, "tool_id", NULL);
+  g_assert_cmpstr (tally_json_object_get_string (object, "tool_id", NULL), ==, "toolu_1");
+  g_assert_cmpuint (json_object_get_size (object), ==, 1);
+}
+
+static void
 test_format_time_utc (void)
 {
   g_autofree char *epoch = tally_format_time_utc (0, "%Y-%m-%d %H:%M UTC", "unknown date");
@@ -105,6 +121,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/tally/shared/json-set-string-or-null", test_json_set_string_or_null);
+  g_test_add_func ("/tally/shared/json-set-string-unless-null", test_json_set_string_unless_null);
   g_test_add_func ("/tally/shared/format-time-utc", test_format_time_utc);
   g_test_add_func ("/tally/shared/enum-to-nick-or", test_enum_to_nick_or);
   g_test_add_func ("/tally/shared/card-tools-do-not-run", test_card_tools_do_not_run);

@@ -40,8 +40,7 @@ emit_approval_resolved (GTask         *task,
         json_object_set_member (event, l->data, json_node_copy (json_object_get_member (extra, l->data)));
       g_list_free (members);
     }
-  if (message != NULL)
-    json_object_set_string_member (event, "message", message);
+  tally_json_object_set_string_unless_null (event, "message", message);
   json_object_set_string_member (event, "reason", reason);
   turn_emit (task, event);
 }
@@ -502,8 +501,7 @@ run_next_tool (GTask *task)
       {
         JsonObject *extra = json_object_new ();
 
-        if (verdict.rule != NULL)
-          json_object_set_string_member (extra, "rule", verdict.rule);
+        tally_json_object_set_string_unless_null (extra, "rule", verdict.rule);
         emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, verdict.reason, verdict.message, extra);
         json_object_unref (extra);
         refuse_current (task, verdict.message);
@@ -514,8 +512,7 @@ run_next_tool (GTask *task)
       {
         JsonObject *extra = json_object_new ();
 
-        if (verdict.rule != NULL)
-          json_object_set_string_member (extra, "rule", verdict.rule);
+        tally_json_object_set_string_unless_null (extra, "rule", verdict.rule);
         emit_approval_resolved (task, NULL, id, TALLY_DECISION_ALLOW, verdict.reason, NULL, extra);
         json_object_unref (extra);
         run_current (task, tool, input, FALSE);

@@ -814,8 +814,7 @@ tally_agent_send_async (TallyAgent             *self,
   json_object_set_int_member (event, "budget_tokens", turn->budget_used);
   json_object_set_string_member (event, "model", self->model);
   json_object_set_string_member (event, "text", request->text);
-  if (request->retry_of != NULL)
-    json_object_set_string_member (event, "retry_of", request->retry_of);
+  tally_json_object_set_string_unless_null (event, "retry_of", request->retry_of);
   if (notes_reminder != NULL)
     json_object_set_string_member (event, "notes", self->notes_told != NULL ? self->notes_told : "");
   turn_emit (task, event);

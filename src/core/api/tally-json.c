@@ -250,11 +250,34 @@ tally_json_object_set_string_or_null (JsonObject *object,
                                       const char *member,
                                       const char *value)
 {
+  if (value != NULL)
+    tally_json_object_set_string_unless_null (object, member, value);
+  else
+    {
+      g_return_if_fail (object != NULL);
+      g_return_if_fail (member != NULL);
+      json_object_set_null_member (object, member);
+    }
+}
+
+/**
+ * tally_json_object_set_string_unless_null:
+ * @object: a JSON object
+ * @member: the member's name
+ * @value: (nullable): the string, copied
+ *
+ * Sets @member to @value, and leaves @object as it is when @value is
+ * %NULL: for members that are left out rather than written as null
+ * (compare tally_json_object_set_string_or_null()).
+ */
+void
+tally_json_object_set_string_unless_null (JsonObject *object,
+                                          const char *member,
+                                          const char *value)
+{
   g_return_if_fail (object != NULL);
   g_return_if_fail (member != NULL);
 
   if (value != NULL)
     json_object_set_string_member (object, member, value);
-  else
-    json_object_set_null_member (object, member);
 }

@@ -39,5 +39,8 @@ JsonArray  *tally_json_object_get_array  (JsonObject *object,
 void        tally_json_object_set_string_or_null (JsonObject *object,
                                                   const char *member,
                                                   const char *value);
+void        tally_json_object_set_string_unless_null (JsonObject *object,
+                                                      const char *member,
+                                                      const char *value);
 
 G_END_DECLS

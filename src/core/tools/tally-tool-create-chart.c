@@ -14,6 +14,7 @@
 
 #include "tally-chart-render.h"
 #include "tally-chart.h"
+#include "tally-json.h"
 
 /* The longest file name stem made from a title or `file_name`. */
 #define MAX_SLUG_CHARS 60
@@ -341,8 +342,7 @@ create_chart_run (TallyTool               *tool,
                                   tally_chart_data_get_n_rows (tally_chart_get_data (chart)));
       if (capped)
         json_object_set_boolean_member (fields, "capped", TRUE);
-      if (sql != NULL)
-        json_object_set_string_member (fields, "sql", sql);
+      tally_json_object_set_string_unless_null (fields, "sql", sql);
       *artifact = fields;
     }
 

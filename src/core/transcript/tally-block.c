@@ -7,6 +7,7 @@
 #include "tally-block.h"
 
 #include "tally-format.h"
+#include "tally-json.h"
 #include "tally-properties.h"
 
 /*
@@ -621,15 +622,6 @@ tally_block_dup_trace (TallyBlock *self)
   return g_string_free (out, FALSE);
 }
 
-static void
-set_string_unless_null (JsonObject *object,
-                        const char *member,
-                        const char *value)
-{
-  if (value != NULL)
-    json_object_set_string_member (object, member, value);
-}
-
 /**
  * tally_block_to_json:
  * @self: a #TallyBlock
@@ -652,15 +644,15 @@ tally_block_to_json (TallyBlock *self)
 
   object = json_object_new ();
   json_object_set_string_member (object, "kind", tally_block_kind_to_string (self->kind));
-  set_string_unless_null (object, "turn_id", self->turn_id);
+  tally_json_object_set_string_unless_null (object, "turn_id", self->turn_id);
   json_object_set_string_member (object, "text", self->text->str);
   json_object_set_boolean_member (object, "finished", self->finished);
   json_object_set_boolean_member (object, "incomplete", self->incomplete);
-  set_string_unless_null (object, "state", self->state);
-  set_string_unless_null (object, "tool_id", self->tool_id);
-  set_string_unless_null (object, "tool_name", self->tool_name);
-  set_string_unless_null (object, "tool_input", self->tool_input);
-  set_string_unless_null (object, "result", self->result);
+  tally_json_object_set_string_unless_null (object, "state", self->state);
+  tally_json_object_set_string_unless_null (object, "tool_id", self->tool_id);
+  tally_json_object_set_string_unless_null (object, "tool_name", self->tool_name);
+  tally_json_object_set_string_unless_null (object, "tool_input", self->tool_input);
+  tally_json_object_set_string_unless_null (object, "result", self->result);
   json_object_set_boolean_member (object, "is_error", self->is_error);
   json_object_set_int_member (object, "duration_ms", self->duration_ms);
   if (self->details != NULL)

@@ -340,8 +340,7 @@ add_file (TallyTranscript *self,
 
   details = json_object_new ();
   json_object_set_string_member (details, "path", path);
-  if (tool_id != NULL)
-    json_object_set_string_member (details, "tool_id", tool_id);
+  tally_json_object_set_string_unless_null (details, "tool_id", tool_id);
   json_object_set_string_member (details, "tool_name", tool_name);
 
   block = add_block (self, TALLY_BLOCK_FILE, turn_id);
