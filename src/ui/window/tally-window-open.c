@@ -39,11 +39,22 @@ open_request_free (gpointer data)
  * TALLY_BENCH_FIRST_FRAME set, the first frame painted after an opened
  * session is shown prints its monotonic time, as
  * tally_bench_first_frame_watch() does for the window's first frame. */
+/* With TALLY_BENCH_OPEN_TRACE set, the open's steps on stderr with their
+ * monotonic time, for the benchmark's profile of an open. */
+static void
+trace (const char *step,
+       const char *session_id)
+{
+  if (g_getenv ("TALLY_BENCH_OPEN_TRACE") != NULL)
+    fprintf (stderr, "open-trace %" G_GINT64_FORMAT " us %s %s\n", g_get_monotonic_time (), step, session_id);
+}
+
 static void
 session_frame_cb (GdkFrameClock *clock,
                   gpointer       user_data)
 {
   g_signal_handlers_disconnect_by_func (clock, session_frame_cb, user_data);
+  trace ("frame painted", "");
   printf ("session-frame-at-us %" G_GINT64_FORMAT "\n", g_get_monotonic_time ());
   fflush (stdout);
 }
@@ -86,6 +97,7 @@ session_opened_cb (GObject      *object,
   g_assert (TALLY_IS_WINDOW (self));
 
   session = tally_session_open_finish (result, &error);
+  trace ("read", request->session_id);
   /* This open is over; a later one may have taken its place. */
   if (self->open_cancellable == cancellable)
     {
@@ -122,6 +134,7 @@ session_opened_cb (GObject      *object,
     }
 
   _tally_window_show_opened (self, session, request->reopen);
+  trace ("shown", request->session_id);
   mark_session_frame (self);
   g_task_return_boolean (task, TRUE);
 }
@@ -164,6 +177,7 @@ start_open (TallyWindow         *self,
   request->reopen = reopen;
   g_task_set_task_data (task, request, open_request_free);
 
+  trace ("start", session_id);
   tally_session_open_async (store, session_id, tally_application_get_client (self->app),
                             tally_application_get_tools (self->app), self->open_cancellable,
                             session_opened_cb, task);
