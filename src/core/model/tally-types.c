@@ -78,7 +78,6 @@ tally_enum_from_nick (GType       enum_type,
                       const char *nick,
                       int        *value)
 {
-  GEnumClass *klass;
   GEnumValue *found;
 
   g_return_val_if_fail (G_TYPE_IS_ENUM (enum_type), FALSE);
