@@ -330,12 +330,24 @@ count_shown_rows (TallyWindow *window)
   return shown;
 }
 
-/* Runs the main loop until @deadline (monotonic µs) */
+static gboolean
+wake_cb (gpointer data)
+{
+  *(guint *)data = 0;
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop until @deadline (monotonic µs); a timeout wakes it
+ * then even when nothing else is due. */
 static void
 spin_until_time (gint64 deadline)
 {
+  gint64 left = deadline - g_get_monotonic_time ();
+  guint wake = left > 0 ? g_timeout_add ((left + 999) / 1000, wake_cb, &wake) : 0;
+
   while (g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
+  g_clear_handle_id (&wake, g_source_remove);
 }
 
 /* Types @query one character at a time into the search entry, a key every
