@@ -166,6 +166,25 @@ tally_test_peak_rss_kib (void)
   return line != NULL ? g_ascii_strtoll (line + 6, NULL, 10) : -1;
 }
 
+/**
+ * tally_test_library_mapped:
+ * @prefix: the start of a shared object's file name, e.g. `"libpq.so"`
+ *
+ * Whether a file whose name starts with @prefix is mapped into this
+ * process (`/proc/self/maps`, proc(5)).
+ *
+ * Returns: %TRUE when one is mapped
+ */
+gboolean
+tally_test_library_mapped (const char *prefix)
+{
+  g_autofree char *maps = NULL;
+  g_autofree char *needle = g_strconcat ("/", prefix, NULL);
+
+  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
+  return strstr (maps, needle) != NULL;
+}
+
 static int
 compare_doubles (gconstpointer a,
                  gconstpointer b)

@@ -17,6 +17,7 @@ GPtrArray  *tally_test_list_sse_fixtures (void);
 GBytes     *tally_test_load_sse_fixture  (const char *name);
 JsonObject *tally_test_parse_object      (const char *json);
 gint64      tally_test_peak_rss_kib      (void);
+gboolean    tally_test_library_mapped    (const char *prefix);
 double      tally_test_median            (const double *values,
                                           guint         n);
 

@@ -18,19 +18,8 @@
 /* The test reads the table itself and calls no libpq function. */
 #define TALLY_PQ_LOADER_NO_REDIRECT
 #include "tally-pq-loader.h"
+#include "tally-test-util.h"
 #include "tally-tool.h"
-
-/* Whether a library whose file name starts with @prefix is mapped into
- * this process. */
-static gboolean
-library_mapped (const char *prefix)
-{
-  g_autofree char *maps = NULL;
-  g_autofree char *needle = g_strconcat ("/", prefix, NULL);
-
-  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
-  return strstr (maps, needle) != NULL;
-}
 
 typedef gsize (*StrlenFunc) (const char *);
 
@@ -106,14 +95,14 @@ test_libpq_on_first_source (void)
   g_autoptr(TallyPgSource) source = NULL;
   g_autoptr(TallyPgSource) bad = NULL;
 
-  g_assert_false (library_mapped ("libpq.so"));
+  g_assert_false (tally_test_library_mapped ("libpq.so"));
   g_assert_false (tally_pq_loader_is_loaded ());
 
   source = tally_pg_source_new ("host=/nonexistent dbname=sales", &error);
   g_assert_no_error (error);
   g_assert_nonnull (source);
   g_assert_true (tally_pq_loader_is_loaded ());
-  g_assert_true (library_mapped ("libpq.so"));
+  g_assert_true (tally_test_library_mapped ("libpq.so"));
 #define ASSERT_LOADED(ret, name, args) g_assert_nonnull ((gpointer) tally_pq_api.name);
   TALLY_PQ_FUNCTIONS (ASSERT_LOADED)
 #undef ASSERT_LOADED

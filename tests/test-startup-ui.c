@@ -26,27 +26,16 @@
 #include "tally-store.h"
 #include "tally-test-app.h"
 #include "tally-test-ui.h"
+#include "tally-test-util.h"
 #include "tally-transcript.h"
 #include "tally-window-private.h"
 
 #define SESSION_ID "3f1c2a4e-0000-4000-8000-00000000b001"
 
-/* Whether a library whose file name starts with @prefix is mapped into
- * this process. */
-static gboolean
-library_mapped (const char *prefix)
-{
-  g_autofree char *maps = NULL;
-  g_autofree char *needle = g_strconcat ("/", prefix, NULL);
-
-  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
-  return strstr (maps, needle) != NULL;
-}
-
 static gboolean
 webkit_mapped (void)
 {
-  return library_mapped ("libwebkitgtk-6.0");
+  return tally_test_library_mapped ("libwebkitgtk-6.0");
 }
 
 /* The shortcuts windows of this process (GtkShortcutsWindow toplevels). */
@@ -93,7 +82,7 @@ empty_body (TallyApplication *app,
   assert_no_webkit (window);
   /* No PostgreSQL source was made: libpq is not loaded (the core does not
    * link it, tools/tally-pq-loader.c). */
-  g_assert_false (library_mapped ("libpq.so"));
+  g_assert_false (tally_test_library_mapped ("libpq.so"));
   /* The shortcuts window waits until it is asked for. */
   g_assert_cmpuint (count_shortcuts_windows (), ==, 0);
   g_assert_null (gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (window)));
