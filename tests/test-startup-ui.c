@@ -110,6 +110,7 @@ shortcuts_body (TallyApplication *app,
   GListModel *toplevels = gtk_window_get_toplevels ();
   GtkWindow *shortcuts_window = NULL;
   gboolean has_new_session = FALSE;
+  guint with_keys = 0;
 
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   tally_test_wait_frames (GTK_WIDGET (window), 2);
@@ -137,14 +138,30 @@ shortcuts_body (TallyApplication *app,
   g_assert_cmpuint (sections->len, >=, 1);
   shortcuts = tally_test_find_all (GTK_WIDGET (shortcuts_window), GTK_TYPE_SHORTCUTS_SHORTCUT);
   g_assert_cmpuint (shortcuts->len, >=, 8);
+  /* A shortcut named by its action shows the keys the application set for
+   * that action (the shortcuts window asks the application of the window
+   * it helps: without that, the key column is empty). */
   for (guint i = 0; i < shortcuts->len; i++)
     {
       g_autofree char *action_name = NULL;
+      g_autofree char *accelerator = NULL;
 
-      g_object_get (g_ptr_array_index (shortcuts, i), "action-name", &action_name, NULL);
+      g_object_get (g_ptr_array_index (shortcuts, i),
+                    "action-name", &action_name, "accelerator", &accelerator, NULL);
       has_new_session |= g_strcmp0 (action_name, "win.new-session") == 0;
+      if (action_name != NULL)
+        {
+          g_auto(GStrv) keys = gtk_application_get_accels_for_action (GTK_APPLICATION (app), action_name);
+          g_autofree char *expected = g_strjoinv (" ", keys);
+
+          g_test_message ("Shortcut %s: %s", action_name, accelerator);
+          g_assert_cmpstr (expected, !=, "");
+          g_assert_cmpstr (accelerator, ==, expected);
+          with_keys++;
+        }
     }
   g_assert_true (has_new_session);
+  g_assert_cmpuint (with_keys, >=, 8);
 
   /* Closing hides it; asking again shows the same one. */
   gtk_window_close (shortcuts_window);

@@ -102,9 +102,6 @@ struct _TallyWindow
   guint                 compact_idle;
   AdwToast             *last_toast;     /* weak */
   char                 *last_toast_title;
-
-  /* The shortcuts window, built on first use (show_help_overlay_action()) */
-  GtkWindow            *shortcuts_window;
   gboolean              fetching_models;
   gboolean              updating_model;
 };

@@ -1178,24 +1178,29 @@ first_tick_cb (GtkWidget     *widget,
 /* The shortcuts window (win.show-help-overlay, Ctrl+?) is built the first
  * time it is asked for (docs/architecture.md §11.1, "Start-up and WebKit"):
  * at GtkApplication's gtk/help-overlay.ui it would be built with every
- * window, before its first frame. */
+ * window, before its first frame. It is then handed to
+ * gtk_application_window_set_help_overlay(), which makes it modal, hides
+ * it on close, destroys it with the window and, above all, tells it which
+ * window's application to ask for the accelerators of its shortcuts'
+ * actions: without that, every shortcut given by an action name shows no
+ * keys. */
 static void
 show_help_overlay_action (GtkWidget  *widget,
                           const char *action_name,
                           GVariant   *parameter)
 {
-  TallyWindow *self = TALLY_WINDOW (widget);
+  GtkApplicationWindow *window = GTK_APPLICATION_WINDOW (widget);
+  GtkShortcutsWindow *overlay = gtk_application_window_get_help_overlay (window);
 
-  if (self->shortcuts_window == NULL)
+  if (overlay == NULL)
     {
       g_autoptr(GtkBuilder) builder =
         gtk_builder_new_from_resource ("/io/github/tallyapp/Tally/window/tally-shortcuts-window.ui");
 
-      self->shortcuts_window = GTK_WINDOW (g_object_ref (gtk_builder_get_object (builder, "help_overlay")));
-      gtk_window_set_transient_for (self->shortcuts_window, GTK_WINDOW (self));
-      gtk_window_set_hide_on_close (self->shortcuts_window, TRUE);
+      overlay = GTK_SHORTCUTS_WINDOW (gtk_builder_get_object (builder, "help_overlay"));
+      gtk_application_window_set_help_overlay (window, overlay);
     }
-  gtk_window_present (self->shortcuts_window);
+  gtk_window_present (GTK_WINDOW (overlay));
 }
 
 /* GObject */
@@ -1287,9 +1292,6 @@ tally_window_dispose (GObject *object)
   g_clear_object (&self->turn_cancellable);
   g_clear_weak_pointer (&self->last_toast);
   _tally_window_watch_turn (self, NULL);
-  if (self->shortcuts_window != NULL)
-    gtk_window_destroy (self->shortcuts_window);
-  g_clear_object (&self->shortcuts_window);
 
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_WINDOW);
 
