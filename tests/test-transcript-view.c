@@ -1378,6 +1378,37 @@ test_chart (void)
   g_rmdir (workspace);
 }
 
+/* A chart made while the view shows the transcript: the row is made for
+ * the chart's block as soon as the reducer adds it, before the block has
+ * its title and spec, and must draw the chart once it has them. */
+static void
+test_chart_live (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autoptr(GPtrArray) rows = NULL;
+  GtkWidget *view = tally_transcript_view_new ();
+  TallyChartRow *row;
+  GtkWindow *window;
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 760, 1200);
+  wait_frames (view, 2);
+
+  add_chart_turn (transcript, 1, "Revenue by store, Q2 2024", CHART_SPEC);
+  wait_frames (view, 4);
+
+  rows = tally_test_find_all (view, TALLY_TYPE_CHART_ROW);
+  g_assert_cmpuint (rows->len, ==, 1);
+  row = g_ptr_array_index (rows, 0);
+  g_assert_true (tally_chart_row_has_chart (row));
+  g_assert_true (gtk_widget_get_mapped (tally_chart_row_get_drawing (row)));
+  g_assert_nonnull (find_label (GTK_WIDGET (row), "Chart · 6 rows"));
+  g_assert_true (tally_test_has_accessible_label (GTK_WIDGET (row), "Chart: Revenue by store, Q2 2024"));
+  g_assert_true (gtk_widget_is_sensitive (tally_test_find_action_button (GTK_WIDGET (row), "chart.copy")));
+
+  gtk_window_destroy (window);
+}
+
 /* @text without its white space, to check that only white space moved. */
 static char *
 strip_spaces (const char *text)
@@ -1780,6 +1811,7 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-view/result-table-out", test_result_table_out);
   g_test_add_func ("/tally/transcript-view/summaries", test_summaries);
   g_test_add_func ("/tally/transcript-view/chart", test_chart);
+  g_test_add_func ("/tally/transcript-view/chart-live", test_chart_live);
   g_test_add_func ("/tally/transcript-view/sql-format", test_sql_format);
   g_test_add_func ("/tally/transcript-view/tool-chip-sql", test_tool_chip_sql);
   g_test_add_func ("/tally/transcript-view/result-table-tooltips", test_result_table_tooltips);

@@ -422,8 +422,11 @@ show_page (TallyChartRow *self,
 static void
 update_page (TallyChartRow *self)
 {
+  TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);
+
+  /* No message for a block that is not finished yet: it has no spec. */
   if (self->chart == NULL)
-    show_page (self, TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? self->error_box : GTK_WIDGET (self->drawing));
+    show_page (self, block != NULL && tally_block_get_finished (block) ? self->error_box : GTK_WIDGET (self->drawing));
   else if (self->show_data)
     {
       if (!self->table_filled)
@@ -451,8 +454,10 @@ set_show_data (TallyChartRow *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHOW_DATA]);
 }
 
-/* Binding and unbinding both show the current block: a chart block is
- * finished when it is made and never changes, so the row reads it once. */
+/* Binding and unbinding both show the current block, and so does the
+ * block's finishing: a live transcript adds the chart's block, and the view
+ * makes and binds its row, before the reducer gives the block its title
+ * and spec and marks it finished; after that it never changes. */
 static void
 sync_chart (TallyChartRow *self)
 {
@@ -868,6 +873,8 @@ static void
 tally_chart_row_init (TallyChartRow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
+                                  "notify::finished", G_CALLBACK (sync_chart), self);
   sync_chart (self);
 }
 
