@@ -35,10 +35,6 @@ open_request_free (gpointer data)
   g_free (request);
 }
 
-/* The benchmark's mark (tests/bench/bench-app-open.c): with
- * TALLY_BENCH_FIRST_FRAME set, the first frame painted after an opened
- * session is shown prints its monotonic time, as
- * tally_bench_first_frame_watch() does for the window's first frame. */
 /* With TALLY_BENCH_OPEN_TRACE set, the open's steps on stderr with their
  * monotonic time, for the benchmark's profile of an open. */
 static void
@@ -60,26 +56,29 @@ session_frame_cb (GdkFrameClock *clock,
 }
 
 static void
-mark_session_frame (TallyWindow *self);
-
-static void
-session_frame_map_cb (TallyWindow *self)
-{
-  g_signal_handlers_disconnect_by_func (self, session_frame_map_cb, NULL);
-  mark_session_frame (self);
-}
-
-static void
-mark_session_frame (TallyWindow *self)
+watch_session_frame (TallyWindow *self)
 {
   GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
 
-  if (g_getenv ("TALLY_BENCH_FIRST_FRAME") == NULL)
-    return;
+  g_signal_handlers_disconnect_by_func (self, watch_session_frame, NULL);
   if (clock != NULL)
     g_signal_connect (clock, "after-paint", G_CALLBACK (session_frame_cb), NULL);
+}
+
+/* The benchmark's mark (tests/bench/bench-app-open.c): with
+ * TALLY_BENCH_FIRST_FRAME set, the first frame painted after an opened
+ * session is shown prints its monotonic time, as
+ * tally_bench_first_frame_watch() does for the window's first frame; a
+ * window not mapped yet has no frame clock, so it waits for its map. */
+static void
+mark_session_frame (TallyWindow *self)
+{
+  if (g_getenv ("TALLY_BENCH_FIRST_FRAME") == NULL)
+    return;
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+    watch_session_frame (self);
   else
-    g_signal_connect (self, "map", G_CALLBACK (session_frame_map_cb), NULL);
+    g_signal_connect (self, "map", G_CALLBACK (watch_session_frame), NULL);
 }
 
 static void
