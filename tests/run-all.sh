@@ -39,12 +39,15 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # slower, so the sanitized runs get four times the timeouts. The UI tests,
 # where GTK allocates most, and the chart drawing tests (suite 'render',
 # where Cairo and Pango do) keep the fast frame-pointer unwinder.
+# Each test runs through tests/lsan-retry.sh: once more when LeakSanitizer
+# itself failed at exit (not when it found a leak).
+lsan_retry=$top/tests/lsan-retry.sh
 ASAN_OPTIONS=$asan_common:fast_unwind_on_malloc=0 \
-  run_suite build-asan 4 --no-suite ui --no-suite render --logbase testlog-core || status=1
+  run_suite build-asan 4 --wrapper "$lsan_retry" --no-suite ui --no-suite render --logbase testlog-core || status=1
 # The UI and render tests add tests/lsan-ui.supp (why: see that file).
 cat "$top/tests/lsan.supp" "$top/tests/lsan-ui.supp" > build-asan/lsan-ui.supp
 ASAN_OPTIONS=$asan_common LSAN_OPTIONS=suppressions=$top/build-asan/lsan-ui.supp:print_suppressions=0 \
-  run_suite build-asan 4 --suite ui --suite render --logbase testlog-ui || status=1
+  run_suite build-asan 4 --wrapper "$lsan_retry" --suite ui --suite render --logbase testlog-ui || status=1
 
 # Third stage: the libFuzzer targets (docs/testing.md), built by clang with
 # ASan and UBSan, without the UI; each runs for 60 s on a copy of its seeds

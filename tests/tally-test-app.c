@@ -18,16 +18,6 @@ typedef struct {
   gboolean          ran;
 } RunCtx;
 
-static gboolean
-log_fatal_cb (const char     *log_domain,
-              GLogLevelFlags  log_level,
-              const char     *message,
-              gpointer        user_data)
-{
-  /* No session bus on purpose (no keyring): GTK says so once. */
-  return !(g_strcmp0 (log_domain, "Gtk") == 0 && g_str_has_prefix (message, "Unable to acquire session bus"));
-}
-
 /* Sets up the process for the application: no keyring or session bus,
  * settings in memory, the XDG folders under a new temporary home, GTK and
  * libadwaita with animations off. Returns the home (remove it with
@@ -53,9 +43,8 @@ tally_test_app_init (int    *argc,
     }
 
   g_test_init (argc, argv, NULL);
-  g_test_log_set_fatal_handler (log_fatal_cb, NULL);
   gtk_init ();
-  tally_test_park_pointer ();
+  tally_test_prepare_ui_process ();
   adw_init ();
   g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
   return home;

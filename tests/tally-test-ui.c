@@ -228,19 +228,14 @@ tally_test_save_png (GtkWidget  *widget,
 }
 
 /* Moves the pointer of an X11 display (the tests' Xvfb) to the screen's
- * bottom-right pixel, away from where the tests' windows and popovers
- * appear. Xvfb starts with the pointer in the middle of the screen, so a
- * new window maps under it and gets an enter event, which starts GTK's
- * tooltip delay (500 ms). GTK 4.8's tooltip keeps only a weak pointer to
- * that window: when the window is closed but still referenced (a
- * cancelled task not yet back), the delay then asks the unrealized
- * window's NULL surface for the pointer position and GDK logs a critical
- * (gdk_surface_get_device_position), which the tests treat as fatal.
- * Later GTK releases forget the window when it is unrealized. A parked
- * pointer also keeps tooltips out of the screenshots. Does nothing on
- * other displays. */
-void
-tally_test_park_pointer (void)
+ * bottom-right pixel, away from where the tests' windows appear. Xvfb
+ * starts with the pointer in the middle of the screen, so a new window
+ * would map under it and get an enter event, which starts GTK's tooltip
+ * delay (500 ms; see tally_test_log_is_tolerated() for what that delay
+ * can do in GTK 4.8). A parked pointer also keeps tooltips out of the
+ * screenshots. Does nothing on other displays. */
+static void
+park_pointer (void)
 {
 #ifdef TALLY_TEST_HAVE_X11
   GdkDisplay *display = gdk_display_get_default ();
@@ -257,16 +252,78 @@ tally_test_park_pointer (void)
 #endif
 }
 
+/* Whether a critical that GTK itself logs on its own timer is one the UI
+ * tests let through (printed, not fatal). There is one: GDK's
+ * "gdk_surface_get_device_position: assertion 'GDK_IS_SURFACE (surface)'
+ * failed", from GTK 4.8's tooltip (gtk/gtktooltip.c,
+ * gtk_tooltip_show_tooltip()). An enter event on a popover or window
+ * starts the tooltip delay (500 ms) for that native; on X11 a popover's
+ * pointer grab sends the popover such an enter event wherever the pointer
+ * is, so parking the pointer cannot prevent it. GTK 4.8 forgets the
+ * native when a window is destroyed, not when a popover loses its
+ * surface: if the popover's window closes before the delay ends, the
+ * delay asks the popover's NULL surface for the pointer position. The
+ * tooltip is then not shown and nothing else happens (for a user: one
+ * critical in a terminal). Tally's code does not call
+ * gdk_surface_get_device_position(), so the message cannot come from it.
+ */
+gboolean
+tally_test_log_is_tolerated (const char *log_domain,
+                             const char *message)
+{
+  return g_strcmp0 (log_domain, "Gdk") == 0 &&
+         g_strcmp0 (message, "gdk_surface_get_device_position: assertion 'GDK_IS_SURFACE (surface)' failed") == 0;
+}
+
+static GLogFunc test_default_log_handler;
+
+static gboolean
+log_fatal_cb (const char     *log_domain,
+              GLogLevelFlags  log_level,
+              const char     *message,
+              gpointer        user_data)
+{
+  return !tally_test_log_is_tolerated (log_domain, message);
+}
+
+/* GLib resets the test's fatal handler at the start of every test case
+ * (gtestutils.c, test_case_run()) and asks it only after the message's
+ * handler has run (gmessages.c, g_logv()), so the handler is put back
+ * here, where each message arrives; the message then goes on to the
+ * handler g_test_init() installed. */
+static void
+log_handler_cb (const char     *log_domain,
+                GLogLevelFlags  log_level,
+                const char     *message,
+                gpointer        user_data)
+{
+  if (tally_test_log_is_tolerated (log_domain, message))
+    g_test_log_set_fatal_handler (log_fatal_cb, NULL);
+  test_default_log_handler (log_domain, log_level, message, NULL);
+}
+
+/* Prepares a UI test process once GTK is initialised: every GLib
+ * warning and critical stays fatal except the one
+ * tally_test_log_is_tolerated() names, and on X11 the pointer is moved
+ * out of the tests' windows' way. Call it after g_test_init() or
+ * gtk_test_init() and gtk_init(). */
+void
+tally_test_prepare_ui_process (void)
+{
+  test_default_log_handler = g_log_set_default_handler (log_handler_cb, NULL);
+  park_pointer ();
+}
+
 /* Starts GTK, libadwaita and Tally's UI resources for a UI test, with the
  * test accessibility backend (accessible properties stay readable) and
- * the pointer parked (tally_test_park_pointer()). */
+ * the process prepared (tally_test_prepare_ui_process()). */
 void
 tally_test_init_ui (int    *argc,
                     char ***argv)
 {
   g_setenv ("GTK_A11Y", "test", TRUE);
   gtk_test_init (argc, argv, NULL);
-  tally_test_park_pointer ();
+  tally_test_prepare_ui_process ();
   adw_init ();
   tally_ui_init ();
 }

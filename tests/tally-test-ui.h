@@ -15,7 +15,9 @@ G_BEGIN_DECLS
 
 void     tally_test_init_ui         (int       *argc,
                                      char    ***argv);
-void     tally_test_park_pointer    (void);
+void     tally_test_prepare_ui_process (void);
+gboolean tally_test_log_is_tolerated (const char *log_domain,
+                                      const char *message);
 void     tally_test_heartbeat_start (guint     *id);
 gboolean tally_test_deadline_passed (gint64     deadline);
 void     tally_test_spin_idle       (void);

@@ -2275,18 +2275,6 @@ test_store_report (void)
   tally_test_remove_tree (dir);
 }
 
-static gboolean
-log_fatal_cb (const char     *log_domain,
-              GLogLevelFlags  log_level,
-              const char     *message,
-              gpointer        user_data)
-{
-  /* No session bus in the test environment, on purpose. */
-  if (g_strcmp0 (log_domain, "Gtk") == 0 && g_str_has_prefix (message, "Unable to acquire session bus"))
-    return FALSE;
-  return TRUE;
-}
-
 int
 main (int   argc,
       char *argv[])
@@ -2314,8 +2302,7 @@ main (int   argc,
   /* The test AT context, so accessible names can be checked. */
   g_setenv ("GTK_A11Y", "test", TRUE);
   gtk_test_init (&argc, &argv, NULL);
-  tally_test_park_pointer ();
-  g_test_log_set_fatal_handler (log_fatal_cb, NULL);
+  tally_test_prepare_ui_process ();
   adw_init ();
   tally_ui_init ();
   /* Screenshots show settled states, not transitions. */

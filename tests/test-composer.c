@@ -585,7 +585,7 @@ main (int    argc,
   g_setenv ("GTK_IM_MODULE", "gtk-im-context-simple", TRUE);
 
   gtk_test_init (&argc, &argv, NULL);
-  tally_test_park_pointer ();
+  tally_test_prepare_ui_process ();
   adw_init ();
   tally_ui_init ();
 

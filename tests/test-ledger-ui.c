@@ -178,7 +178,7 @@ main (int   argc,
       char *argv[])
 {
   gtk_test_init (&argc, &argv, NULL);
-  tally_test_park_pointer ();
+  tally_test_prepare_ui_process ();
   adw_init ();
   tally_ui_init ();
 

@@ -79,15 +79,30 @@ make_text (guint sections)
   return g_string_free (md, FALSE);
 }
 
-/* The layout has settled: no resize or frame work pending, twice over
- * (GtkTextView measures lines outside its band in idles). */
+/* The layout has settled: no resize or frame work pending, and the
+ * view's and its text view's heights the same over two rounds of idles
+ * and frames (GtkTextView measures lines outside its band in idles; on a
+ * loaded machine that can take more frames than usual). */
 static void
 settle (Shown *shown)
 {
-  for (guint i = 0; i < 3; i++)
+  GtkWidget *text_view = GTK_WIDGET (tally_markdown_view_get_text_view (shown->view));
+  gint64 deadline = g_get_monotonic_time () + TALLY_TEST_WAIT_SECONDS * G_USEC_PER_SEC;
+  int height = -1, text_height = -1;
+  guint same = 0;
+
+  while (same < 2)
     {
       tally_test_spin_idle ();
       tally_test_wait_frames (shown->window, 2);
+      if (gtk_widget_get_height (GTK_WIDGET (shown->view)) == height &&
+          gtk_widget_get_height (text_view) == text_height)
+        same++;
+      else
+        same = 0;
+      height = gtk_widget_get_height (GTK_WIDGET (shown->view));
+      text_height = gtk_widget_get_height (text_view);
+      g_assert_false (tally_test_deadline_passed (deadline));
     }
 }
 
