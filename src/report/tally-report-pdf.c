@@ -21,6 +21,7 @@
 #include <pango/pangocairo.h>
 #include <string.h>
 
+#include "tally-html-entity.h"
 #include "tally-report-private.h"
 
 #define MM               (72.0 / 25.4)
@@ -359,35 +360,6 @@ leave_span_cb (MD_SPANTYPE  type,
   return 0;
 }
 
-static void
-append_entity (GString    *out,
-               const char *text,
-               gsize       size)
-{
-  static const struct { const char *name; const char *text; } named[] = {
-    { "&amp;", "&" }, { "&lt;", "<" }, { "&gt;", ">" }, { "&quot;", "\"" }, { "&apos;", "'" },
-    { "&nbsp;", "\u00a0" }, { "&copy;", "©" }, { "&mdash;", "—" }, { "&ndash;", "–" },
-    { "&hellip;", "…" }, { "&euro;", "€" }, { "&pound;", "£" }, { "&times;", "×" },
-  };
-  g_autofree char *entity = g_strndup (text, size);
-
-  if (size > 3 && entity[1] == '#')
-    {
-      gboolean hex = entity[2] == 'x' || entity[2] == 'X';
-      gunichar c = (gunichar) g_ascii_strtoull (entity + (hex ? 3 : 2), NULL, hex ? 16 : 10);
-
-      g_string_append_unichar (out, g_unichar_validate (c) && c != 0 ? c : 0xFFFD);
-      return;
-    }
-  for (guint i = 0; i < G_N_ELEMENTS (named); i++)
-    if (g_str_equal (entity, named[i].name))
-      {
-        g_string_append (out, named[i].text);
-        return;
-      }
-  g_string_append (out, entity);
-}
-
 static int
 text_cb (MD_TEXTTYPE    type,
          const MD_CHAR *text,
@@ -410,7 +382,7 @@ text_cb (MD_TEXTTYPE    type,
       g_string_append (plain, "\uFFFD");
       break;
     case MD_TEXT_ENTITY:
-      append_entity (plain, text, size);
+      tally_html_entity_append (plain, text, size);
       break;
     case MD_TEXT_NORMAL:
     case MD_TEXT_CODE:

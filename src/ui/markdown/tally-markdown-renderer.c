@@ -11,6 +11,7 @@
 
 #include "tally-markdown-renderer.h"
 #include "tally-markdown-renderer-private.h"
+#include "tally-html-entity.h"
 
 /*
  * Markdown → text buffer, in two steps:
@@ -151,79 +152,6 @@ _tally_markdown_anchor_data_release (gpointer data)
 /* ---------------------------------------------------------------------- */
 /* Text helpers                                                             */
 
-typedef struct
-{
-  const char *name;
-  gunichar    ch;
-} NamedEntity;
-
-/* The entities an assistant is likely to write; others stay verbatim. */
-static const NamedEntity named_entities[] = {
-  { "amp", '&' }, { "lt", '<' }, { "gt", '>' }, { "quot", '"' },
-  { "apos", '\'' }, { "nbsp", 0x00a0 }, { "copy", 0x00a9 }, { "reg", 0x00ae },
-  { "trade", 0x2122 }, { "mdash", 0x2014 }, { "ndash", 0x2013 },
-  { "hellip", 0x2026 }, { "laquo", 0x00ab }, { "raquo", 0x00bb },
-  { "ldquo", 0x201c }, { "rdquo", 0x201d }, { "lsquo", 0x2018 },
-  { "rsquo", 0x2019 }, { "times", 0x00d7 }, { "divide", 0x00f7 },
-  { "deg", 0x00b0 }, { "plusmn", 0x00b1 }, { "middot", 0x00b7 },
-  { "bull", 0x2022 }, { "euro", 0x20ac }, { "pound", 0x00a3 },
-  { "yen", 0x00a5 }, { "cent", 0x00a2 }, { "sect", 0x00a7 },
-  { "para", 0x00b6 }, { "larr", 0x2190 }, { "rarr", 0x2192 },
-  { "uarr", 0x2191 }, { "darr", 0x2193 }, { "harr", 0x2194 },
-  { "le", 0x2264 }, { "ge", 0x2265 }, { "ne", 0x2260 }, { "asymp", 0x2248 },
-  { "infin", 0x221e }, { "minus", 0x2212 }, { "check", 0x2713 },
-  { "shy", 0x00ad }, { "thinsp", 0x2009 }, { "ensp", 0x2002 },
-  { "emsp", 0x2003 }, { "micro", 0x00b5 }, { "frac12", 0x00bd },
-  { "frac14", 0x00bc }, { "frac34", 0x00be }, { "sup2", 0x00b2 },
-  { "sup3", 0x00b3 },
-};
-
-/* Appends the character an entity such as "&amp;", "&#35;" or "&#x23;"
- * stands for, or the entity itself when it is unknown. */
-static void
-append_entity (GString    *out,
-               const char *text,
-               gsize       size)
-{
-  if (size >= 4 && text[1] == '#')
-    {
-      guint64 value = 0;
-      gboolean hex = text[2] == 'x' || text[2] == 'X';
-      gsize i = hex ? 3 : 2;
-
-      for (; i + 1 < size && value <= 0x10ffff; i++)
-        {
-          int digit = hex ? g_ascii_xdigit_value (text[i]) : g_ascii_digit_value (text[i]);
-
-          if (digit < 0)
-            break;
-          value = value * (hex ? 16 : 10) + (guint64)digit;
-        }
-
-      if (value == 0 || value > 0x10ffff || !g_unichar_validate ((gunichar)value))
-        g_string_append (out, REPLACEMENT);
-      else
-        g_string_append_unichar (out, (gunichar)value);
-      return;
-    }
-
-  if (size > 2)
-    {
-      for (guint i = 0; i < G_N_ELEMENTS (named_entities); i++)
-        {
-          gsize len = strlen (named_entities[i].name);
-
-          if (len == size - 2 && memcmp (text + 1, named_entities[i].name, len) == 0)
-            {
-              g_string_append_unichar (out, named_entities[i].ch);
-              return;
-            }
-        }
-    }
-
-  g_string_append_len (out, text, (gssize)size);
-}
-
 /* Decodes an md4c attribute (link destinations, the info string). */
 static char *
 attribute_dup (const MD_ATTRIBUTE *attr)
@@ -241,7 +169,7 @@ attribute_dup (const MD_ATTRIBUTE *attr)
       switch (attr->substr_types[i])
         {
         case MD_TEXT_ENTITY:
-          append_entity (out, attr->text + off, end - off);
+          tally_html_entity_append (out, attr->text + off, end - off);
           break;
         case MD_TEXT_NULLCHAR:
           g_string_append (out, REPLACEMENT);
@@ -1010,7 +938,7 @@ text_cb (MD_TEXTTYPE    type,
           {
             g_autoptr(GString) decoded = g_string_new (NULL);
 
-            append_entity (decoded, text, size);
+            tally_html_entity_append (decoded, text, size);
             cell_append_text (b, decoded->str, decoded->len);
           }
           break;
@@ -1041,7 +969,7 @@ text_cb (MD_TEXTTYPE    type,
       {
         g_autoptr(GString) decoded = g_string_new (NULL);
 
-        append_entity (decoded, text, size);
+        tally_html_entity_append (decoded, text, size);
         doc_append (b->doc, decoded->str, decoded->len);
       }
       break;
