@@ -29,6 +29,12 @@
  * built when the card is opened, and again when the result arrives while
  * it is open. Whether a card is open is remembered on its block so that a
  * recycled row comes back as it was left.
+ *
+ * Making a chip is cheap too: the details' widgets (the SQL view with its
+ * highlighting, the result table) come from tally-tool-chip-details.ui
+ * when the chip is first opened, not with the chip, so a long session's
+ * first screen makes only the title rows (docs/architecture.md §11.1,
+ * "Opening a long session").
  */
 
 #define MAX_SUMMARY_CHARS 240
@@ -45,6 +51,7 @@ struct _TallyToolChip
   GtkLabel         *name_label;
   GtkLabel         *summary_label;
   GtkLabel         *duration_label;
+  GtkWidget        *details;      /* NULL until first opened */
   GtkLabel         *input_title;
   GtkLabel         *input_label;
   GtkSourceView    *sql_view;
@@ -272,6 +279,38 @@ build_result (TallyToolChip *self)
     gtk_widget_remove_css_class (GTK_WIDGET (self->result_label), "error");
 }
 
+/* Makes the details' widgets, once, and puts them in the expander. */
+static void
+ensure_details (TallyToolChip *self)
+{
+  g_autoptr(GtkBuilder) builder = NULL;
+  GtkSourceBuffer *buffer;
+  GtkSourceLanguage *sql;
+
+  if (self->details != NULL)
+    return;
+
+  builder = gtk_builder_new_from_resource ("/io/github/tallyapp/Tally/transcript/tally-tool-chip-details.ui");
+  self->details = GTK_WIDGET (gtk_builder_get_object (builder, "details"));
+  self->input_title = GTK_LABEL (gtk_builder_get_object (builder, "input_title"));
+  self->input_label = GTK_LABEL (gtk_builder_get_object (builder, "input_label"));
+  self->sql_view = GTK_SOURCE_VIEW (gtk_builder_get_object (builder, "sql_view"));
+  self->result_title = GTK_LABEL (gtk_builder_get_object (builder, "result_title"));
+  self->table = TALLY_RESULT_TABLE (gtk_builder_get_object (builder, "table"));
+  self->result_label = GTK_LABEL (gtk_builder_get_object (builder, "result_label"));
+
+  buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->sql_view)));
+  sql = gtk_source_language_manager_get_language (gtk_source_language_manager_get_default (), "sql");
+  tally_source_language_keep_compiled (sql);
+  gtk_source_buffer_set_language (buffer, sql);
+  gtk_source_buffer_set_highlight_matching_brackets (buffer, FALSE);
+  tally_source_style_follow (buffer);
+
+  /* The expander holds the details from here on (the builder's
+   * reference goes with it). */
+  gtk_expander_set_child (self->expander, self->details);
+}
+
 static void
 build_details (TallyToolChip *self)
 {
@@ -280,6 +319,8 @@ build_details (TallyToolChip *self)
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) == NULL || self->details_built)
     return;
+
+  ensure_details (self);
 
   g_clear_pointer (&self->sql_text, g_free);
   input = format_input (tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self)),
@@ -298,14 +339,17 @@ build_details (TallyToolChip *self)
 static void
 clear_details (TallyToolChip *self)
 {
-  gtk_label_set_text (self->input_label, "");
+  self->details_built = FALSE;
   g_clear_pointer (&self->sql_text, g_free);
+  if (self->details == NULL)
+    return;
+
+  gtk_label_set_text (self->input_label, "");
   gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->sql_view)), "", -1);
   gtk_widget_set_visible (GTK_WIDGET (self->sql_view), FALSE);
   gtk_label_set_text (self->result_label, "");
   tally_result_table_set_result (self->table, NULL);
   gtk_widget_set_visible (GTK_WIDGET (self->table), FALSE);
-  self->details_built = FALSE;
 }
 
 static const char *
@@ -511,29 +555,13 @@ tally_tool_chip_class_init (TallyToolChipClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, name_label);
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, summary_label);
   gtk_widget_class_bind_template_child (widget_class, TallyToolChip, duration_label);
-  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, input_title);
-  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, input_label);
-  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, sql_view);
-  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, result_title);
-  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, table);
-  gtk_widget_class_bind_template_child (widget_class, TallyToolChip, result_label);
   gtk_widget_class_set_css_name (widget_class, "tallytoolchip");
 }
 
 static void
 tally_tool_chip_init (TallyToolChip *self)
 {
-  GtkSourceBuffer *buffer;
-  GtkSourceLanguage *sql;
-
   gtk_widget_init_template (GTK_WIDGET (self));
-
-  buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->sql_view)));
-  sql = gtk_source_language_manager_get_language (gtk_source_language_manager_get_default (), "sql");
-  tally_source_language_keep_compiled (sql);
-  gtk_source_buffer_set_language (buffer, sql);
-  gtk_source_buffer_set_highlight_matching_brackets (buffer, FALSE);
-  tally_source_style_follow (buffer);
 
   g_signal_connect_object (self->expander, "notify::expanded",
                            G_CALLBACK (expanded_changed_cb), self, G_CONNECT_SWAPPED);
@@ -618,6 +646,9 @@ tally_tool_chip_get_expander (TallyToolChip *self)
  * tally_tool_chip_get_table:
  * @self: a #TallyToolChip
  *
+ * The details are made when the chip is first opened; asking for the
+ * table makes them (empty) if the chip has not been opened yet.
+ *
  * Returns: (transfer none): the table that shows a `query_database`
  *   result (filled once the chip has been opened)
  */
@@ -625,6 +656,7 @@ TallyResultTable *
 tally_tool_chip_get_table (TallyToolChip *self)
 {
   g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  ensure_details (self);
   return self->table;
 }
 
@@ -634,12 +666,16 @@ tally_tool_chip_get_table (TallyToolChip *self)
  *
  * Returns: (transfer none): the input shown when open: the statement of
  *   a `query_database` call (as tally_tool_chip_get_sql_text()), indented
- *   JSON for other tools (without the `sql` member of `create_chart`)
+ *   JSON for other tools (without the `sql` member of `create_chart`);
+ *   empty until the chip is first opened
  */
 const char *
 tally_tool_chip_get_input_text (TallyToolChip *self)
 {
   g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+
+  if (self->details == NULL)
+    return "";
 
   if (!gtk_widget_get_visible (GTK_WIDGET (self->input_label)) && self->sql_text != NULL)
     return self->sql_text;
@@ -667,13 +703,17 @@ tally_tool_chip_get_sql_text (TallyToolChip *self)
  * tally_tool_chip_get_sql_view:
  * @self: a #TallyToolChip
  *
+ * Asking for the view makes the details (empty) if the chip has not
+ * been opened yet; for tests.
+ *
  * Returns: (transfer none): the view that shows the SQL (hidden when
- *   the call has none); for tests
+ *   the call has none or the chip was not opened)
  */
 GtkWidget *
 tally_tool_chip_get_sql_view (TallyToolChip *self)
 {
   g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  ensure_details (self);
   return GTK_WIDGET (self->sql_view);
 }
 
@@ -682,11 +722,13 @@ tally_tool_chip_get_sql_view (TallyToolChip *self)
  * @self: a #TallyToolChip
  *
  * Returns: (transfer none): the result shown as text when open (empty
- *   when it is shown as a table)
+ *   when it is shown as a table, and until the chip is first opened)
  */
 const char *
 tally_tool_chip_get_result_text (TallyToolChip *self)
 {
   g_return_val_if_fail (TALLY_IS_TOOL_CHIP (self), NULL);
+  if (self->details == NULL)
+    return "";
   return gtk_label_get_text (self->result_label);
 }
