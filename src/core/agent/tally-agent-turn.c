@@ -159,11 +159,7 @@ tally_agent_finish_turn (GTask           *task,
   g_signal_emit (self, tally_agent_signals[TURN_ENDING], 0);
   if (self->failure != NULL)
     {
-      event = tally_event_new (TALLY_EVENT_ERROR);
-      json_object_set_string_member (event, "kind", self->failure_kind);
-      json_object_set_string_member (event, "message", self->failure->message);
-      json_object_set_boolean_member (event, "retryable", FALSE);
-      json_object_set_null_member (event, "request_id");
+      event = tally_event_new_error (self->failure_kind, self->failure->message, FALSE, NULL);
       turn_emit (task, event);
 
       if (status != TALLY_TURN_FAILED || owned_error == NULL)
@@ -178,15 +174,9 @@ tally_agent_finish_turn (GTask           *task,
 
   priced = tally_pricing_compute_cost (self->model, &turn->usage, &cost);
 
-  event = tally_event_new (TALLY_EVENT_TURN_FINISHED);
-  json_object_set_string_member (event, "status", tally_turn_status_to_string (status));
-  if (priced)
-    json_object_set_double_member (event, "cost_usd", cost);
-  else
-    json_object_set_null_member (event, "cost_usd");
-  json_object_set_int_member (event, "duration_ms",
-                              (g_get_monotonic_time () - turn->started_us) / 1000);
-  json_object_set_int_member (event, "api_calls", turn->api_calls);
+  event = tally_event_new_turn_finished (status, priced, cost,
+                                         (g_get_monotonic_time () - turn->started_us) / 1000,
+                                         turn->api_calls);
   json_object_set_int_member (event, "failed_calls", turn->failed_calls);
   set_usage_member (event, &turn->usage);
   turn_emit (task, event);
@@ -216,7 +206,7 @@ fail_turn (GTask        *task,
            const char   *request_id)
 {
   Turn *turn = g_task_get_task_data (task);
-  JsonObject *event = tally_event_new (TALLY_EVENT_ERROR);
+  JsonObject *event;
   g_autofree char *message = NULL;
 
   /* A refused key says so plainly (docs/protocol.md §12.2); the faces add
@@ -228,10 +218,7 @@ fail_turn (GTask        *task,
                                : error->code == TALLY_API_ERROR_AUTHENTICATION ? 401 : 403,
                                error->message);
 
-  json_object_set_string_member (event, "kind", kind);
-  json_object_set_string_member (event, "message", message != NULL ? message : error->message);
-  json_object_set_boolean_member (event, "retryable", retryable);
-  tally_json_object_set_string_or_null (event, "request_id", request_id);
+  event = tally_event_new_error (kind, message != NULL ? message : error->message, retryable, request_id);
   if (g_str_equal (kind, "http") && turn->last_status != 0)
     json_object_set_int_member (event, "status", turn->last_status);
   /* Whether the server answered at all: a cut reply, or no way through. */
@@ -585,11 +572,7 @@ stop_for_budget (GTask *task)
                        "This session has cost $%.4f, which reached its spend cap of $%.4f, so Tally "
                        "stopped before the next API call. Nothing more was sent.", spent, cap);
 
-  event = tally_event_new (TALLY_EVENT_ERROR);
-  json_object_set_string_member (event, "kind", "budget");
-  json_object_set_string_member (event, "message", error->message);
-  json_object_set_boolean_member (event, "retryable", FALSE);
-  json_object_set_null_member (event, "request_id");
+  event = tally_event_new_error ("budget", error->message, FALSE, NULL);
   json_object_set_double_member (event, "spent_usd", spent);
   json_object_set_double_member (event, "max_cost_usd", cap);
   turn_emit (task, event);

@@ -623,6 +623,7 @@ close_interrupted_turn (TallySession *self,
   g_autoptr(GHashTable) reasons = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   JsonObject *fields;
   double cost = 0;
+  gboolean priced;
   guint repaired;
 
   for (guint i = 0; i < last->tool_order->len; i++)
@@ -653,26 +654,18 @@ close_interrupted_turn (TallySession *self,
   if (repaired > 0)
     agent_message_changed_cb (self->agent, tally_conversation_get_n_messages (conversation) - 1, self);
 
-  fields = tally_event_new (TALLY_EVENT_ERROR);
-  json_object_set_string_member (fields, "kind", "store");
-  json_object_set_string_member (fields, "message",
-                                 "Tally stopped before this turn finished. The unfinished reply "
-                                 "is kept here; the model will not see it.");
-  json_object_set_boolean_member (fields, "retryable", FALSE);
-  json_object_set_null_member (fields, "request_id");
+  fields = tally_event_new_error ("store",
+                                  "Tally stopped before this turn finished. The unfinished reply "
+                                  "is kept here; the model will not see it.",
+                                  FALSE, NULL);
   emit_repair_event (self, last->turn_id, fields);
 
-  fields = tally_event_new (TALLY_EVENT_TURN_FINISHED);
-  json_object_set_string_member (fields, "status", tally_turn_status_to_string (TALLY_TURN_FAILED));
-  if (tally_pricing_compute_cost (tally_agent_get_model (self->agent), &last->usage, &cost))
-    {
-      json_object_set_double_member (fields, "cost_usd", cost);
-      tally_agent_set_spent (self->agent, tally_agent_get_spent (self->agent) + cost);
-    }
-  else
-    json_object_set_null_member (fields, "cost_usd");
-  json_object_set_int_member (fields, "duration_ms", MAX (0, (last->last_ts - last->started_ts) / 1000));
-  json_object_set_int_member (fields, "api_calls", last->api_calls);
+  priced = tally_pricing_compute_cost (tally_agent_get_model (self->agent), &last->usage, &cost);
+  if (priced)
+    tally_agent_set_spent (self->agent, tally_agent_get_spent (self->agent) + cost);
+  fields = tally_event_new_turn_finished (TALLY_TURN_FAILED, priced, cost,
+                                          MAX (0, (last->last_ts - last->started_ts) / 1000),
+                                          last->api_calls);
   tally_event_set_usage (fields, "usage", last->usage.input_tokens, last->usage.output_tokens,
                          last->usage.cache_creation_input_tokens, last->usage.cache_read_input_tokens);
   emit_repair_event (self, last->turn_id, fields);

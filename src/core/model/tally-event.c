@@ -104,6 +104,78 @@ tally_event_new_chart_created (const char *chart_id,
 }
 
 /**
+ * tally_event_new_error:
+ * @kind: what failed: `http`, `stream`, `network`, `stalled`, `store`,
+ *   `budget`, … (docs/protocol.md §12.2)
+ * @message: a sentence for people
+ * @retryable: whether the same request could be sent again
+ * @request_id: (nullable): the last attempt's `request-id`, %NULL when
+ *   there was none (written as JSON null)
+ *
+ * Builds the fields every `error` event has (docs/architecture.md §4.6)
+ * in their documented order: `kind`, `message`, `retryable`,
+ * `request_id`. The caller adds the optional ones its kind has (`status`,
+ * `connected`, `spent_usd` and `max_cost_usd`).
+ *
+ * Returns: (transfer full): a new #JsonObject
+ */
+JsonObject *
+tally_event_new_error (const char *kind,
+                       const char *message,
+                       gboolean    retryable,
+                       const char *request_id)
+{
+  JsonObject *event;
+
+  g_return_val_if_fail (kind != NULL, NULL);
+  g_return_val_if_fail (message != NULL, NULL);
+
+  event = tally_event_new (TALLY_EVENT_ERROR);
+  json_object_set_string_member (event, "kind", kind);
+  json_object_set_string_member (event, "message", message);
+  json_object_set_boolean_member (event, "retryable", retryable);
+  tally_json_object_set_string_or_null (event, "request_id", request_id);
+
+  return event;
+}
+
+/**
+ * tally_event_new_turn_finished:
+ * @status: how the turn ended
+ * @priced: whether the turn's cost is known (the model has a price)
+ * @cost_usd: the turn's cost in US dollars; ignored unless @priced
+ * @duration_ms: how long the turn took, in milliseconds
+ * @api_calls: the API calls the turn made
+ *
+ * Builds the first fields of a `turn_finished` event
+ * (docs/architecture.md §4.2) in their documented order: `status` (its
+ * wire name), `cost_usd` (JSON null when not @priced), `duration_ms`,
+ * `api_calls`. The caller adds `failed_calls` when it counts them, then
+ * the `usage` (tally_event_set_usage()).
+ *
+ * Returns: (transfer full): a new #JsonObject
+ */
+JsonObject *
+tally_event_new_turn_finished (TallyTurnStatus status,
+                               gboolean        priced,
+                               double          cost_usd,
+                               gint64          duration_ms,
+                               gint64          api_calls)
+{
+  JsonObject *event = tally_event_new (TALLY_EVENT_TURN_FINISHED);
+
+  json_object_set_string_member (event, "status", tally_turn_status_to_string (status));
+  if (priced)
+    json_object_set_double_member (event, "cost_usd", cost_usd);
+  else
+    json_object_set_null_member (event, "cost_usd");
+  json_object_set_int_member (event, "duration_ms", duration_ms);
+  json_object_set_int_member (event, "api_calls", api_calls);
+
+  return event;
+}
+
+/**
  * tally_event_new_named:
  * @type: the event's wire name, known to this build or not
  *

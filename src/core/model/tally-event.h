@@ -78,6 +78,15 @@ JsonObject *tally_event_new_named       (const char *type);
 JsonObject *tally_event_new_chart_created (const char *chart_id,
                                            const char *tool_id,
                                            JsonObject *artifact);
+JsonObject *tally_event_new_error       (const char *kind,
+                                         const char *message,
+                                         gboolean    retryable,
+                                         const char *request_id);
+JsonObject *tally_event_new_turn_finished (TallyTurnStatus status,
+                                           gboolean        priced,
+                                           double          cost_usd,
+                                           gint64          duration_ms,
+                                           gint64          api_calls);
 JsonObject *tally_event_stamp           (JsonObject *fields,
                                          gint64      seq,
                                          gint64      ts,
