@@ -716,30 +716,59 @@ search_set_error (TallyStore    *self,
   tally_store_set_sqlite_error (error, self->read_db, rc, self->path, "read");
 }
 
-/* The snippet of the transcript row @rowid for the FTS5 query @query, or
- * NULL without a match there (a row changed since the ranking read). */
+/* Sets the snippet of each hit (@hits and @rowids in the same order) from
+ * its best transcript row, in one statement: FTS5 builds the doclist of a
+ * prefix query at every run of a statement, so a statement per row cost
+ * that build once per hit (seconds for a one-letter prefix over 1,000
+ * sessions). The unary plus keeps SQLite from handing the rowid list to
+ * FTS5 as a constraint, which would run the query again for every rowid;
+ * it is checked on each matching row instead, and only the rows listed
+ * are given a snippet. A row no longer matching (changed since the
+ * ranking read) keeps no snippet. */
 static gboolean
-search_snippet (TallyStore    *self,
-                sqlite3_stmt  *stmt,
-                gint64         rowid,
-                char         **snippet,
-                GCancellable  *cancellable,
-                GError       **error)
+search_snippets (TallyStore    *self,
+                 const char    *query,
+                 GPtrArray     *hits,
+                 GArray        *rowids,
+                 GCancellable  *cancellable,
+                 GError       **error)
 {
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autoptr(GHashTable) by_rowid = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr(GString) sql = g_string_new ("SELECT rowid, snippet (transcript_fts, 0, '«', '»', '…', 12) "
+                                         "FROM transcript_fts WHERE transcript_fts MATCH ?1 AND +rowid IN (");
   int rc;
 
-  sqlite3_reset (stmt);
-  sqlite3_bind_int64 (stmt, 2, rowid);
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
-    {
-      *snippet = column_dup (stmt, 0);
-      return TRUE;
-    }
-  if (rc == SQLITE_DONE)
+  if (hits->len == 0)
     return TRUE;
-  search_set_error (self, rc, cancellable, error);
-  return FALSE;
+
+  for (guint i = 0; i < hits->len; i++)
+    {
+      gint64 *rowid = &g_array_index (rowids, gint64, i);
+
+      g_string_append_printf (sql, "%s%" G_GINT64_FORMAT, i > 0 ? "," : "", *rowid);
+      g_hash_table_insert (by_rowid, rowid, g_ptr_array_index (hits, i));
+    }
+  g_string_append_c (sql, ')');
+
+  stmt = read_prepare (self, sql->str, error);
+  if (stmt == NULL)
+    return FALSE;
+  BIND_TEXT (stmt, 1, query);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 rowid = sqlite3_column_int64 (stmt, 0);
+      TallySessionInfo *info = g_hash_table_lookup (by_rowid, &rowid);
+
+      if (info != NULL && info->snippet == NULL)
+        info->snippet = column_dup (stmt, 1);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      search_set_error (self, rc, cancellable, error);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Runs the search with the read lock held. First the ranking: every
@@ -754,7 +783,6 @@ search_locked (TallyStore    *self,
                GError       **error)
 {
   g_autoptr(sqlite3_stmt) rank_stmt = NULL;
-  g_autoptr(sqlite3_stmt) snippet_stmt = NULL;
   g_autoptr(GPtrArray) hits = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_session_info_unref);
   g_autoptr(GArray) rowids = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -789,21 +817,8 @@ search_locked (TallyStore    *self,
     }
   g_clear_pointer (&rank_stmt, sqlite3_finalize);
 
-  snippet_stmt = read_prepare (self,
-                               "SELECT snippet (transcript_fts, 0, '«', '»', '…', 12) "
-                               "FROM transcript_fts WHERE transcript_fts MATCH ?1 AND rowid = ?2",
-                               error);
-  if (snippet_stmt == NULL)
+  if (!search_snippets (self, query, hits, rowids, cancellable, error))
     return NULL;
-  BIND_TEXT (snippet_stmt, 1, query);
-  for (guint i = 0; i < hits->len; i++)
-    {
-      TallySessionInfo *info = g_ptr_array_index (hits, i);
-
-      if (!search_snippet (self, snippet_stmt, g_array_index (rowids, gint64, i), &info->snippet,
-                           cancellable, error))
-        return NULL;
-    }
 
   return g_steal_pointer (&hits);
 }
