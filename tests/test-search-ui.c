@@ -25,14 +25,20 @@ static const char *sessions[][3] = {
   { "Leeds footfall", "Footfall in Leeds by weekday", "Saturdays bring twice the footfall of Mondays." },
 };
 
+/* Stores @n sessions of one finished turn each: @table[s] is the title,
+ * prompt and answer of session s, last used @age_us[s] µs ago. */
 static void
-seed_store (const char *path)
+seed_sessions (const char    *path,
+               const char   *(*table)[3],
+               const gint64  *age_us,
+               guint          n)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TallyStore) store = tally_store_open (path, &error);
+  gint64 now = g_get_real_time ();
 
   g_assert_no_error (error);
-  for (guint s = 0; s < G_N_ELEMENTS (sessions); s++)
+  for (guint s = 0; s < n; s++)
     {
       g_autofree char *id = g_strdup_printf ("5ea2c4e1-0000-4000-8000-%012u", s);
       JsonObject *fields[4] = {
@@ -40,18 +46,18 @@ seed_store (const char *path)
         tally_event_new (TALLY_EVENT_TEXT_DELTA), tally_event_new (TALLY_EVENT_TURN_FINISHED),
       };
 
-      json_object_set_string_member (fields[0], "title", sessions[s][0]);
+      json_object_set_string_member (fields[0], "title", table[s][0]);
       json_object_set_string_member (fields[0], "model", "claude-sonnet-5");
       json_object_set_string_member (fields[1], "mode", "ask");
-      json_object_set_string_member (fields[1], "text", sessions[s][1]);
+      json_object_set_string_member (fields[1], "text", table[s][1]);
       json_object_set_int_member (fields[2], "call", 1);
       json_object_set_int_member (fields[2], "block", 0);
-      json_object_set_string_member (fields[2], "text", sessions[s][2]);
+      json_object_set_string_member (fields[2], "text", table[s][2]);
       json_object_set_string_member (fields[3], "status", "done");
       for (guint e = 0; e < G_N_ELEMENTS (fields); e++)
         {
-          g_autoptr(JsonObject) event = tally_event_stamp (fields[e], e + 1, g_get_real_time () - (3 - s) * G_USEC_PER_SEC,
-                                                           id, e == 0 ? NULL : "t1");
+          g_autoptr(JsonObject) event = tally_event_stamp (fields[e], e + 1, now - age_us[s], id,
+                                                           e == 0 ? NULL : "t1");
 
           json_object_unref (fields[e]);
           g_assert_true (tally_store_append_event (store, event, &error));
@@ -60,6 +66,15 @@ seed_store (const char *path)
     }
   g_assert_true (tally_store_flush (store, &error));
   g_assert_no_error (error);
+}
+
+static void
+seed_store (const char *path)
+{
+  static const gint64 ages[] = { 3 * G_USEC_PER_SEC, 2 * G_USEC_PER_SEC, 1 * G_USEC_PER_SEC };
+
+  G_STATIC_ASSERT (G_N_ELEMENTS (ages) == G_N_ELEMENTS (sessions));
+  seed_sessions (path, sessions, ages, G_N_ELEMENTS (sessions));
 }
 
 static TallySessionRow *
@@ -173,6 +188,110 @@ search_body (TallyApplication *app,
   g_assert_null (visible_label_with (cold_brew, "pistachio"));
 }
 
+/* Twelve sessions over three days for the headers: six Alpha, six Beta. */
+static const char *grouped[][3] = {
+  { "Alpha 1", "How did it go?", "Fine." }, { "Beta 1", "How did it go?", "Fine." },
+  { "Alpha 2", "How did it go?", "Fine." }, { "Beta 2", "How did it go?", "Fine." },
+  { "Alpha 3", "How did it go?", "Fine." }, { "Beta 3", "How did it go?", "Fine." },
+  { "Alpha 4", "How did it go?", "Fine." }, { "Beta 4", "How did it go?", "Fine." },
+  { "Alpha 5", "How did it go?", "Fine." }, { "Beta 5", "How did it go?", "Fine." },
+  { "Alpha 6", "How did it go?", "Fine." }, { "Beta 6", "How did it go?", "Fine." },
+};
+
+/* Every row is shown when its title holds @text (case-folded; NULL for
+ * all), and the first shown row of each day group, and only it, has the
+ * group's header, whichever way the list box was told about the rows
+ * whose match changed. Returns how many rows are shown. */
+static guint
+check_rows (TallyWindow *window,
+            const char  *text)
+{
+  GtkListBox *list = _tally_window_get_session_list (window);
+  g_autofree char *folded = text != NULL ? g_utf8_casefold (text, -1) : NULL;
+  gint64 now = g_get_real_time ();
+  int previous_group = -1;
+  guint n_shown = 0;
+  GtkListBoxRow *row;
+
+  for (int i = 0; (row = gtk_list_box_get_row_at_index (list, i)) != NULL; i++)
+    {
+      TallySessionRow *session = TALLY_SESSION_ROW (row);
+      g_autofree char *title = g_utf8_casefold (tally_session_row_get_title (session), -1);
+      gboolean want = folded == NULL || strstr (title, folded) != NULL;
+      GtkWidget *header = gtk_list_box_row_get_header (row);
+      TallySessionGroup group = tally_session_row_get_group (session, now);
+
+      g_test_message ("“%s”: row %d “%s” shown %d", text, i, title, gtk_widget_get_child_visible (GTK_WIDGET (row)));
+      g_assert_cmpint (gtk_widget_get_child_visible (GTK_WIDGET (row)), ==, want);
+      if (!want)
+        {
+          g_assert_null (header);
+          continue;
+        }
+      n_shown++;
+      if ((int)group == previous_group)
+        g_assert_null (header);
+      else
+        {
+          g_assert_true (GTK_IS_LABEL (header));
+          g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (header)), ==, tally_session_group_get_title (group));
+        }
+      previous_group = group;
+    }
+  return n_shown;
+}
+
+static void
+headers_body (TallyApplication *app,
+              TallyWindow      *window,
+              gpointer          data)
+{
+  /* Each step from the one before it changes few rows (told row by row)
+   * or many (the whole list filtered again). */
+  static const struct {
+    const char *text;
+    guint       shown;
+  } steps[] = {
+    { NULL, 12 },
+    { "alpha", 6 },     /* six rows hidden */
+    { "alpha 3", 1 },   /* five more */
+    { "", 12 },         /* eleven shown again */
+    { "zzz", 0 },       /* all twelve hidden */
+    { "beta", 6 },      /* six shown */
+    { "beta 6", 1 },
+    { "alpha 3", 1 },   /* one out, one in */
+    { "", 12 },
+  };
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      if (steps[i].text != NULL)
+        {
+          set_search (window, steps[i].text);
+          SPIN_UNTIL (!_tally_window_is_refreshing (window));
+        }
+      g_assert_cmpuint (check_rows (window, steps[i].text != NULL && *steps[i].text != '\0' ? steps[i].text : NULL),
+                        ==, steps[i].shown);
+      g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, steps[i].shown > 0 ? "list" : "no-results");
+    }
+}
+
+/* /tally/search-ui/headers */
+static void
+test_search_headers (TallyTestAppFixture *fixture,
+                     gconstpointer        data)
+{
+  const char *args[] = { "--store", fixture->store_path, NULL };
+  gint64 ages[G_N_ELEMENTS (grouped)];
+
+  /* Today, two days ago and ten days ago, in turn. */
+  for (guint s = 0; s < G_N_ELEMENTS (grouped); s++)
+    ages[s] = (s % 3 == 0 ? 60 : s % 3 == 1 ? 2 * 86400 : 10 * 86400) * G_USEC_PER_SEC + s * G_USEC_PER_SEC;
+  seed_sessions (fixture->store_path, grouped, ages, G_N_ELEMENTS (grouped));
+  g_assert_cmpint (tally_test_app_run (args, headers_body, NULL), ==, 0);
+}
+
 /* /tally/search-ui/window */
 static void
 test_search_window (TallyTestAppFixture *fixture,
@@ -193,6 +312,8 @@ main (int   argc,
 
   g_test_add ("/tally/search-ui/window", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_search_window, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/search-ui/headers", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_search_headers, tally_test_app_fixture_tear_down);
 
   status = g_test_run ();
   tally_test_remove_tree (home);

@@ -223,11 +223,39 @@ _tally_window_update_sidebar_page (TallyWindow *self)
     gtk_stack_set_visible_child_name (self->sidebar_stack, "list");
 }
 
-/* Applies the search and the pending deletions again. */
+/* At most this share of the rows (or this many) may change whether they
+ * are shown for the list box to be told row by row rather than filter
+ * every row again. */
+#define ROW_CHANGES_MAX_SHARE 4
+#define ROW_CHANGES_MAX_MIN   8
+
+/* Applies the search and the pending deletions again. Only the rows whose
+ * match changed are handed to the list box, each with its neighbours'
+ * headers: gtk_list_box_invalidate_filter() looks for the previous shown
+ * row of every row, hidden ones included, by walking back over the hidden
+ * rows, which costs the square of the rows when a search hides most of
+ * them (tens of milliseconds per keystroke with 1,000 sessions). */
 void
 _tally_window_refilter (TallyWindow *self)
 {
-  gtk_list_box_invalidate_filter (self->session_list);
+  guint max_changes = MAX (g_hash_table_size (self->rows) / ROW_CHANGES_MAX_SHARE, ROW_CHANGES_MAX_MIN);
+  g_autoptr(GPtrArray) changed = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, self->rows);
+  while (changed->len <= max_changes && g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      /* The list box shows a row by making it child-visible. */
+      if (row_matches (self, value) != gtk_widget_get_child_visible (value))
+        g_ptr_array_add (changed, value);
+    }
+
+  if (changed->len > max_changes)
+    gtk_list_box_invalidate_filter (self->session_list);
+  else
+    for (guint i = 0; i < changed->len; i++)
+      gtk_list_box_row_changed (g_ptr_array_index (changed, i));
   _tally_window_update_sidebar_page (self);
 }
 
