@@ -24,7 +24,15 @@
  * and max per kind of query and overall, and the longest gap between two
  * beats of a 1 ms main-loop heartbeat while typing (the longest stall;
  * the frame budget is 16.7 ms). The same typing on an empty store is the
- * baseline. Prints figures only; asserts nothing about speed.
+ * baseline. For the keys shown it also prints the medians of where the
+ * time went: the keystroke's own work (the entry and the title filter, up
+ * to the end of search-changed), the store's search of the same texts
+ * timed on its own afterwards (the part spent in the search thread), the
+ * key to the window having applied the store's answer (the end of the
+ * search task, seen through its cancellable), and the layout and paint of
+ * the frame after it (between an emission hook, which runs before the
+ * window's own handler, and a handler of ours, which runs after it).
+ * Prints figures only; asserts nothing about speed.
  *
  * Run under Xvfb: xvfb-run -a meson test -C build --benchmark bench-search
  */
@@ -281,15 +289,44 @@ static const Query queries[] = {
   { "fts syntax", "\"oat\" NEAR(-milk* (" },
 };
 
+/* Where the time of the keys shown went (ms, one value per key whose
+ * results were shown): the keystroke's own work (the entry and the title
+ * filter, up to the end of search-changed), the store's search of that
+ * text timed on its own, the key to the window having applied the
+ * store's answer, and the layout and paint of the frame after it. */
+enum {
+  PART_KEY,
+  PART_STORE,
+  PART_APPLIED,
+  PART_LAYOUT,
+  PART_PAINT,
+  N_PARTS
+};
+
+static const char *part_names[N_PARTS] = {
+  "keystroke+title filter", "store search (alone)", "key to answer applied", "frame layout", "frame paint",
+};
+
 typedef struct {
   GArray *per_kind[G_N_ELEMENTS (queries)];  /* double, ms */
+  GArray *parts[G_N_ELEMENTS (queries)][N_PARTS];  /* double, ms */
   guint   superseded[G_N_ELEMENTS (queries)];
   guint   hits[G_N_ELEMENTS (queries)];      /* rows shown for the whole text */
   double  cpu_ms[G_N_ELEMENTS (queries)];    /* the main thread's, while typing */
   gint64  longest_stall;
   gboolean search_changed;
   gboolean painted;
+  gint64   changed_at;   /* µs, the end of the key's search-changed */
+  gint64   applied_at;   /* µs, the window's answer applied (its task gone) */
+  gpointer watched;      /* the window's search cancellable of this key */
+  gint64   phase_start;  /* µs, a frame phase began (emission hook) */
+  gint64   layout_us;    /* the frame's layout phase, µs */
+  gint64   paint_us;     /* the frame's paint phase, µs */
 } Run;
+
+/* One run at a time, and a search task of a key that was not waited for
+ * may end after its run's figures are printed. */
+static Run the_run;
 
 /* CPU time of the calling thread, ms */
 static double
@@ -306,6 +343,49 @@ search_changed_cb (GtkSearchEntry *entry,
                    Run            *run)
 {
   run->search_changed = TRUE;
+  run->changed_at = g_get_monotonic_time ();
+}
+
+/* The window's search task holds the last reference to its cancellable
+ * and drops it just after the window applied the answer. */
+static void
+search_done_cb (gpointer  data,
+                GObject  *cancellable)
+{
+  Run *run = data;
+
+  if ((gpointer)cancellable == run->watched)
+    {
+      run->applied_at = g_get_monotonic_time ();
+      run->watched = NULL;
+    }
+}
+
+/* Emission hooks run before every handler, the window's own included. */
+static gboolean
+phase_start_hook (GSignalInvocationHint *hint,
+                  guint                  n_params,
+                  const GValue          *params,
+                  gpointer               data)
+{
+  Run *run = data;
+
+  run->phase_start = g_get_monotonic_time ();
+  return TRUE;
+}
+
+static void
+layout_cb (GdkFrameClock *clock,
+           Run           *run)
+{
+  run->layout_us += g_get_monotonic_time () - run->phase_start;
+}
+
+static void
+paint_cb (GdkFrameClock *clock,
+          Run           *run)
+{
+  run->paint_us += g_get_monotonic_time () - run->phase_start;
 }
 
 static void
@@ -379,11 +459,20 @@ type_query (TallyWindow *window,
       gboolean shown = FALSE;
 
       run->search_changed = FALSE;
+      run->applied_at = 0;
+      run->watched = NULL;
       key_time = g_get_monotonic_time ();
       next_key = key_time + KEY_INTERVAL_US;
       applied_deadline = last ? key_time + RESULT_TIMEOUT_US : next_key;
       gtk_editable_insert_text (entry, p, g_utf8_next_char (p) - p, &position);
       gtk_editable_set_position (entry, position);
+      while (!run->search_changed && g_get_monotonic_time () < applied_deadline)
+        g_main_context_iteration (NULL, TRUE);
+      if (window->search_cancellable != NULL)
+        {
+          run->watched = window->search_cancellable;
+          g_object_weak_ref (G_OBJECT (window->search_cancellable), search_done_cb, run);
+        }
 
       /* The search for this text has been applied … */
       while (g_get_monotonic_time () < applied_deadline &&
@@ -393,6 +482,7 @@ type_query (TallyWindow *window,
         {
           /* … and the next frame is painted. */
           run->painted = FALSE;
+          run->layout_us = run->paint_us = 0;
           gdk_frame_clock_request_phase (clock, GDK_FRAME_CLOCK_PHASE_PAINT);
           while (!run->painted && g_get_monotonic_time () < applied_deadline)
             g_main_context_iteration (NULL, TRUE);
@@ -401,8 +491,19 @@ type_query (TallyWindow *window,
       if (shown)
         {
           double ms = (g_get_monotonic_time () - key_time) / 1000.0;
+          double parts[N_PARTS] = {
+            (run->changed_at - key_time) / 1000.0,
+            0,  /* timed on its own afterwards: time_store_searches() */
+            /* An empty text or one without a word needs no store. */
+            run->applied_at > 0 ? (run->applied_at - key_time) / 1000.0 : (run->changed_at - key_time) / 1000.0,
+            run->layout_us / 1000.0,
+            run->paint_us / 1000.0,
+          };
 
           g_array_append_val (run->per_kind[q], ms);
+          for (guint i = 0; i < N_PARTS; i++)
+            if (i != PART_STORE)
+              g_array_append_val (run->parts[q][i], parts[i]);
         }
       else
         {
@@ -433,6 +534,56 @@ compare_doubles (const void *a,
   double x = *(const double *)a, y = *(const double *)b;
 
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static double
+median_of (GArray *values)
+{
+  g_autofree double *sorted = NULL;
+  guint n = values->len;
+
+  if (n == 0)
+    return 0;
+  sorted = g_memdup2 (values->data, n * sizeof (double));
+  qsort (sorted, n, sizeof (double), compare_doubles);
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+/* Times the store's search of every text typed for @q (each prefix of
+ * its query), in this thread with nothing else running: the part of a
+ * key's time spent in the search thread. */
+static void
+time_store_searches (TallyStore *store,
+                     Run        *run,
+                     guint       q)
+{
+  const char *text = queries[q].text;
+
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      g_autofree char *typed = g_strndup (text, g_utf8_next_char (p) - text);
+      g_autoptr(GPtrArray) hits = NULL;
+      g_autoptr(GError) error = NULL;
+      gint64 start = g_get_monotonic_time ();
+      double ms;
+
+      hits = tally_store_search (store, typed, &error);
+      g_assert_no_error (error);
+      ms = (g_get_monotonic_time () - start) / 1000.0;
+      g_array_append_val (run->parts[q][PART_STORE], ms);
+    }
+}
+
+/* The medians of where the time of @kind's keys went */
+static void
+print_parts (const char  *store_name,
+             const char  *kind,
+             GArray     **parts)
+{
+  printf ("%-6s %-12s medians:", store_name, kind);
+  for (guint i = 0; i < N_PARTS; i++)
+    printf ("  %s %.1f ms", part_names[i], median_of (parts[i]));
+  printf ("\n");
 }
 
 static void
@@ -473,8 +624,10 @@ bench_body (TallyApplication *app,
   GtkSearchEntry *entry = _tally_window_get_search_entry (window);
   GdkFrameClock *clock;
   g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (double));
-  Run run = { 0 };
+  GArray *all_parts[N_PARTS];
+  Run *run = &the_run;
   guint superseded = 0;
+  guint layout_hook, paint_hook;
   double cpu_ms = 0;
   gint64 start = g_get_monotonic_time ();
 
@@ -484,31 +637,57 @@ bench_body (TallyApplication *app,
   clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
   printf ("%-6s window listed %u rows\n", data->name, count_shown_rows (window));
 
-  g_signal_connect_after (entry, "search-changed", G_CALLBACK (search_changed_cb), &run);
-  g_signal_connect (clock, "after-paint", G_CALLBACK (after_paint_cb), &run);
+  memset (run, 0, sizeof *run);
+  g_signal_connect_after (entry, "search-changed", G_CALLBACK (search_changed_cb), run);
+  g_signal_connect (clock, "after-paint", G_CALLBACK (after_paint_cb), run);
+  g_signal_connect (clock, "layout", G_CALLBACK (layout_cb), run);
+  g_signal_connect (clock, "paint", G_CALLBACK (paint_cb), run);
+  layout_hook = g_signal_add_emission_hook (g_signal_lookup ("layout", GDK_TYPE_FRAME_CLOCK), 0,
+                                            phase_start_hook, run, NULL);
+  paint_hook = g_signal_add_emission_hook (g_signal_lookup ("paint", GDK_TYPE_FRAME_CLOCK), 0,
+                                           phase_start_hook, run, NULL);
 
   for (guint q = 0; q < G_N_ELEMENTS (queries); q++)
     {
-      run.per_kind[q] = g_array_new (FALSE, FALSE, sizeof (double));
-      type_query (window, &run, q);
+      run->per_kind[q] = g_array_new (FALSE, FALSE, sizeof (double));
+      for (guint i = 0; i < N_PARTS; i++)
+        run->parts[q][i] = g_array_new (FALSE, FALSE, sizeof (double));
+      type_query (window, run, q);
     }
 
-  g_signal_handlers_disconnect_by_data (entry, &run);
-  g_signal_handlers_disconnect_by_data (clock, &run);
+  g_signal_remove_emission_hook (g_signal_lookup ("layout", GDK_TYPE_FRAME_CLOCK), layout_hook);
+  g_signal_remove_emission_hook (g_signal_lookup ("paint", GDK_TYPE_FRAME_CLOCK), paint_hook);
+  g_signal_handlers_disconnect_by_data (entry, run);
+  g_signal_handlers_disconnect_by_data (clock, run);
   gtk_editable_set_text (GTK_EDITABLE (entry), "");
+  while (_tally_window_is_refreshing (window))
+    g_main_context_iteration (NULL, TRUE);
+  for (guint q = 0; q < G_N_ELEMENTS (queries); q++)
+    time_store_searches (tally_application_get_store (app), run, q);
 
+  for (guint i = 0; i < N_PARTS; i++)
+    all_parts[i] = g_array_new (FALSE, FALSE, sizeof (double));
   for (guint q = 0; q < G_N_ELEMENTS (queries); q++)
     {
-      print_stats (data->name, queries[q].kind, run.per_kind[q], run.superseded[q], run.cpu_ms[q], run.hits[q]);
-      cpu_ms += run.cpu_ms[q];
-      g_array_append_vals (all, run.per_kind[q]->data, run.per_kind[q]->len);
-      superseded += run.superseded[q];
-      g_array_unref (run.per_kind[q]);
+      print_stats (data->name, queries[q].kind, run->per_kind[q], run->superseded[q], run->cpu_ms[q], run->hits[q]);
+      print_parts (data->name, queries[q].kind, run->parts[q]);
+      cpu_ms += run->cpu_ms[q];
+      g_array_append_vals (all, run->per_kind[q]->data, run->per_kind[q]->len);
+      superseded += run->superseded[q];
+      g_array_unref (run->per_kind[q]);
+      for (guint i = 0; i < N_PARTS; i++)
+        {
+          g_array_append_vals (all_parts[i], run->parts[q][i]->data, run->parts[q][i]->len);
+          g_array_unref (run->parts[q][i]);
+        }
     }
   print_stats (data->name, "overall", all, superseded, cpu_ms, -1);
+  print_parts (data->name, "overall", all_parts);
+  for (guint i = 0; i < N_PARTS; i++)
+    g_array_unref (all_parts[i]);
   printf ("%-6s longest main-loop stall while typing: %.1f ms (frame budget 16.7 ms)\n",
-          data->name, run.longest_stall / 1000.0);
-  data->longest_stall = run.longest_stall;
+          data->name, run->longest_stall / 1000.0);
+  data->longest_stall = run->longest_stall;
 }
 
 /* }}} */
