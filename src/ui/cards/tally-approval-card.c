@@ -378,13 +378,7 @@ show_change (TallyApprovalCard      *self,
                         TALLY_CARD_DIFF_LINE_NUMBERS, DIFF_CONTEXT, MAX_DIFF_LINES, &added, &removed);
   gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), TRUE);
 
-  {
-    g_autofree char *added_text = g_strdup_printf (ngettext ("%u line added", "%u lines added", added), added);
-    g_autofree char *removed_text = g_strdup_printf (ngettext ("%u removed", "%u removed", removed), removed);
-
-    /* TRANSLATORS: "2 lines added, 1 removed" */
-    note = g_strdup_printf (_("%s, %s"), added_text, removed_text);
-  }
+  note = tally_card_diff_dup_counts (added, removed);
   gtk_label_set_text (self->diff_note, note);
   gtk_widget_set_visible (GTK_WIDGET (self->diff_note), TRUE);
 }

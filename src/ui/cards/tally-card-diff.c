@@ -108,6 +108,28 @@ append (GtkTextBuffer *buffer,
 }
 
 /**
+ * tally_card_diff_dup_counts:
+ * @added: the lines added, as tally_card_diff_show() counts them
+ * @removed: the lines removed
+ *
+ * Says how much a diff changed, as the cards show it under the diff:
+ * "2 lines added, 1 removed", translated, with the plurals of the
+ * current language.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+tally_card_diff_dup_counts (guint added,
+                            guint removed)
+{
+  g_autofree char *added_text = g_strdup_printf (ngettext ("%u line added", "%u lines added", added), added);
+  g_autofree char *removed_text = g_strdup_printf (ngettext ("%u removed", "%u removed", removed), removed);
+
+  /* TRANSLATORS: "2 lines added, 1 removed" */
+  return g_strdup_printf (_("%s, %s"), added_text, removed_text);
+}
+
+/**
  * tally_card_diff_show:
  * @view: a text view (read-only, monospace: the caller styles it)
  * @old_text: (nullable): the earlier text

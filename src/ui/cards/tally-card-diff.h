@@ -30,5 +30,7 @@ void tally_card_diff_show (GtkTextView        *view,
                            guint               max_lines,
                            guint              *added,
                            guint              *removed);
+char *tally_card_diff_dup_counts (guint added,
+                                  guint removed);
 
 G_END_DECLS

@@ -852,12 +852,11 @@ sync_changes (TallyPlanCard *self)
     label = g_strdup_printf (_("No change since version %d"), (int) CLAMP (block_version (previous), 0, G_MAXINT));
   else
     {
-      g_autofree char *added_text = g_strdup_printf (ngettext ("%u line added", "%u lines added", added), added);
-      g_autofree char *removed_text = g_strdup_printf (ngettext ("%u removed", "%u removed", removed), removed);
+      g_autofree char *counts = tally_card_diff_dup_counts (added, removed);
 
       /* TRANSLATORS: "Changes since version 1: 2 lines added, 1 removed" */
-      label = g_strdup_printf (_("Changes since version %d: %s, %s"),
-                               (int) CLAMP (block_version (previous), 0, G_MAXINT), added_text, removed_text);
+      label = g_strdup_printf (_("Changes since version %d: %s"),
+                               (int) CLAMP (block_version (previous), 0, G_MAXINT), counts);
     }
   gtk_expander_set_label (self->changes_expander, label);
   gtk_widget_set_visible (GTK_WIDGET (self->changes_expander), TRUE);
