@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 
 /* What a long session's first screen leaves for later (issue 15, "Open at
- * once"; docs/architecture.md §11.1): a tool chip makes its details (the
- * SQL view, the result table) when it is first opened, and they then show
- * what eagerly made ones show. */
+ * once"; docs/architecture.md §11.1): the transcript view binds only the
+ * newest blocks that fill it, and its first frame is full; a tool chip
+ * makes its details (the SQL view, the result table) when it is first
+ * opened, and they then show what eagerly made ones show. */
 
 #include "config.h"
 
 #include <gtksourceview/gtksource.h>
+#include <math.h>
 
 #include "tally-result-table.h"
 #include "tally-test-ui.h"
 #include "tally-tool-chip.h"
+#include "tally-transcript-view.h"
 #include "tally-transcript.h"
 #include "tally-ui.h"
 
@@ -216,12 +219,117 @@ test_tool_chip_bound_open (void)
   tally_block_widget_set_block (TALLY_BLOCK_WIDGET (chip), NULL);
 }
 
+/* What the view's first painted frame showed. */
+typedef struct {
+  GtkWidget     *list_view;
+  GtkAdjustment *adjustment;
+  guint          painted;
+  guint          bound;
+  double         upper, page, value;
+  guint          last_mapped;
+  TallyBlock    *last;
+} FirstFrame;
+
+static void
+first_paint_cb (GdkFrameClock *clock,
+                FirstFrame    *f)
+{
+  GListModel *bound = G_LIST_MODEL (gtk_list_view_get_model (GTK_LIST_VIEW (f->list_view)));
+  g_autoptr(TallyBlock) last = NULL;
+  guint n = g_list_model_get_n_items (bound);
+
+  /* A frame before the list has laid the rows out shows nothing yet. */
+  if (f->painted > 0 || gtk_adjustment_get_upper (f->adjustment) <= 0)
+    return;
+  f->painted++;
+  f->bound = n;
+  f->upper = gtk_adjustment_get_upper (f->adjustment);
+  f->page = gtk_adjustment_get_page_size (f->adjustment);
+  f->value = gtk_adjustment_get_value (f->adjustment);
+  last = n > 0 ? g_list_model_get_item (bound, n - 1) : NULL;
+  f->last_mapped = last == f->last;
+}
+
+/* A long session in a shown window: only the blocks that fill the view
+ * are bound at first, fewer than a tall screenful, and the first frame
+ * shows the end with the rows filling the view. */
+static void
+test_first_screen (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  FirstFrame f = { 0 };
+  gulong paint_id;
+  guint n;
+
+  for (guint t = 1; t <= 500; t++)
+    {
+      g_autofree char *prompt = g_strdup_printf ("{\"type\":\"turn_started\",\"seq\":%u,\"turn_id\":\"t%u\","
+                                                 "\"mode\":\"ask\",\"text\":\"Question %u\"}", t * 10 + 1, t, t);
+      g_autofree char *answer = g_strdup_printf ("{\"type\":\"text_delta\",\"seq\":%u,\"turn_id\":\"t%u\","
+                                                 "\"call\":0,\"block\":0,\"text\":\"Answer %u: York sold a "
+                                                 "little more coffee than Leeds.\"}", t * 10 + 2, t, t);
+      g_autofree char *done = g_strdup_printf ("{\"type\":\"block_done\",\"seq\":%u,\"turn_id\":\"t%u\","
+                                               "\"call\":0,\"block\":0,\"kind\":\"text\"}", t * 10 + 3, t);
+      g_autofree char *finished = g_strdup_printf ("{\"type\":\"turn_finished\",\"seq\":%u,\"turn_id\":\"t%u\","
+                                                   "\"status\":\"done\",\"cost_usd\":0.001,\"duration_ms\":100,"
+                                                   "\"api_calls\":1,\"usage\":{}}", t * 10 + 4, t);
+
+      tally_test_apply_event (transcript, prompt);
+      tally_test_apply_event (transcript, answer);
+      tally_test_apply_event (transcript, done);
+      tally_test_apply_event (transcript, finished);
+    }
+  n = g_list_model_get_n_items (G_LIST_MODEL (transcript));
+  g_assert_cmpuint (n, ==, 1500);
+  f.last = last_block (transcript);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 640, 480);
+  gtk_window_set_child (GTK_WINDOW (window), view);
+  gtk_window_present (GTK_WINDOW (window));
+  SPIN_UNTIL (gtk_widget_get_mapped (view) && gtk_widget_get_height (view) > 0);
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  f.list_view = tally_test_find_first (view, GTK_TYPE_LIST_VIEW);
+  f.adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (tally_test_find_first (view, GTK_TYPE_SCROLLED_WINDOW)));
+  /* Bound now: the view's height of short rows and two more, fewer than
+   * the 24 of a tall window; the rows are made as they are bound. */
+  {
+    GListModel *bound = G_LIST_MODEL (gtk_list_view_get_model (GTK_LIST_VIEW (f.list_view)));
+    g_autoptr(GPtrArray) rows = tally_test_find_all (view, TALLY_TYPE_BLOCK_WIDGET);
+
+    g_test_message ("%u of %u blocks bound at first in a view %d px high, %u block widgets",
+                    g_list_model_get_n_items (bound), n, gtk_widget_get_height (view), rows->len);
+    g_assert_cmpuint (g_list_model_get_n_items (bound), >=, 6);
+    g_assert_cmpuint (g_list_model_get_n_items (bound), <, 24);
+  }
+
+  paint_id = g_signal_connect_after (gtk_widget_get_frame_clock (view), "after-paint",
+                                     G_CALLBACK (first_paint_cb), &f);
+  SPIN_UNTIL (f.painted > 0);
+  g_signal_handler_disconnect (gtk_widget_get_frame_clock (view), paint_id);
+  g_test_message ("first frame: %u blocks bound, content %.0f px in a page of %.0f px, at %.0f",
+                  f.bound, f.upper, f.page, f.value);
+  g_assert_true (f.last_mapped);
+  g_assert_cmpuint (f.bound, <, 24);
+  /* Full: the rows are taller than the view, and it shows their end. */
+  g_assert_cmpfloat (f.page, >, 0);
+  g_assert_cmpfloat (f.upper, >, f.page);
+  g_assert_cmpfloat (fabs (f.value + f.page - f.upper), <=, 1.0);
+
+  /* The older blocks follow. */
+  SPIN_UNTIL (g_list_model_get_n_items (G_LIST_MODEL (gtk_list_view_get_model (GTK_LIST_VIEW (f.list_view)))) == n);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int    argc,
       char **argv)
 {
   tally_test_init_ui (&argc, &argv);
 
+  g_test_add_func ("/tally/open-lazy/first-screen", test_first_screen);
   g_test_add_func ("/tally/open-lazy/tool-chip-details", test_tool_chip_details);
   g_test_add_func ("/tally/open-lazy/tool-chip-bound-open", test_tool_chip_bound_open);
 

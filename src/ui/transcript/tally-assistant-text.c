@@ -35,6 +35,11 @@
  * allocated a height other than its own, the row asks to be measured again
  * — on the next main loop turn, since a resize asked for from inside the
  * list's allocation is dropped when that allocation ends.
+ *
+ * The last estimate is kept with its width, the text's length (the text
+ * only grows while it streams; a bind forgets it) and the font, so
+ * measuring the row again at the same width (each layout of a frame)
+ * does not lay the text out again.
  */
 
 struct _TallyAssistantText
@@ -45,6 +50,10 @@ struct _TallyAssistantText
   gsize       shown_len;    /* bytes of the block's text the view has */
   int         allocated_width;   /* -1 until the view has been allocated */
   int         corrected_height;  /* the height the last correction asked for */
+  int         estimate_width;    /* the last estimate's width, -1 for none */
+  gsize       estimate_len;      /* and the text's length then */
+  guint       estimate_font;     /* and the font's hash */
+  int         estimate;
   guint       resize_idle_id;
 };
 
@@ -121,9 +130,13 @@ estimate_height (TallyAssistantText *self,
   g_autoptr(PangoLayout) layout = NULL;
   const char *text = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : "";
   int height = 0;
+  guint font;
 
   if (text[0] == '\0')
     return 0;
+  font = pango_font_description_hash (pango_context_get_font_description (gtk_widget_get_pango_context (self->view)));
+  if (width == self->estimate_width && strlen (text) == self->estimate_len && font == self->estimate_font)
+    return self->estimate;
 
   layout = gtk_widget_create_pango_layout (self->view, text);
   pango_layout_set_width (layout, MAX (width, 1) * PANGO_SCALE);
@@ -131,6 +144,10 @@ estimate_height (TallyAssistantText *self,
   pango_layout_set_spacing (layout, 2 * PANGO_SCALE);
   pango_layout_get_pixel_size (layout, NULL, &height);
 
+  self->estimate_width = width;
+  self->estimate_len = strlen (text);
+  self->estimate_font = font;
+  self->estimate = height;
   return height;
 }
 
@@ -205,6 +222,7 @@ tally_assistant_text_bind (TallyBlockWidget *widget,
   TallyBlock *block = TALLY_BLOCK_WIDGET_BLOCK (self);   /* NULL when unbinding */
 
   self->shown_len = 0;
+  self->estimate_width = -1;
 
   if (block == NULL)
     {
@@ -254,6 +272,7 @@ tally_assistant_text_init (TallyAssistantText *self)
 {
   self->allocated_width = -1;
   self->corrected_height = -1;
+  self->estimate_width = -1;
   self->view = tally_markdown_view_new ();
   gtk_widget_set_parent (self->view, GTK_WIDGET (self));
 

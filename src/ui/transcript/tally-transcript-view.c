@@ -6,6 +6,7 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
+#include <string.h>
 
 #include "tally-transcript-view.h"
 #include "tally-block-row.h"
@@ -50,8 +51,10 @@
  * the frame's layout, where the list can see it (see request_pin()).
  *
  * Opening a long session. The list binds a TallyBlockTail: at first only
- * the newest blocks (a screenful and some), so the first frame lays out
- * little; older blocks are added at the top after each frame is drawn, one
+ * the newest blocks that fill the view (first_blocks(): their heights
+ * guessed low from their text, so the guess errs towards a few rows too
+ * many, never a blank band), so the first frame lays out little; older
+ * blocks are added at the top after each frame is drawn, one
  * batch per frame (as many as are bound, at least GROW_BLOCKS: a
  * 10,000-block session is complete after seven frames), until all are
  * there. A frame always shows the rows before a batch arrives. GtkListView keeps its anchor row where
@@ -66,10 +69,16 @@
  */
 
 #define END_TOLERANCE 2.0
-/* Blocks bound at first. GtkListView makes a row for each of them in the
- * first frame, so this is the first frame's work; 24 blocks (six turns of
- * prompt, reply, tool and receipt) fill a tall window. */
-#define FIRST_BLOCKS 24
+/* Blocks bound at first: GtkListView makes a row for each of them as
+ * they are bound, so this is the first frame's work. As many as fill the
+ * view (first_blocks()), and two more, within these bounds. */
+#define FIRST_BLOCKS_MIN 6
+#define FIRST_BLOCKS_MAX 24
+/* The low guesses of first_blocks(), in pixels: a row without text, a
+ * line of text, the width of a character. */
+#define GUESS_ROW_HEIGHT 20
+#define GUESS_LINE_HEIGHT 17
+#define GUESS_CHAR_WIDTH 7
 #define GROW_BLOCKS 128      /* older blocks added per idle moment, at least */
 #define SCROLL_DURATION_US (250 * 1000)
 
@@ -876,6 +885,62 @@ tally_transcript_view_get_model (TallyTranscriptView *self)
   return self->model;
 }
 
+/* A low guess of @block's row height at @width pixels: its text's
+ * paragraphs wrapped at GUESS_CHAR_WIDTH a character. */
+static int
+guess_height (TallyBlock *block,
+              int         width)
+{
+  TallyBlockKind kind = tally_block_get_kind (block);
+  const char *text = kind == TALLY_BLOCK_TEXT || kind == TALLY_BLOCK_USER ? tally_block_get_text (block) : NULL;
+  int per_line = MAX (width / GUESS_CHAR_WIDTH, 1);
+  int lines = 0;
+
+  if (text == NULL || text[0] == '\0')
+    return GUESS_ROW_HEIGHT;
+  for (const char *p = text; *p != '\0';)
+    {
+      const char *end = strchr (p, '\n');
+      glong chars = g_utf8_strlen (p, end != NULL ? end - p : -1);
+
+      lines += chars > 0 ? (int) ((chars + per_line - 1) / per_line) : 0;
+      if (end == NULL)
+        break;
+      p = end + 1;
+    }
+  return GUESS_ROW_HEIGHT + lines * GUESS_LINE_HEIGHT;
+}
+
+/* How many of @blocks' newest blocks to bind at first: those that fill
+ * the view's height, guessed low (the window's default size stands for a
+ * view not allocated yet), and two more. */
+static guint
+first_blocks (TallyTranscriptView *self,
+              GListModel          *blocks)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  int width = gtk_widget_get_width (GTK_WIDGET (self));
+  int height = gtk_widget_get_height (GTK_WIDGET (self));
+  guint n = g_list_model_get_n_items (blocks);
+  guint count = 0;
+  int filled = 0;
+
+  if ((width <= 0 || height <= 0) && GTK_IS_WINDOW (root))
+    gtk_window_get_default_size (GTK_WINDOW (root), &width, &height);
+  /* Nothing to go by: a tall window. */
+  if (width <= 0 || height <= 0)
+    return FIRST_BLOCKS_MAX;
+
+  while (count < n && count < FIRST_BLOCKS_MAX && filled < height)
+    {
+      g_autoptr(TallyBlock) block = g_list_model_get_item (blocks, n - 1 - count);
+
+      filled += guess_height (block, width);
+      count++;
+    }
+  return CLAMP (count + 2, FIRST_BLOCKS_MIN, FIRST_BLOCKS_MAX);
+}
+
 /**
  * tally_transcript_view_set_model:
  * @self: a #TallyTranscriptView
@@ -913,7 +978,7 @@ tally_transcript_view_set_model (TallyTranscriptView *self,
   g_clear_handle_id (&self->grow_idle_id, g_source_remove);
   g_clear_object (&self->tail);
   if (blocks != NULL)
-    self->tail = tally_block_tail_new (blocks, FIRST_BLOCKS);
+    self->tail = tally_block_tail_new (blocks, first_blocks (self, blocks));
   gtk_no_selection_set_model (self->selection, G_LIST_MODEL (self->tail));
 
   /* Land at the end: pin now, and keep pinning while the list measures
