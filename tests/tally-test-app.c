@@ -16,6 +16,8 @@ typedef struct {
   int               network_override;
   TallyWindow      *window;
   gboolean          ran;
+  TallyTestAppBody  before_frame;
+  gboolean          ran_before_frame;
 } RunCtx;
 
 /* Sets up the process for the application: no keyring or session bus,
@@ -62,6 +64,9 @@ run_body_idle (gpointer user_data)
   /* --session reads the session in the background (docs/architecture.md
    * §11.1): the body starts with it shown. */
   SPIN_UNTIL (!_tally_window_is_opening (ctx->window));
+  /* The keyring is asked after the first frame (docs/architecture.md
+   * §11.1): the body starts with its answer. */
+  SPIN_UNTIL (tally_application_get_api_key_source (TALLY_APPLICATION (app)) != TALLY_API_KEY_SOURCE_LOOKING_UP);
 
   ctx->body (TALLY_APPLICATION (app), ctx->window, ctx->data);
   ctx->ran = TRUE;
@@ -69,6 +74,20 @@ run_body_idle (gpointer user_data)
   windows = g_list_copy (gtk_application_get_windows (app));
   for (GList *l = windows; l != NULL; l = l->next)
     gtk_window_close (GTK_WINDOW (l->data));
+  return G_SOURCE_REMOVE;
+}
+
+/* At a high priority from "window-added": before the frame clock paints
+ * anything (it runs at GDK_PRIORITY_REDRAW) and so before the window's
+ * work after its first frame. */
+static gboolean
+run_before_frame_idle (gpointer user_data)
+{
+  RunCtx *ctx = user_data;
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (ctx->window));
+
+  ctx->before_frame (TALLY_APPLICATION (app), ctx->window, ctx->data);
+  ctx->ran_before_frame = TRUE;
   return G_SOURCE_REMOVE;
 }
 
@@ -80,6 +99,8 @@ window_added_cb (GtkApplication *app,
   if (ctx->window != NULL || !TALLY_IS_WINDOW (window))
     return;
   ctx->window = TALLY_WINDOW (window);
+  if (ctx->before_frame != NULL)
+    g_idle_add_full (G_PRIORITY_HIGH, run_before_frame_idle, ctx, NULL);
   g_idle_add (run_body_idle, ctx);
 }
 
@@ -95,15 +116,16 @@ startup_cb (GApplication *app,
  * @body once its first window is presented; returns the exit status.
  * @network_override: -1 leaves the network monitor alone; 0 or 1 says
  * offline or online from startup on. */
-int
-tally_test_app_run_with_network (const char * const *args,
-                                 int                 network_override,
-                                 TallyTestAppBody    body,
-                                 gpointer            data)
+static int
+run_app (const char * const *args,
+         int                 network_override,
+         TallyTestAppBody    before_frame,
+         TallyTestAppBody    body,
+         gpointer            data)
 {
   g_autoptr(TallyApplication) app = tally_application_new ();
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  RunCtx ctx = { body, data, network_override, NULL, FALSE };
+  RunCtx ctx = { body, data, network_override, NULL, FALSE, before_frame, FALSE };
   int status;
 
   g_application_set_flags (G_APPLICATION (app),
@@ -118,12 +140,35 @@ tally_test_app_run_with_network (const char * const *args,
 
   status = g_application_run (G_APPLICATION (app), argv->len - 1, (char **) argv->pdata);
   g_assert_true (ctx.ran);
+  g_assert_true (ctx.ran_before_frame || before_frame == NULL);
 
   /* Let what the closed windows cancelled finish (their callbacks are
    * already queued), so nothing of this run is left for the next. */
   g_clear_object (&app);
   tally_test_spin_idle ();
   return status;
+}
+
+int
+tally_test_app_run_with_network (const char * const *args,
+                                 int                 network_override,
+                                 TallyTestAppBody    body,
+                                 gpointer            data)
+{
+  return run_app (args, network_override, NULL, body, data);
+}
+
+/* tally_test_app_run() that also runs @before_frame with the first
+ * window, after it is presented and before its first frame is painted
+ * (and so before what the window leaves until then: the store, the
+ * session list, the keyring lookup). */
+int
+tally_test_app_run_before_frame (const char * const *args,
+                                 TallyTestAppBody    before_frame,
+                                 TallyTestAppBody    body,
+                                 gpointer            data)
+{
+  return run_app (args, -1, before_frame, body, data);
 }
 
 /* tally_test_app_run_with_network() with the network monitor left alone. */

@@ -34,6 +34,10 @@ int   tally_test_app_run_with_network (const char * const *args,
                                        int                 network_override,
                                        TallyTestAppBody    body,
                                        gpointer            data);
+int   tally_test_app_run_before_frame (const char * const *args,
+                                       TallyTestAppBody    before_frame,
+                                       TallyTestAppBody    body,
+                                       gpointer            data);
 void  tally_test_app_fixture_set_up    (TallyTestAppFixture *fixture,
                                        gconstpointer        data);
 void  tally_test_app_fixture_tear_down (TallyTestAppFixture *fixture,

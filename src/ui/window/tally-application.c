@@ -572,18 +572,17 @@ tally_application_startup (GApplication *application)
    * counts as there. */
   rebuild_client (self);
 
-  /* ANTHROPIC_API_KEY overrides everything; otherwise ask the keyring.
-   * main() took the variable out of the environment already; an
+  /* ANTHROPIC_API_KEY overrides everything; otherwise the keyring is
+   * asked after the first frame (_tally_application_after_first_frame()):
+   * until it answers the key counts as being looked up, and nothing is
+   * sent. main() took the variable out of the environment already; an
    * application made without main() (the tests) reads it here. */
   if (self->env_api_key != NULL)
     set_key (self, self->env_api_key, TALLY_API_KEY_SOURCE_ENVIRONMENT);
   else if (env_nonempty ("ANTHROPIC_API_KEY") != NULL)
     set_key (self, env_nonempty ("ANTHROPIC_API_KEY"), TALLY_API_KEY_SOURCE_ENVIRONMENT);
   else
-    {
-      set_key (self, NULL, TALLY_API_KEY_SOURCE_LOOKING_UP);
-      tally_secret_lookup_async (self->cancellable, lookup_key_cb, g_object_ref (self));
-    }
+    set_key (self, NULL, TALLY_API_KEY_SOURCE_LOOKING_UP);
 
   update_online (self);
 }
@@ -1266,7 +1265,10 @@ _tally_application_set_network_override (TallyApplication *self,
  * @self: a #TallyApplication
  *
  * What start-up leaves until a window has painted its first frame
- * (docs/architecture.md §11.1, "Start-up and WebKit"): the network monitor
+ * (docs/architecture.md §11.1, "Start-up and WebKit"): the keyring lookup
+ * of the API key (libsecret connects to the Secret Service over D-Bus;
+ * until it answers, #TallyApplication:api-key-source is
+ * %TALLY_API_KEY_SOURCE_LOOKING_UP) and the network monitor
  * (GNetworkMonitor asks NetworkManager over D-Bus or reads the routing
  * table). Windows call it after their first frame; later calls do nothing.
  */
@@ -1277,6 +1279,10 @@ _tally_application_after_first_frame (TallyApplication *self)
 
   if (self->network_monitor != NULL || self->settings == NULL)
     return;
+
+  /* Unless a key came meanwhile (the environment, or typed in). */
+  if (self->key_source == TALLY_API_KEY_SOURCE_LOOKING_UP)
+    tally_secret_lookup_async (self->cancellable, lookup_key_cb, g_object_ref (self));
 
   self->network_monitor = g_object_ref (g_network_monitor_get_default ());
   g_signal_connect_object (self->network_monitor, "network-changed",

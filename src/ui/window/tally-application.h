@@ -13,7 +13,8 @@ G_BEGIN_DECLS
 /**
  * TallyApiKeySource:
  * @TALLY_API_KEY_SOURCE_NONE: no key yet (first launch, or removed)
- * @TALLY_API_KEY_SOURCE_LOOKING_UP: the keyring is being asked
+ * @TALLY_API_KEY_SOURCE_LOOKING_UP: the keyring is being asked (from the
+ *   first frame of the first window on; nothing is sent meanwhile)
  * @TALLY_API_KEY_SOURCE_ENVIRONMENT: `ANTHROPIC_API_KEY` is set; it
  *   overrides everything and cannot be changed from the window
  * @TALLY_API_KEY_SOURCE_KEYRING: the key is stored in the keyring (the

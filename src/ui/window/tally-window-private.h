@@ -45,6 +45,8 @@ struct _TallyWindow
   GtkButton            *salvage_button;
   GtkRevealer          *role_revealer;
   GtkStack             *session_stack;
+  AdwBin               *welcome_bin;
+  /* The first-launch page, built the first time it is shown (NULL before) */
   AdwStatusPage        *welcome_page;
   AdwPasswordEntryRow  *welcome_key_row;
   AdwStatusPage        *empty_page;
@@ -53,6 +55,8 @@ struct _TallyWindow
   TallyTranscriptView  *transcript_view;
   TallyComposer        *composer;
   GtkPopover           *context_popover;
+  GtkMenuButton        *main_menu_button;
+  GMenuModel           *main_menu;      /* its model, given on first use */
   AdwActionRow         *database_row;
   AdwActionRow         *workspace_row;
   GtkListBox           *compact_list;

@@ -248,6 +248,33 @@ update_pickers (TallyWindow *self)
     gtk_widget_set_sensitive (pickers[i], has_key);
 }
 
+static void welcome_key_apply_cb (TallyWindow *self);
+
+/* The first-launch page is built the first time it is shown
+ * (docs/architecture.md §11.1): most windows have a key and never show
+ * it, and its wrapped text, key row and application icon would otherwise
+ * be built, styled and measured before every first frame. */
+static void
+ensure_welcome_page (TallyWindow *self)
+{
+  g_autoptr(GtkBuilder) builder = NULL;
+
+  if (self->welcome_page != NULL)
+    return;
+
+  builder = gtk_builder_new_from_resource ("/io/github/tallyapp/Tally/window/tally-welcome-page.ui");
+  self->welcome_page = ADW_STATUS_PAGE (gtk_builder_get_object (builder, "welcome_page"));
+  self->welcome_key_row = ADW_PASSWORD_ENTRY_ROW (gtk_builder_get_object (builder, "welcome_key_row"));
+  adw_status_page_set_icon_name (self->welcome_page, APPLICATION_ID);
+  g_signal_connect_object (self->welcome_key_row, "apply", G_CALLBACK (welcome_key_apply_cb), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->welcome_key_row, "entry-activated", G_CALLBACK (welcome_key_apply_cb), self,
+                           G_CONNECT_SWAPPED);
+  /* The bin owns the page from here on (the builder's reference goes
+   * with the builder). */
+  adw_bin_set_child (self->welcome_bin, GTK_WIDGET (self->welcome_page));
+}
+
 static void
 update_page (TallyWindow *self)
 {
@@ -260,6 +287,9 @@ update_page (TallyWindow *self)
     page = "welcome";
   else
     page = "empty";
+
+  if (g_str_equal (page, "welcome"))
+    ensure_welcome_page (self);
 
   gtk_stack_set_visible_child_name (self->session_stack, page);
   gtk_widget_set_visible (GTK_WIDGET (self->composer), !g_str_equal (page, "welcome"));
@@ -799,6 +829,15 @@ start_turn (TallyWindow *self,
   if (*prompt == '\0')
     return;
 
+  /* The keyring is asked after the first frame; until it answers the
+   * text stays in the composer (docs/architecture.md §11.1). */
+  if (tally_application_get_api_key_source (self->app) == TALLY_API_KEY_SOURCE_LOOKING_UP)
+    {
+      tally_composer_set_text (self->composer, text);
+      tally_window_add_toast (self, _("Still reading the API key from your keyring — send again in a moment"));
+      return;
+    }
+
   if (!tally_application_has_api_key (self->app))
     {
       tally_composer_set_text (self->composer, text);
@@ -1203,6 +1242,22 @@ show_help_overlay_action (GtkWidget  *widget,
   gtk_window_present (GTK_WINDOW (overlay));
 }
 
+/* The main menu's popover is made the first time it opens (F10 or a
+ * click), not with every window: GtkMenuButton builds a GtkPopoverMenu
+ * with all its items as soon as it is given a model. GTK calls this at
+ * every opening; the model is given once. */
+static void
+create_main_menu_cb (GtkMenuButton *button,
+                     gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (gtk_menu_button_get_menu_model (button) == NULL)
+    gtk_menu_button_set_menu_model (button, self->main_menu);
+}
+
 /* GObject */
 
 /* Connects the window to its application (set after construction). */
@@ -1357,14 +1412,15 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, salvage_button);
   gtk_widget_class_bind_template_callback (widget_class, salvage_clicked_cb);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, session_stack);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_page);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_key_row);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_page);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestions_box);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestion_list);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, transcript_view);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, composer);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, context_popover);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, main_menu_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, main_menu);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, database_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, workspace_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, compact_list);
@@ -1372,7 +1428,6 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, model_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, mode_row);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, thinking_switch);
-  gtk_widget_class_bind_template_callback (widget_class, welcome_key_apply_cb);
   _tally_window_sidebar_class_init (widget_class);
   tally_ui_init ();
 
@@ -1411,10 +1466,10 @@ tally_window_init (TallyWindow *self)
       gtk_list_box_append (self->suggestion_list, row);
     }
 
+  gtk_menu_button_set_create_popup_func (self->main_menu_button, create_main_menu_cb, self, NULL);
+
   g_signal_connect_object (self->composer, "send", G_CALLBACK (composer_send_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->composer, "stop", G_CALLBACK (_tally_window_stop_turn), self, G_CONNECT_SWAPPED);
-
-  adw_status_page_set_icon_name (self->welcome_page, APPLICATION_ID);
 
   if (DEVELOPMENT)
     gtk_widget_add_css_class (GTK_WIDGET (self), "devel");
