@@ -255,6 +255,125 @@ tally_markdown_doc_insert (TallyMarkdownDoc *doc,
     }
 }
 
+/* Whether two anchors show the same kind of block in the same place, so
+ * that a widget showing one can show the other: the same kind, offset and
+ * indent, the same language for code, the same columns for a table. */
+static gboolean
+anchor_data_same_shape (const AnchorData *a,
+                        const AnchorData *b)
+{
+  if (a->kind != b->kind || a->offset != b->offset ||
+      a->byte_offset != b->byte_offset || a->indent != b->indent)
+    return FALSE;
+  if (a->kind == TALLY_MARKDOWN_ANCHOR_CODE)
+    return g_strcmp0 (a->language, b->language) == 0;
+  if (a->kind == TALLY_MARKDOWN_ANCHOR_TABLE)
+    return a->table->n_columns == b->table->n_columns &&
+           memcmp (a->table->aligns, b->table->aligns, a->table->n_columns * sizeof (TallyMarkdownAlign)) == 0;
+  return TRUE;
+}
+
+/* Whether inserting @a and @b gives the same text and tags, with anchors
+ * of the same shape. */
+static gboolean
+doc_same_shape (TallyMarkdownDoc *a,
+                TallyMarkdownDoc *b)
+{
+  if (a->n_chars != b->n_chars || !g_string_equal (a->text, b->text) ||
+      a->spans->len != b->spans->len || a->anchors->len != b->anchors->len)
+    return FALSE;
+
+  for (guint i = 0; i < a->spans->len; i++)
+    {
+      const Span *x = &g_array_index (a->spans, Span, i);
+      const Span *y = &g_array_index (b->spans, Span, i);
+
+      if (x->start != y->start || x->end != y->end || strcmp (x->name, y->name) != 0)
+        return FALSE;
+    }
+
+  for (guint i = 0; i < a->anchors->len; i++)
+    if (!anchor_data_same_shape (g_ptr_array_index (a->anchors, i), g_ptr_array_index (b->anchors, i)))
+      return FALSE;
+
+  return TRUE;
+}
+
+/**
+ * tally_markdown_doc_update_in_place:
+ * @doc: a doc
+ * @previous: the doc inserted last with tally_markdown_doc_insert() at
+ *   @start, which the buffer still holds from there to its end
+ * @buffer: the buffer
+ * @start: where @previous starts in @buffer
+ * @anchors: (element-type GtkTextChildAnchor): array that receives a
+ *   reference to each code or table anchor of @buffer whose block data
+ *   was replaced, in buffer order
+ *
+ * Makes the end of @buffer show @doc without deleting and inserting it
+ * again, when that would insert the same text and tags as @previous and
+ * anchors of the same shape (a code block of the same language, a table
+ * with the same columns) in the same places, as while a fence or a table
+ * streams: only the anchors' block data (the code, the rows) is replaced.
+ * The widgets shown at the anchors stay attached; the caller brings those
+ * in @anchors up to date. The buffer is then what deleting @previous and
+ * inserting @doc would give.
+ *
+ * Returns: %TRUE if @buffer now holds @doc; %FALSE if the shapes differ,
+ *   and nothing was changed
+ */
+gboolean
+tally_markdown_doc_update_in_place (TallyMarkdownDoc  *doc,
+                                    TallyMarkdownDoc  *previous,
+                                    GtkTextBuffer     *buffer,
+                                    const GtkTextIter *start,
+                                    GPtrArray         *anchors)
+{
+  g_autoptr(GPtrArray) found = NULL;
+  int base;
+
+  g_return_val_if_fail (doc != NULL, FALSE);
+  g_return_val_if_fail (previous != NULL, FALSE);
+  g_return_val_if_fail (GTK_IS_TEXT_BUFFER (buffer), FALSE);
+  g_return_val_if_fail (start != NULL, FALSE);
+  g_return_val_if_fail (anchors != NULL, FALSE);
+
+  if (doc == previous || !doc_same_shape (doc, previous))
+    return FALSE;
+  base = gtk_text_iter_get_offset (start);
+  if (gtk_text_buffer_get_char_count (buffer) - base != (int)doc->n_chars)
+    return FALSE;
+
+  /* Every anchor first, so that nothing changes unless all are there. */
+  found = g_ptr_array_new ();
+  for (guint i = 0; i < doc->anchors->len; i++)
+    {
+      AnchorData *data = g_ptr_array_index (doc->anchors, i);
+      GtkTextChildAnchor *anchor;
+      GtkTextIter iter;
+
+      gtk_text_buffer_get_iter_at_offset (buffer, &iter, base + (int)data->offset);
+      anchor = gtk_text_iter_get_child_anchor (&iter);
+      if (_tally_markdown_anchor_get_data (anchor) == NULL)
+        return FALSE;
+      g_ptr_array_add (found, anchor);
+    }
+
+  for (guint i = 0; i < found->len; i++)
+    {
+      GtkTextChildAnchor *anchor = g_ptr_array_index (found, i);
+      AnchorData *data = g_ptr_array_index (doc->anchors, i);
+
+      if (data->kind != TALLY_MARKDOWN_ANCHOR_CODE && data->kind != TALLY_MARKDOWN_ANCHOR_TABLE)
+        continue;
+      g_object_set_data_full (G_OBJECT (anchor), ANCHOR_DATA_KEY,
+                              g_atomic_rc_box_acquire (data), _tally_markdown_anchor_data_release);
+      g_ptr_array_add (anchors, g_object_ref (anchor));
+    }
+
+  return TRUE;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Reading a rendered buffer                                                */
 

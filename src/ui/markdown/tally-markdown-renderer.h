@@ -101,6 +101,11 @@ char                    *tally_markdown_doc_dup_structure   (TallyMarkdownDoc *d
 void                     tally_markdown_doc_insert          (TallyMarkdownDoc *doc,
                                                              GtkTextBuffer    *buffer,
                                                              GPtrArray        *anchors);
+gboolean                 tally_markdown_doc_update_in_place (TallyMarkdownDoc  *doc,
+                                                             TallyMarkdownDoc  *previous,
+                                                             GtkTextBuffer     *buffer,
+                                                             const GtkTextIter *start,
+                                                             GPtrArray         *anchors);
 
 void                     tally_markdown_buffer_ensure_tags  (GtkTextBuffer    *buffer);
 void                     tally_markdown_buffer_set_colors   (GtkTextBuffer    *buffer,

@@ -29,6 +29,9 @@ G_BEGIN_DECLS
  * @lazy_blocks: code and table widgets made after their placeholder was
  *   shown (in a later frame, within its budget, or by finish())
  * @lazy_pending: placeholders still waiting for their widget now
+ * @tails_in_place: tail renders that only replaced the block data of a
+ *   fence or table still streaming, leaving the buffer and the widgets at
+ *   its anchors in place
  *
  * Counters for tests and benchmarks.
  */
@@ -49,6 +52,7 @@ typedef struct
   guint   deferred_updates;
   guint   lazy_blocks;
   guint   lazy_pending;
+  guint   tails_in_place;
 } TallyMarkdownViewStats;
 
 void         tally_markdown_view_get_stats       (TallyMarkdownView      *self,

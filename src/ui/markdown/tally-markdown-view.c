@@ -60,7 +60,10 @@
  * and tables made while streaming first show a placeholder of about their
  * height and get their widget in the same or a later frame, oldest first,
  * at least one per frame and more while the frame stays within 4 ms. A
- * widget that already shows the block in the tail is kept, as above.
+ * widget that already shows the block in the tail is kept, as above; and
+ * while only a fence's code or a table's rows grow in the tail, the tail's
+ * text and anchors stay in the buffer and the block just gets the new code
+ * or rows.
  * set_markdown(), finish() and the private flush() do all of it at once.
  * The first view shown also warms GtkSourceView up at low priority, so the
  * first code block of an answer does not pay for it.
@@ -101,6 +104,7 @@ struct _TallyMarkdownView
   /* the markdown and how much of it is settled */
   GString                *source;
   GPtrArray              *reusable;    /* block widgets taken from the tail */
+  TallyMarkdownDoc       *tail_doc;    /* what the tail shows, NULL when not known */
   TallyMarkdownScanner    scanner;
   gsize                   committed;
   gboolean                dirty;
@@ -675,6 +679,22 @@ tail_position (TallyMarkdownView *self)
   return gtk_text_iter_is_start (&iter) ? TALLY_MARKDOWN_AT_START : TALLY_MARKDOWN_AFTER_NEWLINE;
 }
 
+/* Parses source[from, to) to be rendered at the tail mark. */
+static TallyMarkdownDoc *
+parse_range (TallyMarkdownView *self,
+             gsize              from,
+             gsize              to)
+{
+  TallyMarkdownDoc *doc;
+  gint64 start = g_get_monotonic_time ();
+
+  doc = tally_markdown_doc_parse (self->source->str + from, to - from, tail_position (self));
+  self->frame_parse_us += g_get_monotonic_time () - start;
+  self->stats.bytes_rendered += to - from;
+  self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
+  return doc;
+}
+
 /* Renders source[from, to) at the end of the buffer (the tail mark);
  * returns the number of top-level blocks rendered. */
 static guint
@@ -682,18 +702,11 @@ render_range (TallyMarkdownView *self,
               gsize              from,
               gsize              to)
 {
-  g_autoptr(TallyMarkdownDoc) doc = NULL;
+  g_autoptr(TallyMarkdownDoc) doc = parse_range (self, from, to);
   gint64 start = g_get_monotonic_time ();
-  gint64 parsed;
 
-  doc = tally_markdown_doc_parse (self->source->str + from, to - from, tail_position (self));
-  parsed = g_get_monotonic_time ();
   insert_doc (self, doc);
-  self->frame_parse_us += parsed - start;
-  self->frame_insert_us += g_get_monotonic_time () - parsed;
-
-  self->stats.bytes_rendered += to - from;
-  self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
+  self->frame_insert_us += g_get_monotonic_time () - start;
   return tally_markdown_doc_get_n_blocks (doc);
 }
 
@@ -701,6 +714,8 @@ static void
 delete_tail (TallyMarkdownView *self)
 {
   GtkTextIter start, end;
+
+  g_clear_pointer (&self->tail_doc, tally_markdown_doc_free);
 
   gtk_text_buffer_get_iter_at_mark (self->buffer, &start, self->tail_mark);
   gtk_text_buffer_get_end_iter (self->buffer, &end);
@@ -731,6 +746,7 @@ clear_buffer (TallyMarkdownView *self)
   GtkTextIter start;
 
   gtk_text_buffer_set_text (self->buffer, "", 0);
+  g_clear_pointer (&self->tail_doc, tally_markdown_doc_free);
   g_ptr_array_set_size (self->lazy, 0);
   gtk_text_buffer_get_start_iter (self->buffer, &start);
   gtk_text_buffer_move_mark (self->buffer, self->tail_mark, &start);
@@ -747,6 +763,71 @@ remove_tick (TallyMarkdownView *self)
       gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
       self->tick_id = 0;
     }
+}
+
+/* Shows the anchors' new block data (the code or rows of a fence or table
+ * still streaming) in the widgets at them; a placeholder's widget reads
+ * it when it is made. */
+static void
+refresh_blocks (TallyMarkdownView *self,
+                GPtrArray         *anchors)
+{
+  for (guint i = 0; i < anchors->len; i++)
+    {
+      GtkTextChildAnchor *anchor = g_ptr_array_index (anchors, i);
+      GtkWidget **widgets;
+      guint n_widgets = 0;
+
+      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
+      for (guint j = 0; j < n_widgets; j++)
+        {
+          if (TALLY_IS_MARKDOWN_CODE_BLOCK (widgets[j]))
+            tally_markdown_code_block_set_code (TALLY_MARKDOWN_CODE_BLOCK (widgets[j]),
+                                                tally_markdown_anchor_get_code (anchor));
+          else if (tally_markdown_table_widget_is_table (widgets[j]) &&
+                   !tally_markdown_table_widget_update (widgets[j], tally_markdown_anchor_get_table (anchor)))
+            {
+              gtk_text_view_remove (GTK_TEXT_VIEW (self->text_view), widgets[j]);
+              tally_markdown_text_view_add_block (self->text_view, anchor, make_block (self, anchor));
+            }
+        }
+      g_free (widgets);
+    }
+}
+
+/* Renders the open tail, source[committed, len). When it inserts the same
+ * text and tags as the tail shown, with blocks of the same kind in the same
+ * places (a fence or a table that gained a line), only those blocks' data
+ * changes: the buffer and the widgets at its anchors stay as they are.
+ * Otherwise the tail is deleted and inserted again, and its block widgets
+ * move to the new anchors: taken off the text view (unmapped and
+ * unrealized) and added back, re-styled and laid out again, every frame
+ * while a fence streams. */
+static void
+render_tail (TallyMarkdownView *self)
+{
+  g_autoptr(TallyMarkdownDoc) doc = parse_range (self, self->committed, self->source->len);
+  g_autoptr(GPtrArray) changed = g_ptr_array_new_with_free_func (g_object_unref);
+  gint64 start = g_get_monotonic_time ();
+  GtkTextIter tail;
+
+  gtk_text_buffer_get_iter_at_mark (self->buffer, &tail, self->tail_mark);
+  if (self->tail_doc != NULL &&
+      tally_markdown_doc_update_in_place (doc, self->tail_doc, self->buffer, &tail, changed))
+    {
+      refresh_blocks (self, changed);
+      self->stats.tails_in_place++;
+    }
+  else
+    {
+      take_tail_blocks (self);
+      delete_tail (self);
+      insert_doc (self, doc);
+    }
+  self->frame_insert_us += g_get_monotonic_time () - start;
+
+  g_clear_pointer (&self->tail_doc, tally_markdown_doc_free);
+  self->tail_doc = g_steal_pointer (&doc);
 }
 
 /* Brings the buffer up to date with the source: commits the blocks that
@@ -781,10 +862,9 @@ update (TallyMarkdownView *self)
         }
     }
 
-  take_tail_blocks (self);
-
   if (commit > self->committed)
     {
+      take_tail_blocks (self);
       delete_tail (self);
       self->stats.blocks_committed += render_range (self, self->committed, commit);
       self->stats.commits++;
@@ -793,9 +873,10 @@ update (TallyMarkdownView *self)
       self->stats.committed_bytes = commit;
     }
 
-  delete_tail (self);
-  if (!behind)
-    render_range (self, self->committed, self->source->len);
+  if (behind)
+    delete_tail (self);
+  else
+    render_tail (self);
   g_ptr_array_set_size (self->reusable, 0);
   self->stats.updates++;
   self->dirty = behind;
@@ -1101,6 +1182,7 @@ tally_markdown_view_finalize (GObject *object)
   TallyMarkdownView *self = (TallyMarkdownView *)object;
 
   g_string_free (self->source, TRUE);
+  g_clear_pointer (&self->tail_doc, tally_markdown_doc_free);
   g_ptr_array_unref (self->reusable);
   g_ptr_array_unref (self->lazy);
 
