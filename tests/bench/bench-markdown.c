@@ -48,6 +48,13 @@
  * Runs once under the renderer GTK picks and once more with
  * GSK_RENDERER=cairo (it re-executes itself). Needs a display: run it
  * under xvfb-run. It prints figures and asserts nothing about speed.
+ *
+ * The median of each frame phase is printed beside its longest, so that
+ * a run shows where a typical frame goes, not only the worst one.
+ * TALLY_BENCH_MARKDOWN_PROFILE=1 makes one paced run of the markdown view
+ * alone, under the renderer from the environment, for a profiler (perf
+ * record, sysprof-cli); it also prints how many of the view's updates
+ * left a streaming fence or table in place.
  */
 
 #define N_DELTAS   5000
@@ -62,6 +69,9 @@ typedef struct
   gint64   update_end;
   gint64   layout_end;
   GArray  *work;          /* gint64: µs from "update" to "after-paint" */
+  GArray  *updates;       /* gint64: µs of each phase, per frame */
+  GArray  *layouts;
+  GArray  *paints;
   gint64   update_max;    /* µs, longest phase of each kind */
   gint64   layout_max;
   gint64   paint_max;
@@ -76,6 +86,8 @@ typedef struct
   double frame_p50_ms;
   double frame_p95_ms;
   guint  frames;
+  guint  updates;         /* the markdown view's updates, and those that */
+  guint  tails_in_place;  /* left the tail's blocks in place */
   double total_ms;
   double finish_ms;
   double update_max_ms;
@@ -86,6 +98,9 @@ typedef struct
   double phase_update_ms;
   double phase_layout_ms;
   double phase_paint_ms;
+  double update_p50_ms;   /* medians of the phases over the frames */
+  double layout_p50_ms;
+  double paint_p50_ms;
   const char *renderer;
 } Result;
 
@@ -206,7 +221,12 @@ frame_update_after_cb (GdkFrameClock *clock,
 {
   stats->update_end = g_get_monotonic_time ();
   if (stats->counting && stats->frame_start != 0)
-    stats->update_max = MAX (stats->update_max, stats->update_end - stats->frame_start);
+    {
+      gint64 update = stats->update_end - stats->frame_start;
+
+      stats->update_max = MAX (stats->update_max, update);
+      g_array_append_val (stats->updates, update);
+    }
 }
 
 static void
@@ -216,7 +236,12 @@ frame_layout_cb (GdkFrameClock *clock,
   gint64 now = g_get_monotonic_time ();
 
   if (stats->counting && stats->update_end != 0)
-    stats->layout_max = MAX (stats->layout_max, now - stats->update_end);
+    {
+      gint64 layout = now - stats->update_end;
+
+      stats->layout_max = MAX (stats->layout_max, layout);
+      g_array_append_val (stats->layouts, layout);
+    }
   stats->layout_end = now;
 }
 
@@ -227,7 +252,12 @@ frame_paint_cb (GdkFrameClock *clock,
   gint64 now = g_get_monotonic_time ();
 
   if (stats->counting && stats->layout_end != 0)
-    stats->paint_max = MAX (stats->paint_max, now - stats->layout_end);
+    {
+      gint64 paint = now - stats->layout_end;
+
+      stats->paint_max = MAX (stats->paint_max, paint);
+      g_array_append_val (stats->paints, paint);
+    }
 }
 
 static void
@@ -348,6 +378,9 @@ run (GPtrArray *deltas,
   result.renderer = g_intern_string (G_OBJECT_TYPE_NAME (gtk_native_get_renderer (GTK_NATIVE (window))));
   clock = gtk_widget_get_frame_clock (window);
   frames.work = g_array_new (FALSE, FALSE, sizeof (gint64));
+  frames.updates = g_array_new (FALSE, FALSE, sizeof (gint64));
+  frames.layouts = g_array_new (FALSE, FALSE, sizeof (gint64));
+  frames.paints = g_array_new (FALSE, FALSE, sizeof (gint64));
   phase_handlers[0] = g_signal_connect (clock, "update", G_CALLBACK (frame_update_cb), &frames);
   phase_handlers[1] = g_signal_connect_after (clock, "update", G_CALLBACK (frame_update_after_cb), &frames);
   phase_handlers[2] = g_signal_connect (clock, "layout", G_CALLBACK (frame_layout_cb), &frames);
@@ -408,6 +441,7 @@ run (GPtrArray *deltas,
   result.update_max_ms = 0;
   result.update_total_ms = 0;
   result.parse_ms = result.insert_ms = result.blocks_ms = 0;
+  result.updates = result.tails_in_place = 0;
   if (markdown)
     {
       TallyMarkdownViewStats stats;
@@ -418,6 +452,8 @@ run (GPtrArray *deltas,
       result.parse_ms = stats.parse_us_max / 1000.0;
       result.insert_ms = stats.insert_us_max / 1000.0;
       result.blocks_ms = stats.blocks_us_max / 1000.0;
+      result.updates = stats.updates;
+      result.tails_in_place = stats.tails_in_place;
     }
 
   result.phase_update_ms = frames.update_max / 1000.0;
@@ -425,7 +461,13 @@ run (GPtrArray *deltas,
   result.phase_paint_ms = frames.paint_max / 1000.0;
   result.frame_p50_ms = percentile_ms (frames.work, 0.5);
   result.frame_p95_ms = percentile_ms (frames.work, 0.95);
+  result.update_p50_ms = percentile_ms (frames.updates, 0.5);
+  result.layout_p50_ms = percentile_ms (frames.layouts, 0.5);
+  result.paint_p50_ms = percentile_ms (frames.paints, 0.5);
   g_array_unref (frames.work);
+  g_array_unref (frames.updates);
+  g_array_unref (frames.layouts);
+  g_array_unref (frames.paints);
 
   g_signal_handler_disconnect (clock, handler);
   for (guint i = 0; i < G_N_ELEMENTS (phase_handlers); i++)
@@ -443,11 +485,12 @@ print_row (const char   *renderer,
            guint         pair,
            const Result *r)
 {
-  g_print ("%-16s %-17s %-5s %4u %6.1f %6.1f %6.1f %6.1f %6u %7.0f %6.1f %6.1f %6.1f %6.1f %6.1f %6.0f %6.1f %6.1f %6.1f\n",
+  g_print ("%-16s %-17s %-5s %4u %6.1f %6.1f %6.1f %6.1f %6u %7.0f %6.1f %6.1f %6.1f %6.1f %5.1f %5.1f %5.1f %6.1f %6.0f %6.1f %6.1f %6.1f\n",
            renderer, widget, pacing, pair, r->max_stall_ms, r->max_frame_gap_ms,
            r->frame_p50_ms, r->frame_p95_ms,
            r->frames, r->total_ms, r->finish_ms,
            r->phase_update_ms, r->phase_layout_ms, r->phase_paint_ms,
+           r->update_p50_ms, r->layout_p50_ms, r->paint_p50_ms,
            r->update_max_ms, r->update_total_ms,
            r->parse_ms, r->insert_ms, r->blocks_ms);
 }
@@ -464,6 +507,12 @@ main (int   argc,
   guint n_pairs = N_PAIRS;
   GString *summary = g_string_new (NULL);
 
+  /* Mesa keeps compiled shaders in the user's cache folder, as it does
+   * for the app; the test environment points it at a folder in the build
+   * tree that may not exist yet (Mesa then compiles every shader again in
+   * every process, and says so). */
+  g_mkdir_with_parents (g_get_user_cache_dir (), 0700);
+
   if (!gtk_init_check ())
     {
       g_printerr ("bench-markdown: no display; run it under xvfb-run\n");
@@ -478,6 +527,18 @@ main (int   argc,
   markdown = make_markdown ();
   deltas = split_deltas (markdown);
 
+  /* For a profiler (perf record, sysprof-cli): one paced run of the
+   * markdown view only, under the renderer from the environment. */
+  if (g_getenv ("TALLY_BENCH_MARKDOWN_PROFILE") != NULL)
+    {
+      Result md = run (deltas, TRUE, TRUE);
+
+      print_row (md.renderer, "TallyMarkdownView", "1/ms", 1, &md);
+      g_print ("updates %u, tails updated in place %u\n", md.updates, md.tails_in_place);
+      g_string_free (summary, TRUE);
+      return 0;
+    }
+
   if (!child)
     {
       g_print ("bench-markdown: %" G_GSIZE_FORMAT " bytes of markdown in %u deltas, %u code fences, a 30-row table\n",
@@ -486,13 +547,14 @@ main (int   argc,
                "frame p50/p95: work per frame (update to after-paint); total: until the final\n"
                "text was painted; finish: tally_markdown_view_finish(); ph/upd, ph/lay, ph/pnt:\n"
                "the longest update (tick callbacks), layout and paint phase of a frame;\n"
+               "u/50, l/50, p/50: the median update, layout and paint phase;\n"
                "upd/mx, upd/sum: the view's own per-frame updates (parse, buffer, block\n"
                "widgets); parse, insert, blocks: the most one frame's update spent parsing,\n"
                "writing into the buffer and making block widgets. Times in ms. Each pair:\n"
                "the markdown view and the bare view, in alternating order.\n\n");
-      g_print ("%-16s %-17s %-5s %4s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %6s %6s %6s %6s\n",
+      g_print ("%-16s %-17s %-5s %4s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %5s %5s %5s %6s %6s %6s %6s %6s\n",
                "renderer", "widget", "pace", "pair", "stall", "gap", "p50", "p95", "frames", "total",
-               "finish", "ph/upd", "ph/lay", "ph/pnt", "upd/mx", "upd/sum", "parse", "insert", "blocks");
+               "finish", "ph/upd", "ph/lay", "ph/pnt", "u/50", "l/50", "p/50", "upd/mx", "upd/sum", "parse", "insert", "blocks");
     }
 
   for (guint p = 0; p < 2; p++)
@@ -537,10 +599,12 @@ main (int   argc,
        * as a ratio, the stalls in ms. */
       g_string_append_printf (summary,
                               "%-16s %-5s stall ratio per pair:%s; median %.2f (goal <= %.1f); "
-                              "median stall %.1f vs %.1f ms\n",
+                              "median stall %.1f vs %.1f ms, ratio of the medians %.2f\n",
                               renderer, pacing, per_pair->str,
                               percentile_ms (ratios, 0.5), paced ? 1.5 : 2.0,
-                              percentile_ms (md_stalls, 0.5), percentile_ms (plain_stalls, 0.5));
+                              percentile_ms (md_stalls, 0.5), percentile_ms (plain_stalls, 0.5),
+                              percentile_ms (plain_stalls, 0.5) > 0
+                              ? percentile_ms (md_stalls, 0.5) / percentile_ms (plain_stalls, 0.5) : 0.0);
     }
 
   g_print ("\n%s", summary->str);
