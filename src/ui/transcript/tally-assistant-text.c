@@ -24,9 +24,11 @@
  * allocated because they are off screen) it reports the height of its
  * text laid out one character per line, thousands of pixels, and the
  * list's scroll range would swing wildly as rows come and go. So for any
- * other width this widget answers with an estimate, the text laid out as
- * one plain paragraph at that width; once allocated at a width, the view's
- * own height for it is used.
+ * other width this widget answers with an estimate: each paragraph of the
+ * text wrapped at that width by the font's average character width, in
+ * lines of the font's height (no text is shaped for it, so a long
+ * session's rows cost little to bind); once allocated at a width, the
+ * view's own height for it is used.
  *
  * An estimate is wrong by up to a code block's or a table's height, and
  * nothing else tells the list that the row's height changed once the view
@@ -123,31 +125,51 @@ block_finished_cb (TallyAssistantText *self)
     view_finish (self);
 }
 
+/* Lines wrapped at a word lose part of a word's width on average. */
+#define WRAP_LOSS_CHARS 4
+#define LINE_SPACING 2
+
 static int
 estimate_height (TallyAssistantText *self,
                  int                 width)
 {
-  g_autoptr(PangoLayout) layout = NULL;
   const char *text = TALLY_BLOCK_WIDGET_BLOCK (self) != NULL ? tally_block_get_text (TALLY_BLOCK_WIDGET_BLOCK (self)) : "";
-  int height = 0;
+  PangoContext *context = gtk_widget_get_pango_context (self->view);
+  PangoFontMetrics *metrics;
+  int height = 0, char_width, line_height;
+  glong per_line, lines = 0;
   guint font;
 
   if (text[0] == '\0')
     return 0;
-  font = pango_font_description_hash (pango_context_get_font_description (gtk_widget_get_pango_context (self->view)));
+  font = pango_font_description_hash (pango_context_get_font_description (context));
   if (width == self->estimate_width && strlen (text) == self->estimate_len && font == self->estimate_font)
     return self->estimate;
 
-  layout = gtk_widget_create_pango_layout (self->view, text);
-  pango_layout_set_width (layout, MAX (width, 1) * PANGO_SCALE);
-  pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
-  pango_layout_set_spacing (layout, 2 * PANGO_SCALE);
-  pango_layout_get_pixel_size (layout, NULL, &height);
+  metrics = pango_context_get_metrics (context, NULL, NULL);
+  char_width = MAX (pango_font_metrics_get_approximate_char_width (metrics), 1);
+  line_height = PANGO_PIXELS_CEIL (pango_font_metrics_get_height (metrics)) + LINE_SPACING;
+  pango_font_metrics_unref (metrics);
+  per_line = MAX ((glong) MAX (width, 1) * PANGO_SCALE / char_width - WRAP_LOSS_CHARS, 1);
+  for (const char *p = text;;)
+    {
+      const char *end = strchr (p, '\n');
+      glong chars = g_utf8_strlen (p, end != NULL ? end - p : -1);
+
+      lines += MAX ((chars + per_line - 1) / per_line, 1);
+      if (end == NULL)
+        break;
+      p = end + 1;
+    }
+  /* The spacing is between lines. */
+  height = (int) MIN (lines * line_height - LINE_SPACING, G_MAXINT / 2);
 
   self->estimate_width = width;
   self->estimate_len = strlen (text);
   self->estimate_font = font;
   self->estimate = height;
+  /* A new guess may be wrong again: let the allocation correct it. */
+  self->corrected_height = -1;
   return height;
 }
 
