@@ -132,52 +132,6 @@ static const TallyPropertyEntry property_table[N_PROPS - 1] = {
 #undef FIELD
 #undef NOTIFY
 
-/* The setters of the notifying properties: store @value and notify
- * @prop_id only when it changed. The string one takes @value (transfer
- * full). */
-static void
-set_string_property (TallyAgent *self,
-                     char      **field,
-                     char       *value,
-                     guint       prop_id)
-{
-  if (g_strcmp0 (*field, value) == 0)
-    {
-      g_free (value);
-      return;
-    }
-
-  g_free (*field);
-  *field = value;
-  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[prop_id]);
-}
-
-static void
-set_int64_property (TallyAgent *self,
-                    gint64     *field,
-                    gint64      value,
-                    guint       prop_id)
-{
-  if (*field == value)
-    return;
-
-  *field = value;
-  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[prop_id]);
-}
-
-static void
-set_uint_property (TallyAgent *self,
-                   guint      *field,
-                   guint       value,
-                   guint       prop_id)
-{
-  if (*field == value)
-    return;
-
-  *field = value;
-  g_object_notify_by_pspec (G_OBJECT (self), tally_agent_properties[prop_id]);
-}
-
 static void
 tally_agent_dispose (GObject *object)
 {
@@ -464,7 +418,8 @@ tally_agent_set_session_id (TallyAgent *self,
   g_return_if_fail (session_id != NULL);
 
   self->session_announced = TRUE;
-  set_string_property (self, &self->session_id, g_strdup (session_id), PROP_SESSION_ID);
+  tally_properties_set_string (G_OBJECT (self), &self->session_id, session_id,
+                               tally_agent_properties[PROP_SESSION_ID]);
 }
 
 /**
@@ -494,7 +449,8 @@ tally_agent_set_model (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (model != NULL);
 
-  set_string_property (self, &self->model, g_strdup (tally_model_table_resolve (model)), PROP_MODEL);
+  tally_properties_set_string (G_OBJECT (self), &self->model, tally_model_table_resolve (model),
+                               tally_agent_properties[PROP_MODEL]);
 }
 
 /**
@@ -526,10 +482,11 @@ tally_agent_set_database (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
 
   /* A PostgreSQL connection string is kept as given (docs/postgresql.md). */
-  set_string_property (self, &self->database,
-                       path == NULL ? NULL :
-                       tally_pg_conninfo_is (path) ? g_strdup (path) :
-                       g_canonicalize_filename (path, NULL), PROP_DATABASE);
+  tally_properties_take_string (G_OBJECT (self), &self->database,
+                                path == NULL ? NULL :
+                                tally_pg_conninfo_is (path) ? g_strdup (path) :
+                                g_canonicalize_filename (path, NULL),
+                                tally_agent_properties[PROP_DATABASE]);
 }
 
 /**
@@ -576,7 +533,8 @@ tally_agent_set_workspace (TallyAgent *self,
         workspace = g_steal_pointer (&absolute);
     }
 
-  set_string_property (self, &self->workspace, workspace, PROP_WORKSPACE);
+  tally_properties_take_string (G_OBJECT (self), &self->workspace, workspace,
+                                tally_agent_properties[PROP_WORKSPACE]);
 }
 
 /**
@@ -593,7 +551,8 @@ tally_agent_set_max_tokens (TallyAgent *self,
   g_return_if_fail (TALLY_IS_AGENT (self));
   g_return_if_fail (max_tokens > 0);
 
-  set_int64_property (self, &self->max_tokens, max_tokens, PROP_MAX_TOKENS);
+  tally_properties_set_int64 (G_OBJECT (self), &self->max_tokens, max_tokens,
+                              tally_agent_properties[PROP_MAX_TOKENS]);
 }
 
 /**
@@ -610,7 +569,8 @@ tally_agent_set_thinking_budget (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  set_int64_property (self, &self->thinking_budget, budget_tokens, PROP_THINKING_BUDGET);
+  tally_properties_set_int64 (G_OBJECT (self), &self->thinking_budget, budget_tokens,
+                              tally_agent_properties[PROP_THINKING_BUDGET]);
 }
 
 /**
@@ -822,8 +782,10 @@ tally_agent_set_timeouts (TallyAgent *self,
 {
   g_return_if_fail (TALLY_IS_AGENT (self));
 
-  set_uint_property (self, &self->approval_timeout_s, approval_timeout_s, PROP_APPROVAL_TIMEOUT);
-  set_uint_property (self, &self->question_timeout_s, question_timeout_s, PROP_QUESTION_TIMEOUT);
+  tally_properties_set_uint (G_OBJECT (self), &self->approval_timeout_s, approval_timeout_s,
+                             tally_agent_properties[PROP_APPROVAL_TIMEOUT]);
+  tally_properties_set_uint (G_OBJECT (self), &self->question_timeout_s, question_timeout_s,
+                             tally_agent_properties[PROP_QUESTION_TIMEOUT]);
 }
 
 /**

@@ -108,35 +108,6 @@ static const TallyPropertyEntry property_table[N_PROPS - 1] = {
 
 /* GObject */
 
-/* The setters of the notifying properties: store @value and notify
- * @prop_id only when it changed. */
-static void
-set_string_property (TallyClient *self,
-                     char       **field,
-                     const char  *value,
-                     guint        prop_id)
-{
-  if (g_strcmp0 (*field, value) == 0)
-    return;
-
-  g_free (*field);
-  *field = g_strdup (value);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[prop_id]);
-}
-
-static void
-set_uint_property (TallyClient *self,
-                   guint       *field,
-                   guint        value,
-                   guint        prop_id)
-{
-  if (*field == value)
-    return;
-
-  *field = value;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[prop_id]);
-}
-
 static void
 tally_client_set_base_url (TallyClient *self,
                            const char  *base_url)
@@ -312,7 +283,7 @@ tally_client_set_api_key (TallyClient *self,
 {
   g_return_if_fail (TALLY_IS_CLIENT (self));
 
-  set_string_property (self, &self->api_key, api_key, PROP_API_KEY);
+  tally_properties_set_string (G_OBJECT (self), &self->api_key, api_key, properties[PROP_API_KEY]);
 }
 
 /**
@@ -346,7 +317,8 @@ tally_client_set_api_version (TallyClient *self,
   if (api_version == NULL || *api_version == '\0')
     api_version = TALLY_DEFAULT_API_VERSION;
 
-  set_string_property (self, &self->api_version, api_version, PROP_API_VERSION);
+  tally_properties_set_string (G_OBJECT (self), &self->api_version, api_version,
+                               properties[PROP_API_VERSION]);
 }
 
 /**
@@ -395,7 +367,8 @@ tally_client_set_idle_timeout_ms (TallyClient *self,
 {
   g_return_if_fail (TALLY_IS_CLIENT (self));
 
-  set_uint_property (self, &self->idle_timeout_ms, milliseconds, PROP_IDLE_TIMEOUT);
+  tally_properties_set_uint (G_OBJECT (self), &self->idle_timeout_ms, milliseconds,
+                             properties[PROP_IDLE_TIMEOUT]);
 }
 
 /**
@@ -425,7 +398,8 @@ tally_client_set_max_retries (TallyClient *self,
 {
   g_return_if_fail (TALLY_IS_CLIENT (self));
 
-  set_uint_property (self, &self->max_retries, MIN (max_retries, 100), PROP_MAX_RETRIES);
+  tally_properties_set_uint (G_OBJECT (self), &self->max_retries, MIN (max_retries, 100),
+                             properties[PROP_MAX_RETRIES]);
 }
 
 /**

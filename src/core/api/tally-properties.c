@@ -4,6 +4,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "tally-properties.h"
 
 /*
@@ -151,4 +153,146 @@ tally_properties_get (GObject                  *object,
     default:
       return FALSE;
     }
+}
+
+/* The setters of a notifying property's field: each stores the value and
+ * notifies only when it changed, so that a binding or a handler of
+ * `notify` runs once per real change. */
+
+/* The one body of the number and boolean setters: @size bytes at @value
+ * into @field, and a notification, when they differ. */
+static gboolean
+set_scalar (GObject       *object,
+            gpointer       field,
+            gconstpointer  value,
+            gsize          size,
+            GParamSpec    *pspec)
+{
+  g_return_val_if_fail (G_IS_OBJECT (object), FALSE);
+  g_return_val_if_fail (field != NULL, FALSE);
+
+  if (memcmp (field, value, size) == 0)
+    return FALSE;
+
+  memcpy (field, value, size);
+  g_object_notify_by_pspec (object, pspec);
+  return TRUE;
+}
+
+/**
+ * tally_properties_set_string:
+ * @object: the instance
+ * @field: (inout): the property's `char *` field
+ * @value: (nullable): the new value, copied
+ * @pspec: the property, for g_object_notify_by_pspec()
+ *
+ * Sets a string property's field to a copy of @value and notifies @pspec,
+ * unless the field already holds an equal string (or both are %NULL).
+ *
+ * Returns: %TRUE when the value changed
+ */
+gboolean
+tally_properties_set_string (GObject     *object,
+                             char       **field,
+                             const char  *value,
+                             GParamSpec  *pspec)
+{
+  return tally_properties_take_string (object, field, g_strdup (value), pspec);
+}
+
+/**
+ * tally_properties_take_string:
+ * @object: the instance
+ * @field: (inout): the property's `char *` field
+ * @value: (nullable) (transfer full): the new value
+ * @pspec: the property, for g_object_notify_by_pspec()
+ *
+ * Like tally_properties_set_string() for a value the caller made (a
+ * canonical path, say): @field takes @value, or @value is freed when it
+ * equals what @field holds.
+ *
+ * Returns: %TRUE when the value changed
+ */
+gboolean
+tally_properties_take_string (GObject     *object,
+                              char       **field,
+                              char        *value,
+                              GParamSpec  *pspec)
+{
+  g_return_val_if_fail (G_IS_OBJECT (object), FALSE);
+  g_return_val_if_fail (field != NULL, FALSE);
+
+  if (g_strcmp0 (*field, value) == 0)
+    {
+      g_free (value);
+      return FALSE;
+    }
+
+  g_free (*field);
+  *field = value;
+  g_object_notify_by_pspec (object, pspec);
+  return TRUE;
+}
+
+/**
+ * tally_properties_set_boolean:
+ * @object: the instance
+ * @field: (inout): the property's #gboolean field
+ * @value: the new value; any non-zero value is stored as %TRUE
+ * @pspec: the property, for g_object_notify_by_pspec()
+ *
+ * Sets a boolean property's field and notifies @pspec when it changed.
+ *
+ * Returns: %TRUE when the value changed
+ */
+gboolean
+tally_properties_set_boolean (GObject    *object,
+                              gboolean   *field,
+                              gboolean    value,
+                              GParamSpec *pspec)
+{
+  value = !!value;
+  return set_scalar (object, field, &value, sizeof value, pspec);
+}
+
+/**
+ * tally_properties_set_uint:
+ * @object: the instance
+ * @field: (inout): the property's #guint field
+ * @value: the new value
+ * @pspec: the property, for g_object_notify_by_pspec()
+ *
+ * Sets an unsigned integer property's field and notifies @pspec when it
+ * changed.
+ *
+ * Returns: %TRUE when the value changed
+ */
+gboolean
+tally_properties_set_uint (GObject    *object,
+                           guint      *field,
+                           guint       value,
+                           GParamSpec *pspec)
+{
+  return set_scalar (object, field, &value, sizeof value, pspec);
+}
+
+/**
+ * tally_properties_set_int64:
+ * @object: the instance
+ * @field: (inout): the property's #gint64 field
+ * @value: the new value
+ * @pspec: the property, for g_object_notify_by_pspec()
+ *
+ * Sets a 64-bit integer property's field and notifies @pspec when it
+ * changed.
+ *
+ * Returns: %TRUE when the value changed
+ */
+gboolean
+tally_properties_set_int64 (GObject    *object,
+                            gint64     *field,
+                            gint64      value,
+                            GParamSpec *pspec)
+{
+  return set_scalar (object, field, &value, sizeof value, pspec);
 }

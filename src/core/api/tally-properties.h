@@ -58,5 +58,25 @@ gboolean  tally_properties_get     (GObject                  *object,
                                     guint                     n_entries,
                                     guint                     prop_id,
                                     GValue                   *value);
+gboolean  tally_properties_set_string  (GObject     *object,
+                                        char       **field,
+                                        const char  *value,
+                                        GParamSpec  *pspec);
+gboolean  tally_properties_take_string (GObject     *object,
+                                        char       **field,
+                                        char        *value,
+                                        GParamSpec  *pspec);
+gboolean  tally_properties_set_boolean (GObject     *object,
+                                        gboolean    *field,
+                                        gboolean     value,
+                                        GParamSpec  *pspec);
+gboolean  tally_properties_set_uint    (GObject     *object,
+                                        guint       *field,
+                                        guint        value,
+                                        GParamSpec  *pspec);
+gboolean  tally_properties_set_int64   (GObject     *object,
+                                        gint64      *field,
+                                        gint64       value,
+                                        GParamSpec  *pspec);
 
 G_END_DECLS

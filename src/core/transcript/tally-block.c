@@ -312,11 +312,7 @@ tally_block_set_finished (TallyBlock *self,
 {
   g_return_if_fail (TALLY_IS_BLOCK (self));
 
-  finished = !!finished;
-  if (self->finished == finished)
-    return;
-  self->finished = finished;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FINISHED]);
+  tally_properties_set_boolean (G_OBJECT (self), &self->finished, finished, properties[PROP_FINISHED]);
 }
 
 /**
@@ -345,11 +341,7 @@ tally_block_set_incomplete (TallyBlock *self,
 {
   g_return_if_fail (TALLY_IS_BLOCK (self));
 
-  incomplete = !!incomplete;
-  if (self->incomplete == incomplete)
-    return;
-  self->incomplete = incomplete;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_INCOMPLETE]);
+  tally_properties_set_boolean (G_OBJECT (self), &self->incomplete, incomplete, properties[PROP_INCOMPLETE]);
 }
 
 /**
@@ -378,11 +370,7 @@ tally_block_set_state (TallyBlock *self,
 {
   g_return_if_fail (TALLY_IS_BLOCK (self));
 
-  if (g_strcmp0 (self->state, state) == 0)
-    return;
-  g_free (self->state);
-  self->state = g_strdup (state);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+  tally_properties_set_string (G_OBJECT (self), &self->state, state, properties[PROP_STATE]);
 }
 
 /**
