@@ -961,7 +961,20 @@ tick_cb (GtkWidget     *widget,
  * the whole text's height, and the band follows the view: scrolling the
  * enclosing scroller re-allocates it, and a snapshot that finds the view
  * moved without a new allocation (a row above it in a list grew) queues
- * one for the next frame. */
+ * one for the next frame.
+ *
+ * What the band does not help with (GTK 4.8): a GtkTextView with a child
+ * widget anchored on a line on screen pays for it in every frame in which
+ * its buffer changed, even where the change is off screen. Measured with
+ * software GL under Xvfb, 800x600, a line appended per frame to a bare
+ * GtkTextView: 1-2 ms a frame; with one 700x200 label anchored on screen
+ * 12-18 ms (36-40 ms when the text view is also reallocated each frame, as
+ * this one is while its text grows), 4 ms with the label off screen; under
+ * cairo 2 and 4.7 ms. So while an answer streams below a code block or a
+ * table on screen, each frame's paint costs tens of milliseconds under GL
+ * (issue 15's bench-markdown, p/50 column). Drawing the blocks from this
+ * view over space the text view reserves for them, instead of as anchored
+ * children, would avoid it. */
 
 /* Extra pixels above and below what is on screen, so that a few pixels of
  * movement before the band catches up do not show a gap. */
