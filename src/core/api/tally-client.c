@@ -439,11 +439,7 @@ tally_client_set_reachable (TallyClient *self,
 {
   g_return_if_fail (TALLY_IS_CLIENT (self));
 
-  reachable = !!reachable;
-  if (self->reachable == reachable)
-    return;
-  self->reachable = reachable;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_REACHABLE]);
+  tally_properties_set_boolean (G_OBJECT (self), &self->reachable, reachable, properties[PROP_REACHABLE]);
 }
 
 /**

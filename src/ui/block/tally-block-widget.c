@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "tally-block-widget.h"
+#include "tally-properties.h"
 
 /**
  * TallyBlockWidget:
@@ -385,11 +386,7 @@ tally_block_widget_set_workspace (TallyBlockWidget *self,
 
   g_return_if_fail (TALLY_IS_BLOCK_WIDGET (self));
 
-  if (g_strcmp0 (priv->workspace, workspace) == 0)
-    return;
-  g_free (priv->workspace);
-  priv->workspace = g_strdup (workspace);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKSPACE]);
+  tally_properties_set_string (G_OBJECT (self), &priv->workspace, workspace, properties[PROP_WORKSPACE]);
 }
 
 /**
