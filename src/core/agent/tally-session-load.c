@@ -113,17 +113,6 @@ tally_session_state_fold (TallySessionState *state,
     }
 }
 
-static void
-set_nullable (JsonObject *object,
-              const char *member,
-              const char *value)
-{
-  if (value != NULL)
-    json_object_set_string_member (object, member, value);
-  else
-    json_object_set_null_member (object, member);
-}
-
 /**
  * tally_session_state_to_json:
  * @state: a #TallySessionState
@@ -140,17 +129,15 @@ tally_session_state_to_json (const TallySessionState *state,
   JsonObject *object = json_object_new ();
 
   json_object_set_int_member (object, "max_seq", state->max_seq);
-  if (state->has_mode)
-    json_object_set_string_member (object, "mode", tally_mode_to_string (state->mode));
-  else
-    json_object_set_null_member (object, "mode");
-  set_nullable (object, "model", state->model);
-  set_nullable (object, "notes_in_prompt", state->notes_in_prompt);
-  set_nullable (object, "notes_told", state->notes_told);
+  tally_json_object_set_string_or_null (object, "mode",
+                                        state->has_mode ? tally_mode_to_string (state->mode) : NULL);
+  tally_json_object_set_string_or_null (object, "model", state->model);
+  tally_json_object_set_string_or_null (object, "notes_in_prompt", state->notes_in_prompt);
+  tally_json_object_set_string_or_null (object, "notes_told", state->notes_told);
   json_object_set_double_member (object, "spent", state->spent);
-  set_nullable (object, "plan_id", state->plan_id);
+  tally_json_object_set_string_or_null (object, "plan_id", state->plan_id);
   json_object_set_int_member (object, "plan_version", state->plan_version);
-  set_nullable (object, "title", title);
+  tally_json_object_set_string_or_null (object, "title", title);
 
   return object;
 }
