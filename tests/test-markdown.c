@@ -10,6 +10,7 @@
 #include <gtk/gtk.h>
 
 #include "tally-markdown-code-block.h"
+#include "tally-markdown-link.h"
 #include "tally-markdown-renderer.h"
 #include "tally-markdown-scanner.h"
 #include "tally-markdown-table.h"
@@ -698,6 +699,32 @@ find_label_with_link (GtkWidget *widget)
   return NULL;
 }
 
+/* What a link's target becomes, and which targets may be opened. */
+static void
+test_link_targets (void)
+{
+  static const struct { const char *written, *opened; gboolean safe; } cases[] = {
+    { "https://example.com/a?b=1", "https://example.com/a?b=1", TRUE },
+    { "HTTP://EXAMPLE.COM",        "HTTP://EXAMPLE.COM",        TRUE },
+    { "www.example.net",           "http://www.example.net",    TRUE },
+    { "analyst@example.org",       "mailto:analyst@example.org", TRUE },
+    { "mailto:a@example.org",      "mailto:a@example.org",      TRUE },
+    { "file:///etc/passwd",        "file:///etc/passwd",        FALSE },
+    { "javascript:alert(1)",       "javascript:alert(1)",       FALSE },
+    { "reports/q3.md",             "reports/q3.md",             FALSE },
+    { "a@example.org/path",        "a@example.org/path",        FALSE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *opened = tally_markdown_link_normalize (cases[i].written);
+
+      g_assert_cmpstr (opened, ==, cases[i].opened);
+      g_assert_cmpint (tally_markdown_link_is_safe (opened), ==, cases[i].safe);
+    }
+  g_assert_false (tally_markdown_link_is_safe (NULL));
+}
+
 static void
 test_links (void)
 {
@@ -1086,6 +1113,7 @@ main (int   argc,
   g_test_add_func ("/tally/markdown/empty-unit", test_empty_unit);
   g_test_add_func ("/tally/markdown/span-past-end", test_span_past_end);
   g_test_add_func ("/tally/markdown/coalescing", test_coalescing);
+  g_test_add_func ("/tally/markdown/link-targets", test_link_targets);
   g_test_add_func ("/tally/markdown/links", test_links);
   g_test_add_func ("/tally/markdown/code-block", test_code_block);
   g_test_add_func ("/tally/markdown/table-copy", test_table_copy);

@@ -14,6 +14,7 @@
 /* tally-cards-common.h also brings TALLY_HAVE_WEBKIT and WebKit's header. */
 #include "tally-cards-common.h"
 #include "tally-json.h"
+#include "tally-markdown-link.h"
 #include "tally-markdown-view.h"
 
 /**

@@ -12,6 +12,7 @@
 #include <adwaita.h>
 
 #include "tally-markdown-code-block.h"
+#include "tally-markdown-link.h"
 #include "tally-markdown-renderer.h"
 #include "tally-markdown-scanner.h"
 #include "tally-markdown-table.h"
@@ -216,23 +217,11 @@ style_changed_cb (TallyMarkdownView *self)
 /* ---------------------------------------------------------------------- */
 /* Links                                                                    */
 
-static char *
-normalize_url (const char *url)
-{
-  if (g_uri_peek_scheme (url) != NULL)
-    return g_strdup (url);
-  if (g_str_has_prefix (url, "www."))
-    return g_strconcat ("http://", url, NULL);
-  if (strchr (url, '@') != NULL && strchr (url, '/') == NULL)
-    return g_strconcat ("mailto:", url, NULL);
-  return g_strdup (url);
-}
-
 static void
 activate_link (TallyMarkdownView *self,
                const char        *url)
 {
-  g_autofree char *normalized = normalize_url (url);
+  g_autofree char *normalized = tally_markdown_link_normalize (url);
   gboolean handled = FALSE;
 
   g_signal_emit (self, signals[ACTIVATE_LINK], 0, normalized, &handled);
@@ -247,20 +236,6 @@ table_link_cb (const char *url,
   activate_link (TALLY_MARKDOWN_VIEW (user_data), url);
 }
 
-static void
-show_uri_cb (GObject      *source,
-             GAsyncResult *result,
-             gpointer      user_data)
-{
-  g_autoptr(GError) error = NULL;
-
-  g_assert (GTK_IS_WINDOW (source));
-  g_assert (G_IS_ASYNC_RESULT (result));
-
-  if (!gtk_show_uri_full_finish (GTK_WINDOW (source), result, &error))
-    g_warning ("Could not open the link: %s", error->message);
-}
-
 static gboolean
 tally_markdown_view_real_activate_link (TallyMarkdownView *self,
                                         const char        *url)
@@ -273,51 +248,6 @@ tally_markdown_view_real_activate_link (TallyMarkdownView *self,
 
   tally_markdown_link_open (GTK_WIDGET (self), url);
   return TRUE;
-}
-
-/**
- * tally_markdown_link_is_safe:
- * @url: (nullable): a link's target
- *
- * Tells whether a link in a message may be opened: only what a browser or
- * mail client handles (http, https, mailto), so that a message cannot
- * launch local files or custom URI handlers with one click.
- *
- * Returns: %TRUE for an http, https or mailto URI
- */
-gboolean
-tally_markdown_link_is_safe (const char *url)
-{
-  g_autofree char *scheme = url != NULL ? g_uri_parse_scheme (url) : NULL;
-
-  return scheme != NULL &&
-         (g_ascii_strcasecmp (scheme, "http") == 0 ||
-          g_ascii_strcasecmp (scheme, "https") == 0 ||
-          g_ascii_strcasecmp (scheme, "mailto") == 0);
-}
-
-/**
- * tally_markdown_link_open:
- * @widget: the widget the link was clicked in (its window becomes the
- *   parent of any dialog)
- * @url: the link's target, checked with tally_markdown_link_is_safe()
- *
- * Opens @url with the desktop's default application (gtk_show_uri_full(),
- * through the OpenURI portal inside a sandbox). A failure is logged as a
- * warning; there is nothing for the caller to handle.
- */
-void
-tally_markdown_link_open (GtkWidget  *widget,
-                          const char *url)
-{
-  GtkRoot *root;
-
-  g_return_if_fail (GTK_IS_WIDGET (widget));
-  g_return_if_fail (url != NULL);
-
-  root = gtk_widget_get_root (widget);
-  gtk_show_uri_full (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                     url, GDK_CURRENT_TIME, NULL, show_uri_cb, NULL);
 }
 
 static const char *

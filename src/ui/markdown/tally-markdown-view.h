@@ -18,8 +18,4 @@ void        tally_markdown_view_append          (TallyMarkdownView *self,
 void        tally_markdown_view_finish          (TallyMarkdownView *self);
 char       *tally_markdown_view_dup_structure   (TallyMarkdownView *self);
 
-gboolean    tally_markdown_link_is_safe         (const char        *url);
-void        tally_markdown_link_open            (GtkWidget         *widget,
-                                                 const char        *url);
-
 G_END_DECLS
