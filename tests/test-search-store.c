@@ -3,7 +3,10 @@
 /* The store's full-text search (issue 15, search across 1,000 sessions):
  * the ranking read followed by snippets of only the sessions listed gives
  * the same sessions, order and snippets as the one-statement query it
- * replaced (kept here as the reference); a cancelled search answers
+ * replaced (kept here as the reference) while at most 1,000 transcript
+ * rows match, and the sessions of the newest matching rows, newest first,
+ * each with its newest row's snippet, when more match (docs/architecture.md
+ * §10.2); a cancelled search answers
  * G_IO_ERROR_CANCELLED and a newer one its own results; FTS5 syntax typed
  * into the search gives results or nothing, never an error. */
 
@@ -59,13 +62,17 @@ random_text (GRand *rand,
 }
 
 /* Sessions of a few turns of random words: many sessions match a common
- * word several times, with bm25 ranks that differ. */
+ * word several times, with bm25 ranks that differ. @data is the number of
+ * sessions (GUINT_TO_POINTER), or %NULL for N_SESSIONS (seven transcript
+ * rows each: 1,050 rows, so no query of the reference case matches more
+ * than 1,000). */
 static void
 fixture_set_up (Fixture       *fixture,
                 gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GRand) rand = g_rand_new_with_seed (42);
+  guint n_sessions = data != NULL ? GPOINTER_TO_UINT (data) : N_SESSIONS;
 
   fixture->dir = g_dir_make_tmp ("tally-test-search-XXXXXX", &error);
   g_assert_no_error (error);
@@ -73,7 +80,7 @@ fixture_set_up (Fixture       *fixture,
   fixture->store = tally_store_open (fixture->path, &error);
   g_assert_no_error (error);
 
-  for (guint s = 0; s < N_SESSIONS; s++)
+  for (guint s = 0; s < n_sessions; s++)
     {
       g_autofree char *id = g_strdup_printf ("5ea2c400-0000-4000-8000-%012u", s);
       g_autofree char *title = random_text (rand, 3);
@@ -127,8 +134,9 @@ fixture_tear_down (Fixture       *fixture,
  * snippets of up to 1,000 ranked rows, the first row of each session kept.
  * Returns "id\tsnippet" lines, best first. */
 static GPtrArray *
-reference_search (const char *path,
-                  const char *match)
+reference_query (const char *path,
+                 const char *sql,
+                 const char *match)
 {
   g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -137,13 +145,7 @@ reference_search (const char *path,
   int rc;
 
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db,
-                                       "SELECT s.id, snippet (transcript_fts, 0, '«', '»', '…', 12) "
-                                       "FROM transcript_fts "
-                                       "JOIN transcript t ON t.id = transcript_fts.rowid "
-                                       "JOIN sessions s ON s.id = t.session_id "
-                                       "WHERE transcript_fts MATCH ?1 ORDER BY rank LIMIT 1000",
-                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
   sqlite3_bind_text (stmt, 1, match, -1, SQLITE_STATIC);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW && lines->len < 100)
     {
@@ -160,6 +162,53 @@ reference_search (const char *path,
   sqlite3_finalize (stmt);
   sqlite3_close (db);
   return g_steal_pointer (&lines);
+}
+
+static GPtrArray *
+reference_search (const char *path,
+                  const char *match)
+{
+  return reference_query (path,
+                          "SELECT s.id, snippet (transcript_fts, 0, '«', '»', '…', 12) "
+                          "FROM transcript_fts "
+                          "JOIN transcript t ON t.id = transcript_fts.rowid "
+                          "JOIN sessions s ON s.id = t.session_id "
+                          "WHERE transcript_fts MATCH ?1 ORDER BY rank LIMIT 1000",
+                          match);
+}
+
+/* More than 1,000 matching rows: the sessions of the newest rows (the
+ * highest rowids), each with the snippet of its newest matching row. */
+static GPtrArray *
+reference_newest (const char *path,
+                  const char *match)
+{
+  return reference_query (path,
+                          "SELECT t.session_id, snippet (transcript_fts, 0, '«', '»', '…', 12) "
+                          "FROM transcript_fts "
+                          "JOIN transcript t ON t.id = transcript_fts.rowid "
+                          "WHERE transcript_fts MATCH ?1 ORDER BY transcript_fts.rowid DESC",
+                          match);
+}
+
+/* How many transcript rows match @match */
+static guint
+count_matching_rows (const char *path,
+                     const char *match)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  guint n;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT count(*) FROM transcript_fts WHERE transcript_fts MATCH ?1",
+                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  sqlite3_bind_text (stmt, 1, match, -1, SQLITE_STATIC);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  n = sqlite3_column_int (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return n;
 }
 
 static GPtrArray *
@@ -222,6 +271,60 @@ test_same_as_reference (Fixture       *fixture,
     g_assert_nonnull (strstr (g_ptr_array_index (one, 0), "«pistachio»"));
     for (guint i = 0; i < many->len; i++)
       g_assert_nonnull (strstr (g_ptr_array_index (many, i), "«"));
+  }
+}
+
+/* /tally/search-store/newest-when-common: 400 sessions (2,800 rows). A
+ * text that matches more than 1,000 rows gives the sessions of the newest
+ * matching rows, newest first, each with its newest row's snippet; one
+ * that matches fewer is still ranked by bm25 as before. */
+static void
+test_newest_when_common (Fixture       *fixture,
+                         gconstpointer  data)
+{
+  static const char *cases[][2] = {
+    { "revenue", "\"revenue\"*" },
+    { "re", "\"re\"*" },
+    { "w", "\"w\"*" },
+    { "york latte", "\"york\" \"latte\"*" },
+    { "Leeds oat mi", "\"Leeds\" \"oat\" \"mi\"*" },
+    { "basket footfall refunds", "\"basket\" \"footfall\" \"refunds\"*" },
+    { "york leeds latte oat", "\"york\" \"leeds\" \"latte\" \"oat\"*" },
+    { "margin waste basket footfall ref", "\"margin\" \"waste\" \"basket\" \"footfall\" \"ref\"*" },
+    { "pistachio", "\"pistachio\"*" },
+  };
+  guint n_newest = 0, n_ranked = 0;
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      guint n_rows = count_matching_rows (fixture->path, cases[c][1]);
+      g_autoptr(GPtrArray) want = n_rows > 1000 ? reference_newest (fixture->path, cases[c][1])
+                                                : reference_search (fixture->path, cases[c][1]);
+      g_autoptr(GPtrArray) got = search_lines (fixture->store, cases[c][0]);
+
+      g_test_message ("“%s”: %u rows, %u sessions", cases[c][0], n_rows, got->len);
+      if (n_rows > 1000)
+        n_newest++;
+      else
+        n_ranked++;
+      g_assert_cmpuint (got->len, ==, want->len);
+      for (guint i = 0; i < got->len; i++)
+        g_assert_cmpstr (g_ptr_array_index (got, i), ==, g_ptr_array_index (want, i));
+    }
+  /* Every multi-word text here matches most assistant rows; the ranked
+   * path with a hundred sessions is /tally/search-store/same-as-reference. */
+  g_assert_cmpuint (n_newest, >=, 3);
+  g_assert_cmpuint (n_ranked, >=, 1);
+
+  /* The newest hits are the newest sessions here (each session's rows are
+   * written after the previous session's): "revenue" is in most. */
+  {
+    g_autoptr(GPtrArray) newest = search_lines (fixture->store, "revenue");
+
+    g_assert_cmpuint (newest->len, ==, 100);
+    g_assert_true (g_str_has_prefix (g_ptr_array_index (newest, 0), "5ea2c400-0000-4000-8000-000000000399\t"));
+    for (guint i = 0; i < newest->len; i++)
+      g_assert_nonnull (strstr (g_ptr_array_index (newest, i), "«revenue»"));
   }
 }
 
@@ -354,6 +457,8 @@ main (int   argc,
 
   g_test_add ("/tally/search-store/same-as-reference", Fixture, NULL,
               fixture_set_up, test_same_as_reference, fixture_tear_down);
+  g_test_add ("/tally/search-store/newest-when-common", Fixture, GUINT_TO_POINTER (400),
+              fixture_set_up, test_newest_when_common, fixture_tear_down);
   g_test_add ("/tally/search-store/cancel", Fixture, NULL,
               fixture_set_up, test_cancel, fixture_tear_down);
   g_test_add ("/tally/search-store/fts-syntax", Fixture, NULL,

@@ -19,6 +19,9 @@
 
 #define MIN_PREFIX_CHARS  4
 #define MAX_SEARCH_HITS   100
+/* A search ranks its matches by bm25 only when at most this many
+ * transcript rows match (docs/architecture.md §10.2). */
+#define MAX_RANKED_ROWS   1000
 
 /* {{{ Reads */
 
@@ -771,51 +774,165 @@ search_snippets (TallyStore    *self,
   return TRUE;
 }
 
-/* Runs the search with the read lock held. First the ranking: every
- * matching transcript row in bm25 order (at most 1,000), each session at
- * its best row, without snippets; then the snippets of only the sessions
- * listed, which spares tokenizing the text of rows that are never shown
- * (docs/architecture.md §10). */
+/* The ranking read of a search: every matching transcript row in bm25
+ * order, each session at its best row (at most MAX_SEARCH_HITS sessions),
+ * into @hits and @rowids. Only run when at most MAX_RANKED_ROWS rows
+ * match, so bm25 never scores more than that many. */
+static gboolean
+search_ranked (TallyStore    *self,
+               const char    *query,
+               GPtrArray     *hits,
+               GArray        *rowids,
+               GCancellable  *cancellable,
+               GError       **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  int rc = SQLITE_DONE;
+
+  stmt = read_prepare (self,
+                       "SELECT " SESSION_COLUMNS ", transcript_fts.rowid "
+                       "FROM transcript_fts "
+                       "JOIN transcript t ON t.id = transcript_fts.rowid "
+                       "JOIN sessions s ON s.id = t.session_id "
+                       "WHERE transcript_fts MATCH ?1 ORDER BY rank LIMIT " G_STRINGIFY (MAX_RANKED_ROWS),
+                       error);
+  if (stmt == NULL)
+    return FALSE;
+  BIND_TEXT (stmt, 1, query);
+
+  while (hits->len < MAX_SEARCH_HITS && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TallySessionInfo *info;
+      gint64 rowid = sqlite3_column_int64 (stmt, 15);
+
+      if (sqlite3_column_text (stmt, 0) == NULL ||
+          g_hash_table_contains (seen, sqlite3_column_text (stmt, 0)))
+        continue;
+      info = session_info_from_row (stmt);
+      g_ptr_array_add (hits, info);
+      g_hash_table_add (seen, info->id);
+      g_array_append_val (rowids, rowid);
+    }
+  if (hits->len < MAX_SEARCH_HITS && rc != SQLITE_DONE)
+    {
+      search_set_error (self, rc, cancellable, error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The sessions of @ids (in that order) into @hits; a session deleted since
+ * its rows were read is left out with its entry of @rowids. */
+static gboolean
+search_sessions (TallyStore    *self,
+                 GPtrArray     *ids,
+                 GPtrArray     *hits,
+                 GArray        *rowids,
+                 GCancellable  *cancellable,
+                 GError       **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autoptr(GArray) found_rowids = g_array_sized_new (FALSE, FALSE, sizeof (gint64), ids->len);
+
+  stmt = read_prepare (self, "SELECT " SESSION_COLUMNS " FROM sessions s WHERE s.id = ?1", error);
+  if (stmt == NULL)
+    return FALSE;
+
+  for (guint i = 0; i < ids->len; i++)
+    {
+      int rc;
+
+      sqlite3_reset (stmt);
+      BIND_TEXT (stmt, 1, g_ptr_array_index (ids, i));
+      rc = sqlite3_step (stmt);
+      if (rc == SQLITE_ROW)
+        {
+          g_ptr_array_add (hits, session_info_from_row (stmt));
+          g_array_append_val (found_rowids, g_array_index (rowids, gint64, i));
+        }
+      else if (rc != SQLITE_DONE)
+        {
+          search_set_error (self, rc, cancellable, error);
+          return FALSE;
+        }
+    }
+
+  g_array_set_size (rowids, 0);
+  g_array_append_vals (rowids, found_rowids->data, found_rowids->len);
+  return TRUE;
+}
+
+/* Runs the search with the read lock held (docs/architecture.md §10.2).
+ * First the matching rows newest first (rowid order, which FTS5 walks
+ * without scoring or sorting and can stop early): when more than
+ * MAX_RANKED_ROWS rows match, the hits are the sessions of the newest
+ * matching rows, each at its newest one, since bm25 would score and sort
+ * every match (60-260 ms for a common word or a short prefix over 1,000
+ * sessions); otherwise the few matches are ranked by bm25, each session at
+ * its best row, as before. Then the snippets of only the sessions listed,
+ * which spares tokenizing the text of rows that are never shown. */
 static GPtrArray *
 search_locked (TallyStore    *self,
                const char    *query,
                GCancellable  *cancellable,
                GError       **error)
 {
-  g_autoptr(sqlite3_stmt) rank_stmt = NULL;
+  g_autoptr(sqlite3_stmt) recent_stmt = NULL;
   g_autoptr(GPtrArray) hits = g_ptr_array_new_with_free_func ((GDestroyNotify)tally_session_info_unref);
   g_autoptr(GArray) rowids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  int rc;
+  g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  guint n_rows = 0;
+  int rc = SQLITE_DONE;
 
-  rank_stmt = read_prepare (self,
-                            "SELECT " SESSION_COLUMNS ", transcript_fts.rowid "
-                            "FROM transcript_fts "
-                            "JOIN transcript t ON t.id = transcript_fts.rowid "
-                            "JOIN sessions s ON s.id = t.session_id "
-                            "WHERE transcript_fts MATCH ?1 ORDER BY rank LIMIT 1000",
-                            error);
-  if (rank_stmt == NULL)
+  recent_stmt = read_prepare (self,
+                              "SELECT t.session_id, transcript_fts.rowid "
+                              "FROM transcript_fts JOIN transcript t ON t.id = transcript_fts.rowid "
+                              "WHERE transcript_fts MATCH ?1 ORDER BY transcript_fts.rowid DESC",
+                              error);
+  if (recent_stmt == NULL)
     return NULL;
-  BIND_TEXT (rank_stmt, 1, query);
+  BIND_TEXT (recent_stmt, 1, query);
 
-  while (hits->len < MAX_SEARCH_HITS && (rc = sqlite3_step (rank_stmt)) == SQLITE_ROW)
+  /* Read until it is known that more than MAX_RANKED_ROWS rows match and
+   * the newest rows have given MAX_SEARCH_HITS sessions, or to the end. */
+  while ((n_rows <= MAX_RANKED_ROWS || ids->len < MAX_SEARCH_HITS) &&
+         (rc = sqlite3_step (recent_stmt)) == SQLITE_ROW)
     {
-      const char *id = (const char *)sqlite3_column_text (rank_stmt, 0);
-      gint64 rowid = sqlite3_column_int64 (rank_stmt, 15);
+      const char *id = (const char *)sqlite3_column_text (recent_stmt, 0);
 
-      if (id == NULL || g_hash_table_contains (seen, id))
+      n_rows++;
+      if (id == NULL || ids->len >= MAX_SEARCH_HITS || g_hash_table_contains (seen, id))
         continue;
-      g_hash_table_add (seen, g_strdup (id));
-      g_ptr_array_add (hits, session_info_from_row (rank_stmt));
-      g_array_append_val (rowids, rowid);
+
+      {
+        char *copy = g_strdup (id);
+        gint64 rowid = sqlite3_column_int64 (recent_stmt, 1);
+
+        g_ptr_array_add (ids, copy);
+        g_hash_table_add (seen, copy);
+        g_array_append_val (rowids, rowid);
+      }
     }
-  if (hits->len < MAX_SEARCH_HITS && rc != SQLITE_DONE)
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     {
       search_set_error (self, rc, cancellable, error);
       return NULL;
     }
-  g_clear_pointer (&rank_stmt, sqlite3_finalize);
+  g_clear_pointer (&recent_stmt, sqlite3_finalize);
+
+  if (n_rows > MAX_RANKED_ROWS)
+    {
+      if (!search_sessions (self, ids, hits, rowids, cancellable, error))
+        return NULL;
+    }
+  else
+    {
+      g_array_set_size (rowids, 0);
+      if (n_rows > 0 && !search_ranked (self, query, hits, rowids, cancellable, error))
+        return NULL;
+    }
 
   if (!search_snippets (self, query, hits, rowids, cancellable, error))
     return NULL;
@@ -883,11 +1000,16 @@ tally_store_search_cancellable (TallyStore    *self,
  * over session titles, prompts and assistant text. Assistant text of a
  * running turn is searchable after its turn finished or a flush.
  *
+ * At most 1,000 matching texts are ranked by bm25 and each session comes
+ * at its best-ranked text; when more match, the sessions are those of the
+ * most recently written matching texts, newest first, each at its newest
+ * one, since ranking every match of a common word or a short prefix costs
+ * too much for a keystroke (docs/architecture.md §10.2).
+ *
  * Returns: (transfer container) (element-type TallySessionInfo) (nullable):
- *   matching sessions, best match first (at most 100), each with its
- *   @snippet set (the best-ranked matching text of the session, matches
- *   between « and »); empty when @text has no word; %NULL with a read
- *   error
+ *   matching sessions in that order (at most 100), each with its @snippet
+ *   set (the text it comes at, matches between « and »); empty when @text
+ *   has no word; %NULL with a read error
  */
 GPtrArray *
 tally_store_search (TallyStore  *self,
