@@ -3,7 +3,8 @@
 /* The sidebar's search under Xvfb (issue 15, search across 1,000
  * sessions): titles filter in the same keystroke, before the store
  * answers; a newer text cancels the older search and only its own results
- * are shown; FTS5 syntax typed into the entry gives results or the empty
+ * are shown; typing on or taking from the end keeps the older hits until
+ * the newer search answers, any other text drops them at once; FTS5 syntax typed into the entry gives results or the empty
  * state, never an error or a critical (criticals are fatal here). */
 
 #include "config.h"
@@ -128,6 +129,23 @@ set_search (TallyWindow *window,
   g_signal_emit_by_name (entry, "search-changed");
 }
 
+/* Types @more at the end of the search entry, or with @more NULL erases
+ * its last character, as keys do (gtk_editable_set_text() first empties
+ * the entry), and says at once that the search changed. */
+static void
+type_search (TallyWindow *window,
+             const char  *more)
+{
+  GtkEditable *entry = GTK_EDITABLE (_tally_window_get_search_entry (window));
+  int end = g_utf8_strlen (gtk_editable_get_text (entry), -1);
+
+  if (more != NULL)
+    gtk_editable_insert_text (entry, more, -1, &end);
+  else
+    gtk_editable_delete_text (entry, end - 1, end);
+  g_signal_emit_by_name (entry, "search-changed");
+}
+
 static void
 search_body (TallyApplication *app,
              TallyWindow      *window,
@@ -165,6 +183,37 @@ search_body (TallyApplication *app,
   /* The snippet's « » became markup, not text. */
   g_assert_null (visible_label_with (cold_brew, "«"));
   g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "list");
+
+  /* Typing on keeps the older text's hits, snippets included, until the
+   * newer search answers; then only the newer text's hits show. */
+  type_search (window, " lat");
+  g_assert_true (_tally_window_is_refreshing (window));
+  g_assert_true (shown (window, "Cold brew margins"));
+  g_assert_nonnull (visible_label_with (cold_brew, "pistachio latte"));
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_true (shown (window, "Cold brew margins"));
+  g_assert_nonnull (visible_label_with (cold_brew, "pistachio latte"));
+  g_assert_false (shown (window, "Croissant waste in York"));
+  type_search (window, "z");
+  g_assert_true (shown (window, "Cold brew margins"));
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_false (shown (window, "Cold brew margins"));
+  g_assert_null (visible_label_with (cold_brew, "pistachio"));
+  g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "no-results");
+  /* Taking from the end keeps them too; another text drops them at once. */
+  set_search (window, "pistachio");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_true (shown (window, "Cold brew margins"));
+  type_search (window, NULL);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (_tally_window_get_search_entry (window))), ==, "pistachi");
+  g_assert_true (shown (window, "Cold brew margins"));
+  set_search (window, "leeds");
+  g_assert_false (shown (window, "Cold brew margins"));
+  g_assert_null (visible_label_with (cold_brew, "pistachio"));
+  g_assert_true (shown (window, "Leeds footfall"));
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_false (shown (window, "Cold brew margins"));
+  g_assert_true (shown (window, "Leeds footfall"));
 
   /* FTS5 syntax is taken literally: nothing, or the sessions it names. */
   set_search (window, "\"oat\" NEAR(-milk* (");

@@ -388,6 +388,7 @@ search_cb (GObject      *object,
 {
   g_autoptr(TallyWindow) self = user_data;
   g_autoptr(GPtrArray) hits = NULL;
+  g_autoptr(GHashTable) old_hits = NULL;
   g_autoptr(GError) error = NULL;
 
   g_assert (TALLY_IS_WINDOW (self));
@@ -402,23 +403,46 @@ search_cb (GObject      *object,
   if (hits == NULL)
     {
       /* Half-typed queries are expected to fail now and then; the title
-       * filter still applies. */
+       * filter still applies, and the hits of an older text kept by the
+       * keystroke go. */
       g_debug ("Full-text search failed: %s", error->message);
+      clear_hit_snippets (self);
+      _tally_window_refilter (self);
       return;
     }
 
-  /* Only the hits' rows change (the keystroke hid every snippet). */
-  clear_hit_snippets (self);
+  /* Only the rows whose hit or snippet changed are touched: the hits of
+   * an older text that the keystroke kept mostly stay hits, with the same
+   * snippet. */
+  old_hits = g_steal_pointer (&self->search_hits);
   self->search_hits = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   for (guint i = 0; i < hits->len; i++)
     {
       TallySessionInfo *info = g_ptr_array_index (hits, i);
       TallySessionRow *row = _tally_window_find_row (self, info->id);
       const char *snippet = info->snippet != NULL ? info->snippet : "";
+      const char *old_snippet = old_hits != NULL ? g_hash_table_lookup (old_hits, info->id) : NULL;
 
       g_hash_table_insert (self->search_hits, g_strdup (info->id), g_strdup (snippet));
-      if (row != NULL)
+      if (row != NULL && g_strcmp0 (old_snippet, snippet) != 0)
         tally_session_row_set_snippet (row, snippet);
+    }
+  if (old_hits != NULL)
+    {
+      GHashTableIter iter;
+      gpointer key;
+
+      g_hash_table_iter_init (&iter, old_hits);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        {
+          TallySessionRow *row;
+
+          if (g_hash_table_contains (self->search_hits, key))
+            continue;
+          row = _tally_window_find_row (self, key);
+          if (row != NULL)
+            tally_session_row_set_snippet (row, NULL);
+        }
     }
 
   _tally_window_refilter (self);
@@ -428,6 +452,7 @@ static void
 search_changed_cb (TallyWindow *self)
 {
   g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))));
+  g_autofree char *folded = *text != '\0' ? g_utf8_casefold (text, -1) : NULL;
   TallyStore *store = tally_application_get_store (self->app);
 
   g_assert (TALLY_IS_WINDOW (self));
@@ -436,12 +461,21 @@ search_changed_cb (TallyWindow *self)
    * (tally_store_search_async()); its answer is never shown. */
   g_cancellable_cancel (self->search_cancellable);
   g_clear_object (&self->search_cancellable);
-  clear_hit_snippets (self);
+
+  /* A keystroke that adds to the text or takes from its end keeps the
+   * older text's hits (and snippets) until its own search answers, which
+   * then changes only the rows whose hit or snippet differs: hiding every
+   * hit here and showing most of them again a moment later handed the list
+   * box about a hundred rows twice per keystroke, each one relaid out
+   * (docs/architecture.md §11.1). Any other text drops them at once. */
+  if (folded == NULL || store == NULL || self->search_text == NULL ||
+      !(g_str_has_prefix (folded, self->search_text) || g_str_has_prefix (self->search_text, folded)))
+    clear_hit_snippets (self);
   g_clear_pointer (&self->search_text, g_free);
 
-  if (*text != '\0')
+  if (folded != NULL)
     {
-      self->search_text = g_utf8_casefold (text, -1);
+      self->search_text = g_steal_pointer (&folded);
       if (store != NULL)
         {
           self->search_cancellable = g_cancellable_new ();
