@@ -535,6 +535,7 @@ offline_body (TallyApplication *app,
 
   tally_window_send (window, "Hello?");
   SPIN_UNTIL (gtk_revealer_get_reveal_child (window->offline_revealer));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->offline_revealer)));
   g_assert_false (tally_application_get_online (app));
   g_assert_cmpstr (gtk_label_get_label (window->offline_label), ==,
                    "You’re offline — Tally could not reach the server. The next message tries again.");
@@ -556,6 +557,8 @@ offline_body (TallyApplication *app,
   g_assert_cmpstr (tally_block_get_state (receipt), ==, "done");
   g_assert_true (tally_application_get_online (app));
   g_assert_false (gtk_revealer_get_reveal_child (window->offline_revealer));
+  /* Folded, it is hidden again (docs/architecture.md §11.1). */
+  SPIN_UNTIL (!gtk_widget_get_visible (GTK_WIDGET (window->offline_revealer)));
   g_assert_cmpuint (data->revealed, ==, 1);
 }
 

@@ -7,6 +7,13 @@
  * - An empty window, and a window showing a session without plans, have
  *   not loaded WebKit (the library is not even mapped into the process)
  *   and created no web view.
+ * - The banners (offline, store, role) are hidden while folded away, so
+ *   the first frame does not lay out their wrapping text, and unfold and
+ *   fold again when asked.
+ * - The empty page's suggestions answer a width for a height with their
+ *   width for any height (so the status page's viewport does not search
+ *   widths over their wrapping titles) and are laid out as their own
+ *   measure says.
  * - Plan cards shown together load WebKit once and share one web context
  *   and one network session (so one web process serves them all; test-cards
  *   counts the processes).
@@ -86,6 +93,45 @@ empty_body (TallyApplication *app,
   /* The shortcuts window waits until it is asked for. */
   g_assert_cmpuint (count_shortcuts_windows (), ==, 0);
   g_assert_null (gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (window)));
+  /* The folded banners are hidden, so nothing measures their labels (the
+   * offline one shows when the model list found no server, as it does
+   * here, without a mock). */
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (window->store_revealer)));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (window->role_revealer)));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->offline_revealer)) ==
+                 gtk_revealer_get_reveal_child (window->offline_revealer));
+
+  /* The suggestions' bin: a width for a height is the width for any
+   * height; a height for a width and the allocation are its child's. */
+  {
+    GtkWidget *bin = GTK_WIDGET (window->suggestions_bin);
+    GtkWidget *clamp = gtk_widget_get_first_child (bin);
+    int bin_min, bin_nat, child_min, child_nat;
+
+    g_assert_true (gtk_widget_get_mapped (bin));
+    g_assert_cmpint (gtk_widget_get_request_mode (bin), ==, GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH);
+    gtk_widget_measure (clamp, GTK_ORIENTATION_HORIZONTAL, -1, &child_min, &child_nat, NULL, NULL);
+    g_assert_cmpint (child_min, >, 0);
+    for (int height = 20; height <= 2000; height *= 10)
+      {
+        gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, height, &bin_min, &bin_nat, NULL, NULL);
+        g_assert_cmpint (bin_min, ==, child_min);
+        g_assert_cmpint (bin_nat, ==, child_nat);
+      }
+    for (int width = child_min; width <= 800; width += 100)
+      {
+        gtk_widget_measure (bin, GTK_ORIENTATION_VERTICAL, width, &bin_min, &bin_nat, NULL, NULL);
+        gtk_widget_measure (clamp, GTK_ORIENTATION_VERTICAL, width, &child_min, &child_nat, NULL, NULL);
+        g_assert_cmpint (bin_min, ==, child_min);
+        g_assert_cmpint (bin_nat, ==, child_nat);
+      }
+    g_assert_cmpint (gtk_widget_get_width (clamp), ==, gtk_widget_get_width (bin));
+    g_assert_cmpint (gtk_widget_get_height (clamp), ==, gtk_widget_get_height (bin));
+    gtk_widget_measure (clamp, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width (bin), &child_min, NULL, NULL, NULL);
+    g_assert_cmpint (gtk_widget_get_height (bin), >=, child_min);
+    /* Three rows, each as tall as its wrapped title needs. */
+    g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (window->suggestion_list)), >=, 3 * 40);
+  }
 }
 
 static void
@@ -95,6 +141,50 @@ test_empty_window (TallyTestAppFixture *fixture,
   const char *args[] = { "--store", fixture->store_path, NULL };
 
   g_assert_cmpint (tally_test_app_run (args, empty_body, NULL), ==, 0);
+}
+
+/* The banners: hidden while folded, unfolded and folded on demand */
+
+static void
+banners_body (TallyApplication *app,
+              TallyWindow      *window,
+              gpointer          data)
+{
+  /* The offline banner follows the network and the model list, so
+   * test-errors-ui unfolds and folds it through them. */
+  GtkRevealer *banners[] = { window->store_revealer, window->role_revealer };
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
+
+  for (guint i = 0; i < G_N_ELEMENTS (banners); i++)
+    {
+      GtkWidget *child = gtk_revealer_get_child (banners[i]);
+
+      g_assert_false (gtk_widget_get_visible (GTK_WIDGET (banners[i])));
+      g_assert_false (gtk_revealer_get_reveal_child (banners[i]));
+
+      _tally_window_reveal_banner (banners[i], TRUE);
+      g_assert_true (gtk_widget_get_visible (GTK_WIDGET (banners[i])));
+      g_assert_true (gtk_revealer_get_reveal_child (banners[i]));
+      SPIN_UNTIL (gtk_revealer_get_child_revealed (banners[i]));
+      SPIN_UNTIL (gtk_widget_get_mapped (child) && gtk_widget_get_height (child) > 0);
+      g_assert_cmpint (gtk_widget_get_width (child), >, 0);
+
+      _tally_window_reveal_banner (banners[i], FALSE);
+      g_assert_false (gtk_revealer_get_reveal_child (banners[i]));
+      SPIN_UNTIL (!gtk_widget_get_visible (GTK_WIDGET (banners[i])));
+      g_assert_false (gtk_revealer_get_child_revealed (banners[i]));
+    }
+}
+
+static void
+test_banners (TallyTestAppFixture *fixture,
+              gconstpointer        data)
+{
+  const char *args[] = { "--store", fixture->store_path, NULL };
+
+  g_assert_cmpint (tally_test_app_run (args, banners_body, NULL), ==, 0);
 }
 
 /* The shortcuts window, built on first use */
@@ -353,6 +443,8 @@ main (int   argc,
 
   g_test_add ("/tally/startup-ui/empty-window", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_empty_window, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/startup-ui/banners", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_banners, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/startup-ui/session-without-plans", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_session_without_plans, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/startup-ui/shortcuts-on-first-use", TallyTestAppFixture, NULL,

@@ -156,7 +156,7 @@ _tally_window_check_role (TallyWindow *self)
 
   self->n_role_warnings++;
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->role_revealer), warning);
-  gtk_revealer_set_reveal_child (self->role_revealer, TRUE);
+  _tally_window_reveal_banner (self->role_revealer, TRUE);
 }
 
 typedef struct
@@ -247,7 +247,7 @@ static void
 dismiss_role_activate (TallyWindow *self,
                        GVariant    *parameter)
 {
-  gtk_revealer_set_reveal_child (self->role_revealer, FALSE);
+  _tally_window_reveal_banner (self->role_revealer, FALSE);
 }
 
 /**

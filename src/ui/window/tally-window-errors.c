@@ -283,7 +283,7 @@ _tally_window_update_offline (TallyWindow *self)
   else if (offline)
     gtk_label_set_label (self->offline_label,
                          _("You’re offline — saved sessions still open; sending needs a connection"));
-  gtk_revealer_set_reveal_child (self->offline_revealer, offline);
+  _tally_window_reveal_banner (self->offline_revealer, offline);
 }
 
 /**

@@ -50,6 +50,7 @@ struct _TallyWindow
   AdwStatusPage        *welcome_page;
   AdwPasswordEntryRow  *welcome_key_row;
   AdwStatusPage        *empty_page;
+  AdwBin               *suggestions_bin;
   GtkBox               *suggestions_box;
   GtkListBox           *suggestion_list;
   TallyTranscriptView  *transcript_view;
@@ -112,6 +113,8 @@ struct _TallyWindow
 
 /* tally-window.c */
 void             _tally_window_update_title           (TallyWindow      *self);
+void             _tally_window_reveal_banner          (GtkRevealer      *revealer,
+                                                       gboolean          reveal);
 void             _tally_window_update_context         (TallyWindow      *self);
 void             _tally_window_stop_turn              (TallyWindow      *self);
 void             _tally_window_check_role             (TallyWindow      *self);

@@ -296,6 +296,38 @@ update_page (TallyWindow *self)
   update_pickers (self);
 }
 
+/* A banner's revealer is hidden while it is folded away: GtkRevealer
+ * measures its child even when nothing of it shows, and the banners'
+ * wrapping labels were laid out again and again for every layout of the
+ * window, the first frame's included (docs/architecture.md §11.1). It is
+ * shown before it unfolds and hidden once it has folded. */
+static void
+banner_child_revealed_cb (GtkRevealer *revealer,
+                          GParamSpec  *pspec G_GNUC_UNUSED,
+                          gpointer     user_data G_GNUC_UNUSED)
+{
+  if (!gtk_revealer_get_reveal_child (revealer) && !gtk_revealer_get_child_revealed (revealer))
+    gtk_widget_set_visible (GTK_WIDGET (revealer), FALSE);
+}
+
+/**
+ * _tally_window_reveal_banner:
+ * @revealer: one of the window's banner revealers
+ * @reveal: whether the banner should show
+ *
+ * Unfolds or folds a banner, showing its revealer first and hiding it
+ * once folded (see banner_child_revealed_cb()).
+ */
+void
+_tally_window_reveal_banner (GtkRevealer *revealer,
+                             gboolean     reveal)
+{
+  if (reveal)
+    gtk_widget_set_visible (GTK_WIDGET (revealer), TRUE);
+  gtk_revealer_set_reveal_child (revealer, reveal);
+  banner_child_revealed_cb (revealer, NULL, NULL);
+}
+
 static void
 update_banners (TallyWindow *self)
 {
@@ -305,7 +337,7 @@ update_banners (TallyWindow *self)
 
   if (problem != NULL)
     gtk_label_set_label (self->store_label, problem);
-  gtk_revealer_set_reveal_child (self->store_revealer, problem != NULL);
+  _tally_window_reveal_banner (self->store_revealer, problem != NULL);
   gtk_widget_set_visible (GTK_WIDGET (self->salvage_button),
                           tally_application_get_damaged_store (self->app) != NULL);
 }
@@ -1411,9 +1443,11 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_label);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, salvage_button);
   gtk_widget_class_bind_template_callback (widget_class, salvage_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, banner_child_revealed_cb);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, session_stack);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_page);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestions_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestions_box);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestion_list);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, transcript_view);
@@ -1438,10 +1472,62 @@ tally_window_class_init (TallyWindowClass *klass)
 
 }
 
+/* The suggestions under the empty page's title sit in a GtkViewport (the
+ * status page scrolls), which asks its content for a width for its height
+ * to set its horizontal adjustment; the status page never scrolls
+ * sideways, and the answer only sets that adjustment. Passed down, the
+ * question made every vertical box on the way search widths for the
+ * height, laying the suggestions' wrapping titles out at each width
+ * tried (100 to 150 layouts of each title in the first frame, 75 to 95
+ * without it: each row's own header box still searches;
+ * docs/architecture.md §11.1). The bin answers it with the width for any
+ * height, which it measures once; heights for widths and the allocation
+ * reach the rows unchanged. */
+static GtkSizeRequestMode
+suggestions_bin_request_mode (GtkWidget *widget G_GNUC_UNUSED)
+{
+  return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
+}
+
+static void
+suggestions_bin_measure (GtkWidget      *widget,
+                         GtkOrientation  orientation,
+                         int             for_size,
+                         int            *minimum,
+                         int            *natural,
+                         int            *minimum_baseline,
+                         int            *natural_baseline)
+{
+  GtkWidget *child = gtk_widget_get_first_child (widget);
+
+  *minimum = *natural = 0;
+  *minimum_baseline = *natural_baseline = -1;
+  if (child == NULL || !gtk_widget_should_layout (child))
+    return;
+  gtk_widget_measure (child, orientation, orientation == GTK_ORIENTATION_HORIZONTAL ? -1 : for_size,
+                      minimum, natural, minimum_baseline, natural_baseline);
+}
+
+static void
+suggestions_bin_allocate (GtkWidget *widget,
+                          int        width,
+                          int        height,
+                          int        baseline)
+{
+  GtkWidget *child = gtk_widget_get_first_child (widget);
+
+  if (child != NULL && gtk_widget_should_layout (child))
+    gtk_widget_allocate (child, width, height, baseline, NULL);
+}
+
 static void
 tally_window_init (TallyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_widget_set_layout_manager (GTK_WIDGET (self->suggestions_bin),
+                                 gtk_custom_layout_new (suggestions_bin_request_mode,
+                                                        suggestions_bin_measure,
+                                                        suggestions_bin_allocate));
   /* A style class, not a CSS name: Adwaita styles toplevels as "window". */
   gtk_widget_add_css_class (GTK_WIDGET (self), "tally-window");
 
