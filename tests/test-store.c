@@ -539,6 +539,71 @@ test_migrate_v2 (void)
   tmp_store_clear (&tmp);
 }
 
+/* Version 6 makes the search index again with the prefix option: the same
+ * text is found, also by the one- and two-letter prefixes the option
+ * indexes, and the triggers still keep the index in step. */
+static void
+test_migrate_v6 (void)
+{
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *backup = NULL;
+  g_autofree char *fts_sql = NULL;
+  TmpStore tmp;
+  static const char *texts[] = { "c", "co", "cold", "sixty", "s", "pricing" };
+
+  tmp_store_init (&tmp);
+  store = open_store (tmp.path);
+  append (store, ev_session_created ("s1", 1, "Cold brew pricing", "claude-sonnet-5"), NULL);
+  append (store, ev_turn_started ("s1", 2, "t1", "What is the margin on cold brew?", "ask"), NULL);
+  append (store, ev_text_delta ("s1", 3, "t1", "About sixty percent."), NULL);
+  append (store, ev_turn_finished ("s1", 4, "t1", 0.01, 10, 5, 0, 0), NULL);
+  append (store, ev_session_created ("s2", 101, "Leeds footfall", "claude-sonnet-5"), NULL);
+  flush_ok (store);
+  g_clear_object (&store);
+
+  /* The index as version 5 left it */
+  sql_exec (tmp.path, "DROP TABLE transcript_fts;"
+                      "CREATE VIRTUAL TABLE transcript_fts USING fts5 ("
+                      "  text, content='transcript', content_rowid='id',"
+                      "  tokenize='unicode61 remove_diacritics 2');"
+                      "INSERT INTO transcript_fts (transcript_fts) VALUES ('rebuild');"
+                      "PRAGMA user_version = 5;");
+
+  store = open_store (tmp.path);
+  g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, TALLY_STORE_SCHEMA_VERSION);
+  g_assert_cmpuint (count_backups (&tmp, &backup), ==, 1);
+  g_assert_true (strstr (backup, "tally.db.bak-v5-") != NULL);
+  fts_sql = sql_text (tmp.path, "SELECT sql FROM sqlite_master WHERE name = 'transcript_fts'");
+  g_assert_nonnull (strstr (fts_sql, "prefix='1 2 3'"));
+  g_assert_cmpint (sql_int (tmp.path, "SELECT count(*) FROM transcript_fts WHERE transcript_fts MATCH '\"co\"*'"), ==, 2);
+
+  for (guint i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      g_autoptr(GPtrArray) hits = tally_store_search (store, texts[i], &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (hits->len, ==, 1);
+      g_assert_cmpstr (((TallySessionInfo *)g_ptr_array_index (hits, 0))->id, ==, "s1");
+    }
+
+  /* The triggers write to the new index */
+  append (store, ev_turn_started ("s2", 102, "t1", "Footfall by weekday", "ask"), NULL);
+  append (store, ev_text_delta ("s2", 103, "t1", "Saturdays are busiest."), NULL);
+  append (store, ev_turn_finished ("s2", 104, "t1", 0.01, 10, 5, 0, 0), NULL);
+  flush_ok (store);
+  {
+    g_autoptr(GPtrArray) hits = tally_store_search (store, "sa", &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (hits->len, ==, 1);
+    g_assert_cmpstr (((TallySessionInfo *)g_ptr_array_index (hits, 0))->id, ==, "s2");
+  }
+
+  g_clear_object (&store);
+  tmp_store_clear (&tmp);
+}
+
 /* Every step run again over a schema that already has its objects must
  * change nothing and duplicate nothing */
 static void
@@ -603,7 +668,7 @@ test_newer_schema (void)
   g_assert_true (tally_store_is_read_only (store));
   g_assert_cmpstr (tally_store_get_read_only_reason (store), ==,
                    "This store was written by a newer version of Tally (schema 99; this build "
-                   "knows 5). It is open read-only.");
+                   "knows 6). It is open read-only.");
 
   /* Reading what it can still works */
   {
@@ -1926,6 +1991,7 @@ main (int   argc,
   g_test_add_func ("/tally/store/fresh", test_fresh);
   g_test_add_func ("/tally/store/migrate/v1", test_migrate_v1);
   g_test_add_func ("/tally/store/migrate/v2", test_migrate_v2);
+  g_test_add_func ("/tally/store/migrate/v6", test_migrate_v6);
   g_test_add_func ("/tally/store/migrate/rerun", test_migrate_rerun);
   g_test_add_func ("/tally/store/migrate/failure", test_migrate_failure);
   g_test_add_func ("/tally/store/newer-schema", test_newer_schema);

@@ -8,7 +8,7 @@
  * full-text index is filled the way the app fills it), 1,000 sessions of
  * 1,000 events: prompts, streamed assistant text, query_database calls and
  * their results. The store is kept in the build folder between runs
- * (bench-search-v2/tally.db; delete it to regenerate); the time to make it
+ * (bench-search-v3/tally.db; delete it to regenerate); the time to make it
  * is printed.
  *
  * Then it runs the real window on that store (TallyApplication and
@@ -56,7 +56,7 @@
 #define EVENTS_PER_SESSION  1000
 #define KEY_INTERVAL_US     (150 * 1000)
 #define RESULT_TIMEOUT_US   (10 * G_USEC_PER_SEC)
-#define STORE_VERSION       "bench-search-v2"
+#define STORE_VERSION       "bench-search-v3"
 
 /* {{{ The generated store */
 

@@ -545,6 +545,29 @@ migrate_v5 (sqlite3     *db,
   return tally_store_exec (db, path, schema_v5, error);
 }
 
+/* Version 6: the search index keeps the doclists of every one-, two- and
+ * three-character prefix (FTS5's `prefix` option), so the first letters
+ * typed into the sidebar's search read one doclist instead of merging
+ * those of every word they start (docs/architecture.md §10.2). The option
+ * is fixed when the table is made: the index is made again and rebuilt
+ * from `transcript`, whose triggers name it and stay. */
+static const char schema_v6[] =
+  "DROP TABLE IF EXISTS transcript_fts;"
+  "CREATE VIRTUAL TABLE transcript_fts USING fts5 ("
+  "  text, content='transcript', content_rowid='id',"
+  "  tokenize='unicode61 remove_diacritics 2', prefix='1 2 3'"
+  ");"
+  "INSERT INTO transcript_fts (transcript_fts) VALUES ('rebuild');";
+
+static gboolean
+migrate_v6 (sqlite3     *db,
+            const char  *path,
+            GError     **error)
+{
+  return check_v3_shapes (db, path, error) &&
+         tally_store_exec (db, path, schema_v6, error);
+}
+
 static const MigrationFunc migrations[] = {
   NULL,         /* version 0: the empty file */
   migrate_v1,
@@ -552,6 +575,7 @@ static const MigrationFunc migrations[] = {
   migrate_v3,
   migrate_v4,
   migrate_v5,
+  migrate_v6,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == TALLY_STORE_SCHEMA_VERSION + 1);

@@ -23,9 +23,10 @@ G_BEGIN_DECLS
  * The newest schema (`PRAGMA user_version`) this build knows: 1 added
  * `sessions` and `events`; 2 `messages`, `rules`, `plans` and the cache
  * token columns of `sessions`; 3 the full-text index `transcript_fts`;
- * 4 the `pinned` flag of `sessions`.
+ * 4 the `pinned` flag of `sessions`; 5 `snapshots`; 6 the prefix index of
+ * `transcript_fts`.
  */
-#define TALLY_STORE_SCHEMA_VERSION 5
+#define TALLY_STORE_SCHEMA_VERSION 6
 
 /**
  * TallyStoreError:
