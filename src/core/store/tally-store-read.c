@@ -901,19 +901,14 @@ search_locked (TallyStore    *self,
          (rc = sqlite3_step (recent_stmt)) == SQLITE_ROW)
     {
       const char *id = (const char *)sqlite3_column_text (recent_stmt, 0);
+      gint64 rowid = sqlite3_column_int64 (recent_stmt, 1);
 
       n_rows++;
       if (id == NULL || ids->len >= MAX_SEARCH_HITS || g_hash_table_contains (seen, id))
         continue;
-
-      {
-        char *copy = g_strdup (id);
-        gint64 rowid = sqlite3_column_int64 (recent_stmt, 1);
-
-        g_ptr_array_add (ids, copy);
-        g_hash_table_add (seen, copy);
-        g_array_append_val (rowids, rowid);
-      }
+      g_ptr_array_add (ids, g_strdup (id));
+      g_hash_table_add (seen, g_ptr_array_index (ids, ids->len - 1));
+      g_array_append_val (rowids, rowid);
     }
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     {

@@ -361,23 +361,36 @@ session_row_activated_cb (TallyWindow   *self,
 
 /* Hides the snippets of the rows of the full-text hits shown, and forgets
  * the hits (the other rows show none). */
+/* Takes the snippet off the row of every session in @hits that is not in
+ * @keep (%NULL: every one). */
 static void
-clear_hit_snippets (TallyWindow *self)
+clear_snippets (TallyWindow *self,
+                GHashTable  *hits,
+                GHashTable  *keep)
 {
   GHashTableIter iter;
   gpointer key;
 
-  if (self->search_hits == NULL)
+  if (hits == NULL)
     return;
 
-  g_hash_table_iter_init (&iter, self->search_hits);
+  g_hash_table_iter_init (&iter, hits);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
-      TallySessionRow *row = _tally_window_find_row (self, key);
+      TallySessionRow *row;
 
+      if (keep != NULL && g_hash_table_contains (keep, key))
+        continue;
+      row = _tally_window_find_row (self, key);
       if (row != NULL)
         tally_session_row_set_snippet (row, NULL);
     }
+}
+
+static void
+clear_hit_snippets (TallyWindow *self)
+{
+  clear_snippets (self, self->search_hits, NULL);
   g_clear_pointer (&self->search_hits, g_hash_table_unref);
 }
 
@@ -427,23 +440,7 @@ search_cb (GObject      *object,
       if (row != NULL && g_strcmp0 (old_snippet, snippet) != 0)
         tally_session_row_set_snippet (row, snippet);
     }
-  if (old_hits != NULL)
-    {
-      GHashTableIter iter;
-      gpointer key;
-
-      g_hash_table_iter_init (&iter, old_hits);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        {
-          TallySessionRow *row;
-
-          if (g_hash_table_contains (self->search_hits, key))
-            continue;
-          row = _tally_window_find_row (self, key);
-          if (row != NULL)
-            tally_session_row_set_snippet (row, NULL);
-        }
-    }
+  clear_snippets (self, old_hits, self->search_hits);
 
   _tally_window_refilter (self);
 }

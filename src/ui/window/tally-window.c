@@ -306,6 +306,8 @@ banner_child_revealed_cb (GtkRevealer *revealer,
                           GParamSpec  *pspec G_GNUC_UNUSED,
                           gpointer     user_data G_GNUC_UNUSED)
 {
+  g_assert (GTK_IS_REVEALER (revealer));
+
   if (!gtk_revealer_get_reveal_child (revealer) && !gtk_revealer_get_child_revealed (revealer))
     gtk_widget_set_visible (GTK_WIDGET (revealer), FALSE);
 }
