@@ -65,7 +65,7 @@ base="http://127.0.0.1:$port"
 
 "$build/src/cli/tally-cli" --store "$work/shot.db" --base-url "$base" --thinking=8000 \
   "Which store sold the most in March?" > "$work/cli.log"
-session="$("$build/src/cli/tally-cli" --store "$work/shot.db" --list | head -n1 | cut -f1)"
+session="$("$build/src/cli/tally-cli" --store "$work/shot.db" --list | awk -F '\t' 'NR == 1 { print $1 }')"
 [[ -n "$session" ]] || { echo "screenshots.sh: no session was stored" >&2; exit 1; }
 
 # shoot NAME WHAT [ENV=VALUE...]: opens a fresh window on the stored
@@ -141,5 +141,7 @@ base="http://127.0.0.1:$(head -n1 "$work/port2")"
 mkdir -p "$work/workspace"
 "$build/src/cli/tally-cli" --store "$work/shot.db" --base-url "$base" --workspace "$work/workspace" --mode auto \
   "Which store earned the most in Q2? Chart it and write a one-page report" > "$work/cli2.log"
-session="$("$build/src/cli/tally-cli" --store "$work/shot.db" --list | head -n1 | cut -f1)"
+# awk reads the whole list: head would leave tally-cli writing into a
+# closed pipe, and pipefail then ended the script with status 141.
+session="$("$build/src/cli/tally-cli" --store "$work/shot.db" --list | awk -F '\t' 'NR == 1 { print $1 }')"
 wheel="780 400 3" shoot chart session   # the whole chart in sight
