@@ -366,6 +366,12 @@ test_sqlite_taint (void)
   /* A compound or a star over a derived column: in doubt, redacted. */
   assert_sqlite_taint ("SELECT upper(FirstName) FROM Customer UNION SELECT lower(Email) FROM Customer LIMIT 2", "T");
   assert_sqlite_taint ("SELECT * FROM (SELECT lower(Email) AS e, City FROM Customer) LIMIT 2", "T.");
+  /* A compound whose first arm is a plain unmarked column: SQLite names
+   * that arm's column as the origin of every row, the marked ones too. */
+  assert_sqlite_taint ("SELECT Name FROM Artist WHERE 0 UNION ALL SELECT Email FROM Customer LIMIT 3", "T");
+  assert_sqlite_taint ("SELECT FirstName FROM Customer UNION SELECT Email FROM Customer LIMIT 2", "T");
+  assert_sqlite_taint ("SELECT CustomerId, FirstName FROM Customer UNION ALL "
+                       "SELECT CustomerId, Email FROM Customer LIMIT 2", "TT");
   /* Nothing marked is read: nothing is redacted. */
   assert_sqlite_taint ("SELECT upper(City), count(*) FROM Customer GROUP BY 1 LIMIT 2", "..");
 }

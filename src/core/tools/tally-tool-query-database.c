@@ -925,6 +925,17 @@ query_origin (TallyToolDatabase  *database,
       g_autofree char *probe = NULL;
       g_autoptr(GPtrArray) reads = NULL;
 
+      /* SQLite gives a compound's result column the origin of its first
+       * arm only (the column of `SELECT Name FROM Artist UNION SELECT
+       * Email FROM Customer` comes "from Artist.Name"), so in a compound,
+       * or a statement that could not be split and may be one, no column
+       * is known to be a plain copy of an unmarked column: each is
+       * redacted (docs/ledger.md §3, rule 4). */
+      if (!column->derived && (select == NULL || select->compound))
+        {
+          column->redacted = TRUE;
+          continue;
+        }
       if (!column->derived)
         continue;
 
