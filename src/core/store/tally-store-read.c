@@ -726,7 +726,11 @@ search_set_error (TallyStore    *self,
  * sessions). The unary plus keeps SQLite from handing the rowid list to
  * FTS5 as a constraint, which would run the query again for every rowid;
  * it is checked on each matching row instead, and only the rows listed
- * are given a snippet. A row no longer matching (changed since the
+ * are given a snippet. The rows' range (`rowid BETWEEN`), which FTS5 does
+ * take as a constraint, spares walking the matches outside it: for a word
+ * in most sessions the hits are among the newest rows, and walking all
+ * 20,000-40,000 matches of a short prefix over the bench's 1,000 sessions
+ * cost 2-3 ms of the search. A row no longer matching (changed since the
  * ranking read) keeps no snippet. */
 static gboolean
 search_snippets (TallyStore    *self,
@@ -739,7 +743,9 @@ search_snippets (TallyStore    *self,
   g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autoptr(GHashTable) by_rowid = g_hash_table_new (g_int64_hash, g_int64_equal);
   g_autoptr(GString) sql = g_string_new ("SELECT rowid, snippet (transcript_fts, 0, '«', '»', '…', 12) "
-                                         "FROM transcript_fts WHERE transcript_fts MATCH ?1 AND +rowid IN (");
+                                         "FROM transcript_fts WHERE transcript_fts MATCH ?1 "
+                                         "AND rowid BETWEEN ?2 AND ?3 AND +rowid IN (");
+  gint64 first = G_MAXINT64, last = G_MININT64;
   int rc;
 
   if (hits->len == 0)
@@ -751,6 +757,8 @@ search_snippets (TallyStore    *self,
 
       g_string_append_printf (sql, "%s%" G_GINT64_FORMAT, i > 0 ? "," : "", *rowid);
       g_hash_table_insert (by_rowid, rowid, g_ptr_array_index (hits, i));
+      first = MIN (first, *rowid);
+      last = MAX (last, *rowid);
     }
   g_string_append_c (sql, ')');
 
@@ -758,6 +766,8 @@ search_snippets (TallyStore    *self,
   if (stmt == NULL)
     return FALSE;
   BIND_TEXT (stmt, 1, query);
+  sqlite3_bind_int64 (stmt, 2, first);
+  sqlite3_bind_int64 (stmt, 3, last);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 rowid = sqlite3_column_int64 (stmt, 0);
