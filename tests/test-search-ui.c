@@ -5,7 +5,9 @@
  * answers; a newer text cancels the older search and only its own results
  * are shown; typing on or taking from the end keeps the older hits until
  * the newer search answers, any other text drops them at once; FTS5 syntax typed into the entry gives results or the empty
- * state, never an error or a critical (criticals are fatal here). */
+ * state, never an error or a critical (criticals are fatal here); after
+ * each letter typed, the rows shown are those whose title or text
+ * matches, each hit with its snippet. */
 
 #include "config.h"
 
@@ -98,12 +100,14 @@ shown (TallyWindow *window,
   return gtk_widget_get_child_visible (GTK_WIDGET (row_titled (window, title)));
 }
 
-/* The text of the row's visible label that holds @needle, or NULL */
+/* The text of the row's visible label or inscription (the snippet) that
+ * holds @needle, or NULL */
 static const char *
 visible_label_with (TallySessionRow *row,
                     const char      *needle)
 {
   g_autoptr(GPtrArray) labels = tally_test_find_all (GTK_WIDGET (row), GTK_TYPE_LABEL);
+  g_autoptr(GPtrArray) inscriptions = tally_test_find_all (GTK_WIDGET (row), GTK_TYPE_INSCRIPTION);
 
   for (guint i = 0; i < labels->len; i++)
     {
@@ -111,6 +115,14 @@ visible_label_with (TallySessionRow *row,
 
       if (gtk_widget_get_visible (GTK_WIDGET (label)) && strstr (gtk_label_get_text (label), needle) != NULL)
         return gtk_label_get_text (label);
+    }
+  for (guint i = 0; i < inscriptions->len; i++)
+    {
+      GtkInscription *inscription = g_ptr_array_index (inscriptions, i);
+      const char *text = gtk_inscription_get_text (inscription);
+
+      if (gtk_widget_get_visible (GTK_WIDGET (inscription)) && text != NULL && strstr (text, needle) != NULL)
+        return text;
     }
   return NULL;
 }
@@ -237,6 +249,89 @@ search_body (TallyApplication *app,
   g_assert_null (visible_label_with (cold_brew, "pistachio"));
 }
 
+/* After each key of @text, once the store has answered, the rows shown
+ * are exactly those whose title holds the text typed so far (case-folded)
+ * or that the store's search of it finds, and each hit shows its snippet,
+ * as plain text with the « » marks gone. */
+static void
+type_and_check (TallyApplication *app,
+                TallyWindow      *window,
+                const char       *text)
+{
+  TallyStore *store = tally_application_get_store (app);
+  GtkListBox *list = _tally_window_get_session_list (window);
+
+  gtk_editable_set_text (GTK_EDITABLE (_tally_window_get_search_entry (window)), "");
+  g_signal_emit_by_name (_tally_window_get_search_entry (window), "search-changed");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      g_autofree char *key = g_strndup (p, g_utf8_next_char (p) - p);
+      g_autofree char *typed = g_strndup (text, g_utf8_next_char (p) - text);
+      g_autofree char *folded = g_utf8_casefold (typed, -1);
+      g_autoptr(GPtrArray) hits = NULL;
+      g_autoptr(GError) error = NULL;
+      guint n_shown = 0;
+      GtkListBoxRow *row;
+
+      type_search (window, key);
+      SPIN_UNTIL (!_tally_window_is_refreshing (window));
+      tally_test_wait_frames (GTK_WIDGET (window), 1);
+      hits = tally_store_search (store, typed, &error);
+      g_assert_no_error (error);
+
+      for (int i = 0; (row = gtk_list_box_get_row_at_index (list, i)) != NULL; i++)
+        {
+          TallySessionRow *session = TALLY_SESSION_ROW (row);
+          g_autofree char *title = g_utf8_casefold (tally_session_row_get_title (session), -1);
+          const char *snippet = NULL;
+          gboolean want = strstr (title, folded) != NULL;
+
+          for (guint h = 0; h < hits->len; h++)
+            {
+              TallySessionInfo *info = g_ptr_array_index (hits, h);
+
+              if (g_str_equal (info->id, tally_session_row_get_id (session)))
+                {
+                  want = TRUE;
+                  snippet = info->snippet;
+                }
+            }
+          g_test_message ("“%s”: “%s” shown %d, wanted %d", typed, title,
+                          gtk_widget_get_child_visible (GTK_WIDGET (row)), want);
+          g_assert_cmpint (gtk_widget_get_child_visible (GTK_WIDGET (row)), ==, want);
+          n_shown += want;
+          if (snippet != NULL)
+            {
+              g_autofree char *plain = tally_session_row_snippet_to_plain (snippet);
+              g_autoptr(GString) shown_text = g_string_new (plain);
+
+              g_string_replace (shown_text, "«", "", 0);
+              g_string_replace (shown_text, "»", "", 0);
+              g_assert_cmpstr (visible_label_with (session, shown_text->str), ==, shown_text->str);
+              g_assert_null (visible_label_with (session, "«"));
+            }
+        }
+      g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, n_shown > 0 ? "list" : "no-results");
+    }
+}
+
+static void
+letters_body (TallyApplication *app,
+              TallyWindow      *window,
+              gpointer          data)
+{
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+
+  /* One letter matches titles and words of several sessions, more
+   * letters fewer; a quote is in no title and no word. */
+  type_and_check (app, window, "cold");
+  type_and_check (app, window, "weekday");
+  type_and_check (app, window, "pistachio");
+  type_and_check (app, window, "\"oat\"");
+}
+
 /* Twelve sessions over three days for the headers: six Alpha, six Beta. */
 static const char *grouped[][3] = {
   { "Alpha 1", "How did it go?", "Fine." }, { "Beta 1", "How did it go?", "Fine." },
@@ -341,6 +436,17 @@ test_search_headers (TallyTestAppFixture *fixture,
   g_assert_cmpint (tally_test_app_run (args, headers_body, NULL), ==, 0);
 }
 
+/* /tally/search-ui/letters */
+static void
+test_search_letters (TallyTestAppFixture *fixture,
+                     gconstpointer        data)
+{
+  const char *args[] = { "--store", fixture->store_path, NULL };
+
+  seed_store (fixture->store_path);
+  g_assert_cmpint (tally_test_app_run (args, letters_body, NULL), ==, 0);
+}
+
 /* /tally/search-ui/window */
 static void
 test_search_window (TallyTestAppFixture *fixture,
@@ -361,6 +467,8 @@ main (int   argc,
 
   g_test_add ("/tally/search-ui/window", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_search_window, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/search-ui/letters", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_search_letters, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/search-ui/headers", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_search_headers, tally_test_app_fixture_tear_down);
 

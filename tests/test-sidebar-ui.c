@@ -120,14 +120,16 @@ row_titled (TallyWindow *window,
     }
 }
 
-static GtkLabel *
+/* The row's snippet, a GtkInscription (its size does not depend on its
+ * text; tally-session-row.ui) */
+static GtkInscription *
 snippet_label (TallySessionRow *row)
 {
-  g_autoptr(GPtrArray) labels = tally_test_find_all (GTK_WIDGET (row), GTK_TYPE_LABEL);
+  g_autoptr(GPtrArray) inscriptions = tally_test_find_all (GTK_WIDGET (row), GTK_TYPE_INSCRIPTION);
 
-  for (guint i = 0; i < labels->len; i++)
-    if (gtk_widget_has_css_class (g_ptr_array_index (labels, i), "session-snippet"))
-      return g_ptr_array_index (labels, i);
+  for (guint i = 0; i < inscriptions->len; i++)
+    if (gtk_widget_has_css_class (g_ptr_array_index (inscriptions, i), "session-snippet"))
+      return g_ptr_array_index (inscriptions, i);
   g_assert_not_reached ();
 }
 
@@ -184,7 +186,7 @@ sidebar_body (TallyApplication *app,
   SidebarData *data = user_data;
   GtkSearchEntry *entry = _tally_window_get_search_entry (window);
   TallySessionRow *row;
-  GtkLabel *snippet;
+  GtkInscription *snippet;
   const char *text;
   GtkFileChooser *chooser;
   g_autofree char *name = NULL;
@@ -219,7 +221,7 @@ sidebar_body (TallyApplication *app,
   row = row_titled (window, LONG_TITLE);
   snippet = snippet_label (row);
   SPIN_UNTIL (gtk_widget_get_visible (GTK_WIDGET (snippet)));
-  text = gtk_label_get_text (snippet);
+  text = gtk_inscription_get_text (snippet);
   g_test_message ("Snippet: %s", text);
   g_assert_nonnull (strstr (text, "Park Square"));
   g_assert_nonnull (strstr (text, "revenue_gbp"));

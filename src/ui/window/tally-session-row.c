@@ -33,7 +33,7 @@ struct _TallySessionRow
   TallySessionInfo *info;
 
   GtkLabel         *title_label;
-  GtkLabel         *snippet_label;
+  GtkInscription   *snippet_label;
   GtkLabel         *date_label;
   GtkLabel         *cost_label;
   GtkMenuButton    *menu_button;
@@ -590,7 +590,7 @@ tally_session_row_set_snippet (TallySessionRow *self,
     }
 
   markup = snippet_markup (snippet);
-  gtk_label_set_markup (self->snippet_label, markup);
+  gtk_inscription_set_markup (self->snippet_label, markup);
   gtk_widget_set_visible (GTK_WIDGET (self->snippet_label), TRUE);
 }
 
