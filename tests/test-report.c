@@ -14,6 +14,8 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tally-report.h"
 #include "tally-transcript-export.h"
@@ -221,6 +223,48 @@ test_html_self_contained (void)
   g_assert_nonnull (strstr (html, "<td align=\"right\">2</td>"));
 
   tally_test_rm_rf (dir);
+}
+
+/* A symbolic link under the report's folder that leads out of it (to a
+ * file or through a folder) is outside; one that stays inside is shown;
+ * a FIFO is refused instead of blocking the export. */
+static void
+test_html_links_out (void)
+{
+  g_autofree char *dir = make_dir ();
+  g_autofree char *outside = make_dir ();
+  g_autofree char *secret = g_build_filename (outside, "secret.png", NULL);
+  g_autofree char *pixel = g_build_filename (dir, "charts", "pixel.png", NULL);
+  g_autofree char *leak = g_build_filename (dir, "charts", "leak.png", NULL);
+  g_autofree char *via = g_build_filename (dir, "via", NULL);
+  g_autofree char *alias = g_build_filename (dir, "charts", "alias.png", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "charts", "fifo.png", NULL);
+  g_autofree char *html = NULL;
+
+  tally_test_write_file (dir, "charts/.keep", "", 0);
+  write_png (secret, 7, 5);
+  write_png (pixel, 40, 20);
+  g_assert_cmpint (symlink (secret, leak), ==, 0);
+  g_assert_cmpint (symlink (outside, via), ==, 0);
+  g_assert_cmpint (symlink ("pixel.png", alias), ==, 0);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+
+  html = to_html (dir,
+                  "![Leak](charts/leak.png)\n\n"
+                  "![Via](via/secret.png)\n\n"
+                  "![Alias](charts/alias.png)\n\n"
+                  "![Fifo](charts/fifo.png)\n");
+
+  assert_well_formed (html);
+  g_assert_nonnull (strstr (html, "Image outside the report’s folder: charts/leak.png"));
+  g_assert_nonnull (strstr (html, "Image outside the report’s folder: via/secret.png"));
+  g_assert_nonnull (strstr (html, "Chart could not be read: charts/fifo.png (not a regular file)"));
+  /* only the link inside the folder is embedded */
+  g_assert_cmpuint (count (html, "<img src=\"data:image/png;base64,"), ==, 1);
+  g_assert_nonnull (strstr (html, "alt=\"Alias\""));
+
+  tally_test_rm_rf (dir);
+  tally_test_rm_rf (outside);
 }
 
 /* Two SVGs in one page keep their own ids; a remote image is a link. */
@@ -918,6 +962,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/tally/report/html/self-contained", test_html_self_contained);
+  g_test_add_func ("/tally/report/html/links-out", test_html_links_out);
   g_test_add_func ("/tally/report/html/ids-and-remote", test_html_ids_and_remote);
   g_test_add_func ("/tally/report/pdf/text", test_pdf_text);
   g_test_add_func ("/tally/report/pdf/table-across-pages", test_pdf_table_across_pages);

@@ -14,6 +14,7 @@
 
 #include <cairo-svg.h>
 #include <glib/gi18n-lib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tally-chart-render.h"
@@ -70,6 +71,28 @@ is_inside_path (const char *path)
     if (g_str_equal (parts[i], ".."))
       return FALSE;
   return TRUE;
+}
+
+/* Whether @file, with every symbolic link on its way followed, is inside
+ * @base_dir (also followed): a link under the report's folder may point
+ * anywhere. Both must exist. */
+static gboolean
+resolves_inside (GFile *base_dir,
+                 GFile *file)
+{
+  g_autofree char *base_path = g_file_get_path (base_dir);
+  g_autofree char *path = g_file_get_path (file);
+  g_autofree char *real_base = base_path != NULL ? realpath (base_path, NULL) : NULL;
+  g_autofree char *real = path != NULL ? realpath (path, NULL) : NULL;
+  gsize base_length;
+
+  if (real_base == NULL || real == NULL)
+    return FALSE;
+  base_length = strlen (real_base);
+  /* the root folder's real path already ends in its separator */
+  if (base_length > 0 && real_base[base_length - 1] == G_DIR_SEPARATOR)
+    base_length--;
+  return strncmp (real, real_base, base_length) == 0 && real[base_length] == G_DIR_SEPARATOR;
 }
 
 static TallyReportImage *
@@ -231,8 +254,10 @@ tally_report_image_load (const TallyReportSource *source,
 
   file = g_file_resolve_relative_path (source->base_dir, src);
   {
-    g_autoptr(GFileInfo) info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE,
-                                                   NULL, &error);
+    g_autoptr(GFileInfo) info = g_file_query_info (file,
+                                                   G_FILE_ATTRIBUTE_STANDARD_SIZE ","
+                                                   G_FILE_ATTRIBUTE_STANDARD_TYPE,
+                                                   G_FILE_QUERY_INFO_NONE, NULL, &error);
 
     if (info == NULL)
       {
@@ -243,6 +268,13 @@ tally_report_image_load (const TallyReportSource *source,
         return missing (g_steal_pointer (&image),
                         g_strdup_printf (_("Chart could not be read: %s (%s)"), src, error->message));
       }
+    if (!resolves_inside (source->base_dir, file))
+      return missing (g_steal_pointer (&image),
+                      g_strdup_printf (_("Image outside the report’s folder: %s"), src));
+    /* A FIFO or a device would block the export or never end. */
+    if (g_file_info_get_file_type (info) != G_FILE_TYPE_REGULAR)
+      return missing (g_steal_pointer (&image),
+                      g_strdup_printf (_("Chart could not be read: %s (%s)"), src, _("not a regular file")));
     if (g_file_info_get_size (info) > IMAGE_MAX_BYTES)
       return missing (g_steal_pointer (&image),
                       g_strdup_printf (_("Chart could not be read: %s (%s)"), src, _("the file is too large")));
