@@ -565,6 +565,45 @@ test_list_models (void)
   cli_run_clear (&run);
 }
 
+/* Output that cannot be written fails the command (exit 1, a line on
+ * stderr), for a command that prints at once (--version) and for one that
+ * prints from the main loop (--list-models): a script piping an export or
+ * a list to a full disk must not see success. */
+static void
+test_output_full (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"models\":[{\"type\":\"model\",\"id\":\"claude-sonnet-5\",\"display_name\":\"Claude Sonnet 5\"}],"
+    "\"responses\":[]}", &error);
+  const char *version[] = { TALLY_TEST_CLI, "--version", NULL };
+  const char *models[] = { TALLY_TEST_CLI, "--base-url", tally_test_mock_get_base_url (mock), "--list-models", NULL };
+  const char * const *cases[] = { version, models };
+
+  g_assert_no_error (error);
+  if (!g_file_test ("/dev/full", G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("no /dev/full on this machine");
+      return;
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+      g_autoptr(GSubprocess) process = NULL;
+      g_autofree char *err = NULL;
+
+      g_subprocess_launcher_set_stdout_file_path (launcher, "/dev/full");
+      process = g_subprocess_launcher_spawnv (launcher, cases[i], &error);
+      g_assert_no_error (error);
+      g_subprocess_communicate_utf8 (process, NULL, NULL, NULL, &err, &error);
+      g_assert_no_error (error);
+      g_assert_true (g_subprocess_get_if_exited (process));
+      g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 1);
+      g_assert_nonnull (strstr (err, "tally-cli: the output could not be written: "));
+    }
+}
+
 /* Cards answered on stdin, as docs/architecture.md §11.2 says. */
 static void
 run_cli_with_input (CliRun             *run,
@@ -1362,6 +1401,7 @@ main (int    argc,
   g_test_add_func ("/tally/cli/sigint-exit", test_sigint_exit);
   g_test_add_func ("/tally/cli/idle-timeout", test_idle_timeout);
   g_test_add_func ("/tally/cli/list-models", test_list_models);
+  g_test_add_func ("/tally/cli/output-full", test_output_full);
   g_test_add_func ("/tally/cli/stdin-approvals", test_stdin_approvals);
   g_test_add_func ("/tally/cli/stdin-always-and-questions", test_stdin_always_and_questions);
   g_test_add_func ("/tally/cli/key-out-of-reach", test_key_out_of_reach);

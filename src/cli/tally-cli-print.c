@@ -8,6 +8,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <glib/gi18n.h>
 #include <stdio.h>
 
@@ -17,10 +18,27 @@
 #include "tally-json.h"
 #include "tally-receipt.h"
 
+/* The errno of the first flush of stdout that failed, 0 while none did */
+static int out_errno;
+
 void
 tally_cli_out_flush (void)
 {
-  fflush (stdout);
+  if (fflush (stdout) != 0 && out_errno == 0)
+    out_errno = errno;
+}
+
+/* Flushes stdout a last time. Returns the errno of the first write to
+ * stdout that failed, -1 when stdio says only that one did (a write
+ * through g_print() flushes on its own), 0 when all of the output was
+ * written. */
+int
+tally_cli_out_finish (void)
+{
+  tally_cli_out_flush ();
+  if (out_errno == 0 && ferror (stdout))
+    out_errno = -1;
+  return out_errno;
 }
 
 void

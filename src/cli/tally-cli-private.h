@@ -49,6 +49,7 @@ typedef struct {
 } Cli;
 
 void   tally_cli_out_flush           (void);
+int    tally_cli_out_finish          (void);
 void   tally_cli_close_open_text     (Cli              *cli);
 char  *tally_cli_one_line            (JsonNode         *node,
                                       gsize             max_chars);

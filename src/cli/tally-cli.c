@@ -12,6 +12,7 @@
 
 #include <gio/gunixinputstream.h>
 #include <glib/gi18n.h>
+#include <errno.h>
 #include <glib-unix.h>
 #include <locale.h>
 #include <math.h>
@@ -778,9 +779,9 @@ run_salvage (void)
   return EXIT_DONE;
 }
 
-int
-main (int    argc,
-      char **argv)
+static int
+run_cli (int    argc,
+         char **argv)
 {
   g_autoptr(GOptionContext) context = NULL;
   g_auto(GStrv) args = NULL;
@@ -1111,4 +1112,25 @@ main (int    argc,
    * closes. */
   tally_session_wait_snapshots ();
   return cli.exit_status;
+}
+
+/* Output that could not be written (a full disk, a device that refuses
+ * it) fails the command, whatever the command did: a script must not take
+ * a cut export, list or event stream for a whole one. */
+int
+main (int    argc,
+      char **argv)
+{
+  int status = run_cli (argc, argv);
+  int out_errno = tally_cli_out_finish ();
+
+  if (out_errno != 0)
+    {
+      /* TRANSLATORS: %s says why, e.g. "No space left on device" */
+      g_printerr (_("tally-cli: the output could not be written: %s\n"),
+                  out_errno > 0 ? g_strerror (out_errno) : _("write error"));
+      if (status == EXIT_DONE)
+        status = EXIT_FAILED;
+    }
+  return status;
 }
