@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <cairo.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
@@ -955,6 +956,49 @@ test_end_to_end (void)
 
 /* }}} */
 
+/* An output that is a FIFO is written into, not replaced by a regular
+ * file (as a device such as /dev/stdout would be); an output that is a
+ * symbolic link keeps the link and replaces the file it points to. */
+static void
+test_write_special_outputs (void)
+{
+  g_autofree char *dir = make_dir ();
+  g_autofree char *fifo_path = g_build_filename (dir, "fifo", NULL);
+  g_autofree char *target_path = g_build_filename (dir, "target.html", NULL);
+  g_autofree char *link_path = g_build_filename (dir, "link.html", NULL);
+  g_autoptr(GFile) fifo = g_file_new_for_path (fifo_path);
+  g_autoptr(GFile) link = g_file_new_for_path (link_path);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *contents = NULL;
+  GStatBuf st;
+  char buffer[64] = { 0 };
+  int reader;
+
+  g_assert_cmpint (mkfifo (fifo_path, 0600), ==, 0);
+  /* a reader first, so that opening the FIFO to write does not block */
+  reader = g_open (fifo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+  g_assert_cmpint (reader, >=, 0);
+  g_assert_true (tally_report_write_atomic (fifo, "<p>piped</p>", 12, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (read (reader, buffer, sizeof buffer - 1), ==, 12);
+  g_assert_cmpstr (buffer, ==, "<p>piped</p>");
+  close (reader);
+  g_assert_cmpint (g_lstat (fifo_path, &st), ==, 0);
+  g_assert_true (S_ISFIFO (st.st_mode));
+
+  g_assert_true (g_file_set_contents (target_path, "old", -1, NULL));
+  g_assert_cmpint (symlink ("target.html", link_path), ==, 0);
+  g_assert_true (tally_report_write_atomic (link, "new", 3, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_lstat (link_path, &st), ==, 0);
+  g_assert_true (S_ISLNK (st.st_mode));
+  g_assert_true (g_file_get_contents (target_path, &contents, NULL, NULL));
+  g_assert_cmpstr (contents, ==, "new");
+  g_assert_false (dir_has_temporaries (dir));
+
+  tally_test_rm_rf (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -968,6 +1012,7 @@ main (int    argc,
   g_test_add_func ("/tally/report/pdf/table-across-pages", test_pdf_table_across_pages);
   g_test_add_func ("/tally/report/pdf/letter", test_pdf_letter);
   g_test_add_func ("/tally/report/errors", test_errors);
+  g_test_add_func ("/tally/report/write-special-outputs", test_write_special_outputs);
   g_test_add_func ("/tally/report/async", test_async);
   g_test_add_func ("/tally/report/markdown/notes-and-thinking", test_markdown_notes_and_thinking);
   g_test_add_func ("/tally/report/cli-errors", test_cli_errors);

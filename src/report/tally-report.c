@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tally-export.h"
@@ -182,6 +184,31 @@ write_all (int          fd,
   return TRUE;
 }
 
+/* Writes @data into @path as it is, for an @output that is not a regular
+ * file (a FIFO, a terminal, /dev/stdout's pipe): such a file cannot be
+ * replaced, only written to. */
+static gboolean
+write_in_place (const char  *path,
+                const char  *data,
+                gsize        length,
+                GError     **error)
+{
+  int saved_errno = 0;
+  int fd = g_open (path, O_WRONLY | O_CLOEXEC | O_NOCTTY, 0);
+
+  if (fd < 0 || !write_all (fd, data, length, &saved_errno) || close (fd) != 0)
+    {
+      if (saved_errno == 0)
+        saved_errno = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * tally_report_write_atomic:
  * @output: the file to write; a local path
@@ -193,6 +220,9 @@ write_all (int          fd,
  * Writes @data to a temporary file in @output's folder, flushes it to
  * disk and renames it over @output (mode 0644), so @output is either the
  * old file or the whole new one. On any failure the temporary is removed.
+ * A symbolic link is followed (the file it points to is replaced, the link
+ * stays); an @output that exists and is neither a regular file nor a
+ * folder (a FIFO, a device such as /dev/stdout's) is written to as it is.
  *
  * Returns: whether @output was written; %FALSE with
  *   %TALLY_REPORT_ERROR_WRITE (the message names the file and the system's
@@ -230,6 +260,23 @@ tally_report_write_atomic (GFile         *output,
                    _("Could not write %s: it is a folder"), path);
       return FALSE;
     }
+  {
+    GStatBuf st;
+
+    if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
+      return write_in_place (path, data, length, error);
+    if (g_lstat (path, &st) == 0 && S_ISLNK (st.st_mode))
+      {
+        char *real = realpath (path, NULL);
+
+        /* a dangling link is replaced by the file */
+        if (real != NULL)
+          {
+            g_free (path);
+            path = real;
+          }
+      }
+  }
   dir = g_path_get_dirname (path);
   base = g_path_get_basename (path);
   temp = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
