@@ -677,8 +677,23 @@ test_one_writer_per_session (void)
   g_assert_true (g_subprocess_get_if_exited (refused));
   g_assert_cmpint (g_subprocess_get_exit_status (refused), ==, 1);
   g_assert_nonnull (strstr (refused_err, "This session is open in another Tally window or process"));
-  g_assert_cmpstr (refused_out, ==, "");
   g_assert_cmpuint (tally_test_mock_get_n_requests (second_mock), ==, 0);
+  /* … and with --json says so as one `error` event of kind `store`, which
+   * is not in the log (seq 0): the log is the holder's */
+  g_assert_cmpuint (strlen (refused_out), >, 0);
+  /* one line: its only newline ends it */
+  g_assert_true (strchr (refused_out, '\n') == refused_out + strlen (refused_out) - 1);
+  {
+    g_autoptr(JsonObject) event = tally_test_parse_object (refused_out);
+
+    g_assert_cmpstr (json_object_get_string_member (event, "type"), ==, "error");
+    g_assert_cmpint (json_object_get_int_member (event, "seq"), ==, 0);
+    g_assert_cmpstr (json_object_get_string_member (event, "session_id"), ==, id);
+    g_assert_cmpstr (json_object_get_string_member (event, "kind"), ==, "store");
+    g_assert_false (json_object_get_boolean_member (event, "retryable"));
+    g_assert_nonnull (strstr (json_object_get_string_member (event, "message"),
+                              "This session is open in another Tally window or process"));
+  }
 
   /* Reading needs no lock */
   g_assert_cmpint (cli (&replay, "--store", env.store, "--replay", id, "--json", NULL), ==, 0);

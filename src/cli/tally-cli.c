@@ -1042,6 +1042,16 @@ run_cli (int    argc,
       if (session == NULL)
         {
           g_printerr (_("tally-cli: cannot resume %s: %s\n"), opt_resume, error->message);
+          /* With --json, a session another process writes is also an
+           * `error` event of kind `store` on stdout. It is not in the
+           * session's log (that is the other process's), so its seq is 0. */
+          if (cli.json && g_error_matches (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED))
+            {
+              g_autoptr(JsonObject) fields = tally_event_new_error ("store", error->message, FALSE, NULL);
+              g_autoptr(JsonObject) event = tally_event_stamp (fields, 0, g_get_real_time (), opt_resume, NULL);
+
+              tally_cli_print_json_line (event);
+            }
           return EXIT_FAILED;
         }
       /* A session keeps its mode unless --mode says otherwise. */
