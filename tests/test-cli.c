@@ -706,9 +706,10 @@ test_stdin_always_and_questions (void)
   JsonObject *answers;
 
   g_assert_no_error (error);
-  run_cli_with_input (&run, args, "A\n2\n7\n1,2 + the new store\nweekends only, please\n");
+  run_cli_with_input (&run, args, "A\n2\n7\n1,2,1 + the new store\nweekends only, please\n");
   g_assert_cmpint (run.exit_status, ==, 0);
-  /* Every question is shown before its line is read; 7 is no option. */
+  /* Every question is shown before its line is read; 7 is no option; an
+   * option named twice is picked once. */
   g_assert_nonnull (strstr (run.err, "[Period] Which period?"));
   g_assert_nonnull (strstr (run.err, "[Cities] Which cities?"));
   g_assert_nonnull (strstr (run.err, "[Notes] Anything else?"));

@@ -90,7 +90,9 @@ parse_option_list (const char *text,
       n = g_ascii_strtoull (parts[i], &end, 10);
       if (*end != '\0' || n < 1 || n > n_options)
         return FALSE;
-      g_ptr_array_add (picked, GUINT_TO_POINTER ((guint)n));
+      /* "2,2" picks option 2 once, as a click on a chosen chip would */
+      if (!g_ptr_array_find (picked, GUINT_TO_POINTER ((guint)n), NULL))
+        g_ptr_array_add (picked, GUINT_TO_POINTER ((guint)n));
     }
 
   return picked->len > 0;
