@@ -737,6 +737,10 @@ test_cli_errors (void)
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (cli (NULL, &err, dir, NULL, "--output", out, "a prompt", NULL), ==, 2);
   g_clear_pointer (&err, g_free);
+  /* a format for a prompt's answer would be silently ignored: refused */
+  g_assert_cmpint (cli (NULL, &err, dir, NULL, "--format", "html", "a prompt", NULL), ==, 2);
+  g_assert_nonnull (strstr (err, "--format, --output and --include-thinking go with --export or --report"));
+  g_clear_pointer (&err, g_free);
 
   /* a full disk: the write fails, nothing is left behind */
   g_assert_cmpint (cli (NULL, &err, dir, &limit, "--report", md, "--format", "pdf", "--output", out, NULL), ==, 1);

@@ -888,8 +888,9 @@ run_cli (int    argc,
           return usage_error (message);
         }
     }
-  if ((opt_output != NULL || opt_include_thinking) && opt_export == NULL && opt_report == NULL)
-    return usage_error (_("--output and --include-thinking go with --export or --report"));
+  if ((opt_output != NULL || opt_include_thinking || opt_format != NULL) && opt_export == NULL &&
+      opt_report == NULL)
+    return usage_error (_("--format, --output and --include-thinking go with --export or --report"));
 
   cli.json = opt_json;
   cli.color = !opt_json && isatty (STDERR_FILENO) && g_getenv ("NO_COLOR") == NULL;
