@@ -121,6 +121,38 @@ test_environment (void)
   tally_test_remove_tree (dir);
 }
 
+/* /tally/preferences/short-key: a key too short to show its end says so,
+ * with no empty "ending in" */
+
+static void
+short_key_body (TallyApplication *app,
+                TallyWindow      *window,
+                gpointer          user_data)
+{
+  TallyPreferencesWindow *prefs = open_preferences (app);
+
+  g_assert_cmpstr (tally_preferences_window_get_key_detail (prefs), ==,
+                   "A short key, whose end is not shown. "
+                   "The ANTHROPIC_API_KEY variable overrides any key stored here.");
+  g_assert_cmpuint (count_labels (GTK_WIDGET (prefs), tally_preferences_window_get_key_detail (prefs)), ==, 1);
+  gtk_window_destroy (GTK_WINDOW (prefs));
+}
+
+static void
+test_short_key (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tally-preferences-ui-XXXXXX", &error);
+  g_autofree char *store_path = g_build_filename (dir, "tally.db", NULL);
+  const char *args[] = { "--store", store_path, "--base-url", DEAD_URL, NULL };
+
+  g_assert_no_error (error);
+  g_setenv ("ANTHROPIC_API_KEY", "test", TRUE);
+  g_assert_cmpint (tally_test_app_run (args, short_key_body, NULL), ==, 0);
+  g_unsetenv ("ANTHROPIC_API_KEY");
+  tally_test_remove_tree (dir);
+}
+
 /* /tally/preferences/keyring */
 
 static void
@@ -213,6 +245,7 @@ main (int   argc,
   g_unsetenv ("ANTHROPIC_BASE_URL");
 
   g_test_add_func ("/tally/preferences/environment", test_environment);
+  g_test_add_func ("/tally/preferences/short-key", test_short_key);
   g_test_add_func ("/tally/preferences/keyring", test_keyring);
 
   status = g_test_run ();

@@ -127,7 +127,13 @@ update_key_status (TallyPreferencesWindow *self)
   /* Which key: its last characters, never the key. */
   g_free (self->key_detail);
   hint = tally_application_dup_api_key_hint (self->app);
-  if (hint != NULL)
+  /* A key of eight characters or fewer has no end to show (the hint is
+   * the ellipsis alone). */
+  if (g_strcmp0 (hint, "…") == 0)
+    /* TRANSLATORS: then why the key comes from where it does */
+    self->key_detail = g_strdup_printf (_("A short key, whose end is not shown. %s"),
+                                        status->subtitle != NULL ? _(status->subtitle) : "");
+  else if (hint != NULL)
     /* TRANSLATORS: %s is the end of the key, such as "…x7Qa"; then why
      * it comes from there */
     self->key_detail = g_strdup_printf (_("The key ending in %s. %s"), hint,
