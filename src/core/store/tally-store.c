@@ -56,6 +56,15 @@
 
 #define BUSY_TIMEOUT_MS   5000
 
+/* The read connection's page cache, KiB (SQLite's default is 2,000). A
+ * search that matches a common word joins a few thousand of the newest
+ * transcript rows, one page or more each, to their sessions: with the
+ * default cache every keystroke read those pages from the file again
+ * (3-8 ms of the search over the bench's 1,000 sessions), with this one
+ * they stay cached while the store does not change. The cache only grows
+ * as pages are read. */
+#define READ_CACHE_KIB    32768
+
 /**
  * tally_store_error_quark:
  *
@@ -444,6 +453,15 @@ open_connection (const char  *path,
   return TRUE;
 }
 
+/* Sets up @db as the store's read connection. */
+static void
+set_read_db (TallyStore *self,
+             sqlite3    *db)
+{
+  sqlite3_exec (db, "PRAGMA cache_size = -" G_STRINGIFY (READ_CACHE_KIB), NULL, NULL, NULL);
+  self->read_db = db;
+}
+
 /* A store that this build must not change: reads go through the one
  * connection, which refuses writes itself too. */
 static void
@@ -452,7 +470,7 @@ become_read_only (TallyStore *self,
                   char       *reason)
 {
   sqlite3_exec (db, "PRAGMA query_only = ON", NULL, NULL, NULL);
-  self->read_db = db;
+  set_read_db (self, db);
   self->read_only = TRUE;
   g_free (self->read_only_reason);
   self->read_only_reason = reason;
@@ -497,6 +515,7 @@ tally_store_open (const char  *path,
   g_autofree char *journal = NULL;
   g_autofree char *backup_path = NULL;
   sqlite3 *db = NULL;
+  sqlite3 *read_db = NULL;
   GStatBuf st;
   gboolean existed;
   int version = 0;
@@ -629,11 +648,12 @@ tally_store_open (const char  *path,
       return NULL;
     }
 
-  if (!open_connection (path, SQLITE_OPEN_READONLY, &self->read_db, error))
+  if (!open_connection (path, SQLITE_OPEN_READONLY, &read_db, error))
     {
       sqlite3_close (db);
       return NULL;
     }
+  set_read_db (self, read_db);
 
   self->writer = tally_store_writer_start (self, db);
 
