@@ -49,9 +49,8 @@ last_block (TallyMarkdownView   *view,
 {
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (tally_markdown_view_get_text_view (view));
   GtkTextChildAnchor *last = NULL;
-  g_autofree GtkWidget **widgets = NULL;
+  GtkWidget *block;
   GtkTextIter iter;
-  guint n = 0;
 
   gtk_text_buffer_get_start_iter (buffer, &iter);
   do
@@ -64,10 +63,10 @@ last_block (TallyMarkdownView   *view,
   while (gtk_text_iter_forward_char (&iter));
 
   g_assert_nonnull (last);
-  widgets = gtk_text_child_anchor_get_widgets (last, &n);
-  g_assert_cmpuint (n, ==, 1);
+  block = tally_markdown_view_get_block (view, last);
+  g_assert_nonnull (block);
   *anchor_out = last;
-  return widgets[0];
+  return block;
 }
 
 static guint

@@ -23,7 +23,7 @@
  * <case>.structure, compared via dup_structure), streaming one character at
  * a time and in random chunks (the final buffer must equal a fresh render),
  * the tail-only re-rendering, link activation, code blocks and the width
- * of anchored blocks.
+ * of the blocks (children of the view drawn over their anchors' lines).
  *
  * Set TALLY_UPDATE_GOLDEN=1 to rewrite the .structure files from the
  * current output (then review the diff).
@@ -151,15 +151,12 @@ nth_anchor (GtkTextBuffer *buffer,
   return NULL;
 }
 
+/* The widget the view shows at @anchor, drawn over the anchor's line. */
 static GtkWidget *
-anchor_widget (GtkTextChildAnchor *anchor)
+anchor_widget (TallyMarkdownView  *view,
+               GtkTextChildAnchor *anchor)
 {
-  guint n = 0;
-  GtkWidget **widgets = gtk_text_child_anchor_get_widgets (anchor, &n);
-  GtkWidget *widget = n > 0 ? widgets[0] : NULL;
-
-  g_free (widgets);
-  return widget;
+  return tally_markdown_view_get_block (view, anchor);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -579,7 +576,7 @@ test_tail_only (void)
               if (gtk_text_iter_compare (&at, &start) < 0)
                 {
                   first_code = g_object_ref (anchor);
-                  first_code_widget = g_object_ref (anchor_widget (anchor));
+                  first_code_widget = g_object_ref (anchor_widget (fx.view, anchor));
                 }
             }
         }
@@ -592,7 +589,7 @@ test_tail_only (void)
   g_assert_nonnull (first_code);
   g_assert_false (gtk_text_child_anchor_get_deleted (first_code));
   g_assert_true (nth_anchor (buffer, 0) == first_code);
-  g_assert_true (anchor_widget (first_code) == first_code_widget);
+  g_assert_true (anchor_widget (fx.view, first_code) == first_code_widget);
   g_assert_true (TALLY_IS_MARKDOWN_CODE_BLOCK (first_code_widget));
   g_assert_cmpstr (tally_markdown_code_block_get_code (TALLY_MARKDOWN_CODE_BLOCK (first_code_widget)), ==, "SELECT 0;");
 
@@ -755,7 +752,7 @@ test_links (void)
 
   /* A link in a table cell goes through the same signal. */
   buffer = gtk_text_view_get_buffer (tally_markdown_view_get_text_view (fx.view));
-  table = anchor_widget (nth_anchor (buffer, 0));
+  table = anchor_widget (fx.view, nth_anchor (buffer, 0));
   g_assert_nonnull (table);
   label = find_label_with_link (table);
   g_assert_nonnull (label);
@@ -800,7 +797,7 @@ test_table_copy (void)
   spin_until (has_height, tally_markdown_view_get_text_view (fx.view), "the text view to be laid out");
 
   buffer = gtk_text_view_get_buffer (tally_markdown_view_get_text_view (fx.view));
-  table = anchor_widget (nth_anchor (buffer, 0));
+  table = anchor_widget (fx.view, nth_anchor (buffer, 0));
   g_assert_true (TALLY_IS_MARKDOWN_TABLE_WIDGET (table));
 
   g_assert_true (gtk_widget_activate_action (table, "table.copy", NULL));
@@ -873,9 +870,9 @@ test_code_block (void)
                                     "```sql\nSELECT 1;\n```\n\n```\nno language\n```\n\n```vala\nvar x = 1;\n```\n");
   buffer = gtk_text_view_get_buffer (tally_markdown_view_get_text_view (fx.view));
 
-  sql = TALLY_MARKDOWN_CODE_BLOCK (anchor_widget (nth_anchor (buffer, 0)));
-  plain = TALLY_MARKDOWN_CODE_BLOCK (anchor_widget (nth_anchor (buffer, 1)));
-  guessed = TALLY_MARKDOWN_CODE_BLOCK (anchor_widget (nth_anchor (buffer, 2)));
+  sql = TALLY_MARKDOWN_CODE_BLOCK (anchor_widget (fx.view, nth_anchor (buffer, 0)));
+  plain = TALLY_MARKDOWN_CODE_BLOCK (anchor_widget (fx.view, nth_anchor (buffer, 1)));
+  guessed = TALLY_MARKDOWN_CODE_BLOCK (anchor_widget (fx.view, nth_anchor (buffer, 2)));
 
   g_assert_cmpstr (tally_markdown_code_block_get_code (sql), ==, "SELECT 1;");
   g_assert_cmpstr (tally_markdown_code_block_get_language (sql), ==, "sql");
@@ -1038,7 +1035,7 @@ test_block_width (void)
   buffer = gtk_text_view_get_buffer (tally_markdown_view_get_text_view (fx.view));
 
   check.text_view = GTK_WIDGET (tally_markdown_view_get_text_view (fx.view));
-  check.block = anchor_widget (nth_anchor (buffer, 0));
+  check.block = anchor_widget (fx.view, nth_anchor (buffer, 0));
   check.min_view_width = 100;
   g_assert_cmpint (tally_markdown_anchor_get_indent (nth_anchor (buffer, 0)), ==, 28);
 

@@ -16,12 +16,11 @@
  * The text view inside #TallyMarkdownView. It adds three things to
  * #GtkTextView:
  *
- * - Anchored blocks (code, tables, rules) follow the view's width. A text
- *   view gives an anchored child its minimum size, so each block gets a
- *   width request of the text width minus the block's indent; on a resize
- *   the requests are updated before the text view lays itself out, so the
- *   blocks are measured at the new width in the same frame. Long code
- *   therefore scrolls inside its block instead of widening the message.
+ * - The width a block (code, table, rule) gets at an anchor: the text
+ *   width minus the block's indent, so that long code scrolls inside its
+ *   block instead of widening the message. The blocks themselves are not anchored children of
+ *   this view but of #TallyMarkdownView, drawn over the anchors' lines
+ *   (see tally-markdown-view-blocks.c).
  * - Block quotes get a thin bar per nesting level in the left margin,
  *   drawn below the text.
  * - Link underlines and strikethrough are drawn here, as crisp one-pixel
@@ -38,8 +37,7 @@ struct _TallyMarkdownTextView
 {
   GtkTextView  parent_instance;
 
-  GPtrArray   *anchors;   /* GtkTextChildAnchor, with a block widget each */
-  int          width;
+  int          width;     /* the last allocation's */
 
   /* PangoFontDescription → PangoFontMetrics; computing metrics shapes a
    * sample text, far too slow to do for every frame */
@@ -51,93 +49,29 @@ G_DEFINE_FINAL_TYPE (TallyMarkdownTextView, tally_markdown_text_view, GTK_TYPE_T
 /**
  * tally_markdown_text_view_get_block_width:
  * @self: a markdown text view
+ * @width: the text view's width
  * @anchor: an anchor made by the renderer
  *
- * Returns: the width in pixels a block at @anchor gets: the text width
- *   minus the anchor's indent, or -1 (no request) before the view has been
- *   allocated a width
+ * Returns: the width in pixels a block at @anchor gets when the view is
+ *   @width wide: the text width minus the anchor's indent, or -1 (no
+ *   request) while @width is not known (0 or less)
  */
 int
 tally_markdown_text_view_get_block_width (TallyMarkdownTextView *self,
+                                          int                    width,
                                           GtkTextChildAnchor    *anchor)
 {
   GtkTextView *text_view = GTK_TEXT_VIEW (self);
-  int width;
 
   g_return_val_if_fail (TALLY_IS_MARKDOWN_TEXT_VIEW (self), -1);
 
-  if (self->width <= 0)
+  if (width <= 0)
     return -1;
 
-  width = self->width
-          - gtk_text_view_get_left_margin (text_view)
-          - gtk_text_view_get_right_margin (text_view)
-          - tally_markdown_anchor_get_indent (anchor);
+  width -= gtk_text_view_get_left_margin (text_view)
+           + gtk_text_view_get_right_margin (text_view)
+           + tally_markdown_anchor_get_indent (anchor);
   return MAX (width, MIN_BLOCK_WIDTH);
-}
-
-static void
-prune_anchors (TallyMarkdownTextView *self)
-{
-  for (guint i = self->anchors->len; i > 0; i--)
-    {
-      GtkTextChildAnchor *anchor = g_ptr_array_index (self->anchors, i - 1);
-
-      if (gtk_text_child_anchor_get_deleted (anchor))
-        g_ptr_array_remove_index (self->anchors, i - 1);
-    }
-}
-
-static void
-update_block_widths (TallyMarkdownTextView *self)
-{
-  prune_anchors (self);
-
-  for (guint i = 0; i < self->anchors->len; i++)
-    {
-      GtkTextChildAnchor *anchor = g_ptr_array_index (self->anchors, i);
-      int width = tally_markdown_text_view_get_block_width (self, anchor);
-      GtkWidget **widgets;
-      guint n_widgets = 0;
-
-      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
-      for (guint j = 0; j < n_widgets; j++)
-        {
-          int current = -1;
-
-          gtk_widget_get_size_request (widgets[j], &current, NULL);
-          if (current != width)
-            gtk_widget_set_size_request (widgets[j], width, -1);
-        }
-      g_free (widgets);
-    }
-}
-
-/**
- * tally_markdown_text_view_add_block:
- * @self: a markdown text view
- * @anchor: an anchor in the view's buffer, made by the renderer
- * @block: (transfer floating): the widget to show at @anchor
- *
- * Shows @block at @anchor and keeps its width following the view's. An
- * anchor may get another block after the first was removed (a placeholder
- * replaced by the real block).
- */
-void
-tally_markdown_text_view_add_block (TallyMarkdownTextView *self,
-                                    GtkTextChildAnchor    *anchor,
-                                    GtkWidget             *block)
-{
-  g_return_if_fail (TALLY_IS_MARKDOWN_TEXT_VIEW (self));
-  g_return_if_fail (GTK_IS_TEXT_CHILD_ANCHOR (anchor));
-  g_return_if_fail (GTK_IS_WIDGET (block));
-
-  prune_anchors (self);
-  /* A placeholder's anchor gets its block later (TallyMarkdownView). */
-  if (!g_ptr_array_find (self->anchors, anchor, NULL))
-    g_ptr_array_add (self->anchors, g_object_ref (anchor));
-  gtk_widget_set_size_request (block, tally_markdown_text_view_get_block_width (self, anchor), -1);
-  gtk_text_view_add_child_at_anchor (GTK_TEXT_VIEW (self), block, anchor);
 }
 
 static void
@@ -148,21 +82,16 @@ tally_markdown_text_view_size_allocate (GtkWidget *widget,
 {
   TallyMarkdownTextView *self = TALLY_MARKDOWN_TEXT_VIEW (widget);
 
-  if (width != self->width)
-    {
-      self->width = width;
-      update_block_widths (self);
-    }
-
+  self->width = width;
   GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->size_allocate (widget, width, height, baseline);
 }
 
-/* Width: GtkTextView asks for at least the width of its widest anchored child.
- * Here those follow the view's own width (their requests are set from the
- * last allocation), so that minimum would hold the view at whatever width
- * it last had: a transcript row made narrower would keep its old width and
- * stand out of the column (issue 14 §2). Text wraps and blocks scroll, so
- * the view needs no more than its margins and the narrowest block. */
+/* Width: text wraps and blocks scroll, so the view needs no more than its
+ * margins and the narrowest block. (When the blocks were anchored children,
+ * GtkTextView asked for the width of the widest, which followed the view's
+ * last width and held a narrowed transcript row at its old width, issue 14
+ * §2; the blocks are the markdown view's children now, and this stays as
+ * the floor.) */
 static void
 tally_markdown_text_view_measure (GtkWidget      *widget,
                                   GtkOrientation  orientation,
@@ -182,9 +111,9 @@ tally_markdown_text_view_measure (GtkWidget      *widget,
   if (orientation == GTK_ORIENTATION_VERTICAL)
     {
       /* The height is where the last line ends. GtkTextView answers with
-       * its layout's running total instead, which after an anchored block
-       * changes size (a table while it streams, or at a new width) can
-       * keep that block's height twice: a blank band of a table's height
+       * its layout's running total instead, which after a line changes
+       * height (an anchored table while it streamed, or at a new width)
+       * could keep that height twice: a blank band of a table's height
        * under the text, issue 14 §1. The lines' own positions are right. */
       GtkTextIter end;
       int y, height;
@@ -472,21 +401,10 @@ tally_markdown_text_view_snapshot_layer (GtkTextView      *text_view,
 }
 
 static void
-tally_markdown_text_view_dispose (GObject *object)
-{
-  TallyMarkdownTextView *self = (TallyMarkdownTextView *)object;
-
-  g_ptr_array_set_size (self->anchors, 0);
-
-  G_OBJECT_CLASS (tally_markdown_text_view_parent_class)->dispose (object);
-}
-
-static void
 tally_markdown_text_view_finalize (GObject *object)
 {
   TallyMarkdownTextView *self = (TallyMarkdownTextView *)object;
 
-  g_ptr_array_unref (self->anchors);
   g_hash_table_unref (self->metrics);
 
   G_OBJECT_CLASS (tally_markdown_text_view_parent_class)->finalize (object);
@@ -499,7 +417,6 @@ tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   GtkTextViewClass *text_view_class = GTK_TEXT_VIEW_CLASS (klass);
 
-  object_class->dispose = tally_markdown_text_view_dispose;
   object_class->finalize = tally_markdown_text_view_finalize;
   widget_class->measure = tally_markdown_text_view_measure;
   widget_class->size_allocate = tally_markdown_text_view_size_allocate;
@@ -509,7 +426,6 @@ tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
 static void
 tally_markdown_text_view_init (TallyMarkdownTextView *self)
 {
-  self->anchors = g_ptr_array_new_with_free_func (g_object_unref);
   self->metrics = g_hash_table_new_full ((GHashFunc)pango_font_description_hash,
                                          (GEqualFunc)pango_font_description_equal,
                                          (GDestroyNotify)pango_font_description_free,

@@ -9,11 +9,9 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (TallyMarkdownTextView, tally_markdown_text_view, TALLY, MARKDOWN_TEXT_VIEW, GtkTextView)
 
-GtkWidget *tally_markdown_text_view_new        (void);
-void       tally_markdown_text_view_add_block  (TallyMarkdownTextView *self,
-                                                GtkTextChildAnchor    *anchor,
-                                                GtkWidget             *block);
+GtkWidget *tally_markdown_text_view_new              (void);
 int        tally_markdown_text_view_get_block_width (TallyMarkdownTextView *self,
+                                                     int                    width,
                                                      GtkTextChildAnchor    *anchor);
 
 G_END_DECLS

@@ -60,6 +60,8 @@ void         tally_markdown_view_get_stats       (TallyMarkdownView      *self,
 void         tally_markdown_view_flush           (TallyMarkdownView      *self);
 gboolean     tally_markdown_view_get_pending     (TallyMarkdownView      *self);
 GtkTextView *tally_markdown_view_get_text_view   (TallyMarkdownView      *self);
+GtkWidget   *tally_markdown_view_get_block       (TallyMarkdownView      *self,
+                                                  GtkTextChildAnchor     *anchor);
 char        *tally_markdown_view_dup_full_structure (TallyMarkdownView   *self);
 gboolean     tally_markdown_view_click_at        (TallyMarkdownView      *self,
                                                   int                     buffer_x,

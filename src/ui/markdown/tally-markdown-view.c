@@ -17,6 +17,7 @@
 #include "tally-markdown-scanner.h"
 #include "tally-markdown-table.h"
 #include "tally-markdown-text-view.h"
+#include "tally-markdown-view-blocks.h"
 #include "tally-markdown-view-private.h"
 
 /**
@@ -28,8 +29,9 @@
  * Inline markup, headings, lists, block quotes and links are text tags;
  * fenced code blocks (a #GtkSourceView with the language's highlighting, a
  * language label and a Copy button), tables (a #GtkGrid of labels) and
- * horizontal rules are widgets at child anchors whose width follows the
- * view's. Links open in the default browser when clicked (see
+ * horizontal rules are widgets, children of the view drawn over the lines
+ * of their child anchors in the buffer, whose width follows the view's.
+ * Links open in the default browser when clicked (see
  * #TallyMarkdownView::activate-link); the pointer becomes a hand over them.
  *
  * ## Streaming
@@ -84,6 +86,16 @@
  * out and draws only those lines, so a frame of a streaming answer paints
  * about a screenful, not the whole answer. The band follows scrolling.
  *
+ * The block widgets are not anchored in the text view: the buffer keeps a
+ * #GtkTextChildAnchor per block, without a widget, and the anchor's line is
+ * made as tall as the block (a tag of the block's own sets its
+ * pixels-below-lines). The view measures each block at its width, sets
+ * that height before its text view lays out, and then allocates the block
+ * over the line, at the anchor's place; it draws the blocks in the band
+ * only. So the text view never has a child widget on screen, which in GTK
+ * 4.8 made every frame in which its buffer changed cost tens of
+ * milliseconds under GL (see "Drawing only what is on screen" below).
+ *
  * ## CSS
  *
  * The CSS name is `tallymarkdownview`; code blocks are `tallycodeblock`,
@@ -111,6 +123,9 @@ struct _TallyMarkdownView
   gboolean                dirty;
   gboolean                settled;     /* buffer known to equal a fresh render */
   guint                   tick_id;
+
+  /* the widgets shown at the buffer's anchors */
+  TallyMarkdownBlocks    *blocks;
 
   /* anchors showing a placeholder until their block widget is made */
   GPtrArray              *lazy;
@@ -142,8 +157,6 @@ struct _TallyMarkdownView
 /* Settled text rendered per frame at most, in bytes, when a burst brings
  * more (the rest follows in the next frames). */
 #define COMMIT_BUDGET_BYTES    (16 * 1024)
-/* Height of one row of a placeholder, in pixels. */
-#define PLACEHOLDER_ROW_HEIGHT 20
 
 G_DEFINE_FINAL_TYPE (TallyMarkdownView, tally_markdown_view, GTK_TYPE_WIDGET)
 
@@ -399,23 +412,11 @@ take_tail_blocks (TallyMarkdownView *self)
   do
     {
       GtkTextChildAnchor *anchor = gtk_text_iter_get_child_anchor (&iter);
-      GtkWidget **widgets;
-      guint n_widgets = 0;
+      GtkWidget *widget = anchor != NULL ? tally_markdown_blocks_lookup (self->blocks, anchor) : NULL;
 
-      if (anchor == NULL)
-        continue;
-
-      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
-      for (guint i = 0; i < n_widgets; i++)
-        {
-          if (TALLY_IS_MARKDOWN_CODE_BLOCK (widgets[i]) ||
-              tally_markdown_table_widget_is_table (widgets[i]))
-            {
-              g_ptr_array_add (self->reusable, g_object_ref (widgets[i]));
-              gtk_text_view_remove (GTK_TEXT_VIEW (self->text_view), widgets[i]);
-            }
-        }
-      g_free (widgets);
+      if (widget != NULL &&
+          (TALLY_IS_MARKDOWN_CODE_BLOCK (widget) || tally_markdown_table_widget_is_table (widget)))
+        g_ptr_array_add (self->reusable, tally_markdown_blocks_steal (self->blocks, anchor));
     }
   while (gtk_text_iter_forward_find_char (&iter, is_anchor_char, NULL, &end));
 }
@@ -477,32 +478,6 @@ make_block (TallyMarkdownView  *self,
                                           table_link_cb, self);
 }
 
-/* A stand-in of about the block's height, so the text below does not jump
- * much when the block replaces it: the code's lines plus the header, or the
- * table's rows, at a typical line height. */
-static GtkWidget *
-make_placeholder (GtkTextChildAnchor *anchor)
-{
-  GtkWidget *placeholder = gtk_drawing_area_new ();
-  int rows;
-
-  if (tally_markdown_anchor_get_kind (anchor) == TALLY_MARKDOWN_ANCHOR_CODE)
-    {
-      const char *code = tally_markdown_anchor_get_code (anchor);
-
-      rows = 2;   /* the header, and the code's margins */
-      for (const char *p = code; p != NULL && *p != '\0'; p++)
-        rows += *p == '\n';
-      rows += code != NULL && code[0] != '\0' && !g_str_has_suffix (code, "\n");
-    }
-  else
-    rows = (int)tally_markdown_anchor_get_table (anchor)->n_rows;
-
-  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (placeholder), rows * PLACEHOLDER_ROW_HEIGHT);
-  gtk_widget_add_css_class (placeholder, "md-placeholder");
-  return placeholder;
-}
-
 static void
 attach_blocks (TallyMarkdownView *self,
                GPtrArray         *anchors)
@@ -527,7 +502,7 @@ attach_blocks (TallyMarkdownView *self,
           else
             {
               /* Made later, a frame's budget at a time (make_lazy_blocks ()). */
-              block = make_placeholder (anchor);
+              block = tally_markdown_blocks_make_placeholder (anchor);
               g_ptr_array_add (self->lazy, g_object_ref (anchor));
             }
           break;
@@ -543,7 +518,7 @@ attach_blocks (TallyMarkdownView *self,
         }
 
       if (block != NULL)
-        tally_markdown_text_view_add_block (self->text_view, anchor, block);
+        tally_markdown_blocks_set (self->blocks, anchor, block);
     }
 }
 
@@ -562,8 +537,6 @@ make_lazy_blocks (TallyMarkdownView *self,
   while (done < self->lazy->len)
     {
       GtkTextChildAnchor *anchor = g_ptr_array_index (self->lazy, done);
-      GtkWidget **widgets;
-      guint n_widgets = 0;
 
       if (budget_end != 0 && made > 0 && g_get_monotonic_time () >= budget_end)
         break;
@@ -571,12 +544,7 @@ make_lazy_blocks (TallyMarkdownView *self,
       if (gtk_text_child_anchor_get_deleted (anchor))
         continue;
 
-      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
-      for (guint i = 0; i < n_widgets; i++)
-        gtk_text_view_remove (GTK_TEXT_VIEW (self->text_view), widgets[i]);
-      g_free (widgets);
-
-      tally_markdown_text_view_add_block (self->text_view, anchor, make_block (self, anchor));
+      tally_markdown_blocks_set (self->blocks, anchor, make_block (self, anchor));
       self->stats.lazy_blocks++;
       made++;
     }
@@ -651,6 +619,7 @@ delete_tail (TallyMarkdownView *self)
   gtk_text_buffer_get_end_iter (self->buffer, &end);
   if (!gtk_text_iter_equal (&start, &end))
     gtk_text_buffer_delete (self->buffer, &start, &end);
+  tally_markdown_blocks_prune (self->blocks);
 }
 
 /* Ends the committed part with the separator of the block to come, and
@@ -676,6 +645,7 @@ clear_buffer (TallyMarkdownView *self)
   GtkTextIter start;
 
   gtk_text_buffer_set_text (self->buffer, "", 0);
+  tally_markdown_blocks_prune (self->blocks);
   g_clear_pointer (&self->tail_doc, tally_markdown_doc_free);
   g_ptr_array_set_size (self->lazy, 0);
   gtk_text_buffer_get_start_iter (self->buffer, &start);
@@ -705,23 +675,16 @@ refresh_blocks (TallyMarkdownView *self,
   for (guint i = 0; i < anchors->len; i++)
     {
       GtkTextChildAnchor *anchor = g_ptr_array_index (anchors, i);
-      GtkWidget **widgets;
-      guint n_widgets = 0;
+      GtkWidget *widget = tally_markdown_blocks_lookup (self->blocks, anchor);
 
-      widgets = gtk_text_child_anchor_get_widgets (anchor, &n_widgets);
-      for (guint j = 0; j < n_widgets; j++)
-        {
-          if (TALLY_IS_MARKDOWN_CODE_BLOCK (widgets[j]))
-            tally_markdown_code_block_set_code (TALLY_MARKDOWN_CODE_BLOCK (widgets[j]),
-                                                tally_markdown_anchor_get_code (anchor));
-          else if (tally_markdown_table_widget_is_table (widgets[j]) &&
-                   !tally_markdown_table_widget_update (widgets[j], tally_markdown_anchor_get_table (anchor)))
-            {
-              gtk_text_view_remove (GTK_TEXT_VIEW (self->text_view), widgets[j]);
-              tally_markdown_text_view_add_block (self->text_view, anchor, make_block (self, anchor));
-            }
-        }
-      g_free (widgets);
+      if (widget == NULL)
+        continue;
+      if (TALLY_IS_MARKDOWN_CODE_BLOCK (widget))
+        tally_markdown_code_block_set_code (TALLY_MARKDOWN_CODE_BLOCK (widget),
+                                            tally_markdown_anchor_get_code (anchor));
+      else if (tally_markdown_table_widget_is_table (widget) &&
+               !tally_markdown_table_widget_update (widget, tally_markdown_anchor_get_table (anchor)))
+        tally_markdown_blocks_set (self->blocks, anchor, make_block (self, anchor));
     }
 }
 
@@ -893,18 +856,20 @@ tick_cb (GtkWidget     *widget,
  * moved without a new allocation (a row above it in a list grew) queues
  * one for the next frame.
  *
- * What the band does not help with (GTK 4.8): a GtkTextView with a child
- * widget anchored on a line on screen pays for it in every frame in which
- * its buffer changed, even where the change is off screen. Measured with
- * software GL under Xvfb, 800x600, a line appended per frame to a bare
+ * What the band alone did not help with (GTK 4.8): a GtkTextView with a
+ * child widget anchored on a line on screen pays for it in every frame in
+ * which its buffer changed, even where the change is off screen. Measured
+ * with software GL under Xvfb, 800x600, a line appended per frame to a bare
  * GtkTextView: 1-2 ms a frame; with one 700x200 label anchored on screen
  * 12-18 ms (36-40 ms when the text view is also reallocated each frame, as
  * this one is while its text grows), 4 ms with the label off screen; under
- * cairo 2 and 4.7 ms. So while an answer streams below a code block or a
- * table on screen, each frame's paint costs tens of milliseconds under GL
- * (issue 15's bench-markdown, p/50 column). Drawing the blocks from this
- * view over space the text view reserves for them, instead of as anchored
- * children, would avoid it. */
+ * cairo 2 and 4.7 ms. So the blocks are this view's children instead
+ * (tally-markdown-view-blocks.c): the text view keeps an empty line as tall
+ * as each block, a hidden anchor on it, and this view allocates the block
+ * over that line after the text view has laid out its band, and draws the
+ * blocks that reach into the band after the text. The text view then
+ * draws text only, and a block's own render node is reused from frame to
+ * frame while it does not change. */
 
 /* Extra pixels above and below what is on screen, so that a few pixels of
  * movement before the band catches up do not show a gap. */
@@ -956,8 +921,20 @@ tally_markdown_view_measure (GtkWidget      *widget,
 {
   TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
 
+  /* The text view's height is for its width, which the blocks' lines
+   * follow (a view not allocated yet measures them at their natural
+   * width); lines whose height changed count with the new one. */
+  if (orientation == GTK_ORIENTATION_VERTICAL)
+    tally_markdown_blocks_reserve (self->blocks, gtk_widget_get_width (GTK_WIDGET (self->text_view)));
   gtk_widget_measure (GTK_WIDGET (self->text_view), orientation, for_size,
                       minimum, natural, minimum_baseline, natural_baseline);
+  if (orientation == GTK_ORIENTATION_VERTICAL)
+    {
+      int pending = tally_markdown_blocks_get_pending_height (self->blocks);
+
+      *minimum = MAX (0, *minimum + pending);
+      *natural = MAX (0, *natural + pending);
+    }
 }
 
 static void
@@ -973,12 +950,18 @@ tally_markdown_view_size_allocate (GtkWidget *widget,
   self->band_top = top;
   self->band_bottom = bottom;
 
+  /* The blocks' lines get their heights before the text view lays them
+   * out, and the blocks go where the text view put their lines. */
+  tally_markdown_blocks_reserve (self->blocks, width);
+
   /* The value first, so that the text view lays out from the band's top. */
   gtk_adjustment_configure (self->vadjustment, top, 0, MAX (height, bottom), 16, bottom - top, bottom - top);
   gtk_widget_size_allocate (GTK_WIDGET (self->text_view),
                             &(GtkAllocation) { 0, top, width, bottom - top }, -1);
   if (gtk_adjustment_get_value (self->vadjustment) != top)
     gtk_adjustment_set_value (self->vadjustment, top);
+
+  tally_markdown_blocks_allocate (self->blocks, top);
 }
 
 /* The text view scrolls its adjustment itself at times (keeping a mark on
@@ -1018,6 +1001,7 @@ tally_markdown_view_snapshot (GtkWidget   *widget,
     self->band_tick_id = gtk_widget_add_tick_callback (widget, band_tick_cb, NULL, NULL);
 
   gtk_widget_snapshot_child (widget, GTK_WIDGET (self->text_view), snapshot);
+  tally_markdown_blocks_snapshot (self->blocks, snapshot, self->band_top, self->band_bottom);
 }
 
 static void
@@ -1112,6 +1096,7 @@ tally_markdown_view_dispose (GObject *object)
   g_clear_handle_id (&self->colors_idle_id, g_source_remove);
   g_ptr_array_set_size (self->reusable, 0);
   g_ptr_array_set_size (self->lazy, 0);
+  g_clear_pointer (&self->blocks, tally_markdown_blocks_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_MARKDOWN_VIEW);
   g_clear_object (&self->buffer);
   g_clear_object (&self->vadjustment);
@@ -1203,6 +1188,7 @@ tally_markdown_view_init (TallyMarkdownView *self)
   self->buffer = g_object_ref (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text_view)));
   gtk_text_buffer_set_enable_undo (self->buffer, FALSE);
   tally_markdown_buffer_ensure_tags (self->buffer);
+  self->blocks = tally_markdown_blocks_new (GTK_WIDGET (self), self->text_view);
 
   gtk_text_buffer_get_start_iter (self->buffer, &start);
   self->tail_mark = gtk_text_buffer_create_mark (self->buffer, "tally-markdown-tail", &start, TRUE);
@@ -1463,4 +1449,22 @@ tally_markdown_view_get_text_view (TallyMarkdownView *self)
   g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
 
   return GTK_TEXT_VIEW (self->text_view);
+}
+
+/**
+ * tally_markdown_view_get_block:
+ * @self: a markdown view
+ * @anchor: an anchor of the view's buffer
+ *
+ * Returns: (transfer none) (nullable): the widget shown at @anchor (a
+ *   child of @self drawn over the anchor's line), or %NULL
+ */
+GtkWidget *
+tally_markdown_view_get_block (TallyMarkdownView  *self,
+                               GtkTextChildAnchor *anchor)
+{
+  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
+  g_return_val_if_fail (GTK_IS_TEXT_CHILD_ANCHOR (anchor), NULL);
+
+  return tally_markdown_blocks_lookup (self->blocks, anchor);
 }
