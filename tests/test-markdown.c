@@ -22,8 +22,9 @@
  * TallyMarkdownView: golden renders (tests/golden/markdown/<case>.md →
  * <case>.structure, compared via dup_structure), streaming one character at
  * a time and in random chunks (the final buffer must equal a fresh render),
- * the tail-only re-rendering, link activation, code blocks and the width
- * of the blocks (children of the view drawn over their anchors' lines).
+ * the tail-only re-rendering, link activation, code blocks, and the width
+ * and place of the blocks (children of the view drawn over their anchors'
+ * lines).
  *
  * Set TALLY_UPDATE_GOLDEN=1 to rewrite the .structure files from the
  * current output (then review the diff).
@@ -1055,6 +1056,112 @@ test_block_width (void)
   g_string_free (markdown, TRUE);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Blocks are drawn over the lines their anchors reserve                    */
+
+typedef struct
+{
+  TallyMarkdownView *view;
+  guint n_blocks;
+  const char *failure;   /* what did not hold at the last check */
+} LinesCheck;
+
+/* Whether every block is a child of the view, not of its text view, and
+ * covers its anchor's line: from the line's top (after the line's gap) to
+ * its bottom, as a block anchored in the text view did; the next line
+ * starts below it. */
+static gboolean
+blocks_on_lines (gpointer data)
+{
+  LinesCheck *check = data;
+  GtkTextView *text_view = tally_markdown_view_get_text_view (check->view);
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (text_view);
+  guint n = 0;
+
+  for (GtkTextChildAnchor *anchor; (anchor = nth_anchor (buffer, n)) != NULL; n++)
+    {
+      GtkWidget *block = anchor_widget (check->view, anchor);
+      g_autofree GtkWidget **anchored = NULL;
+      guint n_anchored = 0;
+      graphene_rect_t bounds;
+      GdkRectangle location;
+      GtkTextIter iter, next;
+      int line_y, line_height, next_y, next_height, top, bottom;
+
+      anchored = gtk_text_child_anchor_get_widgets (anchor, &n_anchored);
+      g_assert_cmpuint (n_anchored, ==, 0);
+      g_assert_nonnull (block);
+      g_assert_true (gtk_widget_get_parent (block) == GTK_WIDGET (check->view));
+
+      if (!gtk_widget_compute_bounds (block, GTK_WIDGET (text_view), &bounds))
+        return (check->failure = "block not allocated", FALSE);
+      gtk_text_view_window_to_buffer_coords (text_view, GTK_TEXT_WINDOW_WIDGET,
+                                             (int)bounds.origin.x, (int)bounds.origin.y, NULL, &top);
+      bottom = top + (int)bounds.size.height;
+
+      gtk_text_buffer_get_iter_at_child_anchor (buffer, &iter, anchor);
+      gtk_text_view_get_line_yrange (text_view, &iter, &line_y, &line_height);
+      gtk_text_view_get_iter_location (text_view, &iter, &location);
+      next = iter;
+      if (!gtk_text_iter_forward_line (&next))
+        return (check->failure = "no line after a block", FALSE);
+      gtk_text_view_get_line_yrange (text_view, &next, &next_y, &next_height);
+
+      if (GTK_IS_SEPARATOR (block))
+        {
+          /* A rule's bounds leave out its CSS margins, which the line
+           * holds too. */
+          if (top <= location.y || bottom >= line_y + line_height)
+            return (check->failure = "rule outside its line", FALSE);
+        }
+      else if (top != location.y || bottom != line_y + line_height)
+        return (check->failure = "block not over its line", FALSE);
+      if (next_y < bottom)
+        return (check->failure = "next line under a block", FALSE);
+    }
+
+  check->n_blocks = n;
+  check->failure = NULL;
+  return TRUE;
+}
+
+static void
+test_blocks_over_lines (void)
+{
+  LinesCheck check = { NULL, 0, NULL };
+  Fixture fx;
+
+  fixture_open (&fx, 600);
+  check.view = fx.view;
+  tally_markdown_view_set_markdown (fx.view,
+                                    "Before the blocks.\n\n"
+                                    "```sql\nSELECT store,\n       SUM(total)\nFROM sales\nGROUP BY store;\n```\n\n"
+                                    "| store | revenue |\n|---|---:|\n| Leeds | 1,200 |\n| York | 980 |\n\n"
+                                    "---\n\n"
+                                    "1. A list item with code:\n\n   ```\n   x = 1\n   ```\n\n"
+                                    "After the blocks.\n");
+  spin_until (blocks_on_lines, &check, "the blocks to sit on their lines");
+  g_assert_cmpuint (check.n_blocks, ==, 4);
+
+  /* A block that grows (a fence streaming in the tail) makes its line
+   * grow, and the text below moves down under it. */
+  tally_markdown_view_set_markdown (fx.view, "```\none\n```\nafter");
+  spin_until (blocks_on_lines, &check, "a short code block to sit on its line");
+  tally_markdown_view_set_markdown (fx.view, "```\none\ntwo\nthree\nfour\nfive\n```\nafter");
+  spin_until (blocks_on_lines, &check, "a taller code block to sit on its line");
+  g_assert_cmpuint (check.n_blocks, ==, 1);
+
+  /* At another width the lines follow the blocks' new heights. */
+  tally_markdown_view_set_markdown (fx.view,
+                                    "| a | b |\n|---|---|\n"
+                                    "| a cell with enough words to wrap when the view is narrow | 2 |\n\nAfter.\n");
+  spin_until (blocks_on_lines, &check, "the table to sit on its line");
+  gtk_window_set_default_size (GTK_WINDOW (fx.window), 300, 600);
+  spin_until (blocks_on_lines, &check, "the table to sit on its line at 300 px");
+
+  fixture_close (&fx);
+}
+
 /* /tally/harness/tolerated-criticals: the UI tests' log filter
  * (tally_test_prepare_ui_process()) lets GTK 4.8's tooltip critical
  * through and keeps every other critical fatal, of GDK's too. */
@@ -1116,6 +1223,7 @@ main (int   argc,
   g_test_add_func ("/tally/markdown/table-copy", test_table_copy);
   g_test_add_func ("/tally/markdown/theme-colors", test_theme_colors);
   g_test_add_func ("/tally/markdown/block-width", test_block_width);
+  g_test_add_func ("/tally/markdown/blocks-over-lines", test_blocks_over_lines);
 
   return g_test_run ();
 }
