@@ -249,6 +249,20 @@ search_body (TallyApplication *app,
   g_assert_null (visible_label_with (cold_brew, "pistachio"));
 }
 
+/* @row shows @snippet as plain text, its « » marks gone (they became bold). */
+static void
+assert_snippet_shown (TallySessionRow *row,
+                      const char      *snippet)
+{
+  g_autofree char *plain = tally_session_row_snippet_to_plain (snippet);
+  g_autoptr(GString) shown_text = g_string_new (plain);
+
+  g_string_replace (shown_text, "«", "", 0);
+  g_string_replace (shown_text, "»", "", 0);
+  g_assert_cmpstr (visible_label_with (row, shown_text->str), ==, shown_text->str);
+  g_assert_null (visible_label_with (row, "«"));
+}
+
 /* After each key of @text, once the store has answered, the rows shown
  * are exactly those whose title holds the text typed so far (case-folded)
  * or that the store's search of it finds, and each hit shows its snippet,
@@ -303,15 +317,7 @@ type_and_check (TallyApplication *app,
           g_assert_cmpint (gtk_widget_get_child_visible (GTK_WIDGET (row)), ==, want);
           n_shown += want;
           if (snippet != NULL)
-            {
-              g_autofree char *plain = tally_session_row_snippet_to_plain (snippet);
-              g_autoptr(GString) shown_text = g_string_new (plain);
-
-              g_string_replace (shown_text, "«", "", 0);
-              g_string_replace (shown_text, "»", "", 0);
-              g_assert_cmpstr (visible_label_with (session, shown_text->str), ==, shown_text->str);
-              g_assert_null (visible_label_with (session, "«"));
-            }
+            assert_snippet_shown (session, snippet);
         }
       g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, n_shown > 0 ? "list" : "no-results");
     }
@@ -330,6 +336,67 @@ letters_body (TallyApplication *app,
   type_and_check (app, window, "weekday");
   type_and_check (app, window, "pistachio");
   type_and_check (app, window, "\"oat\"");
+}
+
+#define N_SCROLLED 60
+
+/* Sixty sessions that all match "waste": more rows than the list shows.
+ * Scrolled from top to bottom a page at a time, every row in sight shows
+ * its snippet in the frame that shows it, though a row's snippet text is
+ * only put in once the row comes into sight (tally-session-row.c). */
+static void
+scrolled_body (TallyApplication *app,
+               TallyWindow      *window,
+               gpointer          data)
+{
+  GtkListBox *list = _tally_window_get_session_list (window);
+  GtkWidget *viewport = gtk_widget_get_ancestor (GTK_WIDGET (list), GTK_TYPE_VIEWPORT);
+  GtkScrolledWindow *scrolled = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (viewport, GTK_TYPE_SCROLLED_WINDOW));
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (scrolled);
+  g_autoptr(GHashTable) snippets = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) hits = NULL;
+  g_autoptr(GError) error = NULL;
+  guint n_checked = 0;
+  double value = 0;
+
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  set_search (window, "waste");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  hits = tally_store_search (tally_application_get_store (app), "waste", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hits->len, ==, N_SCROLLED);
+  for (guint h = 0; h < hits->len; h++)
+    {
+      TallySessionInfo *info = g_ptr_array_index (hits, h);
+
+      g_hash_table_insert (snippets, info->id, info->snippet);
+    }
+
+  tally_test_wait_frames (GTK_WIDGET (window), 2);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), >, 2 * gtk_adjustment_get_page_size (adjustment));
+  for (;;)
+    {
+      GtkListBoxRow *row;
+
+      gtk_adjustment_set_value (adjustment, value);
+      tally_test_wait_frames (GTK_WIDGET (window), 1);
+      for (int i = 0; (row = gtk_list_box_get_row_at_index (list, i)) != NULL; i++)
+        {
+          graphene_rect_t bounds;
+
+          g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (row), viewport, &bounds));
+          if (bounds.origin.y + bounds.size.height <= 0 || bounds.origin.y >= gtk_widget_get_height (viewport))
+            continue;
+          assert_snippet_shown (TALLY_SESSION_ROW (row),
+                                g_hash_table_lookup (snippets, tally_session_row_get_id (TALLY_SESSION_ROW (row))));
+          n_checked++;
+        }
+      if (value >= gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment))
+        break;
+      value += gtk_adjustment_get_page_size (adjustment) / 2;
+    }
+  /* Each row was seen at least once. */
+  g_assert_cmpuint (n_checked, >=, N_SCROLLED);
 }
 
 /* Twelve sessions over three days for the headers: six Alpha, six Beta. */
@@ -436,39 +503,57 @@ test_search_headers (TallyTestAppFixture *fixture,
   g_assert_cmpint (tally_test_app_run (args, headers_body, NULL), ==, 0);
 }
 
-/* /tally/search-ui/letters */
+/* /tally/search-ui/scrolled-snippets */
 static void
-test_search_letters (TallyTestAppFixture *fixture,
-                     gconstpointer        data)
+test_search_scrolled (TallyTestAppFixture *fixture,
+                      gconstpointer        data)
 {
   const char *args[] = { "--store", fixture->store_path, NULL };
+  g_autoptr(GPtrArray) strings = g_ptr_array_new_with_free_func (g_free);
+  const char *table[N_SCROLLED][3];
+  gint64 ages[N_SCROLLED];
 
-  seed_store (fixture->store_path);
-  g_assert_cmpint (tally_test_app_run (args, letters_body, NULL), ==, 0);
+  for (guint s = 0; s < N_SCROLLED; s++)
+    {
+      g_ptr_array_add (strings, g_strdup_printf ("Session %u", s));
+      table[s][0] = g_ptr_array_index (strings, strings->len - 1);
+      g_ptr_array_add (strings, g_strdup_printf ("How much waste in week %u?", s));
+      table[s][1] = g_ptr_array_index (strings, strings->len - 1);
+      g_ptr_array_add (strings, g_strdup_printf ("Waste fell by %u units in week %u.", 3 * s + 7, s));
+      table[s][2] = g_ptr_array_index (strings, strings->len - 1);
+      ages[s] = (s + 1) * G_USEC_PER_SEC;
+    }
+  seed_sessions (fixture->store_path, table, ages, N_SCROLLED);
+  g_assert_cmpint (tally_test_app_run (args, scrolled_body, NULL), ==, 0);
 }
 
-/* /tally/search-ui/window */
+/* /tally/search-ui/window and /tally/search-ui/letters: @data is the
+ * body, run on the three sessions of seed_store(). */
 static void
-test_search_window (TallyTestAppFixture *fixture,
+test_search_seeded (TallyTestAppFixture *fixture,
                     gconstpointer        data)
 {
   const char *args[] = { "--store", fixture->store_path, NULL };
+  const TallyTestAppBody *body = data;
 
   seed_store (fixture->store_path);
-  g_assert_cmpint (tally_test_app_run (args, search_body, NULL), ==, 0);
+  g_assert_cmpint (tally_test_app_run (args, *body, NULL), ==, 0);
 }
 
 int
 main (int   argc,
       char *argv[])
 {
+  static const TallyTestAppBody window_body = search_body, letters = letters_body;
   g_autofree char *home = tally_test_app_init (&argc, &argv);
   int status;
 
-  g_test_add ("/tally/search-ui/window", TallyTestAppFixture, NULL,
-              tally_test_app_fixture_set_up, test_search_window, tally_test_app_fixture_tear_down);
-  g_test_add ("/tally/search-ui/letters", TallyTestAppFixture, NULL,
-              tally_test_app_fixture_set_up, test_search_letters, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/search-ui/window", TallyTestAppFixture, &window_body,
+              tally_test_app_fixture_set_up, test_search_seeded, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/search-ui/letters", TallyTestAppFixture, &letters,
+              tally_test_app_fixture_set_up, test_search_seeded, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/search-ui/scrolled-snippets", TallyTestAppFixture, NULL,
+              tally_test_app_fixture_set_up, test_search_scrolled, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/search-ui/headers", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_search_headers, tally_test_app_fixture_tear_down);
 
