@@ -566,6 +566,13 @@ test_hold (void)
   g_assert_false (following (fixture.view));
   g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adjustment) - value), <, 1.0);
 
+  /* A card settled after the analyst scrolled away to read does not
+   * bring the view back. */
+  tally_transcript_view_resume_following (TALLY_TRANSCRIPT_VIEW (fixture.view));
+  tally_test_wait_frames (fixture.view, 8);
+  g_assert_false (following (fixture.view));
+  g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adjustment) - value), <, 1.0);
+
   /* Sending a message resumes it. */
   start_live_turn (transcript, 5);
   g_assert_true (following (fixture.view));
@@ -629,6 +636,19 @@ test_question_chips (void)
   g_assert_cmpfloat (fabs (bounds_in_window (both).origin.y - both_before.origin.y), <=, 1.0);
   g_assert_cmpfloat (fabs (bounds_in_window (leeds).origin.y - leeds_before.origin.y), <=, 1.0);
   g_assert_false (following (fixture.view));
+
+  /* Sending the answers (the window tells the view once the agent took
+   * them): the view was following before the first pick and was not
+   * scrolled since, so it goes back to the end and follows the turn. */
+  tally_test_apply_event (transcript,
+    "{\"type\":\"question_resolved\",\"turn_id\":\"t3\",\"question_id\":\"q1\",\"tool_id\":\"toolu_q\","
+    "\"reason\":\"user\",\"answers\":{\"Which stores should the report compare?\":\"Leeds\","
+    "\"Which period should it cover?\":\"Both quarters\"}}");
+  tally_transcript_view_resume_following (TALLY_TRANSCRIPT_VIEW (fixture.view));
+  g_assert_true (following (fixture.view));
+  apply_answer_delta (transcript, 3, "Comparing Leeds across both quarters.");
+  wait_at_end (fixture.view);
+  g_assert_true (following (fixture.view));
 
   gtk_window_destroy (fixture.window);
 }

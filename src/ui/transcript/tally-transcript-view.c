@@ -28,7 +28,10 @@
  * chip picked on a question card, a tool chip or the thinking drawer
  * opened): whatever they touched must not move away under the pointer.
  * Scrolling back to the end, the button, or sending a message (a new
- * user block) resumes it.
+ * user block) resumes it; so does settling a card (Allow, Deny, Send
+ * Answers…) that the analyst pressed while the view followed, as long as
+ * they have not scrolled since (tally_transcript_view_resume_following()):
+ * the turn they let go on is what they want to see.
  *
  * Holding what was touched. A click or key press notes the widget under
  * it and where it is in the viewport; until the user scrolls, every
@@ -120,6 +123,7 @@ struct _TallyTranscriptView
   GtkWidget          *held;              /* weak pointer */
   double              held_y;            /* its top in the list's coordinates */
   guint               at_top : 1;        /* the user scrolled to the very top */
+  guint               held_from_end : 1; /* a press stopped following, no scroll since */
 
   /* Animated scroll to the end */
   guint               scroll_tick_id;
@@ -172,6 +176,8 @@ set_following (TallyTranscriptView *self,
                gboolean             following)
 {
   following = !!following;
+  if (following)
+    self->held_from_end = FALSE;
   if (self->following != (guint) following)
     {
       self->following = following;
@@ -223,6 +229,8 @@ hold (TallyTranscriptView *self,
 
   stop_scroll_animation (self);
   self->pin_pending = FALSE;
+  if (self->following)
+    self->held_from_end = TRUE;
   set_following (self, FALSE);
   self->held = widget;
   self->held_y = y;
@@ -447,11 +455,13 @@ adjustment_value_changed_cb (TallyTranscriptView *self,
   same_geometry = gtk_adjustment_get_upper (adjustment) == self->last_upper &&
                   gtk_adjustment_get_page_size (adjustment) == self->last_page_size;
 
-  /* The user scrolled: what they touched may move with the rest. */
+  /* The user scrolled: what they touched may move with the rest, and a
+   * decision made afterwards no longer brings the view back to the end. */
   if (same_geometry && fabs (value - self->last_value) >= 1.0)
     {
       release_held (self);
       self->at_top = FALSE;
+      self->held_from_end = FALSE;
     }
   if (value <= gtk_adjustment_get_lower (adjustment) + 0.5)
     self->at_top = TRUE;
@@ -1000,6 +1010,27 @@ tally_transcript_view_get_following (TallyTranscriptView *self)
 {
   g_return_val_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self), FALSE);
   return self->following;
+}
+
+/**
+ * tally_transcript_view_resume_following:
+ * @self: a #TallyTranscriptView
+ *
+ * Tells the view that the analyst settled a card (allowed or denied a
+ * tool, answered or dismissed a question): the turn goes on below it. If
+ * the view was following the output until the analyst pressed inside it
+ * for that card, and they have not scrolled since, it glides back to the
+ * end and follows again (tally_transcript_view_scroll_to_end()), so the
+ * reply they let go on is in sight without "Jump to latest". Otherwise,
+ * where they had scrolled to read, it stays.
+ */
+void
+tally_transcript_view_resume_following (TallyTranscriptView *self)
+{
+  g_return_if_fail (TALLY_IS_TRANSCRIPT_VIEW (self));
+
+  if (self->held_from_end)
+    tally_transcript_view_scroll_to_end (self, TRUE);
 }
 
 /**

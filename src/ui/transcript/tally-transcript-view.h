@@ -16,6 +16,7 @@ void        tally_transcript_view_set_model      (TallyTranscriptView *self,
 gboolean    tally_transcript_view_get_following  (TallyTranscriptView *self);
 void        tally_transcript_view_scroll_to_end  (TallyTranscriptView *self,
                                                   gboolean             animate);
+void        tally_transcript_view_resume_following (TallyTranscriptView *self);
 const char *tally_transcript_view_get_workspace (TallyTranscriptView *self);
 void        tally_transcript_view_set_workspace (TallyTranscriptView *self,
                                                  const char          *workspace);

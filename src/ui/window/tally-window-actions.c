@@ -743,6 +743,8 @@ approve_activate (TallyWindow *self,
                                      },
                                      &error))
     card_failed (self, error);
+  else
+    tally_transcript_view_resume_following (self->transcript_view);
 }
 
 static void
@@ -764,6 +766,8 @@ answer_activate (TallyWindow *self,
                                     node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL,
                                     &error))
     card_failed (self, error);
+  else
+    tally_transcript_view_resume_following (self->transcript_view);
 }
 
 static void
