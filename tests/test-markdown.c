@@ -1163,7 +1163,7 @@ test_blocks_over_lines (void)
 }
 
 /* /tally/harness/tolerated-criticals: the UI tests' log filter
- * (tally_test_prepare_ui_process()) lets GTK 4.8's tooltip critical
+ * (tally_test_prepare_ui_process()) lets GTK 4.8's two tooltip criticals
  * through and keeps every other critical fatal, of GDK's too. */
 static void
 test_tolerated_criticals (void)
@@ -1172,6 +1172,8 @@ test_tolerated_criticals (void)
     {
       g_log ("Gdk", G_LOG_LEVEL_CRITICAL, "%s",
              "gdk_surface_get_device_position: assertion 'GDK_IS_SURFACE (surface)' failed");
+      g_log ("Gtk", G_LOG_LEVEL_CRITICAL, "%s",
+             "_gtk_widget_find_at_coords: assertion 'GDK_IS_SURFACE (surface)' failed");
       g_printerr ("still running\n");
       g_log ("Gdk", G_LOG_LEVEL_CRITICAL, "%s",
              "gdk_surface_get_width: assertion 'GDK_IS_SURFACE (surface)' failed");
@@ -1180,10 +1182,12 @@ test_tolerated_criticals (void)
     }
   g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_failed ();
-  g_test_trap_assert_stderr ("*gdk_surface_get_device_position*still running*gdk_surface_get_width*");
+  g_test_trap_assert_stderr ("*gdk_surface_get_device_position*_gtk_widget_find_at_coords*still running*"
+                             "gdk_surface_get_width*");
   g_test_trap_assert_stderr_unmatched ("*not reached*");
   g_assert_false (tally_test_log_is_tolerated ("Gtk", "gtk_widget_get_parent: assertion 'GTK_IS_WIDGET (widget)' failed"));
   g_assert_false (tally_test_log_is_tolerated ("Tally", "gdk_surface_get_device_position: assertion 'GDK_IS_SURFACE (surface)' failed"));
+  g_assert_false (tally_test_log_is_tolerated ("Gdk", "_gtk_widget_find_at_coords: assertion 'GDK_IS_SURFACE (surface)' failed"));
 }
 
 int
