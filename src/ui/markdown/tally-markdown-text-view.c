@@ -18,9 +18,9 @@
  *
  * - The width a block (code, table, rule) gets at an anchor: the text
  *   width minus the block's indent, so that long code scrolls inside its
- *   block instead of widening the message. The blocks themselves are not anchored children of
- *   this view but of #TallyMarkdownView, drawn over the anchors' lines
- *   (see tally-markdown-view-blocks.c).
+ *   block instead of widening the message. The blocks themselves are not
+ *   anchored children of this view but children of #TallyMarkdownView,
+ *   drawn over their anchors' lines (see tally-markdown-view-blocks.c).
  * - Block quotes get a thin bar per nesting level in the left margin,
  *   drawn below the text.
  * - Link underlines and strikethrough are drawn here, as crisp one-pixel

@@ -89,12 +89,14 @@
  * The block widgets are not anchored in the text view: the buffer keeps a
  * #GtkTextChildAnchor per block, without a widget, and the anchor's line is
  * made as tall as the block (a tag of the block's own sets its
- * pixels-below-lines). The view measures each block at its width, sets
- * that height before its text view lays out, and then allocates the block
- * over the line, at the anchor's place; it draws the blocks in the band
- * only. So the text view never has a child widget on screen, which in GTK
- * 4.8 made every frame in which its buffer changed cost tens of
- * milliseconds under GL (see "Drawing only what is on screen" below).
+ * pixels-below-lines). The view measures each block at its width whenever
+ * it is measured or allocated (its own height counts a line the text view
+ * has not laid out again yet at its new height), allocates each block over
+ * its line, at the anchor's place, after its text view, and draws the
+ * blocks in the band only. So the text view never has a child widget on
+ * screen, which in GTK 4.8 made every frame in which its buffer changed
+ * cost tens of milliseconds under GL (see "Drawing only what is on screen"
+ * below).
  *
  * ## CSS
  *
