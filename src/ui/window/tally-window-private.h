@@ -116,6 +116,12 @@ void             _tally_window_update_title           (TallyWindow      *self);
 void             _tally_window_reveal_banner          (GtkRevealer      *revealer,
                                                        gboolean          reveal);
 void             _tally_window_update_context         (TallyWindow      *self);
+
+/* tally-window-models.c */
+void             _tally_window_select_model           (TallyWindow      *self,
+                                                       const char       *model);
+void             _tally_window_maybe_fetch_models     (TallyWindow      *self);
+void             _tally_window_connect_model_picker   (TallyWindow      *self);
 void             _tally_window_stop_turn              (TallyWindow      *self);
 void             _tally_window_check_role             (TallyWindow      *self);
 void             _tally_window_restore_pg_password    (TallyWindow      *self);

@@ -421,106 +421,6 @@ cancel_turn (TallyWindow *self)
   set_busy (self, NULL, NULL);
 }
 
-/* The model picker */
-
-static void
-select_model (TallyWindow *self,
-              const char  *model)
-{
-  TallyModelCache *cache = tally_application_get_model_cache (self->app);
-  guint position;
-
-  if (model == NULL || *model == '\0')
-    model = tally_model_table_get_default ();
-
-  if (model != self->model)
-    {
-      g_free (self->model);
-      self->model = g_strdup (model);
-    }
-
-  self->updating_model = TRUE;
-  position = tally_model_cache_ensure (cache, model);
-  gtk_drop_down_set_selected (self->model_dropdown, position);
-  self->updating_model = FALSE;
-}
-
-static void
-model_selected_cb (TallyWindow *self)
-{
-  TallyModelCache *cache = tally_application_get_model_cache (self->app);
-  guint position = gtk_drop_down_get_selected (self->model_dropdown);
-  const char *id;
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (self->updating_model || position == GTK_INVALID_LIST_POSITION)
-    return;
-
-  id = tally_model_cache_get_id (cache, position);
-  if (id == NULL)
-    return;
-
-  g_free (self->model);
-  self->model = g_strdup (id);
-  if (self->session != NULL && self->busy_session == NULL)
-    tally_agent_set_model (tally_session_get_agent (self->session), id);
-}
-
-/* The list is replaced in place when a fetch lands; keep the choice. */
-static void
-models_changing_cb (TallyWindow *self)
-{
-  g_assert (TALLY_IS_WINDOW (self));
-
-  self->updating_model = TRUE;
-}
-
-static void
-models_changed_cb (TallyWindow *self)
-{
-  g_assert (TALLY_IS_WINDOW (self));
-
-  self->updating_model = FALSE;
-  select_model (self, self->model);
-}
-
-static void
-refresh_models_cb (GObject      *object,
-                   GAsyncResult *result,
-                   gpointer      user_data)
-{
-  g_autoptr(TallyWindow) self = user_data;
-  g_autoptr(GError) error = NULL;
-
-  g_assert (TALLY_IS_WINDOW (self));
-  g_assert (TALLY_IS_MODEL_CACHE (object));
-
-  self->fetching_models = FALSE;
-
-  /* The picker keeps the cached or bundled list; no need to interrupt the
-   * analyst about it. */
-  if (!tally_model_cache_refresh_finish (TALLY_MODEL_CACHE (object), result, &error) &&
-      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_debug ("Could not fetch the model list: %s", error->message);
-}
-
-static void
-maybe_fetch_models (TallyWindow *self)
-{
-  TallyModelCache *cache = tally_application_get_model_cache (self->app);
-
-  if (self->fetching_models ||
-      !tally_application_has_api_key (self->app) ||
-      !tally_application_get_online (self->app) ||
-      tally_model_cache_is_fresh (cache, tally_application_get_base_url (self->app)))
-    return;
-
-  self->fetching_models = TRUE;
-  tally_model_cache_refresh_async (cache, tally_application_get_client (self->app),
-                                   self->cancellable, refresh_models_cb, g_object_ref (self));
-}
-
 /* Sessions */
 
 static void
@@ -606,7 +506,7 @@ show_session (TallyWindow  *self,
       g_signal_connect_object (transcript, "items-changed",
                                G_CALLBACK (transcript_items_changed_cb), self, G_CONNECT_SWAPPED);
 
-      select_model (self, tally_agent_get_model (agent));
+      _tally_window_select_model (self, tally_agent_get_model (agent));
       gtk_drop_down_set_selected (self->mode_dropdown, tally_session_get_mode (session));
       _tally_window_select_row_for (self, tally_session_get_id (session));
     }
@@ -620,7 +520,7 @@ show_session (TallyWindow  *self,
 
       tally_transcript_view_set_workspace (self->transcript_view, NULL);
       tally_transcript_view_set_model (self->transcript_view, G_LIST_MODEL (self->empty_transcript));
-      select_model (self, model);
+      _tally_window_select_model (self, model);
       gtk_drop_down_set_selected (self->mode_dropdown, g_settings_get_enum (self->settings, "default-mode"));
       gtk_toggle_button_set_active (self->thinking_button,
                                     g_settings_get_boolean (self->settings, "thinking-enabled"));
@@ -1100,7 +1000,7 @@ api_key_source_changed_cb (TallyWindow *self)
   g_assert (TALLY_IS_WINDOW (self));
 
   update_page (self);
-  maybe_fetch_models (self);
+  _tally_window_maybe_fetch_models (self);
 }
 
 static void
@@ -1109,7 +1009,7 @@ online_changed_cb (TallyWindow *self)
   g_assert (TALLY_IS_WINDOW (self));
 
   update_banners (self);
-  maybe_fetch_models (self);
+  _tally_window_maybe_fetch_models (self);
 }
 
 /* A new base URL means a new client; the session shown picks it up by
@@ -1119,7 +1019,7 @@ client_changed_cb (TallyWindow *self)
 {
   g_assert (TALLY_IS_WINDOW (self));
 
-  maybe_fetch_models (self);
+  _tally_window_maybe_fetch_models (self);
 
   if (self->session != NULL && self->busy_session == NULL)
     _tally_window_reopen_session (self);
@@ -1231,7 +1131,7 @@ after_first_frame_idle (gpointer user_data)
     g_signal_connect_object (store, "write-failed", G_CALLBACK (store_write_failed_cb), self, G_CONNECT_SWAPPED);
   update_banners (self);
   _tally_window_refresh_sessions (self);
-  maybe_fetch_models (self);
+  _tally_window_maybe_fetch_models (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -1320,19 +1220,12 @@ tally_window_setup (TallyWindow      *self,
                            self, G_CONNECT_SWAPPED);
 
   /* The model picker: display names on the button, names and ids in the
-   * list. Connected before the drop-down sees the list, so a fetched list
-   * replacing the old one keeps the choice. */
+   * list (tally-window-models.c). */
   factory = tally_model_cache_create_factory (cache, FALSE);
   list_factory = tally_model_cache_create_factory (cache, TRUE);
   gtk_drop_down_set_factory (self->model_dropdown, factory);
   gtk_drop_down_set_list_factory (self->model_dropdown, list_factory);
-  g_signal_connect_object (tally_model_cache_get_models (cache), "items-changed",
-                           G_CALLBACK (models_changing_cb), self, G_CONNECT_SWAPPED);
-  gtk_drop_down_set_model (self->model_dropdown, tally_model_cache_get_models (cache));
-  g_signal_connect_object (tally_model_cache_get_models (cache), "items-changed",
-                           G_CALLBACK (models_changed_cb), self, G_CONNECT_SWAPPED | G_CONNECT_AFTER);
-  g_signal_connect_object (self->model_dropdown, "notify::selected",
-                           G_CALLBACK (model_selected_cb), self, G_CONNECT_SWAPPED);
+  _tally_window_connect_model_picker (self);
 
   /* The same pickers in the title popover, for narrow windows. */
   adw_combo_row_set_factory (self->model_row, factory);
