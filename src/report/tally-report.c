@@ -195,13 +195,19 @@ write_in_place (const char  *path,
 {
   int saved_errno = 0;
   int fd = g_open (path, O_WRONLY | O_CLOEXEC | O_NOCTTY, 0);
+  gboolean written;
 
-  if (fd < 0 || !write_all (fd, data, length, &saved_errno) || close (fd) != 0)
+  if (fd < 0)
+    saved_errno = errno;
+  written = fd >= 0 && write_all (fd, data, length, &saved_errno);
+  /* closed once, whether the write went through or not */
+  if (fd >= 0 && close (fd) != 0 && written)
     {
-      if (saved_errno == 0)
-        saved_errno = errno;
-      if (fd >= 0)
-        close (fd);
+      saved_errno = errno;
+      written = FALSE;
+    }
+  if (!written)
+    {
       g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
                    _("Could not write %s: %s"), path, g_strerror (saved_errno));
       return FALSE;
