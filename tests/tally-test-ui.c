@@ -302,7 +302,15 @@ log_handler_cb (const char     *log_domain,
                 gpointer        user_data)
 {
   if (tally_test_log_is_tolerated (log_domain, message))
-    g_test_log_set_fatal_handler (log_fatal_cb, NULL);
+    {
+      g_test_log_set_fatal_handler (log_fatal_cb, NULL);
+      /* A test makes every critical fatal, so the message arrives with
+       * G_LOG_FLAG_FATAL, and GLib's test handler would print it in the
+       * TAP output as "Bail out!", which meson counts as the test failing
+       * although it goes on and exits 0. Without the flag it is printed
+       * as a comment. */
+      log_level &= ~G_LOG_FLAG_FATAL;
+    }
   test_default_log_handler (log_domain, log_level, message, NULL);
 }
 

@@ -1180,6 +1180,14 @@ test_tolerated_criticals (void)
       g_printerr ("not reached\n");
       return;
     }
+  /* In this process too, whose output meson reads as TAP: the two are
+   * printed as comments, not as "Bail out!", which meson would count as
+   * this test failing. */
+  g_log ("Gdk", G_LOG_LEVEL_CRITICAL, "%s",
+         "gdk_surface_get_device_position: assertion 'GDK_IS_SURFACE (surface)' failed");
+  g_log ("Gtk", G_LOG_LEVEL_CRITICAL, "%s",
+         "_gtk_widget_find_at_coords: assertion 'GDK_IS_SURFACE (surface)' failed");
+
   g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_failed ();
   g_test_trap_assert_stderr ("*gdk_surface_get_device_position*_gtk_widget_find_at_coords*still running*"
