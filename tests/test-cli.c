@@ -13,6 +13,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <sqlite3.h>
 
 #include "tally-test-mock.h"
 #include "tally-test-util.h"
@@ -414,12 +415,13 @@ test_usage_exit (void)
   const char *bad_option[] = { "--frobnicate", "Hello", NULL };
   const char *empty_model[] = { "--model", "", "Hello", NULL };
   const char *negative_timeout[] = { "--idle-timeout", "-1", "Hello", NULL };
+  const char *nan_cost[] = { "--max-cost", "nan", "Hello", NULL };
   const char *store_folder[] = { "--store", "/tmp", "Hello", NULL };
   const char *store_nowhere[] = { "--store", "/nonexistent/tally/s.db", "Hello", NULL };
   g_autofree char *corrupt_db = g_build_filename (g_get_tmp_dir (), "tally-cli-corrupt.db", NULL);
   const char *corrupt[] = { "--db", corrupt_db, "Hello", NULL };
   const char *const *cases[] = { bad_mode, no_prompt, bad_budget, bad_db, bad_option, empty_model,
-                                 negative_timeout, store_folder, store_nowhere, corrupt };
+                                 negative_timeout, store_folder, store_nowhere, corrupt, nan_cost };
   g_autofree char *garbage = g_strnfill (8192, 'x');
 
   /* Not a database: random-looking bytes where a SQLite header should be. */
@@ -602,6 +604,62 @@ test_output_full (void)
       g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 1);
       g_assert_nonnull (strstr (err, "tally-cli: the output could not be written: "));
     }
+}
+
+/* Ends the write transaction after a second, from a thread of its own
+ * while the test waits for the child */
+static gpointer
+release_lock_thread (gpointer user_data)
+{
+  g_usleep (G_USEC_PER_SEC);
+  g_assert_cmpint (sqlite3_exec (user_data, "COMMIT", NULL, NULL, NULL), ==, SQLITE_OK);
+  return NULL;
+}
+
+/* A --db that another program holds locked for a moment: the start-up
+ * check waits for the lock, as queries do, instead of calling it an
+ * unreadable database (exit 2). */
+static void
+test_db_locked_briefly (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],"
+    "\"stop_reason\":\"end_turn\"}}]}", &error);
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-lock-XXXXXX", NULL);
+  g_autofree char *db_path = g_build_filename (dir, "locked.db", NULL);
+  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                           G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  GThread *releaser;
+  sqlite3 *db = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (sqlite3_open (db_path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1);",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+
+  process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
+                                         "--base-url", tally_test_mock_get_base_url (mock),
+                                         "--db", db_path, "--store", store, "--workspace", dir,
+                                         "--json", "Hello", NULL);
+  g_assert_no_error (error);
+  /* the lock goes after a second, while the check waits for it */
+  releaser = g_thread_new ("release-lock", release_lock_thread, db);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+  g_thread_join (releaser);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpstr (err != NULL && g_subprocess_get_exit_status (process) != 0 ? err : "", ==, "");
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  g_assert_nonnull (strstr (out, "\"type\":\"turn_finished\""));
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 1);
+
+  sqlite3_close (db);
+  tally_test_rm_rf (dir);
 }
 
 /* Cards answered on stdin, as docs/architecture.md §11.2 says. */
@@ -1403,6 +1461,7 @@ main (int    argc,
   g_test_add_func ("/tally/cli/idle-timeout", test_idle_timeout);
   g_test_add_func ("/tally/cli/list-models", test_list_models);
   g_test_add_func ("/tally/cli/output-full", test_output_full);
+  g_test_add_func ("/tally/cli/db-locked-briefly", test_db_locked_briefly);
   g_test_add_func ("/tally/cli/stdin-approvals", test_stdin_approvals);
   g_test_add_func ("/tally/cli/stdin-always-and-questions", test_stdin_always_and_questions);
   g_test_add_func ("/tally/cli/key-out-of-reach", test_key_out_of_reach);

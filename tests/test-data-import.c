@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tally-data-import.h"
@@ -460,6 +461,21 @@ test_unsupported (Fixture       *fixture,
   g_assert_true (g_str_has_suffix (folder_message, "nothing holds no .csv, .tsv, .jsonl or .ndjson file"));
   g_assert_null (tables);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  /* A FIFO named like a data file is refused before anything opens it
+   * (opening it would wait for a writer for good). */
+  {
+    g_autofree char *fifo = g_build_filename (fixture->root, "pipe.csv", NULL);
+    const char *fifo_paths[] = { fifo, NULL };
+    g_autoptr(GPtrArray) none = NULL;
+
+    g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+    none = import_paths (fixture, fifo_paths, &error);
+    g_assert_null (none);
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE);
+    g_assert_nonnull (strstr (error->message, "pipe.csv: not a regular file"));
+  }
   g_assert_true (tally_data_import_is_data_path ("x/Sales.CSV"));
   g_assert_true (tally_data_import_is_data_path ("events.ndjson"));
   g_assert_false (tally_data_import_is_data_path ("chinook.sqlite"));

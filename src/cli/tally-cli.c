@@ -80,6 +80,28 @@ static char **opt_pass_env;
 static double opt_query_timeout = NAN;
 static double opt_max_cost = NAN;
 
+/* --max-cost USD: a number from 0 to 1,000,000. Parsed here because
+ * GOption's double takes "nan", which the spend cap would read as no cap. */
+static gboolean
+parse_max_cost_cb (const char  *option_name,
+                   const char  *value,
+                   gpointer     data,
+                   GError     **error)
+{
+  char *end = NULL;
+  double amount = g_ascii_strtod (value, &end);
+
+  /* NaN fails both comparisons */
+  if (end == value || *end != '\0' || !(amount >= 0 && amount <= 1e6))
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           _("--max-cost takes an amount in US dollars from 0 to 1000000"));
+      return FALSE;
+    }
+  opt_max_cost = amount;
+  return TRUE;
+}
+
 static gboolean
 parse_thinking_cb (const char  *option_name,
                    const char  *value,
@@ -200,7 +222,7 @@ static const GOptionEntry entries[] = {
     N_("Print one JSON event per line on stdout and nothing else"), NULL },
   { "idle-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_idle_timeout,
     N_("Abort a stream after this many seconds without data (default 90)"), N_("SECONDS") },
-  { "max-cost", 0, 0, G_OPTION_ARG_DOUBLE, &opt_max_cost,
+  { "max-cost", 0, 0, G_OPTION_ARG_CALLBACK, parse_max_cost_cb,
     N_("Stop before an API call once the session has cost this many US dollars (0: no cap)"), N_("USD") },
   { "pass-env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_pass_env,
     N_("Pass this environment variable to Bash commands too (repeatable)"), N_("NAME") },
@@ -453,6 +475,9 @@ check_pg_database (const char    *conninfo,
   return TRUE;
 }
 
+/* How long the start-up check of --db waits for another program's lock */
+#define CHECK_BUSY_TIMEOUT_MS 10000
+
 static gboolean
 check_database (const char  *path,
                 GError     **error)
@@ -461,9 +486,15 @@ check_database (const char  *path,
   int rc;
 
   rc = sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL);
+  /* Another program's write lock: wait for it as queries do */
+  if (rc == SQLITE_OK)
+    sqlite3_busy_timeout (db, CHECK_BUSY_TIMEOUT_MS);
   if (rc == SQLITE_OK)
     rc = sqlite3_exec (db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
-  if (rc != SQLITE_OK)
+  if ((rc & 0xff) == SQLITE_BUSY)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY,
+                 _("%s is locked by another program; try again when it is done"), path);
+  else if (rc != SQLITE_OK)
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                  _("%s is not a readable SQLite database (%s)"), path,
                  db != NULL ? sqlite3_errmsg (db) : sqlite3_errstr (rc));
@@ -1015,7 +1046,13 @@ run_cli (int    argc,
     {
       g_autoptr(GError) db_error = NULL;
 
-      if (!check_database (opt_db, &db_error))
+      /* A database that stays locked is a failure, not a usage error */
+      if (!check_database (opt_db, &db_error) && g_error_matches (db_error, G_IO_ERROR, G_IO_ERROR_BUSY))
+        {
+          g_printerr ("tally-cli: %s\n", db_error->message);
+          return EXIT_FAILED;
+        }
+      else if (db_error != NULL)
         return usage_error (db_error->message);
     }
   if (opt_workspace == NULL && opt_resume == NULL)

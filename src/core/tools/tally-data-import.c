@@ -268,11 +268,22 @@ add_source (GPtrArray   *sources,
   file = g_file_new_for_path (resolved);
   info = g_file_query_info (file,
                             G_FILE_ATTRIBUTE_STANDARD_SIZE ","
+                            G_FILE_ATTRIBUTE_STANDARD_TYPE ","
                             G_FILE_ATTRIBUTE_TIME_MODIFIED ","
                             G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC,
                             G_FILE_QUERY_INFO_NONE, NULL, error);
   if (info == NULL)
     return FALSE;
+  /* A FIFO or a device would block the import thread in open() or
+   * read() for good, where nothing can cancel it. */
+  if (g_file_info_get_file_type (info) != G_FILE_TYPE_REGULAR)
+    {
+      g_autofree char *display = g_filename_display_name (path);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                   "cannot open %s: not a regular file", display);
+      return FALSE;
+    }
 
   source = g_new0 (Source, 1);
   source->path = g_strdup (resolved);
