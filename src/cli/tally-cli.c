@@ -550,14 +550,20 @@ import_data_files (Cli                *cli,
     {
       TallyDataTable *table = g_ptr_array_index (import.tables, i);
       g_autofree char *name = g_filename_display_basename (table->path);
-      g_autofree char *rows = tally_format_count (table->n_rows, TALLY_GROUPING_COMMA);
+      g_autofree char *count = tally_format_count (table->n_rows, TALLY_GROUPING_COMMA);
+      /* TRANSLATORS: %s is a number of rows, with its thousands separators */
+      g_autofree char *rows = g_strdup_printf (ngettext ("%s row", "%s rows", (gulong) MAX (table->n_rows, (gint64) 0)),
+                                               count);
+      /* TRANSLATORS: %u is a number of columns */
+      g_autofree char *columns = g_strdup_printf (ngettext ("%u column", "%u columns", table->n_columns),
+                                                  table->n_columns);
 
+      /* TRANSLATORS: the file, the table, "4 rows", "7 columns" */
       if (table->reused)
-        g_printerr (_("tally-cli: %s: table %s, %s rows, %u columns (unchanged, not imported again)\n"),
-                    name, table->table, rows, table->n_columns);
+        g_printerr (_("tally-cli: %s: table %s, %s, %s (unchanged, not imported again)\n"),
+                    name, table->table, rows, columns);
       else
-        g_printerr (_("tally-cli: %s: table %s, %s rows, %u columns\n"),
-                    name, table->table, rows, table->n_columns);
+        g_printerr (_("tally-cli: %s: table %s, %s, %s\n"), name, table->table, rows, columns);
     }
   g_ptr_array_unref (import.tables);
 
