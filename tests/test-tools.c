@@ -264,6 +264,8 @@ test_query_refuses_writes (Fixture       *fixture,
     { "INSERT INTO Genre (Name) VALUES ('x') RETURNING GenreId", "INSERT is not allowed" },
     { "WITH n AS (SELECT 'x' AS v) INSERT INTO Genre (Name) SELECT v FROM n", "INSERT is not allowed" },
     { "SELECT load_extension('libfoo')", "load_extension() is not allowed" },
+    { "SELECT hex(fts3_tokenizer('simple'))", "fts3_tokenizer() is not allowed" },
+    { "SELECT fts3_tokenizer('mine', x'4141414141414141')", "fts3_tokenizer() is not allowed" },
     { "SELECT * FROM pragma_table_info('Album')", "PRAGMA table_info(name)" },
   };
 
