@@ -376,6 +376,19 @@ usage_error (const char *message)
   return EXIT_USAGE;
 }
 
+/* The exit for a --db that check_database() refused: a lock that stayed
+ * is a failure (1), anything else a usage error (2). */
+static int
+database_error_exit (const GError *error)
+{
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_BUSY))
+    {
+      g_printerr ("tally-cli: %s\n", error->message);
+      return EXIT_FAILED;
+    }
+  return usage_error (error->message);
+}
+
 static void
 list_models_cb (GObject      *object,
                 GAsyncResult *result,
@@ -898,9 +911,6 @@ run_cli (int    argc,
   if (!isnan (opt_idle_timeout) && !(opt_idle_timeout >= 0 && opt_idle_timeout <= 86400))
     return usage_error (_("--idle-timeout takes a number of seconds from 0 to 86400"));
 
-  if (!isnan (opt_max_cost) && !(opt_max_cost >= 0 && opt_max_cost <= 1e6))
-    return usage_error (_("--max-cost takes an amount in US dollars from 0 to 1000000"));
-
   if (!isnan (opt_query_timeout) && !(opt_query_timeout > 0 && opt_query_timeout <= 86400))
     return usage_error (_("--query-timeout takes a number of seconds above 0, at most 86400"));
 
@@ -972,7 +982,7 @@ run_cli (int    argc,
           return usage_error (message);
         }
       if (!tally_pg_conninfo_is (database) && !check_database (database, &error))
-        return usage_error (error->message);
+        return database_error_exit (error);
       return tally_cli_run_notes (store_path, database, opt_edit_notes, opt_json);
     }
 
@@ -1052,14 +1062,8 @@ run_cli (int    argc,
     {
       g_autoptr(GError) db_error = NULL;
 
-      /* A database that stays locked is a failure, not a usage error */
-      if (!check_database (opt_db, &db_error) && g_error_matches (db_error, G_IO_ERROR, G_IO_ERROR_BUSY))
-        {
-          g_printerr ("tally-cli: %s\n", db_error->message);
-          return EXIT_FAILED;
-        }
-      else if (db_error != NULL)
-        return usage_error (db_error->message);
+      if (!check_database (opt_db, &db_error))
+        return database_error_exit (db_error);
     }
   if (opt_workspace == NULL && opt_resume == NULL)
     opt_workspace = g_get_current_dir ();

@@ -246,6 +246,7 @@ tally_report_write_atomic (GFile         *output,
   g_autofree char *dir = NULL;
   g_autofree char *base = NULL;
   g_autofree char *temp = NULL;
+  GStatBuf st;
   int fd, saved_errno = 0;
 
   g_return_val_if_fail (G_IS_FILE (output), FALSE);
@@ -260,29 +261,28 @@ tally_report_write_atomic (GFile         *output,
                    _("Could not write %s: only local files can be written"), uri);
       return FALSE;
     }
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+  /* One look at what is there, through any symbolic link */
+  if (g_stat (path, &st) == 0)
     {
-      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
-                   _("Could not write %s: it is a folder"), path);
-      return FALSE;
+      char *real;
+
+      if (S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+                       _("Could not write %s: it is a folder"), path);
+          return FALSE;
+        }
+      if (!S_ISREG (st.st_mode))
+        return write_in_place (path, data, length, error);
+      /* The file a link points to is replaced, and the link stays (a
+       * dangling link, which g_stat() does not get past, is replaced). */
+      real = realpath (path, NULL);
+      if (real != NULL)
+        {
+          g_free (path);
+          path = real;
+        }
     }
-  {
-    GStatBuf st;
-
-    if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
-      return write_in_place (path, data, length, error);
-    if (g_lstat (path, &st) == 0 && S_ISLNK (st.st_mode))
-      {
-        char *real = realpath (path, NULL);
-
-        /* a dangling link is replaced by the file */
-        if (real != NULL)
-          {
-            g_free (path);
-            path = real;
-          }
-      }
-  }
   dir = g_path_get_dirname (path);
   base = g_path_get_basename (path);
   temp = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);

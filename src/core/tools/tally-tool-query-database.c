@@ -936,13 +936,12 @@ query_origin (TallyToolDatabase  *database,
        * or a statement that could not be split and may be one, no column
        * is known to be a plain copy of an unmarked column: each is
        * redacted (docs/ledger.md §3, rule 4). */
-      if (!column->derived && (select == NULL || select->compound))
+      if (!column->derived)
         {
-          column->redacted = TRUE;
+          if (select == NULL || select->compound)
+            column->redacted = TRUE;
           continue;
         }
-      if (!column->derived)
-        continue;
 
       if (in_doubt)
         {
