@@ -32,7 +32,9 @@
  * search task, seen through its cancellable), and the layout and paint of
  * the frame after it (between an emission hook, which runs before the
  * window's own handler, and a handler of ours, which runs after it).
- * Prints figures only; asserts nothing about speed.
+ * Prints figures only; asserts nothing about speed. With BENCH_SEARCH_KEYS
+ * set in the environment it also prints a line per key shown: the text
+ * typed so far, its time and the parts above.
  *
  * Run under Xvfb: xvfb-run -a meson test -C build --benchmark bench-search
  */
@@ -325,6 +327,7 @@ typedef struct {
   gint64   phase_start;  /* µs, a frame phase began (emission hook) */
   gint64   layout_us;    /* the frame's layout phase, µs */
   gint64   paint_us;     /* the frame's paint phase, µs */
+  gboolean print_keys;   /* BENCH_SEARCH_KEYS set: a line per key */
 } Run;
 
 /* One run at a time, and a search task of a key that was not waited for
@@ -507,6 +510,10 @@ type_query (TallyWindow *window,
           for (guint i = 0; i < N_PARTS; i++)
             if (i != PART_STORE)
               g_array_append_val (run->parts[q][i], parts[i]);
+          if (run->print_keys)
+            printf ("key %-22.*s %7.1f ms  keystroke %5.1f  applied %5.1f  layout %5.1f  paint %5.1f\n",
+                    (int)(g_utf8_next_char (p) - text), text, ms, parts[PART_KEY], parts[PART_APPLIED],
+                    parts[PART_LAYOUT], parts[PART_PAINT]);
         }
       else
         {
@@ -641,6 +648,7 @@ bench_body (TallyApplication *app,
   printf ("%-6s window listed %u rows\n", data->name, count_shown_rows (window));
 
   memset (run, 0, sizeof *run);
+  run->print_keys = g_getenv ("BENCH_SEARCH_KEYS") != NULL;
   g_signal_connect_after (entry, "search-changed", G_CALLBACK (search_changed_cb), run);
   g_signal_connect (clock, "after-paint", G_CALLBACK (after_paint_cb), run);
   g_signal_connect (clock, "layout", G_CALLBACK (layout_cb), run);
