@@ -31,6 +31,8 @@ struct _TallySessionRow
   GtkListBoxRow     parent_instance;
 
   TallySessionInfo *info;
+  /* The title shown, case-folded, for the sidebar's title filter */
+  char             *folded_title;
 
   GtkLabel         *title_label;
   GtkInscription   *snippet_label;
@@ -341,6 +343,8 @@ update (TallySessionRow *self)
   when = tally_session_row_get_when (self);
   date = tally_session_row_format_date (when, g_get_real_time ());
   cost = tally_session_row_format_cost (self->info);
+  g_free (self->folded_title);
+  self->folded_title = g_utf8_casefold (display_title (self->info), -1);
 
   gtk_label_set_label (self->title_label, display_title (self->info));
   gtk_label_set_label (self->date_label, date);
@@ -543,6 +547,7 @@ tally_session_row_finalize (GObject *object)
   TallySessionRow *self = (TallySessionRow *)object;
 
   g_clear_pointer (&self->info, tally_session_info_unref);
+  g_clear_pointer (&self->folded_title, g_free);
   g_clear_pointer (&self->pending_snippet, g_free);
 
   G_OBJECT_CLASS (tally_session_row_parent_class)->finalize (object);
@@ -666,6 +671,24 @@ tally_session_row_get_title (TallySessionRow *self)
 {
   g_return_val_if_fail (TALLY_IS_SESSION_ROW (self), NULL);
   return display_title (self->info);
+}
+
+/**
+ * tally_session_row_get_folded_title:
+ * @self: a #TallySessionRow
+ *
+ * The title shown, case-folded with g_utf8_casefold(), as the sidebar's
+ * title filter compares it: made once per title, since the filter asks
+ * for every row's at every keystroke.
+ *
+ * Returns: (transfer none): the folded title, valid until the row's info
+ *   changes
+ */
+const char *
+tally_session_row_get_folded_title (TallySessionRow *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION_ROW (self), NULL);
+  return self->folded_title;
 }
 
 /**

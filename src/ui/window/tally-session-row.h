@@ -35,6 +35,7 @@ void              tally_session_row_set_info     (TallySessionRow  *self,
                                                   TallySessionInfo *info);
 const char       *tally_session_row_get_id       (TallySessionRow  *self);
 const char       *tally_session_row_get_title    (TallySessionRow  *self);
+const char       *tally_session_row_get_folded_title (TallySessionRow *self);
 void              tally_session_row_set_snippet  (TallySessionRow  *self,
                                                   const char       *snippet);
 void              tally_session_row_start_rename (TallySessionRow  *self);

@@ -125,58 +125,22 @@ session_header_func (GtkListBoxRow *row,
   gtk_label_set_label (GTK_LABEL (header), tally_session_group_get_title (group));
 }
 
-/* A row's title and its case-folded form, kept on the row: the filter
- * asks for it for every row at every keystroke, twice. */
-typedef struct {
-  char *title;
-  char *folded;
-} FoldedTitle;
-
-static void
-folded_title_free (gpointer data)
-{
-  FoldedTitle *cache = data;
-
-  g_free (cache->title);
-  g_free (cache->folded);
-  g_free (cache);
-}
-
-static const char *
-row_folded_title (TallySessionRow *row)
-{
-  static GQuark quark = 0;
-  const char *title = tally_session_row_get_title (row);
-  FoldedTitle *cache;
-
-  if (quark == 0)
-    quark = g_quark_from_static_string ("tally-folded-title");
-  cache = g_object_get_qdata (G_OBJECT (row), quark);
-  if (cache == NULL || g_strcmp0 (cache->title, title) != 0)
-    {
-      /* New, or renamed since. */
-      cache = g_new0 (FoldedTitle, 1);
-      cache->title = g_strdup (title);
-      cache->folded = g_utf8_casefold (title, -1);
-      g_object_set_qdata_full (G_OBJECT (row), quark, cache, folded_title_free);
-    }
-  return cache->folded;
-}
-
 static gboolean
 row_matches (TallyWindow     *self,
              TallySessionRow *row)
 {
   const char *id = tally_session_row_get_id (row);
 
-  if (g_hash_table_contains (self->pending_deletes, id))
+  /* Both tables are usually empty: no need to hash the id then. */
+  if (g_hash_table_size (self->pending_deletes) > 0 && g_hash_table_contains (self->pending_deletes, id))
     return FALSE;
   if (self->search_text == NULL)
     return TRUE;
-  if (self->search_hits != NULL && g_hash_table_contains (self->search_hits, id))
+  if (self->search_hits != NULL && g_hash_table_size (self->search_hits) > 0 &&
+      g_hash_table_contains (self->search_hits, id))
     return TRUE;
 
-  return strstr (row_folded_title (row), self->search_text) != NULL;
+  return strstr (tally_session_row_get_folded_title (row), self->search_text) != NULL;
 }
 
 static gboolean
@@ -188,31 +152,18 @@ session_filter_func (GtkListBoxRow *row,
   return !TALLY_IS_SESSION_ROW (row) || row_matches (self, TALLY_SESSION_ROW (row));
 }
 
-/* The list, or why there is nothing to list. */
-void
-_tally_window_update_sidebar_page (TallyWindow *self)
+/* The list, or why there is nothing to list: @total rows of sessions not
+ * being deleted, @shown of them matching the search. */
+static void
+show_sidebar_page (TallyWindow *self,
+                   guint        total,
+                   guint        shown)
 {
-  GHashTableIter iter;
-  gpointer value;
-  guint total = 0;
-  guint shown = 0;
-
   if (tally_application_get_store (self->app) == NULL)
     {
       gtk_label_set_label (self->store_status_label, tally_application_get_store_problem (self->app));
       gtk_stack_set_visible_child_name (self->sidebar_stack, "unavailable");
       return;
-    }
-
-  g_hash_table_iter_init (&iter, self->rows);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      TallySessionRow *row = value;
-
-      if (!g_hash_table_contains (self->pending_deletes, tally_session_row_get_id (row)))
-        total++;
-      if (row_matches (self, row))
-        shown++;
     }
 
   if (total == 0)
@@ -221,6 +172,37 @@ _tally_window_update_sidebar_page (TallyWindow *self)
     gtk_stack_set_visible_child_name (self->sidebar_stack, "no-results");
   else
     gtk_stack_set_visible_child_name (self->sidebar_stack, "list");
+}
+
+/**
+ * _tally_window_update_sidebar_page:
+ * @self: a #TallyWindow
+ *
+ * Shows the list of sessions, or why there is nothing to list: no store,
+ * no saved session, or none that matches the search.
+ */
+void
+_tally_window_update_sidebar_page (TallyWindow *self)
+{
+  GHashTableIter iter;
+  gpointer value;
+  guint total = 0;
+  guint shown = 0;
+
+  if (tally_application_get_store (self->app) != NULL)
+    {
+      g_hash_table_iter_init (&iter, self->rows);
+      while (g_hash_table_iter_next (&iter, NULL, &value))
+        {
+          TallySessionRow *row = value;
+
+          if (!g_hash_table_contains (self->pending_deletes, tally_session_row_get_id (row)))
+            total++;
+          if (row_matches (self, row))
+            shown++;
+        }
+    }
+  show_sidebar_page (self, total, shown);
 }
 
 /* At most this share of the rows (or this many) may change whether they
@@ -240,14 +222,23 @@ _tally_window_refilter (TallyWindow *self)
 {
   guint max_changes = MAX (g_hash_table_size (self->rows) / ROW_CHANGES_MAX_SHARE, ROW_CHANGES_MAX_MIN);
   g_autoptr(GPtrArray) changed = g_ptr_array_new ();
+  gboolean deleting = g_hash_table_size (self->pending_deletes) > 0;
+  guint total = 0;
+  guint shown = 0;
   GHashTableIter iter;
-  gpointer value;
+  gpointer key, value;
 
+  /* One pass: the rows whose match changed, and how many there are and
+   * match for the sidebar's page. */
   g_hash_table_iter_init (&iter, self->rows);
-  while (changed->len <= max_changes && g_hash_table_iter_next (&iter, NULL, &value))
+  while (g_hash_table_iter_next (&iter, &key, &value))
     {
+      gboolean matches = row_matches (self, value);
+
+      total += !deleting || !g_hash_table_contains (self->pending_deletes, key);
+      shown += matches;
       /* The list box shows a row by making it child-visible. */
-      if (row_matches (self, value) != gtk_widget_get_child_visible (value))
+      if (matches != gtk_widget_get_child_visible (value) && changed->len <= max_changes)
         g_ptr_array_add (changed, value);
     }
 
@@ -256,7 +247,7 @@ _tally_window_refilter (TallyWindow *self)
   else
     for (guint i = 0; i < changed->len; i++)
       gtk_list_box_row_changed (g_ptr_array_index (changed, i));
-  _tally_window_update_sidebar_page (self);
+  show_sidebar_page (self, total, shown);
 }
 
 static void
