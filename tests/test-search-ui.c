@@ -338,12 +338,89 @@ letters_body (TallyApplication *app,
   type_and_check (app, window, "\"oat\"");
 }
 
+/* Whether @row, as the list last drew it (its render node is kept until
+ * it is queued for drawing), shows anything but its background: some
+ * pixel differs clearly from the top left one. A row out of sight draws
+ * only its background (tally-session-row.c). */
+static gboolean
+row_has_ink (GtkListBox      *list,
+             TallySessionRow *row)
+{
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree guchar *pixels = NULL;
+  graphene_rect_t bounds;
+  int width, height;
+  gsize stride;
+
+  g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (row), GTK_WIDGET (list), &bounds));
+  width = (int) bounds.size.width;
+  height = (int) bounds.size.height;
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (-bounds.origin.x, -bounds.origin.y));
+  gtk_widget_snapshot_child (GTK_WIDGET (list), GTK_WIDGET (row), snapshot);
+  node = gtk_snapshot_free_to_node (snapshot);
+  if (node == NULL)
+    return FALSE;
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (GTK_WIDGET (list))),
+                                         node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  stride = (gsize) width * 4;
+  pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        const guchar *p = pixels + y * stride + x * 4;
+        int diff = 0;
+
+        for (int c = 0; c < 4; c++)
+          diff += ABS (p[c] - pixels[c]);
+        if (diff > 120)
+          return TRUE;
+      }
+  return FALSE;
+}
+
+/* Every row of @list in sight in @viewport is drawn, and shows @snippets'
+ * snippet for its session when it has one (NULL: none checked). Returns
+ * how many rows are in sight. */
+static guint
+check_rows_in_sight (GtkListBox *list,
+                     GtkWidget  *viewport,
+                     GHashTable *snippets)
+{
+  GtkListBoxRow *row;
+  guint n = 0;
+
+  for (int i = 0; (row = gtk_list_box_get_row_at_index (list, i)) != NULL; i++)
+    {
+      graphene_rect_t bounds;
+
+      if (!gtk_widget_get_child_visible (GTK_WIDGET (row)))
+        continue;
+      g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (row), viewport, &bounds));
+      if (bounds.origin.y + bounds.size.height <= 0 || bounds.origin.y >= gtk_widget_get_height (viewport))
+        continue;
+      g_test_message ("row %d “%s” in sight", i, tally_session_row_get_title (TALLY_SESSION_ROW (row)));
+      g_assert_true (row_has_ink (list, TALLY_SESSION_ROW (row)));
+      if (snippets != NULL)
+        assert_snippet_shown (TALLY_SESSION_ROW (row),
+                              g_hash_table_lookup (snippets, tally_session_row_get_id (TALLY_SESSION_ROW (row))));
+      n++;
+    }
+  return n;
+}
+
 #define N_SCROLLED 60
 
 /* Sixty sessions that all match "waste": more rows than the list shows.
- * Scrolled from top to bottom a page at a time, every row in sight shows
- * its snippet in the frame that shows it, though a row's snippet text is
- * only put in once the row comes into sight (tally-session-row.c). */
+ * Scrolled from top to bottom a page at a time, every row in sight is
+ * drawn and shows its snippet in the frame that shows it, though a row
+ * out of sight draws only its background and its snippet text is only put
+ * in once it comes into sight (tally-session-row.c). The same holds for
+ * rows that come into sight because a search hides those above them. */
 static void
 scrolled_body (TallyApplication *app,
                TallyWindow      *window,
@@ -376,27 +453,25 @@ scrolled_body (TallyApplication *app,
   g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), >, 2 * gtk_adjustment_get_page_size (adjustment));
   for (;;)
     {
-      GtkListBoxRow *row;
-
       gtk_adjustment_set_value (adjustment, value);
       tally_test_wait_frames (GTK_WIDGET (window), 1);
-      for (int i = 0; (row = gtk_list_box_get_row_at_index (list, i)) != NULL; i++)
-        {
-          graphene_rect_t bounds;
-
-          g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (row), viewport, &bounds));
-          if (bounds.origin.y + bounds.size.height <= 0 || bounds.origin.y >= gtk_widget_get_height (viewport))
-            continue;
-          assert_snippet_shown (TALLY_SESSION_ROW (row),
-                                g_hash_table_lookup (snippets, tally_session_row_get_id (TALLY_SESSION_ROW (row))));
-          n_checked++;
-        }
+      n_checked += check_rows_in_sight (list, viewport, snippets);
       if (value >= gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment))
         break;
       value += gtk_adjustment_get_page_size (adjustment) / 2;
     }
   /* Each row was seen at least once. */
   g_assert_cmpuint (n_checked, >=, N_SCROLLED);
+
+  /* Back at the top, with the rows below out of sight: a search for the
+   * last sessions brings them up into sight, drawn. */
+  gtk_adjustment_set_value (adjustment, 0);
+  tally_test_wait_frames (GTK_WIDGET (window), 1);
+  set_search (window, "session 5");
+  SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  tally_test_wait_frames (GTK_WIDGET (window), 1);
+  /* Session 5 and some of 50 to 59, which were out of sight. */
+  g_assert_cmpuint (check_rows_in_sight (list, viewport, NULL), >=, 2);
 }
 
 /* Twelve sessions over three days for the headers: six Alpha, six Beta. */

@@ -49,6 +49,8 @@ struct _TallySessionRow
   char             *pending_snippet;
   GdkFrameClock    *layout_clock;
   gulong            layout_handler;
+  /* Last drawn out of sight, without its children (snapshot()) */
+  gboolean          culled;
 };
 
 G_DEFINE_FINAL_TYPE (TallySessionRow, tally_session_row, GTK_TYPE_LIST_BOX_ROW)
@@ -447,44 +449,23 @@ stop_watching_layout (TallySessionRow *self)
   g_clear_weak_pointer (&self->layout_clock);
 }
 
-/* Puts the pending snippet into the row's inscription. */
+static void layout_cb (TallySessionRow *self);
+
+/* Watches the frame clock's layout phase while the row waits to come
+ * into sight: a snippet to put in, or children it did not draw. */
 static void
-show_pending_snippet (TallySessionRow *self)
+update_layout_watch (TallySessionRow *self)
 {
-  g_autofree char *markup = NULL;
+  GdkFrameClock *clock;
 
-  stop_watching_layout (self);
-  if (self->pending_snippet == NULL)
-    return;
-  markup = snippet_markup (self->pending_snippet);
-  g_clear_pointer (&self->pending_snippet, g_free);
-  gtk_inscription_set_markup (self->snippet_label, markup);
-}
-
-/* The frame clock's layout phase, after the window's own layout: the rows
- * have their places for this frame, and a snippet put into the inscription
- * now (which only asks for a redraw) is painted in the same frame. */
-static void
-layout_cb (TallySessionRow *self)
-{
-  g_assert (TALLY_IS_SESSION_ROW (self));
-
-  if (gtk_widget_get_mapped (GTK_WIDGET (self)) && is_in_view (self))
-    show_pending_snippet (self);
-}
-
-static void
-watch_layout (TallySessionRow *self)
-{
-  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
-
-  if (clock == NULL)
+  if (self->pending_snippet == NULL && !self->culled)
     {
-      /* Not realized: nothing is drawn yet, so there is nothing to spare. */
-      show_pending_snippet (self);
+      stop_watching_layout (self);
       return;
     }
-  if (self->layout_clock == clock)
+
+  clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
+  if (clock == NULL || self->layout_clock == clock)
     return;
   stop_watching_layout (self);
   g_set_weak_pointer (&self->layout_clock, clock);
@@ -492,15 +473,65 @@ watch_layout (TallySessionRow *self)
                                                   self, G_CONNECT_SWAPPED);
 }
 
+/* Puts the pending snippet into the row's inscription. */
 static void
-tally_session_row_realize (GtkWidget *widget)
+show_pending_snippet (TallySessionRow *self)
+{
+  g_autofree char *markup = NULL;
+
+  if (self->pending_snippet != NULL)
+    {
+      markup = snippet_markup (self->pending_snippet);
+      g_clear_pointer (&self->pending_snippet, g_free);
+      gtk_inscription_set_markup (self->snippet_label, markup);
+    }
+  update_layout_watch (self);
+}
+
+/* The frame clock's layout phase, after the window's own layout: the rows
+ * have their places for this frame, and what is done now (a snippet put
+ * into the inscription, a row queued for drawing) is painted in the same
+ * frame. */
+static void
+layout_cb (TallySessionRow *self)
+{
+  g_assert (TALLY_IS_SESSION_ROW (self));
+
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)) || !is_in_view (self))
+    return;
+  if (self->culled)
+    {
+      self->culled = FALSE;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+  show_pending_snippet (self);
+}
+
+/* GTK 4.8's list box draws every row it shows, in sight or scrolled away,
+ * and the cairo renderer walks all their text at every frame the window
+ * paints, even one that only redraws the search entry: 1,000 rows of
+ * three or four labels each took most of the paint. A row out of sight
+ * draws only its own background; the first layout that brings it into
+ * sight (a scroll, rows above it hidden, a taller window) has it drawn
+ * again in the same frame. */
+static void
+tally_session_row_snapshot (GtkWidget   *widget,
+                            GtkSnapshot *snapshot)
 {
   TallySessionRow *self = TALLY_SESSION_ROW (widget);
 
+  self->culled = !is_in_view (self);
+  update_layout_watch (self);
+  if (!self->culled)
+    GTK_WIDGET_CLASS (tally_session_row_parent_class)->snapshot (widget, snapshot);
+}
+
+static void
+tally_session_row_realize (GtkWidget *widget)
+{
   GTK_WIDGET_CLASS (tally_session_row_parent_class)->realize (widget);
 
-  if (self->pending_snippet != NULL)
-    watch_layout (self);
+  update_layout_watch (TALLY_SESSION_ROW (widget));
 }
 
 static void
@@ -509,6 +540,18 @@ tally_session_row_unrealize (GtkWidget *widget)
   stop_watching_layout (TALLY_SESSION_ROW (widget));
 
   GTK_WIDGET_CLASS (tally_session_row_parent_class)->unrealize (widget);
+}
+
+/* A hidden row is drawn again when shown, and decides then. */
+static void
+tally_session_row_unmap (GtkWidget *widget)
+{
+  TallySessionRow *self = TALLY_SESSION_ROW (widget);
+
+  GTK_WIDGET_CLASS (tally_session_row_parent_class)->unmap (widget);
+
+  self->culled = FALSE;
+  update_layout_watch (self);
 }
 
 static void
@@ -564,6 +607,8 @@ tally_session_row_class_init (TallySessionRowClass *klass)
   widget_class->size_allocate = tally_session_row_size_allocate;
   widget_class->realize = tally_session_row_realize;
   widget_class->unrealize = tally_session_row_unrealize;
+  widget_class->unmap = tally_session_row_unmap;
+  widget_class->snapshot = tally_session_row_snapshot;
 
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-session-row.ui");
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, title_label);
@@ -715,8 +760,8 @@ tally_session_row_set_snippet (TallySessionRow *self,
 
   if (snippet == NULL || *snippet == '\0')
     {
-      stop_watching_layout (self);
       g_clear_pointer (&self->pending_snippet, g_free);
+      update_layout_watch (self);
       gtk_widget_set_visible (GTK_WIDGET (self->snippet_label), FALSE);
       return;
     }
@@ -724,13 +769,14 @@ tally_session_row_set_snippet (TallySessionRow *self,
   g_free (self->pending_snippet);
   self->pending_snippet = g_strdup (snippet);
   gtk_widget_set_visible (GTK_WIDGET (self->snippet_label), TRUE);
-  if (is_in_view (self))
+  /* A row not realized has drawn nothing yet: nothing to spare. */
+  if (is_in_view (self) || gtk_widget_get_frame_clock (GTK_WIDGET (self)) == NULL)
     show_pending_snippet (self);
   else
     {
       /* Until then an older snippet must not show in its place. */
       gtk_inscription_set_text (self->snippet_label, NULL);
-      watch_layout (self);
+      update_layout_watch (self);
     }
 }
 
