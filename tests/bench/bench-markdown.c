@@ -24,8 +24,9 @@
  * Figures: the longest main-loop stall (the longest single main-context
  * iteration, which is where a frame's update, layout and paint happen),
  * the longest gap between two painted frames while text was arriving, the
- * number of frames painted, the time until finish() returned and the frame
- * after it was painted, finish() itself, the longest frame-clock phases
+ * number of frames painted, the time until the final text was painted
+ * (finish() called, the view has nothing pending, and the frame after
+ * that painted), finish() itself, the longest frame-clock phases
  * (update: tick callbacks, the view's own update among them; layout; paint:
  * snapshot and render), and for the markdown view the longest and the
  * summed time of its per-frame updates (parse, buffer and block widgets).
@@ -51,10 +52,16 @@
  *
  * The median of each frame phase is printed beside its longest, so that
  * a run shows where a typical frame goes, not only the worst one.
+ * TALLY_BENCH_MARKDOWN_TRACE=MS prints every main-loop iteration that
+ * took MS or longer (with its frame's phases, or finish(), and its start
+ * and end in g_get_monotonic_time () µs, to be matched with the samples of
+ * `perf record -k CLOCK_MONOTONIC`), and
+ * TALLY_BENCH_MARKDOWN_ONLY=burst (or 1/ms) runs one pacing only.
  * TALLY_BENCH_MARKDOWN_PROFILE=1 makes one paced run of the markdown view
  * alone, under the renderer from the environment, for a profiler (perf
  * record, sysprof-cli); it also prints how many of the view's updates
- * left a streaming fence or table in place.
+ * left a streaming fence or table in place. TALLY_BENCH_MARKDOWN_PROFILE=burst
+ * makes TALLY_BENCH_MARKDOWN_PAIRS burst runs of it instead.
  */
 
 #define N_DELTAS   5000
@@ -77,6 +84,9 @@ typedef struct
   gint64   paint_max;
   guint    frames;
   gboolean counting;
+  gint64   last_update;   /* µs, the phases of the last frame */
+  gint64   last_layout;
+  gint64   last_paint_phase;
 } FrameStats;
 
 typedef struct
@@ -226,6 +236,7 @@ frame_update_after_cb (GdkFrameClock *clock,
 
       stats->update_max = MAX (stats->update_max, update);
       g_array_append_val (stats->updates, update);
+      stats->last_update = update;
     }
 }
 
@@ -241,6 +252,7 @@ frame_layout_cb (GdkFrameClock *clock,
 
       stats->layout_max = MAX (stats->layout_max, layout);
       g_array_append_val (stats->layouts, layout);
+      stats->last_layout = layout;
     }
   stats->layout_end = now;
 }
@@ -257,6 +269,7 @@ frame_paint_cb (GdkFrameClock *clock,
 
       stats->paint_max = MAX (stats->paint_max, paint);
       g_array_append_val (stats->paints, paint);
+      stats->last_paint_phase = paint;
     }
 }
 
@@ -314,15 +327,37 @@ append_int64 (GArray *values,
   g_array_append_val (values, v);
 }
 
+/* TALLY_BENCH_MARKDOWN_TRACE=MS: each iteration longer than MS is
+ * printed, with the phases of the frame painted in it (if one was) and
+ * how much of the text the widget had been given. */
+static gint64      trace_us;
+static FrameStats *trace_frames;
+static guint       trace_delta;
+static gint64      trace_start;
+
 /* One main-loop iteration, timed. */
 static void
 iterate (gboolean  may_block,
          gint64   *max_stall)
 {
   gint64 start = g_get_monotonic_time ();
+  guint frames = trace_frames != NULL ? trace_frames->frames : 0;
+  gint64 took;
 
   g_main_context_iteration (NULL, may_block);
-  *max_stall = MAX (*max_stall, g_get_monotonic_time () - start);
+  took = g_get_monotonic_time () - start;
+  *max_stall = MAX (*max_stall, took);
+  if (trace_us > 0 && took >= trace_us && trace_frames != NULL)
+    {
+      if (trace_frames->frames != frames)
+        g_print ("  %7.1f ms: iteration %5.1f ms at delta %4u, frame update %5.1f layout %5.1f paint %5.1f [%" G_GINT64_FORMAT " %" G_GINT64_FORMAT "]\n",
+                 (start - trace_start) / 1000.0, took / 1000.0, trace_delta,
+                 trace_frames->last_update / 1000.0, trace_frames->last_layout / 1000.0,
+                 trace_frames->last_paint_phase / 1000.0, start, start + took);
+      else
+        g_print ("  %7.1f ms: iteration %5.1f ms at delta %4u, no frame painted\n",
+                 (start - trace_start) / 1000.0, took / 1000.0, trace_delta);
+    }
 }
 
 static void
@@ -336,6 +371,15 @@ spin_ms (guint    ms,
       iterate (FALSE, max_stall);
       g_usleep (200);
     }
+}
+
+static gboolean
+view_busy (TallyMarkdownView *view)
+{
+  TallyMarkdownViewStats stats;
+
+  tally_markdown_view_get_stats (view, &stats);
+  return tally_markdown_view_get_pending (view) || stats.lazy_pending > 0;
 }
 
 static Result
@@ -391,10 +435,16 @@ run (GPtrArray *deltas,
   frames.counting = TRUE;
   frames.last_paint = g_get_monotonic_time ();
   start = g_get_monotonic_time ();
+  trace_frames = &frames;
+  trace_start = start;
+  if (trace_us > 0)
+    g_print ("%s, %s:\n", markdown ? "TallyMarkdownView" : "GtkTextView", paced ? "1/ms" : "burst");
 
   for (guint i = 0; i < deltas->len; i++)
     {
       const char *delta = g_ptr_array_index (deltas, i);
+
+      trace_delta = i;
 
       if (markdown)
         tally_markdown_view_append (TALLY_MARKDOWN_VIEW (view), delta);
@@ -423,6 +473,16 @@ run (GPtrArray *deltas,
     tally_markdown_view_finish (TALLY_MARKDOWN_VIEW (view));
   finish_end = g_get_monotonic_time ();
   max_stall = MAX (max_stall, finish_end - finish_start);
+  trace_delta = deltas->len;
+  if (trace_us > 0 && finish_end - finish_start >= trace_us)
+    g_print ("  %7.1f ms: finish() %5.1f ms\n", (finish_start - start) / 1000.0,
+             (finish_end - finish_start) / 1000.0);
+
+  /* Until the view has nothing left for its frames (placeholders, a
+   * finish() that its frames complete). */
+  if (markdown)
+    while (view_busy (TALLY_MARKDOWN_VIEW (view)))
+      iterate (TRUE, &max_stall);
 
   /* Until the final text has been laid out and painted: one frame is
    * requested for sure; wait for it and for pending layout idles. */
@@ -469,6 +529,7 @@ run (GPtrArray *deltas,
   g_array_unref (frames.layouts);
   g_array_unref (frames.paints);
 
+  trace_frames = NULL;
   g_signal_handler_disconnect (clock, handler);
   for (guint i = 0; i < G_N_ELEMENTS (phase_handlers); i++)
     g_signal_handler_disconnect (clock, phase_handlers[i]);
@@ -520,6 +581,9 @@ main (int   argc,
     }
   adw_init ();
 
+  if (g_getenv ("TALLY_BENCH_MARKDOWN_TRACE") != NULL)
+    trace_us = (gint64)(g_ascii_strtod (g_getenv ("TALLY_BENCH_MARKDOWN_TRACE"), NULL) * 1000);
+
   /* A quicker look while profiling: TALLY_BENCH_MARKDOWN_PAIRS=1. */
   if (pairs_env != NULL)
     n_pairs = CLAMP ((guint)g_ascii_strtoull (pairs_env, NULL, 10), 1, N_PAIRS);
@@ -531,10 +595,15 @@ main (int   argc,
    * markdown view only, under the renderer from the environment. */
   if (g_getenv ("TALLY_BENCH_MARKDOWN_PROFILE") != NULL)
     {
-      Result md = run (deltas, TRUE, TRUE);
+      gboolean burst = g_strcmp0 (g_getenv ("TALLY_BENCH_MARKDOWN_PROFILE"), "burst") == 0;
 
-      print_row (md.renderer, "TallyMarkdownView", "1/ms", 1, &md);
-      g_print ("updates %u, tails updated in place %u\n", md.updates, md.tails_in_place);
+      for (guint i = 0; i < (burst ? n_pairs : 1); i++)
+        {
+          Result md = run (deltas, TRUE, !burst);
+
+          print_row (md.renderer, "TallyMarkdownView", burst ? "burst" : "1/ms", i + 1, &md);
+          g_print ("updates %u, tails updated in place %u\n", md.updates, md.tails_in_place);
+        }
       g_string_free (summary, TRUE);
       return 0;
     }
@@ -567,6 +636,11 @@ main (int   argc,
       g_autoptr(GArray) ratios = g_array_new (FALSE, FALSE, sizeof (gint64));
 
       g_autoptr(GString) per_pair = g_string_new (NULL);
+
+      /* TALLY_BENCH_MARKDOWN_ONLY=burst or =1/ms runs one pacing only. */
+      if (g_getenv ("TALLY_BENCH_MARKDOWN_ONLY") != NULL &&
+          g_strcmp0 (g_getenv ("TALLY_BENCH_MARKDOWN_ONLY"), pacing) != 0)
+        continue;
 
       for (guint pair = 0; pair < n_pairs; pair++)
         {
