@@ -19,9 +19,10 @@
  * TallyMarkdownView while streaming (issue 15, "stream without a stall"):
  * code blocks and tables first show a placeholder and get their widget in
  * a later frame, a frame's budget at a time; a burst commits at most a
- * frame's share of settled text per frame. Whatever the frames did, the
- * text and widgets after the frames (or after finish()) equal those of
- * the same text set at once.
+ * frame's share of settled text per frame, and so do the frames that
+ * complete a finish() on a shown view. Whatever the frames did, the text
+ * and widgets after the frames (or after finish()) equal those of the
+ * same text set at once.
  */
 
 #define N_FENCES 24
@@ -47,7 +48,7 @@ show_view (void)
   return shown;
 }
 
-/* More than one frame's share (16 KB) of settled text: paragraphs, SQL
+/* More than one frame's share (16 KB at most) of settled text: paragraphs, SQL
  * fences, a table in the middle. */
 static char *
 make_burst (void)
@@ -195,16 +196,15 @@ burst_first_frame (Burst *burst)
   g_assert_true (tally_markdown_view_get_pending (burst->shown.view));
 }
 
-/* finish(), then: nothing left behind, no fallback render, and text and
- * widgets equal to the text set at once. Closes the view. */
+/* Text and widgets equal to the text set at once, no fallback render,
+ * nothing left behind and no frame work scheduled. Closes the view. */
 static void
-burst_finish_and_check (Burst *burst)
+burst_check_and_close (Burst *burst)
 {
   g_autofree char *actual = NULL;
   g_autofree char *actual_widgets = NULL;
   TallyMarkdownViewStats stats;
 
-  tally_markdown_view_finish (burst->shown.view);
   g_assert_false (tally_markdown_view_get_pending (burst->shown.view));
   tally_markdown_view_get_stats (burst->shown.view, &stats);
   g_assert_cmpuint (stats.lazy_pending, ==, 0);
@@ -228,6 +228,22 @@ burst_finish_and_check (Burst *burst)
   g_free (burst->expected_widgets);
 }
 
+/* finish() on the shown view: it returns at once, pending, and the next
+ * frames complete it (each within its budget), then the check. */
+static void
+burst_finish_and_check (Burst *burst)
+{
+  TallyMarkdownViewStats stats;
+
+  tally_markdown_view_finish (burst->shown.view);
+  g_assert_true (tally_markdown_view_get_pending (burst->shown.view));
+  SPIN_UNTIL (settled_by_frames (burst->shown.view));
+  tally_markdown_view_get_stats (burst->shown.view, &stats);
+  g_assert_cmpuint (stats.finished_by_frames, ==, 1);
+
+  burst_check_and_close (burst);
+}
+
 /* The burst, then frames only: later frames catch up with the text and
  * make the widgets, a frame's budget at a time. */
 static void
@@ -248,7 +264,7 @@ test_burst_by_frames (void)
 }
 
 /* The burst, one frame, then finish(): whatever the frame left (text past
- * the first 16 KB, placeholders) is done by finish(). */
+ * its share, placeholders) is done by the frames after finish(). */
 static void
 test_finish_leaves_nothing (void)
 {
@@ -256,6 +272,27 @@ test_finish_leaves_nothing (void)
 
   burst_first_frame (&burst);
   burst_finish_and_check (&burst);
+}
+
+/* The burst, one frame, finish(), and at once a description of the
+ * buffer: that completes the finish() under way there and then, without
+ * waiting for frames. */
+static void
+test_finish_then_describe (void)
+{
+  g_autofree char *structure = NULL;
+  TallyMarkdownViewStats stats;
+  Burst burst;
+
+  burst_first_frame (&burst);
+  tally_markdown_view_finish (burst.shown.view);
+  structure = tally_markdown_view_dup_structure (burst.shown.view);
+  g_assert_false (tally_markdown_view_get_pending (burst.shown.view));
+  tally_markdown_view_get_stats (burst.shown.view, &stats);
+  g_assert_cmpuint (stats.finished_by_frames, ==, 0);
+  g_assert_cmpuint (stats.lazy_pending, ==, 0);
+
+  burst_check_and_close (&burst);
 }
 
 /* A fence streamed in pieces: its block first shows a placeholder (made in
@@ -327,6 +364,7 @@ main (int   argc,
 
   g_test_add_func ("/tally/markdown-stream/burst-by-frames", test_burst_by_frames);
   g_test_add_func ("/tally/markdown-stream/finish-leaves-nothing", test_finish_leaves_nothing);
+  g_test_add_func ("/tally/markdown-stream/finish-then-describe", test_finish_then_describe);
   g_test_add_func ("/tally/markdown-stream/lazy-code-block", test_lazy_code_block);
   g_test_add_func ("/tally/markdown-stream/set-is-eager", test_set_is_eager);
 

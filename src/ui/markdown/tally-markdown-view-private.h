@@ -24,14 +24,18 @@ G_BEGIN_DECLS
  *   text into the buffer (tags, anchors, placeholders), in µs
  * @blocks_us_max: the most one frame spent making block widgets for
  *   placeholders, in µs
- * @deferred_updates: updates that committed only part of a burst (at most
- *   16 KB of settled text per frame) and left the rest to the next frame
+ * @deferred_updates: updates that committed only part of a burst (what
+ *   the view measured it can parse and insert in 2.5 ms, 1 to 16 KB) and
+ *   left the rest to the next frame
  * @lazy_blocks: code and table widgets made after their placeholder was
  *   shown (in a later frame, within its budget, or by finish())
  * @lazy_pending: placeholders still waiting for their widget now
  * @tails_in_place: tail renders that only replaced the block data of a
  *   fence or table still streaming, leaving the buffer and the widgets at
  *   its anchors in place
+ * @finished_by_frames: finish() calls that the view's frames completed
+ *   (the view was mapped), rather than finish() itself or a call that
+ *   needed the final state at once
  *
  * Counters for tests and benchmarks.
  */
@@ -53,6 +57,7 @@ typedef struct
   guint   lazy_blocks;
   guint   lazy_pending;
   guint   tails_in_place;
+  guint   finished_by_frames;
 } TallyMarkdownViewStats;
 
 void         tally_markdown_view_get_stats       (TallyMarkdownView      *self,

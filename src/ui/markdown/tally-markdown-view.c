@@ -57,17 +57,27 @@
  * of a code block) is rendered once into the buffer and then left alone,
  * together with its code-block and table widgets and any selection in it.
  *
- * A frame does at most a frame's budget of the view's own work: a burst
- * that brings more settled text than 16 KB is committed over several
- * frames (the tail waits until the view has caught up), and code blocks
- * and tables made while streaming first show a placeholder of about their
- * height and get their widget in the same or a later frame, oldest first,
- * at least one per frame and more while the frame stays within 4 ms. A
- * widget that already shows the block in the tail is kept, as above; and
- * while only a fence's code or a table's rows grow in the tail, the tail's
- * text and anchors stay in the buffer and the block just gets the new code
- * or rows.
- * set_markdown(), finish() and the private flush() do all of it at once.
+ * A frame does at most a frame's budget of the view's own work (4 ms): a
+ * burst that brings more settled text than the view parses and inserts in
+ * 2.5 ms (at the rate it measured for its earlier commits; 1 to 16 KB) is
+ * committed over several frames (the tail waits until the view has caught
+ * up), and code blocks and tables made while streaming first show a
+ * placeholder of about their height and get their widget in the same or a
+ * later frame, oldest first, while the frame is expected to stay within
+ * its budget at the time the last blocks took (one at least, unless the
+ * commit took half of it). A widget that already shows the block in the
+ * tail is kept, as above; and while only a fence's code or a table's rows
+ * grow in the tail, the tail's text and anchors stay in the buffer and the
+ * block just gets the new code or rows.
+ * finish() on a mapped view leaves the rest to the next frames too, as
+ * they would have done it, and then checks the result (below) in a frame
+ * of its own unless the one before did little: a burst that ended just
+ * now may leave tens of kilobytes and a dozen blocks, which finish() alone
+ * took 15 to 70 ms to render (bench-markdown, Mesa's software GL and
+ * cairo under Xvfb). set_markdown(), finish() on a view that is not
+ * mapped, and the private flush() do all of it at once, as do
+ * tally_markdown_view_dup_structure() and flush() when a finish() is
+ * under way.
  * The first view shown also warms GtkSourceView up at low priority, so the
  * first code block of an answer does not pay for it.
  *
@@ -124,6 +134,9 @@ struct _TallyMarkdownView
   gsize                   committed;
   gboolean                dirty;
   gboolean                settled;     /* buffer known to equal a fresh render */
+  gboolean                finishing;   /* finish() called, the ticks complete it */
+  double                  commit_rate; /* bytes parsed and inserted per µs, measured */
+  double                  block_us;    /* µs to make a block widget, measured */
   guint                   tick_id;
 
   /* the widgets shown at the buffer's anchors */
@@ -156,9 +169,20 @@ struct _TallyMarkdownView
  * widgets), in µs: a 60 Hz frame is 16.7 ms, and layout and paint need the
  * rest. */
 #define FRAME_BUDGET_US        4000
-/* Settled text rendered per frame at most, in bytes, when a burst brings
- * more (the rest follows in the next frames). */
-#define COMMIT_BUDGET_BYTES    (16 * 1024)
+/* What committing settled text may take of it, in µs, when a burst brings
+ * more than that: the bytes committed per frame are this time at the rate
+ * the view measured for its earlier commits (the rest follows in the next
+ * frames). */
+#define COMMIT_BUDGET_US       2500
+/* The rate assumed before the first commit, in bytes per µs (a paragraph
+ * of 1 KB parses and goes into the buffer in about a millisecond). */
+#define COMMIT_RATE_INITIAL    1.0
+/* The time to make a code block or table widget assumed before the first
+ * (then the view measures it), in µs. */
+#define BLOCK_US_INITIAL       1500
+/* Bounds of one frame's commit, in bytes. */
+#define COMMIT_MIN_BYTES       1024
+#define COMMIT_MAX_BYTES       (16 * 1024)
 
 G_DEFINE_FINAL_TYPE (TallyMarkdownView, tally_markdown_view, GTK_TYPE_WIDGET)
 
@@ -525,13 +549,15 @@ attach_blocks (TallyMarkdownView *self,
 }
 
 /* Replaces placeholders by their block widgets, oldest first: all of them
- * when @budget_end is 0, else at least one and then more while the frame's
- * work (since @budget_end - FRAME_BUDGET_US) stays within its budget.
+ * when @budget_end is 0, else (one at least when @at_least_one) while the
+ * frame's work (since @budget_end - FRAME_BUDGET_US) is expected to stay
+ * within its budget with one block more, at the time the last blocks took.
  * Anchors that were deleted meanwhile (a tail rendered again) are dropped.
  * Returns: whether placeholders are left. */
 static gboolean
 make_lazy_blocks (TallyMarkdownView *self,
-                  gint64             budget_end)
+                  gint64             budget_end,
+                  gboolean           at_least_one)
 {
   guint done = 0;
   guint made = 0;
@@ -539,14 +565,17 @@ make_lazy_blocks (TallyMarkdownView *self,
   while (done < self->lazy->len)
     {
       GtkTextChildAnchor *anchor = g_ptr_array_index (self->lazy, done);
+      gint64 start = g_get_monotonic_time ();
 
-      if (budget_end != 0 && made > 0 && g_get_monotonic_time () >= budget_end)
+      if (budget_end != 0 && (made > 0 || !at_least_one) &&
+          start + (gint64)self->block_us >= budget_end)
         break;
       done++;
       if (gtk_text_child_anchor_get_deleted (anchor))
         continue;
 
       tally_markdown_blocks_set (self->blocks, anchor, make_block (self, anchor));
+      self->block_us = 0.5 * self->block_us + 0.5 * (double)(g_get_monotonic_time () - start);
       self->stats.lazy_blocks++;
       made++;
     }
@@ -725,11 +754,44 @@ render_tail (TallyMarkdownView *self)
   self->tail_doc = g_steal_pointer (&doc);
 }
 
+/* How many bytes of settled text a frame commits when it cannot commit
+ * all: what the measured rate gets through in COMMIT_BUDGET_US. */
+static gsize
+commit_budget (TallyMarkdownView *self)
+{
+  double bytes = self->commit_rate * COMMIT_BUDGET_US;
+
+  return (gsize)CLAMP (bytes, COMMIT_MIN_BYTES, COMMIT_MAX_BYTES);
+}
+
+/* The last split point in source[0, committed + budget], or when there is
+ * none after the committed part, the first one after it (the scanner reads
+ * each line once, so this costs a pass over the text, no more). */
+static gsize
+find_partial_commit (TallyMarkdownView *self,
+                     gsize              commit,
+                     gsize              budget)
+{
+  TallyMarkdownScanner probe;
+  gsize limit = self->committed + budget;
+  gsize partial;
+
+  tally_markdown_scanner_init (&probe);
+  for (;;)
+    {
+      partial = tally_markdown_scanner_feed (&probe, self->source->str, MIN (limit, commit));
+      if (partial > self->committed || limit >= commit)
+        return MAX (partial, self->committed);
+      limit += budget;
+    }
+}
+
 /* Brings the buffer up to date with the source: commits the blocks that
  * are closed now (rendering them once), then re-renders the open tail.
- * When a burst brings more settled text than COMMIT_BUDGET_BYTES, only that
- * much (up to a block boundary) is committed, the tail waits, and the view
- * stays dirty for the next frame. */
+ * When a burst brings more settled text than a frame commits in
+ * COMMIT_BUDGET_US (commit_budget ()), only that much (up to a block
+ * boundary) is committed, the tail waits, and the view stays dirty for the
+ * next frame. */
 static void
 update (TallyMarkdownView *self)
 {
@@ -741,29 +803,37 @@ update (TallyMarkdownView *self)
   self->frame_parse_us = self->frame_insert_us = 0;
   commit = tally_markdown_scanner_feed (&self->scanner, self->source->str, self->source->len);
 
-  if (!self->eager && commit - MIN (commit, self->committed) > COMMIT_BUDGET_BYTES)
+  if (!self->eager && commit > self->committed)
     {
-      TallyMarkdownScanner probe;
-      gsize partial;
+      gsize budget = commit_budget (self);
 
-      /* The last split point within the budget (the scanner reads each
-       * line once, so this costs a pass over the text, no more). */
-      tally_markdown_scanner_init (&probe);
-      partial = tally_markdown_scanner_feed (&probe, self->source->str, self->committed + COMMIT_BUDGET_BYTES);
-      if (partial > self->committed)
+      if (commit - self->committed > budget)
         {
-          commit = partial;
-          behind = TRUE;
+          gsize partial = find_partial_commit (self, commit, budget);
+
+          if (partial > self->committed && partial < commit)
+            {
+              commit = partial;
+              behind = TRUE;
+            }
         }
     }
 
   if (commit > self->committed)
     {
+      gint64 commit_start = g_get_monotonic_time ();
+      gint64 took;
+
       take_tail_blocks (self);
       delete_tail (self);
       self->stats.blocks_committed += render_range (self, self->committed, commit);
       self->stats.commits++;
       start_tail_at_end (self);
+
+      /* The rate of this commit (a tail deleted, the text parsed and
+       * inserted), averaged with the earlier ones'. */
+      took = MAX (1, g_get_monotonic_time () - commit_start);
+      self->commit_rate = 0.5 * self->commit_rate + 0.5 * ((double)(commit - self->committed) / took);
       self->committed = commit;
       self->stats.committed_bytes = commit;
     }
@@ -795,9 +865,54 @@ update_all (TallyMarkdownView *self)
   self->eager = TRUE;
   if (self->dirty)
     update (self);
-  make_lazy_blocks (self, 0);
+  make_lazy_blocks (self, 0, TRUE);
   self->eager = FALSE;
   self->stats.update_us_max = MAX (self->stats.update_us_max, g_get_monotonic_time () - start);
+}
+
+/* The last step of finish(), once the buffer shows the whole text and
+ * every block has its widget: the buffer is checked against a fresh
+ * render of the whole text, and rendered again in full in the rare cases
+ * where they differ (link reference definitions defined after their use). */
+static void
+settle (TallyMarkdownView *self)
+{
+  g_autoptr(TallyMarkdownDoc) doc = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *actual = NULL;
+
+  self->finishing = FALSE;
+  self->settled = TRUE;
+
+  /* Without a committed part the buffer is one render of the whole text. */
+  if (self->committed == 0)
+    return;
+
+  doc = tally_markdown_doc_parse (self->source->str, self->source->len, TALLY_MARKDOWN_AT_START);
+  expected = tally_markdown_doc_dup_structure (doc, TRUE);
+  actual = tally_markdown_buffer_dup_structure (self->buffer, TRUE);
+  if (strcmp (expected, actual) == 0)
+    return;
+
+  g_debug ("Incremental render differs from a fresh one; rendering %" G_GSIZE_FORMAT " bytes again",
+           self->source->len);
+  self->stats.fallbacks++;
+  clear_buffer (self);
+  self->eager = TRUE;
+  insert_doc (self, doc);
+  self->eager = FALSE;
+  self->stats.bytes_rendered += self->source->len;
+  self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
+}
+
+/* Completes a finish() at once: whatever the frames had left, then the
+ * check. */
+static void
+finish_now (TallyMarkdownView *self)
+{
+  remove_tick (self);
+  update_all (self);
+  settle (self);
 }
 
 static gboolean tick_cb (GtkWidget     *widget,
@@ -828,14 +943,28 @@ tick_cb (GtkWidget     *widget,
 
   /* Block widgets are the costly part of an update (a code view costs a
    * millisecond or more, its first layout more): a frame makes them while
-   * it is within its budget, one at least. */
+   * it is within its budget, and one at least unless the update took half
+   * of it (a burst being committed; the blocks follow once it is). */
   blocks_start = g_get_monotonic_time ();
-  more = make_lazy_blocks (self, start + FRAME_BUDGET_US);
+  more = make_lazy_blocks (self, start + FRAME_BUDGET_US,
+                           blocks_start - start < FRAME_BUDGET_US / 2);
   self->stats.blocks_us_max = MAX (self->stats.blocks_us_max, g_get_monotonic_time () - blocks_start);
   self->stats.update_us_max = MAX (self->stats.update_us_max, g_get_monotonic_time () - start);
 
   if (self->dirty || more)
     return G_SOURCE_CONTINUE;
+
+  /* A finish() under way: the check of the whole text (a parse and two
+   * descriptions, a few milliseconds for a long answer) gets a frame of
+   * its own unless this one has done little. */
+  if (self->finishing)
+    {
+      if (g_get_monotonic_time () - start > FRAME_BUDGET_US / 4)
+        return G_SOURCE_CONTINUE;
+      settle (self);
+      self->stats.finished_by_frames++;
+      self->stats.update_us_max = MAX (self->stats.update_us_max, g_get_monotonic_time () - start);
+    }
 
   self->tick_id = 0;
   return G_SOURCE_REMOVE;
@@ -1181,6 +1310,8 @@ tally_markdown_view_init (TallyMarkdownView *self)
   self->reusable = g_ptr_array_new_with_free_func (g_object_unref);
   self->lazy = g_ptr_array_new_with_free_func (g_object_unref);
   tally_markdown_scanner_init (&self->scanner);
+  self->commit_rate = COMMIT_RATE_INITIAL;
+  self->block_us = BLOCK_US_INITIAL;
 
   self->vadjustment = g_object_ref_sink (gtk_adjustment_new (0, 0, 0, 0, 0, 0));
   gtk_scrollable_set_vadjustment (GTK_SCROLLABLE (self->text_view), self->vadjustment);
@@ -1256,6 +1387,7 @@ tally_markdown_view_set_markdown (TallyMarkdownView *self,
     markdown = "";
 
   remove_tick (self);
+  self->finishing = FALSE;
 
   /* Rebinding a finished message to the same text is common in lists. */
   if (!self->dirty && self->committed == 0 && self->lazy->len == 0 &&
@@ -1302,46 +1434,41 @@ tally_markdown_view_append (TallyMarkdownView *self,
  * tally_markdown_view_finish:
  * @self: a markdown view
  *
- * Renders the final state now: pending deltas are applied, open constructs
- * are closed as a fresh parse closes them (an unclosed fence becomes a code
- * block to the end), and the buffer then equals what
- * tally_markdown_view_set_markdown() gives for the whole text. Call it when
- * the message is complete; appending afterwards is allowed and streams on.
+ * Says that the text is complete: pending deltas are applied, open
+ * constructs are closed as a fresh parse closes them (an unclosed fence
+ * becomes a code block to the end), and the buffer then equals what
+ * tally_markdown_view_set_markdown() gives for the whole text. Call it
+ * when the message is complete; appending afterwards is allowed and
+ * streams on.
+ *
+ * A view that is mapped gets there over its next frames, each within its
+ * budget as while streaming (a burst that ended just now may leave tens
+ * of kilobytes to render, too much for one frame), and then checks the
+ * result against a fresh parse, in a frame of its own when the one before
+ * did much; tally_markdown_view_get_pending() is %TRUE until it is done.
+ * A view that is not mapped gets no frames and renders it all at once, as
+ * do tally_markdown_view_dup_structure() and the private
+ * tally_markdown_view_flush() when a finish() is still under way.
  */
 void
 tally_markdown_view_finish (TallyMarkdownView *self)
 {
-  g_autoptr(TallyMarkdownDoc) doc = NULL;
-  g_autofree char *expected = NULL;
-  g_autofree char *actual = NULL;
-
   g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
 
-  remove_tick (self);
   if (self->settled)
-    return;
-  update_all (self);
-  self->settled = TRUE;
+    {
+      remove_tick (self);
+      return;
+    }
 
-  /* Without a committed part the buffer is one render of the whole text. */
-  if (self->committed == 0)
-    return;
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->finishing = TRUE;
+      ensure_tick (self);
+      return;
+    }
 
-  doc = tally_markdown_doc_parse (self->source->str, self->source->len, TALLY_MARKDOWN_AT_START);
-  expected = tally_markdown_doc_dup_structure (doc, TRUE);
-  actual = tally_markdown_buffer_dup_structure (self->buffer, TRUE);
-  if (strcmp (expected, actual) == 0)
-    return;
-
-  g_debug ("Incremental render differs from a fresh one; rendering %" G_GSIZE_FORMAT " bytes again",
-           self->source->len);
-  self->stats.fallbacks++;
-  clear_buffer (self);
-  self->eager = TRUE;
-  insert_doc (self, doc);
-  self->eager = FALSE;
-  self->stats.bytes_rendered += self->source->len;
-  self->stats.blocks_rendered += tally_markdown_doc_get_n_blocks (doc);
+  finish_now (self);
 }
 
 /**
@@ -1356,7 +1483,8 @@ tally_markdown_view_finish (TallyMarkdownView *self)
  * written out (`[code-block lang=sql]SELECT 1[/code-block]`,
  * `[table 3x2 align=l|c|r: a|b|c / 1|2|3]`, `[hr]`). Two buffers with the
  * same description look the same. Pending deltas are not included; call
- * tally_markdown_view_finish() first.
+ * tally_markdown_view_finish() first (a finish() still under way in the
+ * view's frames is completed at once here).
  *
  * Returns: (transfer full): the description
  */
@@ -1365,6 +1493,8 @@ tally_markdown_view_dup_structure (TallyMarkdownView *self)
 {
   g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
 
+  if (self->finishing)
+    finish_now (self);
   return tally_markdown_buffer_dup_structure (self->buffer, FALSE);
 }
 
@@ -1376,7 +1506,8 @@ tally_markdown_view_dup_structure (TallyMarkdownView *self)
  * @self: a markdown view
  *
  * Like tally_markdown_view_dup_structure(), with the spacing and margin
- * tags and the blocks' indents included.
+ * tags and the blocks' indents included (and a finish() still under way
+ * completed first).
  *
  * Returns: (transfer full): the description
  */
@@ -1385,6 +1516,8 @@ tally_markdown_view_dup_full_structure (TallyMarkdownView *self)
 {
   g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), NULL);
 
+  if (self->finishing)
+    finish_now (self);
   return tally_markdown_buffer_dup_structure (self->buffer, TRUE);
 }
 
@@ -1413,14 +1546,20 @@ tally_markdown_view_get_stats (TallyMarkdownView      *self,
  *
  * Does now what the next frames' updates would do, if anything is
  * pending: renders the text and makes the block widgets still shown as
- * placeholders, without the per-frame budget. Unlike
- * tally_markdown_view_finish() it does not verify the result.
+ * placeholders, without the per-frame budget. It does not verify the
+ * result, unless a tally_markdown_view_finish() is under way: that is
+ * then completed, check included.
  */
 void
 tally_markdown_view_flush (TallyMarkdownView *self)
 {
   g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
 
+  if (self->finishing)
+    {
+      finish_now (self);
+      return;
+    }
   remove_tick (self);
   update_all (self);
 }
@@ -1429,14 +1568,15 @@ tally_markdown_view_flush (TallyMarkdownView *self)
  * tally_markdown_view_get_pending:
  * @self: a markdown view
  *
- * Returns: whether appended text waits for the next update
+ * Returns: whether appended text waits for the next update, or a
+ *   tally_markdown_view_finish() for the view's next frames
  */
 gboolean
 tally_markdown_view_get_pending (TallyMarkdownView *self)
 {
   g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), FALSE);
 
-  return self->dirty;
+  return self->dirty || self->finishing;
 }
 
 /**
