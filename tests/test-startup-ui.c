@@ -15,6 +15,8 @@
  *   widths over their wrapping titles) and are laid out as their own
  *   measure says; so does each suggestion's title box, in rows made of
  *   an AdwActionRow's widgets and style classes.
+ * - The store is open once the window has painted, and the actions that
+ *   need it are enabled.
  * - Plan cards shown together load WebKit once and share one web context
  *   and one network session (so one web process serves them all; test-cards
  *   counts the processes).
@@ -28,6 +30,7 @@
 
 #include <adwaita.h>
 
+#include "tally-application-private.h"
 #include "tally-cards-common.h"
 #include "tally-event.h"
 #include "tally-plan-card-private.h"
@@ -73,6 +76,24 @@ assert_no_webkit (TallyWindow *window)
   g_assert_false (tally_webkit_loader_is_loaded ());
 #endif
   g_assert_false (webkit_mapped ());
+}
+
+/* Whether a window action is enabled, read the way a button reads it (as
+ * test-app.c does): a hidden button with that action name below the
+ * window is insensitive while the action is disabled. */
+static gboolean
+window_action_enabled (TallyWindow *window,
+                       const char  *name)
+{
+  GtkWidget *button = gtk_button_new ();
+  gboolean enabled;
+
+  gtk_widget_set_visible (button, FALSE);
+  gtk_widget_set_parent (button, GTK_WIDGET (window));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), name);
+  enabled = gtk_widget_get_sensitive (button);
+  gtk_widget_unparent (button);
+  return enabled;
 }
 
 /* The empty window */
@@ -185,6 +206,12 @@ empty_body (TallyApplication *app,
       }
     g_assert_cmpuint (n_rows, ==, 3);
   }
+
+  /* The store opened after the first frame, and the actions that need it
+   * followed (_tally_window_update_actions() peeks until then). */
+  g_assert_nonnull (_tally_application_peek_store (app));
+  g_assert_true (window_action_enabled (window, "win.database-notes"));
+  g_assert_true (window_action_enabled (window, "win.sensitive-columns"));
 }
 
 static void

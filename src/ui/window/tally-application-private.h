@@ -17,4 +17,6 @@ void _tally_application_set_network_override (TallyApplication *self,
 /* Start-up: what waits until a window's first frame (tally-window.c). */
 void _tally_application_after_first_frame (TallyApplication *self);
 
+TallyStore *_tally_application_peek_store (TallyApplication *self);
+
 G_END_DECLS

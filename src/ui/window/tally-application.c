@@ -858,6 +858,26 @@ tally_application_get_store (TallyApplication *self)
 }
 
 /**
+ * _tally_application_peek_store:
+ * @self: a #TallyApplication
+ *
+ * The store if something has opened it already, without opening it: a
+ * new window's first frame does not wait for the store (it opens after
+ * that frame, docs/architecture.md §11.1), so what the window works out
+ * before then (which of its actions are enabled) asks here and asks
+ * again once the store is open.
+ *
+ * Returns: (transfer none) (nullable): the session store, or %NULL when
+ *   it has not been opened yet or could not be opened
+ */
+TallyStore *
+_tally_application_peek_store (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), NULL);
+  return self->store;
+}
+
+/**
  * tally_application_get_store_problem:
  * @self: a #TallyApplication
  *

@@ -37,11 +37,13 @@
  */
 
 /* Actions that only make sense in some states are disabled in the others,
- * so their buttons, menu items and shortcuts follow. */
+ * so their buttons, menu items and shortcuts follow. The store's actions
+ * wait until it is open: a new window opens it after its first frame and
+ * calls this again then (tally-window.c, after_first_frame_idle()). */
 void
 _tally_window_update_actions (TallyWindow *self)
 {
-  TallyStore *store = tally_application_get_store (self->app);
+  TallyStore *store = _tally_application_peek_store (self->app);
   gboolean has_store = store != NULL && !tally_store_is_read_only (store);
   gboolean has_session = self->session != NULL;
   GtkWidget *widget = GTK_WIDGET (self);

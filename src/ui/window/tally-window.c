@@ -1129,6 +1129,7 @@ after_first_frame_idle (gpointer user_data)
   store = tally_application_get_store (self->app);
   if (store != NULL)
     g_signal_connect_object (store, "write-failed", G_CALLBACK (store_write_failed_cb), self, G_CONNECT_SWAPPED);
+  _tally_window_update_actions (self);
   update_banners (self);
   _tally_window_refresh_sessions (self);
   _tally_window_maybe_fetch_models (self);
