@@ -520,6 +520,22 @@ tally_application_activate (GApplication *application)
   gtk_window_present (window);
 }
 
+/* The icon theme, loaded again off the main thread (below). The lookup
+ * loads it under the theme's lock, as GTK's own early load does; a
+ * lookup on the main thread meanwhile waits for it instead of loading
+ * the theme a second time. */
+static void
+load_icon_theme_thread (GTask        *task,
+                        gpointer      source_object,
+                        gpointer      task_data,
+                        GCancellable *cancellable)
+{
+  g_assert (GTK_IS_ICON_THEME (source_object));
+
+  gtk_icon_theme_has_icon (GTK_ICON_THEME (source_object), "tally-thinking-symbolic");
+  g_task_return_boolean (task, TRUE);
+}
+
 static void
 tally_application_startup (GApplication *application)
 {
@@ -535,6 +551,21 @@ tally_application_startup (GApplication *application)
   static const char *shortcuts_accels[] = { "<Control>question", NULL };
 
   G_APPLICATION_CLASS (tally_application_parent_class)->startup (application);
+
+  /* GTK loads the display's icon theme in a thread as the display opens;
+   * GtkApplication's start-up then adds the application's own icons
+   * (resources under icons/), which throws that theme away, and the
+   * window's first icon loaded it again on the main thread, between
+   * building the window and mapping it (docs/architecture.md §11.1). It
+   * is loaded again in a thread now, while the window is built. */
+  if (gdk_display_get_default () != NULL)
+    {
+      g_autoptr(GTask) task = g_task_new (gtk_icon_theme_get_for_display (gdk_display_get_default ()),
+                                          NULL, NULL, NULL);
+
+      g_task_set_source_tag (task, tally_application_startup);
+      g_task_run_in_thread (task, load_icon_theme_thread);
+    }
 
   /* Dark mode follows the system. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
