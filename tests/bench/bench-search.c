@@ -32,6 +32,9 @@
  * search task, seen through its cancellable), and the layout and paint of
  * the frame after it (between an emission hook, which runs before the
  * window's own handler, and a handler of ours, which runs after it).
+ * Last, it lists the sessions again as the window does after a turn, a
+ * rename, a pin or a deletion, and prints the time until the list is
+ * shown and the longest stall meanwhile.
  * Prints figures only; asserts nothing about speed. With BENCH_SEARCH_KEYS
  * set in the environment it also prints a line per key shown: the text
  * typed so far, its time and the parts above.
@@ -625,6 +628,29 @@ typedef struct {
   gint64      longest_stall;
 } BodyData;
 
+/* Lists the sessions again, as the window does after each finished turn,
+ * rename, pin or deletion, and prints how long until the sidebar shows
+ * the list and the longest main-loop stall meanwhile. */
+static void
+time_refresh (TallyWindow *window,
+              const char  *name)
+{
+  TallyTestStallMeter meter = { 0 };
+  gint64 start, stall;
+  double cpu;
+
+  tally_test_stall_meter_start (&meter);
+  cpu = thread_cpu_ms ();
+  start = g_get_monotonic_time ();
+  _tally_window_refresh_sessions (window);
+  while (_tally_window_is_refreshing (window))
+    g_main_context_iteration (NULL, TRUE);
+  tally_test_wait_frames (GTK_WIDGET (window), 1);
+  stall = tally_test_stall_meter_stop (&meter);
+  printf ("%-6s refresh of the list: %.1f ms to shown, main-thread CPU %.1f ms, longest stall %.1f ms\n",
+          name, (g_get_monotonic_time () - start) / 1000.0, thread_cpu_ms () - cpu, stall / 1000.0);
+}
+
 static void
 bench_body (TallyApplication *app,
             TallyWindow      *window,
@@ -699,6 +725,7 @@ bench_body (TallyApplication *app,
   printf ("%-6s longest main-loop stall while typing: %.1f ms (frame budget 16.7 ms)\n",
           data->name, run->longest_stall / 1000.0);
   data->longest_stall = run->longest_stall;
+  time_refresh (window, data->name);
 }
 
 /* }}} */
