@@ -781,6 +781,45 @@ table_read_text_cb (GObject      *object,
     *text = g_strdup ("(nothing)");
 }
 
+/* The Copy button of a code block and the buttons over a table get their
+ * tooltips while hidden (so that GTK does not ask the X server where the
+ * pointer is for each block a streamed answer makes), and are shown with
+ * them. */
+static void
+test_block_button_tooltips (void)
+{
+  static const char *table_tooltips[] = { "Copy Table", "Save Table as CSV…" };
+  GtkWidget *code = g_object_ref_sink (tally_markdown_code_block_new ("SELECT 1;\n", "sql"));
+  TallyMarkdownTable table = { 0 };
+  TallyMarkdownAlign aligns[1] = { TALLY_MARKDOWN_ALIGN_DEFAULT };
+  char *cells[2] = { (char *)"a", (char *)"1" };
+  GtkWidget *grid;
+  GPtrArray *buttons;
+
+  buttons = tally_test_find_all (code, GTK_TYPE_BUTTON);
+  g_assert_cmpuint (buttons->len, ==, 1);
+  g_assert_true (gtk_widget_get_visible (g_ptr_array_index (buttons, 0)));
+  g_assert_cmpstr (gtk_widget_get_tooltip_text (g_ptr_array_index (buttons, 0)), ==, "Copy");
+  g_ptr_array_unref (buttons);
+  g_object_unref (code);
+
+  table.n_columns = 1;
+  table.n_rows = 2;
+  table.aligns = aligns;
+  table.plain = cells;
+  table.markup = cells;
+  grid = g_object_ref_sink (tally_markdown_table_widget_new (&table, NULL, NULL));
+  buttons = tally_test_find_all (grid, GTK_TYPE_BUTTON);
+  g_assert_cmpuint (buttons->len, ==, G_N_ELEMENTS (table_tooltips));
+  for (guint i = 0; i < buttons->len; i++)
+    {
+      g_assert_true (gtk_widget_get_visible (g_ptr_array_index (buttons, i)));
+      g_assert_cmpstr (gtk_widget_get_tooltip_text (g_ptr_array_index (buttons, i)), ==, table_tooltips[i]);
+    }
+  g_ptr_array_unref (buttons);
+  g_object_unref (grid);
+}
+
 /* A table in a message leaves the window: table.copy puts its plain
  * cells on the clipboard as TSV with the header row, and the CSV text is
  * RFC 4180. */
@@ -1235,6 +1274,7 @@ main (int   argc,
   g_test_add_func ("/tally/markdown/links", test_links);
   g_test_add_func ("/tally/markdown/code-block", test_code_block);
   g_test_add_func ("/tally/markdown/table-copy", test_table_copy);
+  g_test_add_func ("/tally/markdown/block-button-tooltips", test_block_button_tooltips);
   g_test_add_func ("/tally/markdown/theme-colors", test_theme_colors);
   g_test_add_func ("/tally/markdown/block-width", test_block_width);
   g_test_add_func ("/tally/markdown/blocks-over-lines", test_blocks_over_lines);

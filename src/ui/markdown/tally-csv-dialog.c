@@ -218,13 +218,19 @@ header_button (const char *icon_name,
                const char *action_name,
                const char *tooltip)
 {
+  /* Hidden while its tooltip is set: GTK 4.8's gtk_widget_set_tooltip_text()
+   * on a visible widget asks the display where the pointer is (a round
+   * trip to the X server), and a streamed answer makes its tables in the
+   * frames that show it. */
   GtkWidget *button = g_object_new (GTK_TYPE_BUTTON,
                                     "icon-name", icon_name,
                                     "action-name", action_name,
+                                    "visible", FALSE,
                                     "tooltip-text", tooltip,
                                     "valign", GTK_ALIGN_CENTER,
                                     NULL);
 
+  gtk_widget_set_visible (button, TRUE);
   gtk_widget_add_css_class (button, "flat");
   gtk_accessible_update_property (GTK_ACCESSIBLE (button),
                                   GTK_ACCESSIBLE_PROPERTY_LABEL, tooltip,

@@ -191,6 +191,12 @@ static void
 tally_markdown_code_block_init (TallyMarkdownCodeBlock *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* The template sets the Copy button's tooltip while the button is
+   * hidden: GTK 4.8's gtk_widget_set_tooltip_text() on a visible widget
+   * asks the display where the pointer is (a round trip to the X server,
+   * milliseconds while it is busy), and a streamed answer makes its code
+   * blocks in the frames that show it. */
+  gtk_widget_set_visible (GTK_WIDGET (self->copy_button), TRUE);
   tally_scroll_forward_vertical (GTK_SCROLLED_WINDOW (self->scroller));
 
   tally_source_style_follow (GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view))));
