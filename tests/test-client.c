@@ -811,6 +811,41 @@ test_error_413_not_json (void)
   g_assert_cmpuint (g_array_index (run->attempts, AttemptRecord, 0).status, ==, 413);
 }
 
+/* A redirect is not followed: libsoup would send the request again, the
+ * key included, to the origin the location names (docs/protocol.md §1). */
+static void
+test_error_redirect (void)
+{
+  g_autoptr (TallyTestMock) other = NULL;
+  g_autoptr (TallyTestMock) mock = NULL;
+  g_autoptr (TallyClient) client = NULL;
+  g_autoptr (Run) run = NULL;
+  g_autofree char *scenario = NULL;
+  g_autofree char *location = NULL;
+
+  other = mock_start ("{\"responses\":["
+                      "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"stolen\"}],"
+                      " \"stop_reason\":\"end_turn\"}}]}");
+  location = g_strdup_printf ("%s/steal", tally_test_mock_get_base_url (other));
+  /* x-should-retry would make any other status retryable. */
+  scenario = g_strdup_printf ("{\"responses\":["
+                              "{\"status\":302,\"body_text\":\"moved\","
+                              " \"headers\":{\"location\":\"%s\",\"x-should-retry\":\"true\"}}]}",
+                              location);
+  mock = mock_start (scenario);
+  client = client_for (mock);
+  run = run_new (client);
+  run_stream (run, REQUEST_BODY);
+
+  g_assert_error (run->error, TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL);
+  g_assert_nonnull (strstr (run->error->message, "302"));
+  g_assert_nonnull (strstr (run->error->message, location));
+  g_assert_cmpstr (run->text->str, ==, "");
+  g_assert_cmpuint (run->retries->len, ==, 0);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 1);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (other), ==, 0);
+}
+
 static void
 test_overloaded_event_before_content (void)
 {
@@ -1458,6 +1493,7 @@ main (int    argc,
   g_test_add_func ("/tally/client/error/400", test_error_400);
   g_test_add_func ("/tally/client/error/401", test_error_401);
   g_test_add_func ("/tally/client/error/413-not-json", test_error_413_not_json);
+  g_test_add_func ("/tally/client/error/redirect", test_error_redirect);
   g_test_add_func ("/tally/client/error/overloaded-event-after-content", test_overloaded_event_after_content);
   g_test_add_func ("/tally/client/error/non-retryable-event", test_non_retryable_event);
   g_test_add_func ("/tally/client/error/cut-inside-tool-use", test_cut_inside_tool_use);

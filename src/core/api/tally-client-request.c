@@ -434,11 +434,25 @@ http_failed (GTask *task)
                                             req->collected->data, req->collected->len,
                                             &type, &body_request_id);
 
+  if (SOUP_STATUS_IS_REDIRECTION (req->status))
+    {
+      const char *location = soup_message_headers_get_one (headers, "location");
+
+      g_clear_error (&error);
+      error = g_error_new (TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL,
+                           "The server answered HTTP %u, a redirect to “%s”. Tally does not follow redirects, "
+                           "so that the API key is never sent to another address; check the base URL.",
+                           req->status, location != NULL ? location : "");
+      g_free (type);
+      type = g_strdup ("api_error");
+    }
+
   /* The header is the primary source; a proxy may have dropped it. */
   if (req->request_id == NULL)
     req->request_id = g_steal_pointer (&body_request_id);
 
   attempt_failed (task, error,
+                  !SOUP_STATUS_IS_REDIRECTION (req->status) &&
                   tally_client_http_is_retryable (req->status, headers),
                   req->status, type, tally_client_server_delay_ms (headers));
 }
@@ -767,6 +781,11 @@ tally_client_request_start (GTask *task)
                                            g_object_unref);
 
   req->message = soup_message_new_from_uri (req->method, req->uri);
+  /* A redirect is never followed: libsoup would send the request again,
+   * x-api-key included, to whatever origin the Location names (also from
+   * https to http). A 3xx answer fails like any other non-2xx one
+   * (docs/protocol.md §12.1). */
+  soup_message_add_flags (req->message, SOUP_MESSAGE_NO_REDIRECT);
   headers = soup_message_get_request_headers (req->message);
   if (self->api_key != NULL && *self->api_key != '\0')
     soup_message_headers_replace (headers, "x-api-key", self->api_key);
