@@ -209,6 +209,26 @@ sidebar_body (TallyApplication *app,
   g_assert_cmpstr (tally_session_row_get_title (row_at (window, 3)), ==, "Cold brew margins");
   g_assert_null (header_of (row_at (window, 3)));
 
+  /* The row menu's popover is made when it first opens, then kept. */
+  {
+    g_autoptr(GPtrArray) buttons = tally_test_find_all (GTK_WIDGET (row_at (window, 0)), GTK_TYPE_MENU_BUTTON);
+    GtkMenuButton *button;
+    GtkPopover *popover;
+
+    g_assert_cmpuint (buttons->len, ==, 1);
+    button = g_ptr_array_index (buttons, 0);
+    g_assert_null (gtk_menu_button_get_popover (button));
+    gtk_menu_button_popup (button);
+    popover = gtk_menu_button_get_popover (button);
+    g_assert_true (GTK_IS_POPOVER_MENU (popover));
+    /* Pin, Unpin, Rename and Export; Delete */
+    g_assert_cmpint (g_menu_model_get_n_items (gtk_menu_button_get_menu_model (button)), ==, 2);
+    gtk_menu_button_popdown (button);
+    gtk_menu_button_popup (button);
+    g_assert_true (gtk_menu_button_get_popover (button) == popover);
+    gtk_menu_button_popdown (button);
+  }
+
   /* Titles cut short can be told apart: the row's tooltip is the whole. */
   g_assert_cmpstr (gtk_widget_get_tooltip_text (GTK_WIDGET (row_at (window, 0))), ==, LONG_TITLE);
   g_assert_cmpstr (gtk_widget_get_tooltip_text (GTK_WIDGET (row_at (window, 1))), ==, LONG_TITLE_2);

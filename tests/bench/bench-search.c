@@ -665,13 +665,18 @@ bench_body (TallyApplication *app,
   guint superseded = 0;
   guint layout_hook, paint_hook;
   double cpu_ms = 0;
+  double listing_cpu = thread_cpu_ms ();
   gint64 start = g_get_monotonic_time ();
+  TallyTestStallMeter listing = { 0 };
 
+  tally_test_stall_meter_start (&listing);
   while (_tally_window_is_refreshing (window) && g_get_monotonic_time () - start < 120 * G_USEC_PER_SEC)
     g_main_context_iteration (NULL, TRUE);
   tally_test_wait_frames (GTK_WIDGET (window), 3);
   clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
-  printf ("%-6s window listed %u rows\n", data->name, count_shown_rows (window));
+  printf ("%-6s window listed %u rows after %.1f ms (main-thread CPU %.1f ms, longest stall %.1f ms)\n",
+          data->name, count_shown_rows (window), (g_get_monotonic_time () - start) / 1000.0,
+          thread_cpu_ms () - listing_cpu, tally_test_stall_meter_stop (&listing) / 1000.0);
 
   memset (run, 0, sizeof *run);
   run->print_keys = g_getenv ("BENCH_SEARCH_KEYS") != NULL;

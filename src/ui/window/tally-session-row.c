@@ -39,6 +39,7 @@ struct _TallySessionRow
   GtkLabel         *date_label;
   GtkLabel         *cost_label;
   GtkMenuButton    *menu_button;
+  GMenuModel       *row_menu;
   GtkPopover       *rename_popover;
   GtkEntry         *rename_entry;
   GtkButton        *rename_button;
@@ -616,6 +617,7 @@ tally_session_row_class_init (TallySessionRowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, date_label);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, cost_label);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, menu_button);
+  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, row_menu);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_popover);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_entry);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_button);
@@ -632,12 +634,30 @@ tally_session_row_class_init (TallySessionRowClass *klass)
    * (hover, selection, spacing) applies; styled by its class instead. */
 }
 
+/* The row menu's popover is made the first time it opens, not with
+ * every row: GtkMenuButton builds a GtkPopoverMenu with all its items as
+ * soon as it is given a model, which was about a third of making a row
+ * (1,000 of them when the sidebar first lists the saved sessions). GTK
+ * calls this at every opening; the model is given once. */
+static void
+create_row_menu_cb (GtkMenuButton *button,
+                    gpointer       user_data)
+{
+  TallySessionRow *self = user_data;
+
+  g_assert (TALLY_IS_SESSION_ROW (self));
+
+  if (gtk_menu_button_get_menu_model (button) == NULL)
+    gtk_menu_button_set_menu_model (button, self->row_menu);
+}
+
 static void
 tally_session_row_init (TallySessionRow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_widget_add_css_class (GTK_WIDGET (self), "session-row");
   gtk_widget_set_parent (GTK_WIDGET (self->rename_popover), GTK_WIDGET (self));
+  gtk_menu_button_set_create_popup_func (self->menu_button, create_row_menu_cb, self, NULL);
 }
 
 /**
