@@ -1221,6 +1221,8 @@ narrow_body (TallyApplication *app,
   g_assert_false (gtk_widget_get_mapped (GTK_WIDGET (_tally_window_get_model_dropdown (window))));
   g_assert_false (gtk_widget_get_mapped (GTK_WIDGET (_tally_window_get_thinking_button (window))));
   gtk_toggle_button_set_active (_tally_window_get_thinking_button (window), TRUE);
+  /* (The title's popover is built the first time it opens.) */
+  _tally_window_ensure_context_popover (window);
   {
     g_autoptr(GPtrArray) switches = find_all (GTK_WIDGET (window), GTK_TYPE_SWITCH);
     gboolean thinking_on = FALSE;
@@ -1815,6 +1817,7 @@ data_files_body (TallyApplication *app,
   TallyDataImportBar *bar;
 
   g_assert_true (has_class_action (GTK_WIDGET (window), "win.open-data-files"));
+  _tally_window_ensure_context_popover (window);
   g_assert_true (has_actionable (GTK_WIDGET (window->context_popover), "win.open-data-files"));
 
   _tally_window_import_data_files (window, bad);

@@ -17,6 +17,8 @@
  *   an AdwActionRow's widgets and style classes.
  * - The store is open once the window has painted, and the actions that
  *   need it are enabled.
+ * - The title's popover is built when it first opens, its pickers tied to
+ *   the header's.
  * - Plan cards shown together load WebKit once and share one web context
  *   and one network session (so one web process serves them all; test-cards
  *   counts the processes).
@@ -205,6 +207,41 @@ empty_body (TallyApplication *app,
         g_assert_cmpint (gtk_widget_get_width (label), ==, gtk_widget_get_width (title_box));
       }
     g_assert_cmpuint (n_rows, ==, 3);
+  }
+
+  /* The title's popover is built when it first opens, with its pickers
+   * tied to the header's and its rows saying the database and workspace. */
+  g_assert_null (window->context_popover);
+  g_assert_null (gtk_menu_button_get_popover (window->title_button));
+  gtk_menu_button_popup (window->title_button);
+  g_assert_nonnull (window->context_popover);
+  g_assert_true (gtk_menu_button_get_popover (window->title_button) == window->context_popover);
+  SPIN_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window->context_popover)));
+  g_assert_cmpuint (adw_combo_row_get_selected (window->model_row), ==,
+                    gtk_drop_down_get_selected (window->model_dropdown));
+  g_assert_cmpuint (adw_combo_row_get_selected (window->mode_row), ==,
+                    gtk_drop_down_get_selected (window->mode_dropdown));
+  gtk_drop_down_set_selected (window->mode_dropdown, 1);
+  g_assert_cmpuint (adw_combo_row_get_selected (window->mode_row), ==, 1);
+  adw_combo_row_set_selected (window->mode_row, 0);
+  g_assert_cmpuint (gtk_drop_down_get_selected (window->mode_dropdown), ==, 0);
+  g_assert_true (gtk_switch_get_active (window->thinking_switch) ==
+                 gtk_toggle_button_get_active (window->thinking_button));
+  g_assert_cmpstr (adw_action_row_get_subtitle (window->database_row), !=, NULL);
+  g_assert_cmpstr (adw_action_row_get_subtitle (window->database_row), !=, "");
+  g_assert_cmpstr (adw_action_row_get_subtitle (window->workspace_row), !=, "");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->compact_list)) == _tally_window_get_compact (window));
+  g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (window->compact_list)) ==
+                 gtk_widget_get_sensitive (GTK_WIDGET (window->model_dropdown)));
+  gtk_popover_popdown (window->context_popover);
+  SPIN_UNTIL (!gtk_widget_get_mapped (GTK_WIDGET (window->context_popover)));
+  /* Opened again, it is the same popover. */
+  {
+    GtkPopover *popover = window->context_popover;
+
+    gtk_menu_button_popup (window->title_button);
+    g_assert_true (window->context_popover == popover);
+    gtk_popover_popdown (popover);
   }
 
   /* The store opened after the first frame, and the actions that need it

@@ -284,7 +284,8 @@ choose_database_activate (TallyWindow *self,
 {
   TallyDatabaseDialog *dialog;
 
-  gtk_popover_popdown (self->context_popover);
+  if (self->context_popover != NULL)
+    gtk_popover_popdown (self->context_popover);
 
   dialog = tally_database_dialog_new (GTK_WINDOW (self), self->settings);
   g_signal_connect_object (dialog, "chosen", G_CALLBACK (database_chosen_cb), self, 0);
@@ -324,7 +325,8 @@ choose_workspace_activate (TallyWindow *self,
 {
   GtkFileChooserNative *native;
 
-  gtk_popover_popdown (self->context_popover);
+  if (self->context_popover != NULL)
+    gtk_popover_popdown (self->context_popover);
 
   native = gtk_file_chooser_native_new (_("Choose a Workspace Folder"), GTK_WINDOW (self),
                                         GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Select"), _("_Cancel"));
@@ -347,7 +349,8 @@ open_workspace_activate (TallyWindow *self,
   if (self->workspace == NULL)
     return;
 
-  gtk_popover_popdown (self->context_popover);
+  if (self->context_popover != NULL)
+    gtk_popover_popdown (self->context_popover);
   file = g_file_new_for_path (self->workspace);
   tally_file_chip_open_with_system (GTK_WIDGET (self), file);
 }

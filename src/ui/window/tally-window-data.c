@@ -322,7 +322,8 @@ _tally_window_open_data_files_activate (TallyWindow *self,
   g_autoptr(GtkFileFilter) json = new_filter (_("JSON Lines Files"), json_suffixes);
   GtkFileChooserNative *native;
 
-  gtk_popover_popdown (self->context_popover);
+  if (self->context_popover != NULL)
+    gtk_popover_popdown (self->context_popover);
 
   native = gtk_file_chooser_native_new (_("Open Data Files"), GTK_WINDOW (self),
                                         GTK_FILE_CHOOSER_ACTION_OPEN, _("_Import"), _("_Cancel"));

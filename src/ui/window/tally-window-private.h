@@ -55,6 +55,8 @@ struct _TallyWindow
   GtkListBox           *suggestion_list;
   TallyTranscriptView  *transcript_view;
   TallyComposer        *composer;
+  /* The title's popover and its rows: NULL until it first opens
+   * (_tally_window_ensure_context_popover()) */
   GtkPopover           *context_popover;
   GtkMenuButton        *main_menu_button;
   GMenuModel           *main_menu;      /* its model, given on first use */
@@ -116,6 +118,7 @@ void             _tally_window_update_title           (TallyWindow      *self);
 void             _tally_window_reveal_banner          (GtkRevealer      *revealer,
                                                        gboolean          reveal);
 void             _tally_window_update_context         (TallyWindow      *self);
+void             _tally_window_ensure_context_popover (TallyWindow      *self);
 
 /* tally-window-models.c */
 void             _tally_window_select_model           (TallyWindow      *self,

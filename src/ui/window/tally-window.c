@@ -193,14 +193,17 @@ _tally_window_update_title (TallyWindow *self)
   adw_window_title_set_subtitle (self->window_title, database);
 }
 
-void
-_tally_window_update_context (TallyWindow *self)
+/* The title popover's database and workspace rows, once it is built. */
+static void
+update_context_rows (TallyWindow *self)
 {
-  g_autofree char *database = dup_database_display (self->database);
+  g_autofree char *database = NULL;
   g_autofree char *workspace = NULL;
-  g_autofree char *empty_description = NULL;
-  g_autofree char *database_name = dup_database_name (self->database);
 
+  if (self->context_popover == NULL)
+    return;
+
+  database = dup_database_display (self->database);
   if (self->workspace != NULL)
     workspace = display_path (self->workspace);
   else
@@ -214,6 +217,15 @@ _tally_window_update_context (TallyWindow *self)
 
   adw_action_row_set_subtitle (self->database_row, database);
   adw_action_row_set_subtitle (self->workspace_row, workspace);
+}
+
+void
+_tally_window_update_context (TallyWindow *self)
+{
+  g_autofree char *empty_description = NULL;
+  g_autofree char *database_name = dup_database_name (self->database);
+
+  update_context_rows (self);
 
   /* TRANSLATORS: %s is a database file name such as beanline.db */
   empty_description = g_strdup_printf (_("Tally queries %s read-only and shows every step it takes. "
@@ -244,8 +256,10 @@ update_pickers (TallyWindow *self)
     GTK_WIDGET (self->thinking_button), GTK_WIDGET (self->compact_list),
   };
 
+  /* (The title's popover, and its list, once built.) */
   for (guint i = 0; i < G_N_ELEMENTS (pickers); i++)
-    gtk_widget_set_sensitive (pickers[i], has_key);
+    if (pickers[i] != NULL)
+      gtk_widget_set_sensitive (pickers[i], has_key);
 }
 
 static void welcome_key_apply_cb (TallyWindow *self);
@@ -1046,7 +1060,8 @@ reveal_flap_changed_cb (TallyWindow *self)
 static void
 apply_compact (TallyWindow *self)
 {
-  gtk_widget_set_visible (GTK_WIDGET (self->compact_list), self->compact);
+  if (self->compact_list != NULL)
+    gtk_widget_set_visible (GTK_WIDGET (self->compact_list), self->compact);
 }
 
 static gboolean
@@ -1193,6 +1208,73 @@ create_main_menu_cb (GtkMenuButton *button,
     gtk_menu_button_set_menu_model (button, self->main_menu);
 }
 
+/**
+ * _tally_window_ensure_context_popover:
+ * @self: a #TallyWindow
+ *
+ * Builds the title's popover (the session's database and workspace, and
+ * in a narrow window the model, mode and thinking pickers, tied to the
+ * header's) unless it is built already. It is built the first time it
+ * opens, not with the window: its combo rows, action rows and switch were
+ * 2 % of the empty window's first frame (docs/architecture.md §11.1).
+ */
+void
+_tally_window_ensure_context_popover (TallyWindow *self)
+{
+  g_autoptr(GtkBuilder) builder = NULL;
+  g_autoptr(GtkListItemFactory) factory = NULL;
+  g_autoptr(GtkListItemFactory) list_factory = NULL;
+  TallyModelCache *cache;
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+
+  if (self->context_popover != NULL)
+    return;
+
+  builder = gtk_builder_new_from_resource ("/io/github/tallyapp/Tally/window/tally-context-popover.ui");
+  self->context_popover = GTK_POPOVER (gtk_builder_get_object (builder, "context_popover"));
+  self->compact_list = GTK_LIST_BOX (gtk_builder_get_object (builder, "compact_list"));
+  self->model_row = ADW_COMBO_ROW (gtk_builder_get_object (builder, "model_row"));
+  self->mode_row = ADW_COMBO_ROW (gtk_builder_get_object (builder, "mode_row"));
+  self->thinking_switch = GTK_SWITCH (gtk_builder_get_object (builder, "thinking_switch"));
+  self->database_row = ADW_ACTION_ROW (gtk_builder_get_object (builder, "database_row"));
+  self->workspace_row = ADW_ACTION_ROW (gtk_builder_get_object (builder, "workspace_row"));
+  /* The button holds the popover from here on, as the template did. */
+  gtk_menu_button_set_popover (self->title_button, GTK_WIDGET (self->context_popover));
+
+  cache = tally_application_get_model_cache (self->app);
+  factory = tally_model_cache_create_factory (cache, FALSE);
+  list_factory = tally_model_cache_create_factory (cache, TRUE);
+  adw_combo_row_set_factory (self->model_row, factory);
+  adw_combo_row_set_list_factory (self->model_row, list_factory);
+  adw_combo_row_set_model (self->model_row, tally_model_cache_get_models (cache));
+  g_object_bind_property (self->model_dropdown, "selected", self->model_row, "selected",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->mode_dropdown, "selected", self->mode_row, "selected",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  tally_mode_menu_set_up_row (self->mode_row);
+  g_object_bind_property (self->thinking_button, "active", self->thinking_switch, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+
+  update_context_rows (self);
+  update_pickers (self);
+  apply_compact (self);
+}
+
+/* GtkMenuButton calls this each time the title's popover is about to
+ * open; it is built the first time. */
+static void
+create_context_popover_cb (GtkMenuButton *button,
+                           gpointer       user_data)
+{
+  TallyWindow *self = user_data;
+
+  g_assert (GTK_IS_MENU_BUTTON (button));
+  g_assert (TALLY_IS_WINDOW (self));
+
+  _tally_window_ensure_context_popover (self);
+}
+
 /* GObject */
 
 /* Connects the window to its application (set after construction). */
@@ -1228,19 +1310,10 @@ tally_window_setup (TallyWindow      *self,
   gtk_drop_down_set_list_factory (self->model_dropdown, list_factory);
   _tally_window_connect_model_picker (self);
 
-  /* The same pickers in the title popover, for narrow windows. */
-  adw_combo_row_set_factory (self->model_row, factory);
-  adw_combo_row_set_list_factory (self->model_row, list_factory);
-  adw_combo_row_set_model (self->model_row, tally_model_cache_get_models (cache));
-  g_object_bind_property (self->model_dropdown, "selected", self->model_row, "selected",
-                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self->mode_dropdown, "selected", self->mode_row, "selected",
-                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  /* Each mode says what runs without asking (issue 14 §9). */
+  /* Each mode says what runs without asking (issue 14 §9). The same
+   * pickers in the title's popover, for narrow windows, are set up when
+   * it is built (_tally_window_ensure_context_popover()). */
   tally_mode_menu_set_up (self->mode_dropdown);
-  tally_mode_menu_set_up_row (self->mode_row);
-  g_object_bind_property (self->thinking_button, "active", self->thinking_switch, "active",
-                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_signal_connect_object (self->picker_squeezer, "notify::visible-child",
                            G_CALLBACK (picker_squeezer_changed_cb), self, G_CONNECT_SWAPPED);
 
@@ -1277,6 +1350,14 @@ tally_window_dispose (GObject *object)
   _tally_window_watch_turn (self, NULL);
 
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_WINDOW);
+  /* The title's popover went with its button. */
+  self->context_popover = NULL;
+  self->compact_list = NULL;
+  self->model_row = NULL;
+  self->mode_row = NULL;
+  self->thinking_switch = NULL;
+  self->database_row = NULL;
+  self->workspace_row = NULL;
 
   G_OBJECT_CLASS (tally_window_parent_class)->dispose (object);
 }
@@ -1348,16 +1429,9 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestion_list);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, transcript_view);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, composer);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, context_popover);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, main_menu_button);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, main_menu);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, database_row);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, workspace_row);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, compact_list);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, picker_squeezer);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, model_row);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, mode_row);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, thinking_switch);
   _tally_window_sidebar_class_init (widget_class);
   tally_ui_init ();
 
@@ -1492,6 +1566,7 @@ tally_window_init (TallyWindow *self)
     gtk_list_box_append (self->suggestion_list, new_suggestion_row (_(beanline_suggestions[i])));
 
   gtk_menu_button_set_create_popup_func (self->main_menu_button, create_main_menu_cb, self, NULL);
+  gtk_menu_button_set_create_popup_func (self->title_button, create_context_popover_cb, self, NULL);
 
   g_signal_connect_object (self->composer, "send", G_CALLBACK (composer_send_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->composer, "stop", G_CALLBACK (_tally_window_stop_turn), self, G_CONNECT_SWAPPED);
