@@ -952,6 +952,60 @@ start_bash_mock (const char *command)
 /* An approved command reads tally-cli's own /proc/PID/environ and its own
  * environment: no key, no connection string; a --pass-env name does pass;
  * the requests still carry the key. */
+/* The readable approval prompt shows the command that runs, whatever
+ * other members the input has, and no control character reaches the
+ * terminal (found by a reviewer: `{"sql":"ls reports","command":…}` was
+ * shown as "Approve Bash: ls reports"). */
+static void
+test_approval_shows_what_runs (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":[{\"message\":{\"content\":["
+    "{\"type\":\"text\",\"text\":\"Listing \\u001b]52;c;cm0gLXJmIH4=\\u0007now\"},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\","
+    " \"input\":{\"sql\":\"ls reports\",\"command\":\"echo first-ran\"}},"
+    "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"Bash\","
+    " \"input\":{\"command\":\"echo second-ran #\\u001b[1G\\u001b[2KApprove Bash: ls\"}}"
+    "],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}", &error);
+  g_autofree char *workspace = g_dir_make_tmp ("tally-cli-spoof-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (workspace, "store.db", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                           G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                           G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  const char *first;
+  const char *second;
+
+  g_assert_no_error (error);
+  process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
+                                         "--base-url", tally_test_mock_get_base_url (mock),
+                                         "--workspace", workspace, "--store", store,
+                                         "List the reports", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, "y\ny\n", NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+
+  first = strstr (err, "Approve Bash, which runs this command:\n    echo first-ran\n");
+  g_assert_nonnull (first);
+  second = strstr (first + 1, "Approve Bash, which runs this command:\n"
+                              "    echo second-ran #\\x1b[1G\\x1b[2KApprove Bash: ls\n");
+  g_assert_nonnull (second);
+  g_assert_null (strstr (err, "ls reports"));
+  /* Escaped on stderr and stdout alike; the model's text is all there. */
+  g_assert_null (strchr (err, '\033'));
+  g_assert_null (strchr (out, '\033'));
+  g_assert_null (strchr (out, '\007'));
+  g_assert_nonnull (strstr (out, "Listing \\x1b]52;c;cm0gLXJmIH4=\\x07now"));
+
+  tally_test_rm_rf (workspace);
+}
+
 static void
 test_key_out_of_reach (void)
 {
@@ -1449,6 +1503,7 @@ main (int    argc,
 {
   g_test_init (&argc, &argv, NULL);
 
+  g_test_add_func ("/tally/cli/approval-shows-what-runs", test_approval_shows_what_runs);
   g_test_add_func ("/tally/cli/json-tool-loop", test_json_tool_loop);
   g_test_add_func ("/tally/cli/readable-output", test_readable_output);
   g_test_add_func ("/tally/cli/failed-exit", test_failed_exit);

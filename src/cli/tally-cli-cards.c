@@ -39,15 +39,18 @@ prompt_question (Cli *cli)
   JsonObject *question = json_array_get_object_element (cli->questions, cli->question_index);
   JsonArray *options = tally_json_object_get_array (question, "options");
   gboolean multi = json_object_get_boolean_member_with_default (question, "multiSelect", FALSE);
+  g_autofree char *header = tally_cli_escape (tally_json_object_get_string (question, "header", ""));
+  g_autofree char *text = tally_cli_escape (tally_json_object_get_string (question, "question", ""));
 
-  g_printerr ("\n[%s] %s\n", tally_json_object_get_string (question, "header", ""),
-              tally_json_object_get_string (question, "question", ""));
+  g_printerr ("\n[%s] %s\n", header, text);
   for (guint i = 0; i < json_array_get_length (options); i++)
     {
       JsonObject *option = json_array_get_object_element (options, i);
+      g_autofree char *label = tally_cli_escape (tally_json_object_get_string (option, "label", ""));
+      g_autofree char *description =
+        tally_cli_escape (json_object_get_string_member_with_default (option, "description", ""));
 
-      g_printerr ("  %u. %s — %s\n", i + 1, tally_json_object_get_string (option, "label", ""),
-                  json_object_get_string_member_with_default (option, "description", ""));
+      g_printerr ("  %u. %s — %s\n", i + 1, label, description);
     }
   g_printerr ("%s", multi
               ? _("Pick one or more (e.g. 1,3), add “+ text” for your own words, type an answer, "
@@ -55,21 +58,65 @@ prompt_question (Cli *cli)
               : _("Pick a number, type your own answer, or leave empty to dismiss: "));
 }
 
+/* Prints @text under the prompt, each line indented, escaped. */
+static void
+print_indented (const char *text)
+{
+  g_autofree char *safe = tally_cli_escape (text);
+  g_auto(GStrv) lines = g_strsplit (safe, "\n", -1);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    g_printerr ("    %s\n", lines[i]);
+}
+
+/* An approval shows what the call would do in full, as the card in the
+ * window does (docs/architecture.md §11.2): the whole command or query
+ * the tool runs, or else the whole input, never a summary that could
+ * name another member than the one that runs. */
 static void
 show_approval (Cli        *cli,
                JsonObject *event)
 {
+  const char *tool_name = tally_json_object_get_string (event, "tool_name", "");
   JsonNode *input = json_object_get_member (event, "tool_input");
-  g_autofree char *summary = tally_cli_one_line (input, 200);
+  TallyTool *tool = tally_cli_lookup_tool (tool_name);
+  g_autoptr(TallyToolPreview) preview = NULL;
+  g_autofree char *safe_name = tally_cli_escape (tool_name);
+
+  if (tool != NULL && input != NULL && JSON_NODE_HOLDS_OBJECT (input))
+    preview = tally_tool_dup_preview (tool, NULL, json_node_get_object (input), NULL);
 
   tally_cli_close_open_text (cli);
-  g_printerr ("\n%s %s: %s\n", _("Approve"), tally_json_object_get_string (event, "tool_name", ""), summary);
+  if (preview != NULL && preview->kind == TALLY_TOOL_PREVIEW_COMMAND && preview->new_text != NULL)
+    {
+      /* TRANSLATORS: the tool's name; the command follows on its own lines */
+      g_printerr (_("\nApprove %s, which runs this command:\n"), safe_name);
+      print_indented (preview->new_text);
+    }
+  else if (preview != NULL && preview->kind == TALLY_TOOL_PREVIEW_QUERY && preview->new_text != NULL)
+    {
+      /* TRANSLATORS: the tool's name; the query follows on its own lines */
+      g_printerr (_("\nApprove %s, which runs this query:\n"), safe_name);
+      print_indented (preview->new_text);
+    }
+  else
+    {
+      g_autofree char *json = input != NULL ? json_to_string (input, TRUE) : g_strdup ("{}");
+
+      /* TRANSLATORS: the tool's name; its whole input follows as JSON */
+      g_printerr (_("\nApprove %s with this input:\n"), safe_name);
+      print_indented (json);
+    }
   if (json_object_get_boolean_member_with_default (event, "outside_workspace", FALSE))
     g_printerr ("  %s\n", _("(this touches a path outside the workspace)"));
   if (cli->suggestions != NULL && json_array_get_length (cli->suggestions) > 0)
-    g_printerr ("  a = %s [%s]\n",
-                tally_json_object_get_string (json_array_get_object_element (cli->suggestions, 0), "label", ""),
-                tally_json_object_get_string (json_array_get_object_element (cli->suggestions, 0), "rule", ""));
+    {
+      JsonObject *first = json_array_get_object_element (cli->suggestions, 0);
+      g_autofree char *label = tally_cli_escape (tally_json_object_get_string (first, "label", ""));
+      g_autofree char *rule = tally_cli_escape (tally_json_object_get_string (first, "rule", ""));
+
+      g_printerr ("  a = %s [%s]\n", label, rule);
+    }
   g_printerr ("%s", _("Allow? [y]es, [a]lways, [n]o, “n: message”, “e: {json}”: "));
 }
 

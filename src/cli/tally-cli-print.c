@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <glib/gi18n.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "tally-cli-private.h"
@@ -17,6 +18,7 @@
 #include "tally-format.h"
 #include "tally-json.h"
 #include "tally-receipt.h"
+#include "tally-tool-registry.h"
 
 /* The errno of the first flush of stdout that failed, 0 while none did */
 static int out_errno;
@@ -57,6 +59,82 @@ tally_cli_close_open_text (Cli *cli)
     }
 }
 
+/* A character that must not reach a terminal as it is: C0 controls but
+ * for a newline and a tab (ESC starts the sequences that move the cursor,
+ * erase lines or write the clipboard), DEL, the C1 controls, and the
+ * Unicode marks that reorder text on screen (bidirectional embeddings,
+ * overrides and isolates). */
+static gboolean
+is_unsafe_char (gunichar c)
+{
+  return (c < 0x20 && c != '\n' && c != '\t') ||
+         (c >= 0x7f && c <= 0x9f) ||
+         (c >= 0x202a && c <= 0x202e) ||
+         (c >= 0x2066 && c <= 0x2069);
+}
+
+/**
+ * tally_cli_escape:
+ * @text: (nullable): text from the model, the API, a tool or the store
+ *
+ * Makes @text safe to print on a terminal: each character that could move
+ * the cursor, rewrite what is shown or reorder it is written as an escape
+ * (`\x1b`, `\u202e`), so that what an approval prompt shows is what runs.
+ * Newlines and tabs stay. Invalid UTF-8 is replaced with U+FFFD. The
+ * readable output escapes everything it prints from outside; `--json` and
+ * `--replay` print the events as stored.
+ *
+ * Returns: (transfer full): the escaped text; "" for %NULL
+ */
+char *
+tally_cli_escape (const char *text)
+{
+  g_autofree char *valid = NULL;
+  GString *out;
+
+  if (text == NULL)
+    return g_strdup ("");
+
+  valid = g_utf8_make_valid (text, -1);
+  out = g_string_sized_new (strlen (valid));
+  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (c == '\r' && p[1] == '\n')
+        continue;
+      if (c < 0x80 && is_unsafe_char (c))
+        g_string_append_printf (out, "\\x%02x", c);
+      else if (is_unsafe_char (c))
+        g_string_append_printf (out, "\\u%04x", c);
+      else
+        g_string_append_unichar (out, c);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * tally_cli_lookup_tool:
+ * @name: (nullable): a tool's name, as in a `tool_use` block
+ *
+ * The tools asked for their summary and preview, as the window's cards ask
+ * them (tally_tool_dup_summary(), tally_tool_dup_preview()); they are
+ * stateless, so one registry serves the whole run.
+ *
+ * Returns: (transfer none) (nullable): the tool, %NULL for an unknown name
+ */
+TallyTool *
+tally_cli_lookup_tool (const char *name)
+{
+  static TallyToolRegistry *tools;
+
+  if (name == NULL)
+    return NULL;
+  if (tools == NULL)
+    tools = tally_tool_registry_new_default ();
+  return tally_tool_registry_lookup (tools, name);
+}
+
 char *
 tally_cli_one_line (JsonNode *node,
                     gsize     max_chars)
@@ -82,6 +160,8 @@ tally_cli_one_line (JsonNode *node,
             break;
           }
     }
+  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    text = g_strdup (json_node_get_string (node));
   if (text == NULL)
     text = json_to_string (node, FALSE);
 
@@ -100,6 +180,8 @@ tally_cli_one_line (JsonNode *node,
           if (out->len > 0 && out->str[out->len - 1] != ' ')
             g_string_append_c (out, ' ');
         }
+      else if (is_unsafe_char (c))
+        g_string_append_printf (out, c < 0x80 ? "\\x%02x" : "\\u%04x", c);
       else
         g_string_append_unichar (out, c);
     }
@@ -141,12 +223,25 @@ print_receipt (Cli        *cli,
   tally_cli_out_flush ();
 }
 
+/* Escapes @text (tally_cli_escape()) into a string @owned keeps. */
+static const char *
+escaped (GPtrArray  *owned,
+         const char *text)
+{
+  char *safe = tally_cli_escape (text);
+
+  g_ptr_array_add (owned, safe);
+  return safe;
+}
+
 void
 tally_cli_print_event (Cli        *cli,
                        JsonObject *event)
 {
   const char *dim = cli->color ? "\033[2m" : "";
   const char *reset = cli->color ? "\033[0m" : "";
+  /* What the model, the API or a tool wrote, escaped (tally_cli_escape()) */
+  g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
 
   switch (tally_event_get_event_type (event))
     {
@@ -157,7 +252,7 @@ tally_cli_print_event (Cli        *cli,
             g_printerr ("%s\n", reset);
             cli->thinking_open = FALSE;
           }
-        g_print ("%s", tally_json_object_get_string (event, "text", ""));
+        g_print ("%s", escaped (owned, tally_json_object_get_string (event, "text", "")));
         tally_cli_out_flush ();
         cli->text_open = TRUE;
       }
@@ -171,16 +266,37 @@ tally_cli_print_event (Cli        *cli,
             g_printerr ("%s%s ", dim, _("Thinking:"));
             cli->thinking_open = TRUE;
           }
-        g_printerr ("%s", tally_json_object_get_string (event, "text", ""));
+        g_printerr ("%s", escaped (owned, tally_json_object_get_string (event, "text", "")));
       }
       break;
 
     case TALLY_EVENT_TOOL_USE_START:
       {
-        g_autofree char *input = tally_cli_one_line (json_object_get_member (event, "tool_input"), 100);
+        const char *tool_name = tally_json_object_get_string (event, "tool_name", "");
+        JsonNode *tool_input = json_object_get_member (event, "tool_input");
+        TallyTool *tool = tally_cli_lookup_tool (tool_name);
+        g_autofree char *input = NULL;
+
+        g_autoptr(TallyToolPreview) preview = NULL;
+
+        /* What the tool will use (the command of a Bash call, the path of
+         * a file), as the window's chip shows it, not whichever member
+         * comes first; else the most telling member. */
+        if (tool != NULL && tool_input != NULL && JSON_NODE_HOLDS_OBJECT (tool_input))
+          preview = tally_tool_dup_preview (tool, NULL, json_node_get_object (tool_input), NULL);
+        if (preview != NULL && preview->kind != TALLY_TOOL_PREVIEW_INPUT &&
+            (preview->subject != NULL || preview->new_text != NULL))
+          {
+            const char *what = preview->subject != NULL ? preview->subject : preview->new_text;
+            g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), what);
+
+            input = tally_cli_one_line (node, 100);
+          }
+        else
+          input = tally_cli_one_line (tool_input, 100);
 
         tally_cli_close_open_text (cli);
-        g_printerr ("▸ %s %s%s%s\n", tally_json_object_get_string (event, "tool_name", ""),
+        g_printerr ("▸ %s %s%s%s\n", escaped (owned, tally_json_object_get_string (event, "tool_name", "")),
                     dim, input, reset);
       }
       break;
@@ -217,7 +333,7 @@ tally_cli_print_event (Cli        *cli,
         g_printerr (_("Retrying in %.1f s (HTTP %d, %s)…\n"),
                     tally_json_object_get_int (event, "delay_ms", 0) / 1000.0,
                     (int)tally_json_object_get_int (event, "status", 0),
-                    json_object_get_string_member_with_default (event, "error_type", "?"));
+                    escaped (owned, json_object_get_string_member_with_default (event, "error_type", "?")));
       }
       break;
 
@@ -229,11 +345,12 @@ tally_cli_print_event (Cli        *cli,
         if (request_id != NULL)
           g_printerr (_("Error (%s): %s (request %s)\n"),
                       tally_json_object_get_string (event, "kind", ""),
-                      tally_json_object_get_string (event, "message", ""), request_id);
+                      escaped (owned, tally_json_object_get_string (event, "message", "")),
+                      escaped (owned, request_id));
         else
           g_printerr (_("Error (%s): %s\n"),
                       tally_json_object_get_string (event, "kind", ""),
-                      tally_json_object_get_string (event, "message", ""));
+                      escaped (owned, tally_json_object_get_string (event, "message", "")));
 
         /* How to go on (docs/protocol.md §12.2). */
         if (g_strcmp0 (tally_json_object_get_string (event, "kind", ""), "budget") == 0)
@@ -250,7 +367,7 @@ tally_cli_print_event (Cli        *cli,
         tally_cli_close_open_text (cli);
         g_print (_("\n── Plan, version %d ──\n%s\n────\n"),
                  (int)tally_json_object_get_int (event, "version", 0),
-                 tally_json_object_get_string (event, "markdown", ""));
+                 escaped (owned, tally_json_object_get_string (event, "markdown", "")));
         tally_cli_out_flush ();
       }
       break;
@@ -258,7 +375,7 @@ tally_cli_print_event (Cli        *cli,
     case TALLY_EVENT_REDIRECT:
       {
         tally_cli_close_open_text (cli);
-        g_print ("\n> %s\n\n", tally_json_object_get_string (event, "text", ""));
+        g_print ("\n> %s\n\n", escaped (owned, tally_json_object_get_string (event, "text", "")));
       }
       break;
 
@@ -275,7 +392,8 @@ tally_cli_print_event (Cli        *cli,
           }
         /* TRANSLATORS: a chart the agent drew, then its files */
         g_printerr (_("  Chart “%s”: %s\n"),
-                    tally_json_object_get_string (event, "title", ""), names->str);
+                    escaped (owned, tally_json_object_get_string (event, "title", "")),
+                    escaped (owned, names->str));
       }
       break;
 
@@ -305,14 +423,14 @@ tally_cli_print_session_line (TallySessionInfo *info,
   g_autofree char *created = tally_format_time_utc (info->created_us, "%Y-%m-%dT%H:%M:%SZ", "-");
   g_autofree char *cost = tally_session_info_has_cost (info)
     ? g_strdup_printf ("%.4f", info->cost_usd) : g_strdup ("-");
-  g_autofree char *title = g_strdup (info->title != NULL ? info->title : "");
+  g_autofree char *title = tally_cli_escape (info->title);
 
   /* Titles come from prompts: keep each session on one line. */
   g_strdelimit (title, "\t\n\r", ' ');
   g_print ("%s\t%s\t%s\t%s", info->id, created, title, cost);
   if (with_snippet && info->snippet != NULL)
     {
-      g_autofree char *snippet = g_strdup (info->snippet);
+      g_autofree char *snippet = tally_cli_escape (info->snippet);
 
       g_strdelimit (snippet, "\t\n\r", ' ');
       g_print ("\t%s", snippet);
@@ -354,8 +472,10 @@ tally_cli_print_event_lines (Cli       *cli,
           if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED &&
               !json_object_has_member (event, "retry_of"))
             {
+              g_autofree char *prompt = tally_cli_escape (json_object_get_string_member_with_default (event, "text", ""));
+
               tally_cli_close_open_text (cli);
-              g_print ("\n> %s\n\n", json_object_get_string_member_with_default (event, "text", ""));
+              g_print ("\n> %s\n\n", prompt);
             }
           tally_cli_print_event (cli, event);
         }

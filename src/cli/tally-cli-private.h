@@ -9,6 +9,7 @@
 
 #include "tally-agent.h"
 #include "tally-session-info.h"
+#include "tally-tool.h"
 
 G_BEGIN_DECLS
 
@@ -51,6 +52,8 @@ typedef struct {
 void   tally_cli_out_flush           (void);
 int    tally_cli_out_finish          (void);
 void   tally_cli_close_open_text     (Cli              *cli);
+char  *tally_cli_escape              (const char       *text);
+TallyTool *tally_cli_lookup_tool     (const char       *name);
 char  *tally_cli_one_line            (JsonNode         *node,
                                       gsize             max_chars);
 void   tally_cli_print_json_line     (JsonObject       *object);
