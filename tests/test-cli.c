@@ -913,6 +913,74 @@ test_store_write_failure (void)
   g_rmdir (dir);
 }
 
+/* Found by a reviewer: --resume on a store that opens read-only (there a
+ * tmpfs remounted read-only; here a store written by a newer Tally, which
+ * takes the same read-only path and needs no mount) sent the turn, exited
+ * 0 "done" and kept nothing. It is refused before anything is sent, as a
+ * new session is: exit 1, with --json one `error` of kind `store`, seq 0. */
+static void
+test_resume_read_only_store (void)
+{
+  g_autoptr(TallyTestMock) mock = start_scenario_file ("genre-revenue.json");
+  g_autoptr(TallyTestMock) mock2 = start_scenario_file ("genre-revenue.json");
+  g_autofree char *db = chinook_path ();
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-ro-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (dir, "tally.db", NULL);
+  g_autofree char *id = NULL;
+  g_autofree char *replay_before = NULL;
+  const char *first[] = { "--base-url", tally_test_mock_get_base_url (mock), "--db", db, "--store", store,
+                          "--json", "Which genre earned the most revenue?", NULL };
+  CliRun run = { 0 };
+  JsonObject *event;
+  sqlite3 *handle = NULL;
+
+  run_cli (&run, first);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  id = g_strdup (json_object_get_string_member (g_ptr_array_index (run.events, 0), "session_id"));
+  cli_run_clear (&run);
+  {
+    const char *replay[] = { "--store", store, "--replay", id, "--json", NULL };
+
+    run_cli (&run, replay);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    replay_before = g_steal_pointer (&run.out);
+    cli_run_clear (&run);
+  }
+
+  g_assert_cmpint (sqlite3_open (store, &handle), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (handle, "PRAGMA user_version = 99", NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (handle);
+
+  {
+    const char *resume[] = { "--base-url", tally_test_mock_get_base_url (mock2), "--store", store,
+                             "--resume", id, "--json", "And the least?", NULL };
+
+    run_cli (&run, resume);
+    g_assert_cmpint (run.exit_status, ==, 1);
+    g_assert_cmpuint (run.events->len, ==, 1);
+    event = g_ptr_array_index (run.events, 0);
+    g_assert_cmpstr (event_type (event), ==, "error");
+    g_assert_cmpstr (json_object_get_string_member (event, "kind"), ==, "store");
+    g_assert_cmpint (json_object_get_int_member (event, "seq"), ==, 0);
+    g_assert_cmpstr (json_object_get_string_member (event, "session_id"), ==, id);
+    g_assert_nonnull (strstr (json_object_get_string_member (event, "message"), store));
+    g_assert_nonnull (strstr (run.err, "cannot resume"));
+    cli_run_clear (&run);
+  }
+  /* Nothing was sent, nothing changed */
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock2), ==, 0);
+  {
+    const char *replay[] = { "--store", store, "--replay", id, "--json", NULL };
+
+    run_cli (&run, replay);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    g_assert_cmpstr (run.out, ==, replay_before);
+    cli_run_clear (&run);
+  }
+
+  tally_test_rm_rf (dir);
+}
+
 /* Removes the files (not folders) directly in @dir. */
 static void
 rm_files_in (const char *dir)
@@ -1004,6 +1072,99 @@ test_approval_shows_what_runs (void)
   g_assert_nonnull (strstr (out, "Listing \\x1b]52;c;cm0gLXJmIH4=\\x07now"));
 
   tally_test_rm_rf (workspace);
+}
+
+/* A refusal's partial output is never echoed (docs/protocol.md §9.3):
+ * the next request replays the prompts, not the refused reply. */
+static void
+test_refusal_not_echoed (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Step 1: obtain the\"}],"
+    " \"stop_reason\":\"refusal\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Here is the March total.\"}],"
+    " \"stop_reason\":\"end_turn\"}}]}", &error);
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-refusal-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
+  g_autofree char *session_id = NULL;
+  g_autoptr(JsonArray) requests = NULL;
+  CliRun run = { 0 };
+  JsonArray *messages;
+  JsonArray *content;
+
+  g_assert_no_error (error);
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                           "--json", "First question", NULL };
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    session_id = g_strdup (json_object_get_string_member (find_event (&run, "session_created"), "session_id"));
+    /* Shown and kept all the same. */
+    {
+      g_autoptr(GString) text = g_string_new (NULL);
+
+      for (guint i = 0; i < run.events->len; i++)
+        if (g_str_equal (event_type (g_ptr_array_index (run.events, i)), "text_delta"))
+          g_string_append (text, json_object_get_string_member (g_ptr_array_index (run.events, i), "text"));
+      g_assert_cmpstr (text->str, ==, "Step 1: obtain the");
+    }
+    cli_run_clear (&run);
+  }
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                           "--resume", session_id, "--json", "Second question", NULL };
+    run_cli (&run, args);
+    g_assert_cmpint (run.exit_status, ==, 0);
+    cli_run_clear (&run);
+  }
+
+  requests = tally_test_mock_dup_requests (mock);
+  g_assert_cmpuint (json_array_get_length (requests), ==, 2);
+  messages = json_object_get_array_member (request_body (requests, 1), "messages");
+  g_assert_cmpuint (json_array_get_length (messages), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (messages, 0), "role"), ==, "user");
+  content = json_object_get_array_member (json_array_get_object_element (messages, 0), "content");
+  g_assert_cmpuint (json_array_get_length (content), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 0), "text"), ==,
+                   "First question");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (content, 1), "text"), ==,
+                   "Second question");
+
+  tally_test_rm_rf (dir);
+}
+
+/* stop_reason "tool_use" with no tool_use block ends the turn: another
+ * call would end with the assistant's message, a prefill the API refuses. */
+static void
+test_tool_use_stop_without_block (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Let me look.\"}],\"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"never asked\"}],\"stop_reason\":\"end_turn\"}}]}",
+    &error);
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-nouse-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                         "--json", "Look", NULL };
+  CliRun run = { 0 };
+  JsonObject *last;
+
+  g_assert_no_error (error);
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  last = g_ptr_array_index (run.events, run.events->len - 1);
+  g_assert_cmpstr (event_type (last), ==, "turn_finished");
+  g_assert_cmpstr (json_object_get_string_member (last, "status"), ==, "done");
+  g_assert_cmpint (json_object_get_int_member (last, "api_calls"), ==, 1);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 1);
+  g_assert_null (find_event (&run, "error"));
+
+  cli_run_clear (&run);
+  tally_test_rm_rf (dir);
 }
 
 static void
@@ -1504,6 +1665,8 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/tally/cli/approval-shows-what-runs", test_approval_shows_what_runs);
+  g_test_add_func ("/tally/cli/refusal-not-echoed", test_refusal_not_echoed);
+  g_test_add_func ("/tally/cli/tool-use-stop-without-block", test_tool_use_stop_without_block);
   g_test_add_func ("/tally/cli/json-tool-loop", test_json_tool_loop);
   g_test_add_func ("/tally/cli/readable-output", test_readable_output);
   g_test_add_func ("/tally/cli/failed-exit", test_failed_exit);
@@ -1524,6 +1687,7 @@ main (int    argc,
   g_test_add_func ("/tally/cli/double-sigint", test_double_sigint);
   g_test_add_func ("/tally/cli/stdin-reader-no-leak", test_stdin_reader_no_leak);
   g_test_add_func ("/tally/cli/store-write-failure", test_store_write_failure);
+  g_test_add_func ("/tally/cli/resume-read-only-store", test_resume_read_only_store);
   g_test_add_func ("/tally/cli/data-files", test_data_files);
 
   return g_test_run ();

@@ -513,6 +513,7 @@ stream_done_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) content = NULL;
   const char *stop_reason;
+  gboolean has_tool_use = FALSE;
 
   if (!tally_client_stream_finish (TALLY_CLIENT (object), result, &error))
     {
@@ -533,11 +534,18 @@ stream_done_cb (GObject      *object,
     }
 
   turn->api_calls++;
+  stop_reason = tally_message_stream_get_stop_reason (turn->stream);
   content = tally_message_stream_dup_content (turn->stream);
   check_tool_uses (task, content);
-  tally_conversation_append_assistant (self->conversation, content);
-  if (content->len > 0)
-    emit_last_message_changed (self);
+  /* A refusal's partial output is shown and kept in the log, but never
+   * echoed to the API (docs/protocol.md §9.3): the next prompt joins the
+   * refused one, and the history is otherwise replayed as it is. */
+  if (g_strcmp0 (stop_reason, "refusal") != 0)
+    {
+      tally_conversation_append_assistant (self->conversation, content);
+      if (content->len > 0)
+        emit_last_message_changed (self);
+    }
 
   for (guint i = 0; i < tally_message_stream_get_n_blocks (turn->stream); i++)
     {
@@ -545,11 +553,17 @@ stream_done_cb (GObject      *object,
 
       if ((g_strcmp0 (type, "tool_use") == 0 || g_strcmp0 (type, "server_tool_use") == 0) &&
           tally_message_stream_block_is_stopped (turn->stream, i))
-        emit_block_done (task, i, type);
+        {
+          emit_block_done (task, i, type);
+          if (g_str_equal (type, "tool_use"))
+            has_tool_use = TRUE;
+        }
     }
 
-  stop_reason = tally_message_stream_get_stop_reason (turn->stream);
-  if (g_strcmp0 (stop_reason, "tool_use") == 0)
+  /* `tool_use` without a tool_use block to answer has nothing to run: a
+   * further call would end the request with the assistant's message, a
+   * prefill the API refuses. It ends the turn as any other stop does. */
+  if (g_strcmp0 (stop_reason, "tool_use") == 0 && has_tool_use)
     {
       tally_agent_start_tools (g_steal_pointer (&task), content);
       return;
@@ -600,6 +614,15 @@ tally_agent_start_call (GTask *task)
   g_signal_connect (turn->stream, "attempt-finished", G_CALLBACK (stream_attempt_finished_cb), task);
 
   emit_last_message_changed (self);
+
+  /* A failure reported from outside (the store cannot keep the turn,
+   * tally_agent_fail_turn()) ends the turn before its next request: nothing
+   * is sent, and paid for, that could not be kept. */
+  if (self->failure != NULL)
+    {
+      tally_agent_finish_turn (task, TALLY_TURN_FAILED, NULL);
+      return;
+    }
 
   /* The spend cap is checked before each call, never during one: a stream
    * is never cut for it, and every tool_use is answered by now. */
