@@ -692,6 +692,43 @@ test_tool_input_invalid (void)
                TALLY_API_ERROR_PROTOCOL, "server_tool_use block 0 has invalid input JSON: not a JSON object");
 }
 
+/* A NUL character (\u0000) cannot be kept in a NUL-terminated string:
+ * json-glib would cut the text there, and a signed thinking block echoed
+ * shorter than it was signed makes every later request of the session
+ * fail. The event fails the stream instead; an escaped backslash before
+ * "u0000" is text and is kept; a tool input holding one is echoed as sent
+ * and flagged, not run (found by a reviewer). */
+static void
+test_nul_character (void)
+{
+  g_autoptr(TallyMessageStream) stream = started_stream ();
+
+  start_block (stream, 0, "{\"type\":\"thinking\",\"thinking\":\"\"}");
+  apply_fails (stream, "content_block_delta",
+               "{\"type\":\"content_block_delta\",\"index\":0,"
+               "\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"think A\\u0000 think B\"}}",
+               TALLY_API_ERROR_PROTOCOL, "the content_block_delta event holds a NUL character");
+  g_clear_object (&stream);
+
+  stream = started_stream ();
+  start_block (stream, 0, "{\"type\":\"text\",\"text\":\"\"}");
+  delta_block (stream, 0, "{\"type\":\"text_delta\",\"text\":\"a \\\\u0000 b\"}");
+  stop_block (stream, 0);
+  start_block (stream, 1, "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"query_database\",\"input\":{}}");
+  delta_block (stream, 1, "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"sql\\\":\\\"select 'x\\\\u0000'\\\"}\"}");
+  stop_block (stream, 1);
+  finish_ok (stream);
+
+  assert_content (stream, (const char * const[]) {
+    "{\"type\":\"text\",\"text\":\"a \\\\u0000 b\"}",
+    "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"query_database\","
+    "\"input\":{\"sql\":\"select 'x\\u0000'\"}}",
+    NULL });
+  g_assert_null (tally_message_stream_get_block_invalid_input (stream, 0));
+  g_assert_cmpstr (tally_message_stream_get_block_invalid_input (stream, 1), ==,
+                   "{\"sql\":\"select 'x\\u0000'\"}");
+}
+
 static void
 test_thinking_blocks (void)
 {
@@ -1589,6 +1626,7 @@ main (int    argc,
 {
   g_test_init (&argc, &argv, NULL);
 
+  g_test_add_func ("/tally/message-stream/nul-character", test_nul_character);
   g_test_add_func ("/tally/message-stream/fixtures/golden", test_fixture_golden);
   g_test_add_func ("/tally/message-stream/fixtures/docs-basic-text", test_fixture_docs_basic_text);
   g_test_add_func ("/tally/message-stream/fixtures/no-trailing-blank-line", test_fixture_tool_use_no_trailing_blank_line);

@@ -415,6 +415,12 @@ invalid_input_message (const char *name,
     {
       JsonNode *root = json_parser_get_root (parser);
 
+      /* An object is refused for a NUL character in one of its strings
+       * (tally_message_stream_get_block_invalid_input()). */
+      if (JSON_NODE_HOLDS_OBJECT (root))
+        return g_strdup_printf ("The input of %s holds a NUL character (\\u0000) in a string, which "
+                                "Tally's tools cannot take without cutting the string there. The call "
+                                "did not run; call the tool again without it.", name);
       if (JSON_NODE_HOLDS_ARRAY (root))
         what = "an array";
       else if (JSON_NODE_HOLDS_NULL (root))

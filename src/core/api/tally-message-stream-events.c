@@ -137,6 +137,25 @@ block_kind_for_type (const char *type)
     return BLOCK_TOOL_USE;
   return BLOCK_OTHER;
 }
+/* Whether the JSON text @data holds the escape `\u0000` in a string.
+ * json-glib keeps strings NUL-terminated, so such a string would come out
+ * cut at the NUL: a thinking block echoed shorter than it was signed, a
+ * tool input run cut short. An escaped backslash (`\\u0000`, text) is
+ * not one. */
+static gboolean
+has_escaped_nul (const char *data)
+{
+  for (const char *p = strchr (data, '\\'); p != NULL; p = strchr (p, '\\'))
+    {
+      if (p[1] == 'u' && strncmp (p + 2, "0000", 4) == 0)
+        return TRUE;
+      if (p[1] == '\0')
+        break;
+      p += 2;
+    }
+  return FALSE;
+}
+
 /* Errors */
 
 static gboolean G_GNUC_PRINTF (2, 3)
@@ -509,6 +528,12 @@ finish_tool_input (TallyMessageStream  *self,
 
   /* Keep the bytes exactly as the API sent them. */
   block->input = g_strndup (block->text->str, block->text->len);
+
+  /* A string with a NUL would reach the tool cut at it (json-glib keeps
+   * strings NUL-terminated): the call is echoed as sent but not run, and
+   * the agent tells the model why (docs/protocol.md §9.2). */
+  if (g_str_equal (block->type, "tool_use") && has_escaped_nul (block->input))
+    block->invalid_input = g_strdup (block->input);
   return TRUE;
 }
 
@@ -631,6 +656,10 @@ apply_event_internal (TallyMessageStream  *self,
 
   if (g_str_equal (name, "error"))
     return handle_error_event (self, object, error);
+
+  if (has_escaped_nul (data))
+    return protocol_error (error, "the %s event holds a NUL character (\\u0000), which Tally cannot keep "
+                           "unchanged; the reply was not used", name);
 
   if (!self->started && !g_str_equal (name, "message_start"))
     return protocol_error (error, "unexpected %s event before message_start", name);

@@ -635,11 +635,13 @@ tally_message_stream_dup_block_json (TallyMessageStream *self,
  * A stopped `tool_use` block whose input was valid JSON but not an object
  * (an array, a string, a number, `null`) does not fail the stream: its input
  * is echoed as `{}` and the text that arrived is kept here, so the agent can
- * answer the call with an error that says what was wrong.
+ * answer the call with an error that says what was wrong. An object whose
+ * strings hold a NUL character (`\u0000`), which a tool would read cut at
+ * the NUL, is echoed as it arrived and kept here too.
  *
  * Returns: (transfer none) (nullable): the input JSON text as received, or
- *   %NULL when the block's input was an object (or @index is not a stopped
- *   `tool_use` block)
+ *   %NULL when the block's input was a usable object (or @index is not a
+ *   stopped `tool_use` block)
  */
 const char *
 tally_message_stream_get_block_invalid_input (TallyMessageStream *self,
