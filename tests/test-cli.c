@@ -1135,6 +1135,66 @@ test_refusal_not_echoed (void)
   tally_test_rm_rf (dir);
 }
 
+/* A tool input holding a NUL character is not run: the tool would read
+ * its string cut at the NUL (docs/protocol.md §9.2). The stream is written
+ * as SSE, since a scenario's JSON cannot hold a NUL either. */
+static void
+test_tool_input_nul_not_run (void)
+{
+  static const char sse[] =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\","
+    "\"content\":[],\"model\":\"claude-sonnet-5\",\"stop_reason\":null,\"stop_sequence\":null,"
+    "\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\","
+    "\"id\":\"toolu_1\",\"name\":\"Bash\",\"input\":{}}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\","
+    "\"partial_json\":\"{\\\"command\\\":\\\"echo cut\\\\u0000; touch NUL-RAN\\\"}\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},"
+    "\"usage\":{\"output_tokens\":7}}\n\n"
+    "event: message_stop\n"
+    "data: {\"type\":\"message_stop\"}\n\n";
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-nul-XXXXXX", NULL);
+  g_autofree char *sse_path = g_build_filename (dir, "nul.sse", NULL);
+  g_autofree char *scenario = NULL;
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
+  g_autofree char *ran = g_build_filename (dir, "NUL-RAN", NULL);
+  CliRun run = { 0 };
+  JsonObject *result;
+
+  g_assert_true (g_file_set_contents (sse_path, sse, -1, &error));
+  scenario = g_strdup_printf ("{\"responses\":[{\"sse_file\":\"%s\"},"
+                              "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],"
+                              "\"stop_reason\":\"end_turn\"}}]}", sse_path);
+  mock = tally_test_mock_start (scenario, &error);
+  g_assert_no_error (error);
+  {
+    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                           "--workspace", dir, "--json", "Run it", NULL };
+
+    run_cli (&run, args);
+  }
+  g_assert_cmpint (run.exit_status, ==, 0);
+  result = find_event (&run, "tool_result");
+  g_assert_nonnull (result);
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "NUL character"));
+  /* Refused before any card: nothing to approve, nothing ran. */
+  g_assert_null (find_event (&run, "approval_request"));
+  g_assert_false (g_file_test (ran, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 2);
+
+  cli_run_clear (&run);
+  tally_test_rm_rf (dir);
+}
+
 /* stop_reason "tool_use" with no tool_use block ends the turn: another
  * call would end with the assistant's message, a prefill the API refuses. */
 static void
@@ -1666,6 +1726,7 @@ main (int    argc,
 
   g_test_add_func ("/tally/cli/approval-shows-what-runs", test_approval_shows_what_runs);
   g_test_add_func ("/tally/cli/refusal-not-echoed", test_refusal_not_echoed);
+  g_test_add_func ("/tally/cli/tool-input-nul-not-run", test_tool_input_nul_not_run);
   g_test_add_func ("/tally/cli/tool-use-stop-without-block", test_tool_use_stop_without_block);
   g_test_add_func ("/tally/cli/json-tool-loop", test_json_tool_loop);
   g_test_add_func ("/tally/cli/readable-output", test_readable_output);
