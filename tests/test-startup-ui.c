@@ -13,8 +13,7 @@
  * - The empty page's suggestions answer a width for a height with their
  *   width for any height (so the status page's viewport does not search
  *   widths over their wrapping titles) and are laid out as their own
- *   measure says; so does each suggestion's title box, in rows made of
- *   an AdwActionRow's widgets and style classes.
+ *   measure says.
  * - The store is open once the window has painted, and the actions that
  *   need it are enabled.
  * - The title's popover is built when it first opens, its pickers tied to
@@ -155,58 +154,6 @@ empty_body (TallyApplication *app,
     g_assert_cmpint (gtk_widget_get_height (bin), >=, child_min);
     /* Three rows, each as tall as its wrapped title needs. */
     g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (window->suggestion_list)), >=, 3 * 40);
-  }
-
-  /* Each suggestion is made as an AdwActionRow is (row > box.header >
-   * box.title > label.title, box.suffixes > image), and its title box
-   * also answers a width for a height with its title's width for any
-   * height, so the title is not searched by bisection. */
-  {
-    guint n_rows = 0;
-
-    for (GtkWidget *row = gtk_widget_get_first_child (GTK_WIDGET (window->suggestion_list));
-         row != NULL; row = gtk_widget_get_next_sibling (row))
-      {
-        GtkWidget *header, *title_box, *label, *suffixes;
-        int min, nat, any_min, any_nat;
-
-        if (!GTK_IS_LIST_BOX_ROW (row))
-          continue;
-        n_rows++;
-        g_assert_true (gtk_list_box_row_get_activatable (GTK_LIST_BOX_ROW (row)));
-        g_assert_nonnull (g_object_get_data (G_OBJECT (row), "tally-suggestion"));
-        header = gtk_list_box_row_get_child (GTK_LIST_BOX_ROW (row));
-        g_assert_true (gtk_widget_has_css_class (header, "header"));
-        title_box = gtk_widget_get_first_child (header);
-        g_assert_true (gtk_widget_has_css_class (title_box, "title"));
-        label = gtk_widget_get_first_child (title_box);
-        g_assert_true (GTK_IS_LABEL (label));
-        g_assert_true (gtk_widget_has_css_class (label, "title"));
-        g_assert_true (gtk_label_get_wrap (GTK_LABEL (label)));
-        g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (label)), ==,
-                         g_object_get_data (G_OBJECT (row), "tally-suggestion"));
-        suffixes = gtk_widget_get_next_sibling (title_box);
-        g_assert_true (gtk_widget_has_css_class (suffixes, "suffixes"));
-        g_assert_true (GTK_IS_IMAGE (gtk_widget_get_first_child (suffixes)));
-
-        g_assert_cmpint (gtk_widget_get_request_mode (title_box), ==, GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH);
-        gtk_widget_measure (label, GTK_ORIENTATION_HORIZONTAL, -1, &any_min, &any_nat, NULL, NULL);
-        for (int height = 10; height <= 1000; height *= 10)
-          {
-            gtk_widget_measure (title_box, GTK_ORIENTATION_HORIZONTAL, height, &min, &nat, NULL, NULL);
-            g_assert_cmpint (min, ==, any_min);
-            g_assert_cmpint (nat, ==, any_nat);
-          }
-        /* Heights for widths and the allocation are the title's (the
-         * box adds its style's margins above and below). */
-        gtk_widget_measure (title_box, GTK_ORIENTATION_VERTICAL, any_min, &min, &nat, NULL, NULL);
-        gtk_widget_measure (label, GTK_ORIENTATION_VERTICAL, any_min, &any_min, &any_nat, NULL, NULL);
-        g_assert_cmpint (min, >=, any_min);
-        g_assert_cmpint (min - any_min, ==, nat - any_nat);
-        g_assert_cmpint (gtk_widget_get_height (label), ==, gtk_widget_get_height (title_box));
-        g_assert_cmpint (gtk_widget_get_width (label), ==, gtk_widget_get_width (title_box));
-      }
-    g_assert_cmpuint (n_rows, ==, 3);
   }
 
   /* The title's popover is built when it first opens, with its pickers

@@ -1449,10 +1449,10 @@ tally_window_class_init (TallyWindowClass *klass)
  * question made every vertical box on the way search widths for the
  * height, laying the suggestions' wrapping titles out at each width
  * tried (100 to 150 layouts of each title in the first frame, 75 to 95
- * without it, about 20 since the rows' title boxes answer the same way:
- * new_suggestion_row(); docs/architecture.md §11.1). The bin answers it
- * with the width for any height, which it measures once; heights for
- * widths and the allocation reach the rows unchanged. */
+ * without it: each row's own header box still searches;
+ * docs/architecture.md §11.1). The bin answers it with the width for any
+ * height, which it measures once; heights for widths and the allocation
+ * reach the rows unchanged. */
 static GtkSizeRequestMode
 suggestions_bin_request_mode (GtkWidget *widget G_GNUC_UNUSED)
 {
@@ -1490,58 +1490,6 @@ suggestions_bin_allocate (GtkWidget *widget,
     gtk_widget_allocate (child, width, height, baseline, NULL);
 }
 
-/* A suggestion under the empty page's title, made as an AdwActionRow with
- * a title and a "go-next" suffix is, with the same widgets and style
- * classes (row > box.header > box.title > label.title, box.suffixes), so
- * Adwaita's stylesheet draws it the same, but with the suggestions bin's
- * layout in place of the title box's GtkBoxLayout: asked a width for a
- * height, a GtkBox of GTK 4.8 asks its wrapping label the same, and the
- * label searches that width by bisection, laying its text out at each
- * width tried. An AdwActionRow laid each suggestion's title out about 80
- * times in the first frame, this row about 20, which took 7 % off the
- * CPU time of the empty window's first frame (docs/architecture.md
- * §11.1). The title fills its box (an AdwActionRow's is aligned to the
- * start, which its box's bisection made come out the same); a narrow
- * window wraps it at the same place. */
-static GtkWidget *
-new_suggestion_row (const char *title)
-{
-  GtkWidget *row = gtk_list_box_row_new ();
-  GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  GtkWidget *title_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *label = gtk_label_new (title);
-  GtkWidget *suffixes = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  GtkWidget *icon = gtk_image_new_from_icon_name ("go-next-symbolic");
-
-  gtk_widget_set_valign (header, GTK_ALIGN_CENTER);
-  gtk_widget_add_css_class (header, "header");
-
-  gtk_widget_set_layout_manager (title_box, gtk_custom_layout_new (suggestions_bin_request_mode,
-                                                                   suggestions_bin_measure,
-                                                                   suggestions_bin_allocate));
-  gtk_widget_set_halign (title_box, GTK_ALIGN_START);
-  gtk_widget_set_valign (title_box, GTK_ALIGN_CENTER);
-  gtk_widget_add_css_class (title_box, "title");
-
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_widget_set_hexpand (label, TRUE);
-  gtk_widget_add_css_class (label, "title");
-
-  gtk_widget_add_css_class (suffixes, "suffixes");
-
-  gtk_box_append (GTK_BOX (title_box), label);
-  gtk_box_append (GTK_BOX (suffixes), icon);
-  gtk_box_append (GTK_BOX (header), title_box);
-  gtk_box_append (GTK_BOX (header), suffixes);
-  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), header);
-  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
-  gtk_accessible_update_relation (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_RELATION_LABELLED_BY, label, NULL, -1);
-  g_object_set_data (G_OBJECT (row), "tally-suggestion", (gpointer) title);
-  return row;
-}
-
 static void
 tally_window_init (TallyWindow *self)
 {
@@ -1563,7 +1511,16 @@ tally_window_init (TallyWindow *self)
   _tally_window_sidebar_init (self);
 
   for (guint i = 0; i < G_N_ELEMENTS (beanline_suggestions); i++)
-    gtk_list_box_append (self->suggestion_list, new_suggestion_row (_(beanline_suggestions[i])));
+    {
+      GtkWidget *row = adw_action_row_new ();
+      GtkWidget *icon = gtk_image_new_from_icon_name ("go-next-symbolic");
+
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _(beanline_suggestions[i]));
+      gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row), icon);
+      g_object_set_data (G_OBJECT (row), "tally-suggestion", (gpointer)_(beanline_suggestions[i]));
+      gtk_list_box_append (self->suggestion_list, row);
+    }
 
   gtk_menu_button_set_create_popup_func (self->main_menu_button, create_main_menu_cb, self, NULL);
   gtk_menu_button_set_create_popup_func (self->title_button, create_context_popover_cb, self, NULL);
