@@ -313,6 +313,47 @@ test_create_chart_modes (void)
     }
 }
 
+/* A path outside the workspace asks whatever the rules say (§6.1 step 4),
+ * so no "always allow" rule is offered for it (one was, scope global, and
+ * the next identical call asked again: found by a reviewer); a path inside
+ * still gets its folder's rule. */
+static void
+test_outside_suggestions (void)
+{
+  static const char * const tools[] = { "Read", "Write", "Edit", "Glob", "Grep" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (tools); i++)
+    {
+      const char *member = g_str_equal (tools[i], "Glob") || g_str_equal (tools[i], "Grep") ? "path" : "file_path";
+      g_autofree char *outside_json = g_strdup_printf ("{\"%s\":\"/tmp/elsewhere/x.txt\",\"pattern\":\"x\"}", member);
+      g_autofree char *inside_json = g_strdup_printf ("{\"%s\":\"reports/x.txt\",\"pattern\":\"x\"}", member);
+      g_autoptr(JsonObject) outside = tally_test_parse_object (outside_json);
+      g_autoptr(JsonObject) inside = tally_test_parse_object (inside_json);
+      g_autoptr(JsonArray) none = tally_gate_dup_suggestions (tools[i], outside, &context);
+      g_autoptr(JsonArray) some = tally_gate_dup_suggestions (tools[i], inside, &context);
+      TallyGateRule rule = { .pattern = (char *) "Read(/tmp/elsewhere/**)", .allow = TRUE };
+      TallyGateVerdict verdict;
+
+      g_assert_cmpuint (json_array_get_length (none), ==, 0);
+      g_assert_cmpuint (json_array_get_length (some), >=, 1);
+      g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (some, 0), "scope"), ==,
+                       "workspace");
+
+      /* Such a rule, stored before, still asks. */
+      if (g_str_equal (tools[i], "Read"))
+        {
+          g_autoptr(TallyToolRegistry) registry = tally_tool_registry_new_default ();
+          g_autoptr(GPtrArray) rules = g_ptr_array_new ();
+          TallyTool *tool = tally_tool_registry_lookup (registry, "Read");
+
+          g_ptr_array_add (rules, &rule);
+          tally_gate_evaluate (rules, "Read", tool, outside, TALLY_MODE_AUTO, &context, &verdict);
+          g_assert_cmpint (verdict.action, ==, TALLY_GATE_ASK);
+          tally_gate_verdict_clear (&verdict);
+        }
+    }
+}
+
 /* Inputs that are not what the rules expect match nothing, loudly or not:
  * no critical, no crash. */
 static void
@@ -489,6 +530,7 @@ main (int    argc,
   g_test_add_func ("/tally/gate/deny-rules", test_deny_rules);
   g_test_add_func ("/tally/gate/evaluate", test_evaluate);
   g_test_add_func ("/tally/gate/odd-inputs", test_odd_inputs);
+  g_test_add_func ("/tally/gate/outside-suggestions", test_outside_suggestions);
   g_test_add_func ("/tally/gate/create-chart-modes", test_create_chart_modes);
   g_test_add_func ("/tally/questions/validate", test_questions);
 

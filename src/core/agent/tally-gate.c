@@ -1300,8 +1300,9 @@ command_prefix (const char *command)
  * The "always allow" rules an approval card offers, most specific first:
  * for `Bash` the exact command and its program prefix, and nothing for a
  * command that is not one simple command (no rule could allow it); for edits the folder
- * of the file and "edits in this workspace for this session"; for a path
- * outside the workspace its folder; otherwise the whole tool. Each item is
+ * of the file and "edits in this workspace for this session"; nothing for a
+ * path outside the workspace, which asks whatever the rules say; otherwise
+ * the whole tool. Each item is
  * `{rule, scope, label}` with scope `session`, `workspace` or `global`
  * (docs/architecture.md §6.3).
  *
@@ -1359,13 +1360,11 @@ tally_gate_dup_suggestions (const char             *tool_name,
         g_autofree char *dir = g_path_get_dirname (path);
         const char *rule_tool = is_edit_tool (tool_name) ? "Edit" : tool_name;
 
+        /* A path outside the workspace asks whatever the rules say (step
+         * 4 of docs/architecture.md §6.1), so no rule is offered for it:
+         * it could never apply. The card allows it once or not at all. */
         if (outside)
-          {
-            g_autofree char *rule = g_strdup_printf ("%s(%s/**)", rule_tool, dir);
-            g_autofree char *label = g_strdup_printf (_("Always allow %s in %s"), tool_name, dir);
-            add_suggestion (suggestions, rule, "global", label);
-            return suggestions;
-          }
+          return suggestions;
 
         if (!g_str_equal (dir, "."))
           {
