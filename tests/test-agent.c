@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <glib/gstdio.h>
 
 #include "tally-agent.h"
 #include "tally-api-error.h"
@@ -609,6 +610,75 @@ test_cancel_during_tool (void)
   fixture_stop (&f);
 }
 
+static void
+cancel_after_approval_cb (TallyAgent *agent,
+                          JsonObject *event,
+                          Fixture    *f)
+{
+  g_assert (TALLY_IS_AGENT (agent));
+
+  if (g_str_equal (tally_event_get_type_name (event), "approval_resolved"))
+    g_timeout_add (300, cancel_cb, f);
+}
+
+/* Stops waiting for a turn that does not end. */
+static gboolean
+quit_on_guard_cb (gpointer user_data)
+{
+  Fixture *f = user_data;
+
+  g_main_loop_quit (f->loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* Cancelling while Grep matches a pattern that backtracks for a quarter
+ * of a second or more on each of 400 lines (Grep runs without a card in
+ * every mode) ends the turn as cancelled at once, with the call answered
+ * as interrupted, rather than minutes later, once the whole file has been
+ * searched. */
+static void
+test_cancel_during_grep (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GString) big = g_string_new (NULL);
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *result;
+  guint guard;
+
+  fixture_start (&f,
+    "{\"responses\":["
+    "{\"message\":{\"content\":["
+    "{\"type\":\"tool_use\",\"id\":\"toolu_Grep\",\"name\":\"Grep\",\"input\":{\"pattern\":\"(a|aa)+$\"}}"
+    "],\"stop_reason\":\"tool_use\"}}]}");
+  for (guint i = 0; i < 400; i++)
+    g_string_append (big, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n");
+  path = g_build_filename (f.workspace, "big.txt", NULL);
+  g_file_set_contents (path, big->str, big->len, &error);
+  g_assert_no_error (error);
+
+  /* The cancel comes while the search runs; the guard only keeps a search
+   * that ignores it from hanging the test (and fails it: the whole file
+   * takes far longer). */
+  g_signal_connect (f.agent, "event", G_CALLBACK (cancel_after_approval_cb), &f);
+  guard = g_timeout_add_seconds (20, quit_on_guard_cb, &f);
+  run_turn (&f, "Find the a's", TALLY_MODE_PLAN, FALSE);
+  g_assert_cmpuint (count_events (&f, "turn_finished"), ==, 1);
+  g_source_remove (guard);
+
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_CANCELLED);
+  g_assert_cmpstr (json_object_get_string_member (last_event (&f), "status"), ==, "cancelled");
+  g_assert_cmpuint (count_events (&f, "tool_result"), ==, 1);
+  result = find_event (&f, "tool_result", 0);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_Grep");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "interrupted"));
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  fixture_stop (&f);
+}
+
 /* Plan mode is restated in every plan turn; leaving it is said once. */
 static void
 test_mode_reminders (void)
@@ -883,6 +953,7 @@ main (int    argc,
   g_test_add_func ("/tally/agent/tool-errors", test_tool_errors);
   g_test_add_func ("/tally/agent/failure-keeps-history-valid", test_failure_keeps_history_valid);
   g_test_add_func ("/tally/agent/cancel-during-tool", test_cancel_during_tool);
+  g_test_add_func ("/tally/agent/cancel-during-grep", test_cancel_during_grep);
   g_test_add_func ("/tally/agent/mode-reminders", test_mode_reminders);
   g_test_add_func ("/tally/agent/unknown-price", test_unknown_price);
   g_test_add_func ("/tally/agent/cut-inside-tool-input", test_cut_inside_tool_input);

@@ -996,6 +996,151 @@ test_grep_cap (Fixture       *fixture,
   g_assert_nonnull (strstr (text, "big.log:500:hit 500\n… output stopped after 500 matches"));
 }
 
+/* Writes 200 lines of 25 a's and a `!`: on each, (a|aa)+$ tries every
+ * way to split the a's into ones and twos from every start (hundreds of
+ * thousands of steps, tens of milliseconds) before it fails, so a search
+ * of the whole file takes seconds. */
+static void
+write_slow_file (const char *dir,
+                 const char *relpath)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  for (guint i = 0; i < 200; i++)
+    g_string_append (text, "aaaaaaaaaaaaaaaaaaaaaaaaa!\n");
+  tally_test_write_file (dir, relpath, text->str, text->len);
+}
+
+/* A search that passes its time limit stops at the next line and says
+ * where, and what it had found by then. */
+static void
+test_grep_time_limit (Fixture       *fixture,
+                      gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_grep_new ();
+  g_autofree char *message = NULL;
+  g_autofree char *text = NULL;
+
+  tally_test_write_file (fixture->ws, "fast.txt", "aaaa\n", -1);
+  write_slow_file (fixture->ws, "slow.txt");
+
+  tally_tool_grep_set_timeout_ms (TALLY_TOOL_GREP (tool), 300);
+  message = run_fail (tool, &fixture->context, "{\"pattern\": \"(a|aa)+$\"}",
+                      TALLY_TOOL_ERROR_FAILED);
+  g_assert_true (g_str_has_prefix (message, "Grep stopped after 0.3 s, the time limit for one "
+                                            "search, at slow.txt:"));
+  g_assert_nonnull (strstr (message, "; it had found 1 match in 2 files by then (not shown). "
+                                     "Nested or overlapping repeats such as (a|aa)+ or (a+)+ "));
+  g_assert_true (g_str_has_suffix (message, ", or narrow `path` or `glob`."));
+
+  /* The limit is per search: the next one runs normally. */
+  text = run_ok (tool, &fixture->context, "{\"pattern\": \"^a+$\"}");
+  g_assert_cmpstr (text, ==, "fast.txt:1:aaaa\n");
+}
+
+/* A line on which PCRE2 gives up (its backtracking limit; GRegex reports
+ * G_REGEX_ERROR_MATCH) is reported, not taken for a line that does not
+ * match. */
+static void
+test_grep_match_limit (Fixture       *fixture,
+                       gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_grep_new ();
+  g_autofree char *a50 = g_strnfill (50, 'a');
+  g_autofree char *hopeless = g_strconcat (a50, "!\n", NULL);
+  g_autofree char *one = g_strconcat ("aaaa\n", hopeless, "aa\n", NULL);
+  g_autofree char *two = g_strconcat ("b\n", hopeless, hopeless, NULL);
+  g_autofree char *text = NULL;
+  g_autofree char *none = NULL;
+
+  tally_test_write_file (fixture->ws, "one.txt", one, -1);
+  text = run_ok (tool, &fixture->context, "{\"pattern\": \"^(a|aa)+$\"}");
+  g_assert_cmpstr (text, ==,
+                   "one.txt:1:aaaa\n"
+                   "one.txt:3:aa\n"
+                   "(The regular-expression engine gave up on one.txt:2, which was not searched: "
+                   "the pattern needs too much backtracking there. Nested or overlapping repeats "
+                   "such as (a|aa)+ or (a+)+ try exponentially many ways on a line they do not "
+                   "match: simplify the pattern to search that line.)\n");
+
+  tally_test_write_file (fixture->ws, "two.txt", two, -1);
+  none = run_ok (tool, &fixture->context, "{\"pattern\": \"^(a|aa)+$\", \"path\": \"two.txt\"}");
+  g_assert_cmpstr (none, ==,
+                   "No matches for ^(a|aa)+$ (1 text file searched)\n"
+                   "(The regular-expression engine gave up on 2 lines, which were not searched, "
+                   "the first at two.txt:2: the pattern needs too much backtracking there. "
+                   "Nested or overlapping repeats such as (a|aa)+ or (a+)+ try exponentially many "
+                   "ways on a line they do not match: simplify the pattern to search those "
+                   "lines.)\n");
+}
+
+typedef struct {
+  TallyTool              *tool;
+  const TallyToolContext *context;
+  JsonObject             *input;
+  GCancellable           *cancellable;
+  char                   *text;
+  GError                 *error;
+  gint                    done;   /* atomic */
+} GrepRun;
+
+/* Runs the search synchronously in a thread of its own: tally_tool_run()
+ * returns what the tool returned, where a GTask would turn any late
+ * result into G_IO_ERROR_CANCELLED. */
+static gpointer
+grep_thread (gpointer user_data)
+{
+  GrepRun *run = user_data;
+
+  run->text = tally_tool_run (run->tool, run->context, run->input, run->cancellable, &run->error);
+  g_atomic_int_set (&run->done, TRUE);
+  g_main_context_wakeup (NULL);
+
+  return NULL;
+}
+
+static gboolean
+set_flag_cb (gpointer user_data)
+{
+  gboolean *flag = user_data;
+
+  *flag = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Cancelling stops a search in the middle of a file, before its next
+ * line: the run fails with G_IO_ERROR_CANCELLED (and a turn ends at once,
+ * not once the file is done). */
+static void
+test_grep_cancel (Fixture       *fixture,
+                  gconstpointer  data)
+{
+  g_autoptr(TallyTool) tool = tally_tool_grep_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(JsonObject) input = tally_test_parse_object ("{\"pattern\": \"(a|aa)+$\"}");
+  GrepRun run = { tool, &fixture->context, input, cancellable, NULL, NULL, FALSE };
+  gboolean gave_up = FALSE;
+  GThread *thread;
+  guint guard;
+
+  write_slow_file (fixture->ws, "slow.txt");
+
+  /* Cancels once the search is well into the file; the guard only keeps
+   * a search that ignores the cancellable from hanging the test. */
+  thread = g_thread_new ("grep", grep_thread, &run);
+  g_timeout_add (300, cancel_cb, cancellable);
+  guard = g_timeout_add_seconds (10, set_flag_cb, &gave_up);
+  while (!g_atomic_int_get (&run.done) && !gave_up)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_true (g_atomic_int_get (&run.done));
+  g_source_remove (guard);
+  g_thread_join (thread);
+  g_assert_null (run.text);
+  g_assert_error (run.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&run.error);
+}
+
 /* Registry */
 
 static void
@@ -1219,6 +1364,9 @@ main (int    argc,
   ADD ("/tally/tools/glob/cap", test_glob_cap);
   ADD ("/tally/tools/grep/search", test_grep);
   ADD ("/tally/tools/grep/cap", test_grep_cap);
+  ADD ("/tally/tools/grep/time-limit", test_grep_time_limit);
+  ADD ("/tally/tools/grep/match-limit", test_grep_match_limit);
+  ADD ("/tally/tools/grep/cancel", test_grep_cancel);
   ADD ("/tally/tools/run-async", test_run_async);
   g_test_add_func ("/tally/tools/registry/json", test_registry_json);
 

@@ -16,6 +16,10 @@
 #define MAX_LINE_CHARS 300
 /* Files larger than this are skipped (and counted in a note). */
 #define MAX_FILE_BYTES (32 * 1024 * 1024)
+/* What a slow or failing pattern's message tells the model to do. */
+#define SLOW_PATTERN_ADVICE \
+  "Nested or overlapping repeats such as (a|aa)+ or (a+)+ try exponentially many ways " \
+  "on a line they do not match: simplify the pattern"
 
 /**
  * TallyToolGrep:
@@ -34,10 +38,24 @@
  * is printed in the quoted form of tally_tool_escape_path() (which every
  * file tool accepts back), so a file name can neither add a line nor pose
  * as a line number.
+ *
+ * A search has a time limit, %TALLY_TOOL_GREP_DEFAULT_TIMEOUT seconds
+ * unless tally_tool_grep_set_timeout_ms() says otherwise, and is cancelled
+ * with its #GCancellable: both are checked before every file and every
+ * line, so either takes effect once the line being matched is done. A run
+ * that reaches the limit fails with %TALLY_TOOL_ERROR_FAILED and a message
+ * that says where it stopped and what it had found; a cancelled one fails
+ * with %G_IO_ERROR_CANCELLED. A line on which the regular-expression
+ * engine gives up (PCRE2's backtracking, depth or heap limit:
+ * g_regex_match_full() fails with %G_REGEX_ERROR_MATCH) is not taken for a
+ * line that does not match: the result ends with a note that counts such
+ * lines and names the first.
  */
 struct _TallyToolGrep
 {
   TallyTool parent_instance;
+
+  gint      timeout_ms;   /* atomic: runs read it in workers */
 };
 
 G_DEFINE_FINAL_TYPE (TallyToolGrep, tally_tool_grep, TALLY_TYPE_TOOL)
@@ -55,7 +73,27 @@ typedef struct {
   guint       n_files;
   guint       n_large;
   gboolean    truncated;
+
+  GCancellable *cancellable;
+  gint64        deadline;      /* monotonic time, µs; 0 for no limit */
+  gboolean      cancelled;
+  gboolean      timed_out;
+  char         *stopped_at;    /* "path:line" the time limit stopped at */
+  guint         n_failed;      /* lines the regex engine gave up on */
+  char         *first_failed;  /* "path:line" of the first of them */
 } GrepSearch;
+
+/* Whether the search must end now: cancelled, or past its deadline. */
+static gboolean
+search_must_stop (GrepSearch *search)
+{
+  if (g_cancellable_is_cancelled (search->cancellable))
+    search->cancelled = TRUE;
+  else if (search->deadline != 0 && g_get_monotonic_time () >= search->deadline)
+    search->timed_out = TRUE;
+
+  return search->cancelled || search->timed_out;
+}
 
 static GRegex *
 get_raw_regex (GrepSearch *search)
@@ -65,6 +103,33 @@ get_raw_regex (GrepSearch *search)
     search->raw_regex = g_regex_new (search->pattern, G_REGEX_RAW, 0, NULL);
 
   return search->raw_regex;
+}
+
+/* The error of a search stopped by its time limit: where it stopped and
+ * what it had found, which is not shown. */
+static void
+set_timeout_error (GrepSearch  *search,
+                   guint        timeout_ms,
+                   GError     **error)
+{
+  g_autofree char *seconds = tally_tool_format_seconds (timeout_ms);
+  g_autofree char *where = search->stopped_at != NULL
+                           ? g_strdup_printf (" at %s", search->stopped_at) : g_strdup ("");
+  g_autofree char *failed = NULL;
+
+  if (search->n_failed > 0)
+    failed = g_strdup_printf (" The regular-expression engine had also given up on %u %s "
+                              "(the first at %s).", search->n_failed,
+                              search->n_failed == 1 ? "line" : "lines", search->first_failed);
+
+  g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
+               "Grep stopped after %s, the time limit for one search,%s; it had found "
+               "%u %s in %u %s by then (not shown).%s " SLOW_PATTERN_ADVICE ", or narrow "
+               "`path` or `glob`.",
+               seconds, where,
+               search->n_matches, search->n_matches == 1 ? "match" : "matches",
+               search->n_files, search->n_files == 1 ? "file" : "files",
+               failed != NULL ? failed : "");
 }
 
 static gboolean
@@ -80,6 +145,11 @@ grep_file_cb (const char     *path,
   gsize length = 0;
   gsize start = 0;
   guint line_no = 1;
+
+  g_assert (search != NULL);
+
+  if (search_must_stop (search))
+    return FALSE;
 
   if (search->filter != NULL)
     {
@@ -136,11 +206,27 @@ grep_file_cb (const char     *path,
       const char *newline = memchr (line, '\n', length - start);
       gsize line_len = newline ? (gsize) (newline - line) : length - start;
       gsize text_len = line_len;
+      g_autoptr(GError) match_error = NULL;
 
       if (text_len > 0 && line[text_len - 1] == '\r')
         text_len--;
 
-      if (g_regex_match_full (regex, line, text_len, 0, 0, NULL, NULL))
+      /* One line's match is the longest either check waits. */
+      if (search_must_stop (search))
+        {
+          search->stopped_at = g_strdup_printf ("%s:%u", display, line_no);
+          return FALSE;
+        }
+
+      if (!g_regex_match_full (regex, line, text_len, 0, 0, NULL, &match_error))
+        {
+          /* No match, or the engine gave up at one of PCRE2's limits
+           * (G_REGEX_ERROR_MATCH, "backtracking limit reached"): that
+           * line was not searched, which the result must say. */
+          if (match_error != NULL && search->n_failed++ == 0)
+            search->first_failed = g_strdup_printf ("%s:%u", display, line_no);
+        }
+      else
         {
           gsize before = search->out->len;
 
@@ -187,7 +273,12 @@ grep_run (TallyTool               *tool,
   const char *path;
   const char *glob;
   GrepSearch search = { 0 };
+  guint timeout_ms;
   gboolean ok;
+
+  g_assert (TALLY_IS_TOOL_GREP (tool));
+
+  timeout_ms = (guint) g_atomic_int_get (&TALLY_TOOL_GREP (tool)->timeout_ms);
 
   if (!tally_tool_input_get_string (input, "pattern", TRUE, &pattern, error) ||
       !tally_tool_input_get_string (input, "path", FALSE, &path, error) ||
@@ -221,6 +312,9 @@ grep_run (TallyTool               *tool,
     return NULL;
 
   search.pattern = pattern;
+  search.cancellable = cancellable;
+  if (timeout_ms > 0)
+    search.deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
   search.regex = regex;
   search.filter = filter;
   search.out = out;
@@ -231,8 +325,19 @@ grep_run (TallyTool               *tool,
 
   ok = tally_tool_walk_files (where.workspace, where.root, cancellable, grep_file_cb, &search, error);
   g_clear_pointer (&search.raw_regex, g_regex_unref);
+  if (ok && search.cancelled)
+    ok = !g_cancellable_set_error_if_cancelled (cancellable, error);
+  if (ok && search.timed_out)
+    {
+      set_timeout_error (&search, timeout_ms, error);
+      ok = FALSE;
+    }
   if (!ok)
-    return NULL;
+    {
+      g_free (search.stopped_at);
+      g_free (search.first_failed);
+      return NULL;
+    }
 
   if (search.n_matches == 0 && !search.truncated)
     {
@@ -251,6 +356,19 @@ grep_run (TallyTool               *tool,
     g_string_append_printf (out, "(%u %s larger than %d MiB not searched)\n", search.n_large,
                             search.n_large == 1 ? "file" : "files",
                             MAX_FILE_BYTES / (1024 * 1024));
+
+  if (search.n_failed == 1)
+    g_string_append_printf (out, "(The regular-expression engine gave up on %s, which was "
+                            "not searched: the pattern needs too much backtracking there. "
+                            SLOW_PATTERN_ADVICE " to search that line.)\n",
+                            search.first_failed);
+  else if (search.n_failed > 1)
+    g_string_append_printf (out, "(The regular-expression engine gave up on %u lines, which "
+                            "were not searched, the first at %s: the pattern needs too much "
+                            "backtracking there. " SLOW_PATTERN_ADVICE " to search those "
+                            "lines.)\n", search.n_failed, search.first_failed);
+
+  g_free (search.first_failed);
 
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
@@ -274,7 +392,8 @@ tally_tool_grep_class_init (TallyToolGrepClass *klass)
     "break, another control character, bytes that are not UTF-8, a leading "
     "double quote or blanks at either end is printed in double quotes with "
     "backslash escapes (\\n, \\t, \\xHH, \\uHHHH, \\\\, \\\"), followed by "
-    "`:line:text`; pass it to Read exactly as printed, quotes included.";
+    "`:line:text`; pass it to Read exactly as printed, quotes included. "
+    "A search stops after 30 seconds; avoid nested repeats such as (a+)+.";
   tool_class->input_schema =
     "{\"type\":\"object\","
     "\"properties\":{"
@@ -294,6 +413,28 @@ tally_tool_grep_class_init (TallyToolGrepClass *klass)
 static void
 tally_tool_grep_init (TallyToolGrep *self)
 {
+  self->timeout_ms = TALLY_TOOL_GREP_DEFAULT_TIMEOUT * 1000;
+}
+
+/**
+ * tally_tool_grep_set_timeout_ms:
+ * @self: the `Grep` tool
+ * @timeout_ms: how long one search may run, in milliseconds (wall-clock
+ *   time from the start of the run); 0 for no limit
+ *
+ * Sets the time limit of a search (default
+ * %TALLY_TOOL_GREP_DEFAULT_TIMEOUT seconds). A search that runs longer is
+ * stopped before its next line and fails with %TALLY_TOOL_ERROR_FAILED
+ * ("Grep stopped after …"). For tests and embedders; takes effect for the
+ * next search and is safe to call while searches run.
+ */
+void
+tally_tool_grep_set_timeout_ms (TallyToolGrep *self,
+                                guint          timeout_ms)
+{
+  g_return_if_fail (TALLY_IS_TOOL_GREP (self));
+
+  g_atomic_int_set (&self->timeout_ms, (gint) MIN (timeout_ms, (guint) G_MAXINT));
 }
 
 /**

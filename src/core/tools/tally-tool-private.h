@@ -37,6 +37,7 @@ void      tally_tool_append_clipped     (GString      *out,
                                          const char   *text,
                                          gssize        len,
                                          guint         max_chars);
+char     *tally_tool_format_seconds     (guint64       ms);
 
 /* Workspace paths and file walks (tally-tool-paths.c). */
 char     *tally_tool_resolve_checked    (const TallyToolContext *context,

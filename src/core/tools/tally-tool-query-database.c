@@ -250,22 +250,6 @@ progress_cb (void *user_data)
   return 0;
 }
 
-/* "30 s", "0.25 s" */
-static char *
-format_seconds (guint ms)
-{
-  g_autofree char *fraction = NULL;
-
-  if (ms % 1000 == 0)
-    return g_strdup_printf ("%u s", ms / 1000);
-
-  fraction = g_strdup_printf ("%03u", ms % 1000);
-  while (fraction[strlen (fraction) - 1] == '0')
-    fraction[strlen (fraction) - 1] = '\0';
-
-  return g_strdup_printf ("%u.%s s", ms / 1000, fraction);
-}
-
 /**
  * tally_tool_database_set_limits:
  * @database: an open database
@@ -299,7 +283,7 @@ set_limit_error (TallyToolDatabase  *database,
 {
   if (database->timed_out)
     {
-      g_autofree char *seconds = format_seconds (database->timeout_ms);
+      g_autofree char *seconds = tally_tool_format_seconds (database->timeout_ms);
 
       g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_FAILED,
                    "The query was stopped after %s, the time limit for one query. "

@@ -871,3 +871,29 @@ tally_tool_append_clipped (GString    *out,
   if (*p != '\0')
     g_string_append (out, "…");
 }
+
+/**
+ * tally_tool_format_seconds:
+ * @ms: a duration in milliseconds
+ *
+ * Formats a time limit for a message the model reads: whole seconds
+ * without a fraction ("30 s"), else with the fraction's significant
+ * digits ("1.5 s", "0.25 s").
+ *
+ * Returns: (transfer full): the duration in seconds, followed by " s"
+ */
+char *
+tally_tool_format_seconds (guint64 ms)
+{
+  char fraction[4];
+  int digits = 3;
+
+  if (ms % 1000 == 0)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " s", ms / 1000);
+
+  g_snprintf (fraction, sizeof fraction, "%03u", (guint) (ms % 1000));
+  while (fraction[digits - 1] == '0')
+    digits--;
+
+  return g_strdup_printf ("%" G_GUINT64_FORMAT ".%.*s s", ms / 1000, digits, fraction);
+}
