@@ -1496,6 +1496,58 @@ test_bash_no_orphans (Fixture       *fixture,
     }
 }
 
+/* Run by test_bash_tally_killed() in a process of its own, which stands
+ * for Tally: the command kills that process with SIGKILL while the shell
+ * and a child of it run. */
+static void
+test_bash_tally_killed_subprocess (void)
+{
+  const char *ws = g_getenv ("TALLY_TEST_KILLED_WORKSPACE");
+  TallyToolContext context = { NULL, (char *) ws, FALSE };
+  g_autoptr(TallyTool) tool = tally_tool_bash_new ();
+  g_autoptr(JsonObject) input = NULL;
+  g_autofree char *pid_text = g_strdup_printf ("%d\n", (int) getpid ());
+  g_autoptr(GError) error = NULL;
+  g_autofree char *result = NULL;
+
+  if (ws == NULL)
+    {
+      g_test_skip ("Only run by /tally/mutating-tools/bash/tally-killed");
+      return;
+    }
+
+  write_file (ws, "tally.pid", pid_text);
+  input = string_input ("command",
+                        "echo $$ > shell.pid; sleep 30 & echo $! > child.pid; "
+                        "kill -KILL \"$(cat tally.pid)\"; wait", NULL);
+  json_object_set_int_member (input, "timeout_ms", 20000);
+
+  result = tally_tool_run (tool, &context, input, NULL, &error);
+  g_error ("Still alive after the command killed this process: %s",
+           error != NULL ? error->message : result);
+}
+
+/* Tally killed with SIGKILL, which it cannot handle, while a command runs:
+ * the reaper's parent-death signal stops the command, with every process
+ * it started. */
+static void
+test_bash_tally_killed (Fixture       *fixture,
+                        gconstpointer  data)
+{
+  g_setenv ("TALLY_TEST_KILLED_WORKSPACE", fixture->ws, TRUE);
+  g_test_trap_subprocess ("/tally/mutating-tools/bash/subprocess/tally-killed",
+                          60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_unsetenv ("TALLY_TEST_KILLED_WORKSPACE");
+
+  /* The command ran and killed its "Tally"… */
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr_unmatched ("*Still alive*");
+  /* …and neither the shell nor its child outlived it (each is polled
+   * with a generous bound, against a hang only). */
+  g_assert_true (wait_process_gone (read_pid (fixture->ws, "shell.pid")));
+  g_assert_true (wait_process_gone (read_pid (fixture->ws, "child.pid")));
+}
+
 static void
 test_bash_invalid (Fixture       *fixture,
                    gconstpointer  data)
@@ -1743,6 +1795,9 @@ main (int    argc,
   ADD ("/tally/mutating-tools/bash/cancel", test_bash_cancel);
   ADD ("/tally/mutating-tools/bash/background", test_bash_background);
   ADD ("/tally/mutating-tools/bash/no-orphans", test_bash_no_orphans);
+  ADD ("/tally/mutating-tools/bash/tally-killed", test_bash_tally_killed);
+  g_test_add_func ("/tally/mutating-tools/bash/subprocess/tally-killed",
+                   test_bash_tally_killed_subprocess);
   ADD ("/tally/mutating-tools/bash/invalid", test_bash_invalid);
 
   g_test_add_func ("/tally/mutating-tools/dup-paths", test_dup_paths);

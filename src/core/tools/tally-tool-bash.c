@@ -65,6 +65,8 @@
  * (`nohup cmd &`). When the shell exits, or on timeout or cancellation,
  * the reaper kills (SIGKILL) every process still below it, level by level,
  * until none is left, and only then exits: no command leaves an orphan.
+ * The reaper's parent-death signal (PR_SET_PDEATHSIG) is SIGTERM, so the
+ * same happens when Tally itself dies, even by SIGKILL.
  * `timeout_ms` defaults to 120000 (also when 0) and is capped at 600000.
  *
  * The result is the output (at most 30,000 bytes: the first and last
@@ -597,20 +599,41 @@ reaper_main (pid_t shell)
 
 /* Runs in the child between fork and exec: only async-signal-safe calls.
  * The child becomes the reaper and leads a new process group; it forks
- * the process that returns here and execs the shell. */
+ * the process that returns here and execs the shell. @user_data is
+ * Tally's pid. */
 static void
 child_setup (gpointer user_data)
 {
+  pid_t tally = (pid_t) GPOINTER_TO_INT (user_data);
+  sigset_t all, before;
   pid_t shell;
+
+  /* From here on a signal can only reach the reaper through
+   * sigwaitinfo() in reaper_main(): a SIGTERM that came before it waits
+   * there would kill the reaper and leave the shell running. The shell
+   * gets the mask back. */
+  sigfillset (&all);
+  sigprocmask (SIG_BLOCK, &all, &before);
 
   setpgid (0, 0);
   prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+  /* Should Tally die, even by SIGKILL, the reaper gets SIGTERM and stops
+   * the command as on a cancel. (The signal comes when the thread that
+   * forked the reaper ends; that thread waits in bash_run() until the
+   * reaper is reaped.) Had Tally died before this line, the reaper has a
+   * new parent already and starts nothing. */
+  prctl (PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+  if (getppid () != tally)
+    _exit (127);
 
   shell = fork ();
   if (shell < 0)
     _exit (127);
   if (shell == 0)
     {
+      /* A fork clears the death signal: the shell has none. */
+      sigprocmask (SIG_SETMASK, &before, NULL);
       close (REPORT_FD);
       return;
     }
@@ -662,22 +685,6 @@ child_environment (TallyToolBash *self,
   env = (char **) g_ptr_array_free (kept, FALSE);
 
   return g_environ_setenv (env, "PWD", workspace, TRUE);
-}
-
-/* "2 s", "0.25 s" */
-static char *
-format_seconds (guint64 ms)
-{
-  g_autofree char *fraction = NULL;
-
-  if (ms % 1000 == 0)
-    return g_strdup_printf ("%" G_GUINT64_FORMAT " s", ms / 1000);
-
-  fraction = g_strdup_printf ("%03u", (guint) (ms % 1000));
-  while (fraction[strlen (fraction) - 1] == '0')
-    fraction[strlen (fraction) - 1] = '\0';
-
-  return g_strdup_printf ("%" G_GUINT64_FORMAT ".%s s", ms / 1000, fraction);
 }
 
 static char *
@@ -765,7 +772,7 @@ bash_run (TallyTool               *tool,
   if (!g_spawn_async_with_pipes_and_fds (workspace, argv, (const char * const *) env,
                                          G_SPAWN_DO_NOT_REAP_CHILD |
                                          G_SPAWN_STDIN_FROM_DEV_NULL,
-                                         child_setup, NULL,
+                                         child_setup, GINT_TO_POINTER ((int) getpid ()),
                                          -1, pipe_fds[1], pipe_fds[1],
                                          &report_fds[1], &report_target, 1,
                                          &pid, NULL, NULL, NULL, &local_error))
@@ -869,7 +876,7 @@ bash_run (TallyTool               *tool,
 
       if (run->timed_out)
         {
-          g_autofree char *seconds = format_seconds (timeout_ms);
+          g_autofree char *seconds = tally_tool_format_seconds (timeout_ms);
 
           g_string_append_printf (out, "The command timed out after %s; it was stopped, "
                                   "with every process it started.", seconds);
