@@ -764,14 +764,20 @@ test_stdin_always_and_questions (void)
   JsonObject *answers;
 
   g_assert_no_error (error);
-  run_cli_with_input (&run, args, "A\n2\n7\n1,2,1 + the new store\nweekends only, please\n");
+  run_cli_with_input (&run, args, "A\n2\n7\n1,5 + typo\n1,2,1 + the new store\nweekends only, please\n");
   g_assert_cmpint (run.exit_status, ==, 0);
-  /* Every question is shown before its line is read; 7 is no option; an
-   * option named twice is picked once. */
+  /* Every question is shown before its line is read; 7 is no option, nor
+   * is 5 before own words (not taken as the typed answer); an option named
+   * twice is picked once. */
   g_assert_nonnull (strstr (run.err, "[Period] Which period?"));
   g_assert_nonnull (strstr (run.err, "[Cities] Which cities?"));
   g_assert_nonnull (strstr (run.err, "[Notes] Anything else?"));
-  g_assert_nonnull (strstr (run.err, "Pick option numbers from 1 to 2."));
+  {
+    const char *hint = strstr (run.err, "Pick option numbers from 1 to 2.");
+
+    g_assert_nonnull (hint);
+    g_assert_nonnull (strstr (hint + 1, "Pick option numbers from 1 to 2."));
+  }
 
   g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 0), "decision"), ==, "allow_always");
   g_assert_cmpstr (json_object_get_string_member (nth_event (&run, "approval_resolved", 0), "rule"), ==, "Bash(echo always)");
@@ -1190,6 +1196,41 @@ test_tool_input_nul_not_run (void)
   g_assert_null (find_event (&run, "approval_request"));
   g_assert_false (g_file_test (ran, G_FILE_TEST_EXISTS));
   g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 2);
+
+  cli_run_clear (&run);
+  tally_test_rm_rf (dir);
+}
+
+/* A call with an empty id gets a fresh one and is not run; the model is
+ * told its id was empty, not that it reused one (docs/protocol.md §5.4). */
+static void
+test_empty_tool_id (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+    "{\"responses\":["
+    "{\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"\",\"name\":\"get_schema\",\"input\":{}}],"
+    " \"stop_reason\":\"tool_use\"}},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}", &error);
+  g_autofree char *dir = g_dir_make_tmp ("tally-cli-emptyid-XXXXXX", NULL);
+  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
+  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
+                         "--json", "Look", NULL };
+  CliRun run = { 0 };
+  JsonObject *result;
+  const char *content;
+
+  g_assert_no_error (error);
+  run_cli (&run, args);
+  g_assert_cmpint (run.exit_status, ==, 0);
+  result = find_event (&run, "tool_result");
+  g_assert_nonnull (result);
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  content = json_object_get_string_member (result, "content");
+  g_assert_nonnull (strstr (content, "had an empty id"));
+  g_assert_nonnull (strstr (content, json_object_get_string_member (result, "tool_id")));
+  g_assert_null (strstr (content, "reused"));
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), !=, "");
 
   cli_run_clear (&run);
   tally_test_rm_rf (dir);
@@ -1726,6 +1767,7 @@ main (int    argc,
 
   g_test_add_func ("/tally/cli/approval-shows-what-runs", test_approval_shows_what_runs);
   g_test_add_func ("/tally/cli/refusal-not-echoed", test_refusal_not_echoed);
+  g_test_add_func ("/tally/cli/empty-tool-id", test_empty_tool_id);
   g_test_add_func ("/tally/cli/tool-input-nul-not-run", test_tool_input_nul_not_run);
   g_test_add_func ("/tally/cli/tool-use-stop-without-block", test_tool_use_stop_without_block);
   g_test_add_func ("/tally/cli/json-tool-loop", test_json_tool_loop);

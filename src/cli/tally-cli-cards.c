@@ -165,6 +165,12 @@ handle_question_line (Cli        *cli,
       list_part = g_strndup (line, plus - line);
       if (parse_option_list (list_part, json_array_get_length (options), picked))
         free_text = plus + 3;
+      else if (list_part[strspn (list_part, "0123456789, ")] == '\0')
+        {
+          /* "1,5 + words" with no option 5: a typo, as below */
+          g_printerr (_("Pick option numbers from 1 to %u.\n"), json_array_get_length (options));
+          return FALSE;
+        }
       else
         g_ptr_array_set_size (picked, 0);
     }

@@ -497,7 +497,12 @@ check_tool_uses (GTask     *task,
       id = json_object_get_string_member_with_default (block, "id", "");
       name = json_object_get_string_member_with_default (block, "name", "");
       original = g_hash_table_lookup (turn->duplicates, id);
-      if (original != NULL)
+      if (original != NULL && *original == '\0')
+        g_hash_table_insert (turn->refusals, g_strdup (id),
+                             g_strdup_printf ("This call had an empty id. Tool call ids must be unique and "
+                                              "not empty, so Tally gave it the id “%s” and did not run it. "
+                                              "Make the call again if you still need its result.", id));
+      else if (original != NULL)
         g_hash_table_insert (turn->refusals, g_strdup (id),
                              g_strdup_printf ("This call reused the id “%s” of an earlier tool call. Tool "
                                               "call ids must be unique, so Tally renamed this one “%s” and "
