@@ -14,10 +14,15 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
+#include "tally-block.h"
 #include "tally-event.h"
 #include "tally-export.h"
+#include "tally-session.h"
+#include "tally-session-load.h"
 #include "tally-store.h"
 #include "tally-store-private.h"
+#include "tally-test-mock.h"
+#include "tally-transcript.h"
 
 #define TS_BASE G_GINT64_CONSTANT (1700000000000000)
 
@@ -1771,6 +1776,285 @@ test_salvage (void)
 }
 
 /* }}} */
+/* {{{ Sessions the store cannot keep, conversations salvage lost */
+
+#define TWO_ANSWERS \
+  "{\"responses\":[" \
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"One.\"}],\"stop_reason\":\"end_turn\"}}," \
+  "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Two.\"}],\"stop_reason\":\"end_turn\"}}" \
+  "]}"
+
+typedef struct {
+  GMainLoop       *loop;
+  GError          *error;
+  TallyTurnStatus  status;
+  GPtrArray       *events;   /* JsonObject*, the turn's events */
+} TurnRun;
+
+static void
+turn_event_cb (TallyAgent *agent,
+               JsonObject *event,
+               TurnRun    *run)
+{
+  g_ptr_array_add (run->events, json_object_ref (event));
+}
+
+static void
+turn_done_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  TurnRun *run = user_data;
+
+  run->status = tally_session_send_finish (TALLY_SESSION (object), result, &run->error);
+  g_main_loop_quit (run->loop);
+}
+
+/* Runs one turn of @session; its events and outcome are in @run */
+static void
+run_session_turn (TallySession *session,
+                  const char   *text,
+                  TurnRun      *run)
+{
+  TallyAgent *agent = tally_session_get_agent (session);
+  gulong handler;
+
+  run->loop = g_main_loop_new (NULL, FALSE);
+  run->events = g_ptr_array_new_with_free_func ((GDestroyNotify)json_object_unref);
+  handler = g_signal_connect (agent, "event", G_CALLBACK (turn_event_cb), run);
+  tally_session_send_async (session, &(TallyTurnRequest) { .text = text, .mode = TALLY_MODE_ASK },
+                            NULL, turn_done_cb, run);
+  g_main_loop_run (run->loop);
+  g_signal_handler_disconnect (agent, handler);
+}
+
+static void
+turn_run_clear (TurnRun *run)
+{
+  g_clear_pointer (&run->loop, g_main_loop_unref);
+  g_clear_pointer (&run->events, g_ptr_array_unref);
+  g_clear_error (&run->error);
+}
+
+/* A session of one finished turn, made by a real session against @mock
+ * and kept in the store at @path, which is closed again */
+static char *
+make_one_turn_session (const char    *path,
+                       TallyTestMock *mock)
+{
+  g_autoptr(TallyStore) store = open_store (path);
+  g_autoptr(TallyClient) client = tally_client_new (tally_test_mock_get_base_url (mock), "sk-test-key");
+  g_autoptr(TallyToolRegistry) tools = tally_tool_registry_new_default ();
+  g_autoptr(TallySession) session = tally_session_new (store, client, tools);
+  TurnRun run = { 0 };
+  char *id;
+
+  run_session_turn (session, "How much did we sell?", &run);
+  g_assert_no_error (run.error);
+  g_assert_cmpint (run.status, ==, TALLY_TURN_DONE);
+  turn_run_clear (&run);
+  id = g_strdup (tally_session_get_id (session));
+  tally_session_wait_snapshots ();
+  return id;
+}
+
+static guint
+count_event_type (GPtrArray  *events,
+                  const char *type)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < events->len; i++)
+    n += g_strcmp0 (tally_event_get_type_name (g_ptr_array_index (events, i)), type) == 0;
+  return n;
+}
+
+/* Found by a reviewer: a session resumed on a store that opened read-only
+ * (a file system remounted read-only; here a store written by a newer
+ * Tally, which takes the same path) sent its turn, ended it `done` and
+ * kept nothing. The turn fails at its first event, before any request,
+ * with an `error` of kind `store` naming the file, and the log is as it
+ * was. (tally-cli refuses such a resume before even opening the session:
+ * /tally/cli/resume-read-only-store; the window sends through this path.) */
+static void
+test_read_only_turn (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (TWO_ANSWERS, &error);
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(TallyClient) client = NULL;
+  g_autoptr(TallyToolRegistry) tools = tally_tool_registry_new_default ();
+  g_autoptr(TallySession) session = NULL;
+  g_autoptr(GPtrArray) lines_before = NULL;
+  g_autoptr(GPtrArray) lines_after = NULL;
+  g_autofree char *id = NULL;
+  JsonObject *event;
+  TurnRun run = { 0 };
+  TmpStore tmp;
+
+  g_assert_no_error (error);
+  tmp_store_init (&tmp);
+  id = make_one_turn_session (tmp.path, mock);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 1);
+  sql_exec (tmp.path, "PRAGMA user_version = 99");
+
+  store = open_store (tmp.path);
+  g_assert_true (tally_store_is_read_only (store));
+  lines_before = tally_store_load_event_lines (store, id, &error);
+  g_assert_no_error (error);
+  client = tally_client_new (tally_test_mock_get_base_url (mock), "sk-test-key");
+  session = tally_session_open (store, id, client, tools, &error);
+  g_assert_no_error (error);
+
+  run_session_turn (session, "And the month before?", &run);
+  g_assert_cmpint (run.status, ==, TALLY_TURN_FAILED);
+  g_assert_error (run.error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_READ_ONLY);
+  g_assert_nonnull (strstr (run.error->message, tmp.path));
+
+  /* Nothing was sent */
+  g_assert_cmpuint (tally_test_mock_get_n_requests (mock), ==, 1);
+  g_assert_cmpuint (count_event_type (run.events, "request_sent"), ==, 0);
+  g_assert_cmpuint (count_event_type (run.events, "api_call"), ==, 0);
+  g_assert_cmpuint (run.events->len, ==, 3);
+  g_assert_cmpstr (tally_event_get_type_name (g_ptr_array_index (run.events, 0)), ==, "turn_started");
+  event = g_ptr_array_index (run.events, 1);
+  g_assert_cmpstr (tally_event_get_type_name (event), ==, "error");
+  g_assert_cmpstr (json_object_get_string_member (event, "kind"), ==, "store");
+  g_assert_false (json_object_get_boolean_member (event, "retryable"));
+  g_assert_nonnull (strstr (json_object_get_string_member (event, "message"), tmp.path));
+  event = g_ptr_array_index (run.events, 2);
+  g_assert_cmpstr (tally_event_get_type_name (event), ==, "turn_finished");
+  g_assert_cmpstr (json_object_get_string_member (event, "status"), ==, "failed");
+  turn_run_clear (&run);
+
+  /* The log is as it was */
+  lines_after = tally_store_load_event_lines (store, id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (lines_after->len, ==, lines_before->len);
+
+  g_clear_object (&session);
+  g_clear_object (&store);
+  tmp_store_clear (&tmp);
+}
+
+/* Overwrites page @page (1-based, 4096 bytes) of @path with 0x55, as the
+ * reviewer did */
+static void
+fill_page (const char *path,
+           gint64      page)
+{
+  guint8 bytes[4096];
+  FILE *file;
+
+  memset (bytes, 0x55, sizeof bytes);
+  file = fopen (path, "r+b");
+  g_assert_nonnull (file);
+  g_assert_cmpint (fseek (file, (page - 1) * 4096, SEEK_SET), ==, 0);
+  g_assert_cmpuint (fwrite (bytes, 1, sizeof bytes, file), ==, sizeof bytes);
+  fclose (file);
+}
+
+/* Found by a reviewer: with the page of the `messages` table damaged,
+ * salvage kept no conversation block and reported "0 conversation blocks
+ * left out", and a resumed session sent only the new prompt while its
+ * transcript showed everything. The primary key's index still names the
+ * blocks: they are counted lost, the sessions' logs end with an error
+ * saying so, and the opened session tells it. */
+static void
+test_salvage_lost_conversation (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyTestMock) mock = tally_test_mock_start (TWO_ANSWERS, &error);
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(TallyToolRegistry) tools = tally_tool_registry_new_default ();
+  g_autoptr(TallySession) session = NULL;
+  char *ids[2] = { NULL };
+  g_autofree char *out = NULL;
+  g_autofree char *wal = NULL;
+  TallySalvageReport report = { 0 };
+  gint64 blocks, root;
+  TmpStore tmp;
+
+  g_assert_no_error (error);
+  tmp_store_init (&tmp);
+  out = g_build_filename (tmp.dir, "salvaged.db", NULL);
+  wal = g_strconcat (tmp.path, "-wal", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    ids[i] = make_one_turn_session (tmp.path, mock);
+  sql_exec (tmp.path, "PRAGMA wal_checkpoint (TRUNCATE)");
+  g_unlink (wal);
+
+  blocks = sql_int (tmp.path, "SELECT count (*) FROM messages");
+  g_assert_cmpint (blocks, >=, 4);   /* each: the prompt and the answer */
+  root = sql_int (tmp.path, "SELECT rootpage FROM sqlite_schema WHERE name = 'messages'");
+  fill_page (tmp.path, root);
+
+  g_assert_true (tally_store_salvage (tmp.path, out, &report, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (report.sessions_salvaged, ==, 2);
+  g_assert_cmpuint (report.sessions_lost, ==, 0);
+  g_assert_cmpuint (report.events_lost, ==, 0);
+  g_assert_cmpuint (report.messages_lost, ==, (guint64)blocks);
+  g_assert_cmpuint (report.messages_dropped, ==, 0);
+  g_assert_cmpuint (report.conversations_cut, ==, 2);
+  g_assert_cmpuint (report.damaged_regions, >=, 1);
+  g_assert_cmpint (sql_int (out, "SELECT count (*) FROM messages"), ==, 0);
+
+  /* Each log ends with the error that says so */
+  store = open_store (out);
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      g_autoptr(GPtrArray) events = tally_store_load_events (store, ids[i], NULL, &error);
+      JsonObject *marker;
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (events->len, ==, report.events_salvaged / 2 + 1);
+      marker = g_ptr_array_index (events, events->len - 1);
+      g_assert_cmpstr (tally_event_get_type_name (marker), ==, "error");
+      g_assert_cmpstr (json_object_get_string_member (marker, "kind"), ==, "store");
+      g_assert_true (json_object_get_boolean_member (marker, "context_lost"));
+      g_assert_cmpint (json_object_get_int_member (marker, "seq"), ==, (gint64)events->len);
+    }
+
+  /* A resumed session tells it, and shows it */
+  session = tally_session_open (store, ids[0], NULL, tools, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (tally_session_get_lost_context (session));
+  g_assert_nonnull (strstr (tally_session_get_lost_context (session), "model"));
+  g_assert_cmpuint (tally_conversation_get_n_messages (tally_agent_get_conversation (tally_session_get_agent (session))),
+                    ==, 0);
+  {
+    GListModel *blocks_model = G_LIST_MODEL (tally_session_get_transcript (session));
+    g_autoptr(TallyBlock) block = g_list_model_get_item (blocks_model, g_list_model_get_n_items (blocks_model) - 1);
+
+    g_assert_cmpint (tally_block_get_kind (block), ==, TALLY_BLOCK_ERROR);
+    g_assert_cmpstr (tally_block_get_text (block), ==, tally_session_get_lost_context (session));
+  }
+
+  /* Salvaging a whole store says nothing of the kind, also for sessions
+   * whose conversation was gone before (the salvaged one) */
+  g_clear_object (&session);
+  g_clear_object (&store);
+  {
+    g_autofree char *again = g_build_filename (tmp.dir, "again.db", NULL);
+    TallySalvageReport whole = { 0 };
+
+    g_assert_true (tally_store_salvage (out, again, &whole, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (whole.sessions_salvaged, ==, 2);
+    g_assert_cmpuint (whole.messages_lost, ==, 0);
+    g_assert_cmpuint (whole.conversations_cut, ==, 0);
+    g_assert_cmpuint (whole.damaged_regions, ==, 0);
+    g_assert_cmpint (sql_int (again, "SELECT count (*) FROM events"), ==,
+                     sql_int (out, "SELECT count (*) FROM events"));
+  }
+
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    g_free (ids[i]);
+  tmp_store_clear (&tmp);
+}
+
+/* }}} */
 /* {{{ Sessions, rules, plans, async */
 
 static void
@@ -2007,6 +2291,8 @@ main (int   argc,
   g_test_add_func ("/tally/store/write-failure", test_write_failure);
   g_test_add_func ("/tally/store/session-lock", test_session_lock);
   g_test_add_func ("/tally/store/salvage", test_salvage);
+  g_test_add_func ("/tally/store/salvage-lost-conversation", test_salvage_lost_conversation);
+  g_test_add_func ("/tally/store/read-only-turn", test_read_only_turn);
   g_test_add_func ("/tally/store/sessions", test_sessions_manage);
   g_test_add_func ("/tally/store/rules-plans", test_rules_plans);
   g_test_add_func ("/tally/store/async", test_async);

@@ -803,7 +803,9 @@ run_salvage (void)
       json_object_set_int_member (object, "sessions_lost", report.sessions_lost);
       json_object_set_int_member (object, "events_salvaged", (gint64)report.events_salvaged);
       json_object_set_int_member (object, "events_lost", (gint64)report.events_lost);
+      json_object_set_int_member (object, "messages_lost", (gint64)report.messages_lost);
       json_object_set_int_member (object, "messages_dropped", (gint64)report.messages_dropped);
+      json_object_set_int_member (object, "conversations_cut", report.conversations_cut);
       json_object_set_int_member (object, "rules_salvaged", report.rules_salvaged);
       json_object_set_int_member (object, "plans_salvaged", report.plans_salvaged);
       json_object_set_int_member (object, "damaged_regions", report.damaged_regions);
@@ -814,15 +816,24 @@ run_salvage (void)
       g_autofree char *events = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_salvaged);
       g_autofree char *events_lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_lost);
       g_autofree char *dropped = g_strdup_printf ("%" G_GUINT64_FORMAT, report.messages_dropped);
+      g_autofree char *blocks_lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report.messages_lost);
 
       /* TRANSLATORS: the report of --salvage; the first %s is the new store */
       g_print (_("Salvaged into %s: %u sessions (%u rebuilt from their events), %s events, "
                  "%u rules, %u plans.\n"),
                opt_salvage, report.sessions_salvaged, report.sessions_rebuilt, events,
                report.rules_salvaged, report.plans_salvaged);
-      g_print (_("Lost: %u sessions, %s events; %s conversation blocks left out; "
+      /* TRANSLATORS: the second line of --salvage's report: sessions,
+       * events, conversation blocks that could not be read, blocks left
+       * out after them, damaged places */
+      g_print (_("Lost: %u sessions, %s events, %s conversation blocks (%s more left out after them); "
                  "%u damaged places skipped.\n"),
-               report.sessions_lost, events_lost, dropped, report.damaged_regions);
+               report.sessions_lost, events_lost, blocks_lost, dropped, report.damaged_regions);
+      if (report.conversations_cut > 0)
+        /* TRANSLATORS: %u counts sessions */
+        g_print (_("The model no longer sees all of the transcript of %u sessions: part of their "
+                   "conversation with it was lost. Each log ends with an error saying so.\n"),
+                 report.conversations_cut);
       g_print (_("%s was only read. Open the new store with --store.\n"), path);
     }
   tally_cli_out_flush ();
@@ -1084,16 +1095,26 @@ run_cli (int    argc,
   store = open_store (TRUE);
   if (store == NULL)
     return EXIT_FAILED;
+  /* A store that cannot be written could keep nothing of the turn: a
+   * resumed session is refused before anything is sent, as a new one is. */
+  if (opt_resume != NULL && tally_store_is_read_only (store))
+    g_set_error (&error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_READ_ONLY,
+                 /* TRANSLATORS: %s is the store's file; then why it is read-only */
+                 _("Nothing was sent: the session store “%s” cannot keep this turn. %s"),
+                 tally_store_get_path (store), tally_store_get_read_only_reason (store));
+  else if (opt_resume != NULL)
+    session = tally_session_open (store, opt_resume, client, tools, &error);
   if (opt_resume != NULL)
     {
-      session = tally_session_open (store, opt_resume, client, tools, &error);
       if (session == NULL)
         {
           g_printerr (_("tally-cli: cannot resume %s: %s\n"), opt_resume, error->message);
-          /* With --json, a session another process writes is also an
-           * `error` event of kind `store` on stdout. It is not in the
-           * session's log (that is the other process's), so its seq is 0. */
-          if (cli.json && g_error_matches (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED))
+          /* With --json, a session another process writes, or a store
+           * that cannot be written, is also an `error` event of kind
+           * `store` on stdout. It is not in the session's log (that is
+           * the other process's, or cannot be written), so its seq is 0. */
+          if (cli.json && (g_error_matches (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED) ||
+                           g_error_matches (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_READ_ONLY)))
             {
               g_autoptr(JsonObject) fields = tally_event_new_error ("store", error->message, FALSE, NULL);
               g_autoptr(JsonObject) event = tally_event_stamp (fields, 0, g_get_real_time (), opt_resume, NULL);
@@ -1102,6 +1123,11 @@ run_cli (int    argc,
             }
           return EXIT_FAILED;
         }
+      /* A salvaged session whose conversation lost a part: the model
+       * will not see all that its transcript shows (§10.9). */
+      if (tally_session_get_lost_context (session) != NULL)
+        g_printerr (_("tally-cli: warning: the model no longer sees all of this session’s transcript: %s\n"),
+                    tally_session_get_lost_context (session));
       /* A session keeps its mode unless --mode says otherwise. */
       if (opt_mode == NULL)
         mode = tally_session_get_mode (session);

@@ -47,6 +47,7 @@ struct _TallySession
   char            *locked_id;       /* the session whose writer lock this holds */
   TallySessionState state;          /* folded over every event */
   TallySnapshotWriter *snapshots;   /* builds the snapshots, off the main loop */
+  char            *lost_context;    /* why the model no longer sees all of the transcript */
 };
 
 G_DEFINE_FINAL_TYPE (TallySession, tally_session, G_TYPE_OBJECT)
@@ -140,6 +141,7 @@ tally_session_dispose (GObject *object)
   g_clear_pointer (&self->locked_id, g_free);
   g_clear_object (&self->store);
   g_clear_pointer (&self->session_rules, g_ptr_array_unref);
+  g_clear_pointer (&self->lost_context, g_free);
   tally_session_state_clear (&self->state);
 
   G_OBJECT_CLASS (tally_session_parent_class)->dispose (object);
@@ -195,6 +197,9 @@ tally_session_init (TallySession *self)
 }
 
 
+static void fail_turn_for_store (TallySession *self,
+                                 const GError *error);
+
 static void
 record_event (TallySession *self,
               JsonObject   *event)
@@ -203,6 +208,18 @@ record_event (TallySession *self,
 
   tally_transcript_apply (self->transcript, event);
   tally_session_state_fold (&self->state, event);
+
+  /* A store that cannot be written keeps none of a turn: the turn fails
+   * at its first event, before any request is sent, rather than spend
+   * and save nothing (docs/architecture.md §10.7). Events emitted outside
+   * a turn (the repair at open) are not failed: there is no turn. */
+  if (self->store != NULL && tally_store_is_read_only (self->store) && tally_agent_is_busy (self->agent))
+    {
+      g_autoptr(GError) read_only = g_error_new_literal (TALLY_STORE_ERROR, TALLY_STORE_ERROR_READ_ONLY,
+                                                         tally_store_get_read_only_reason (self->store));
+
+      fail_turn_for_store (self, read_only);
+    }
 
   if (self->store != NULL && !tally_store_is_read_only (self->store) &&
       !tally_store_append_event (self->store, event, &error))
@@ -733,6 +750,22 @@ open_loaded (TallyStore         *store,
       agent_message_changed_cb (self->agent, g_array_index (changed, guint, i), self);
   }
 
+  /* Salvage marks a session whose conversation lost a part with an
+   * `error` event carrying `context_lost` (docs/architecture.md §10.9):
+   * the history sent from now on is shorter than the transcript. */
+  for (guint i = load->tail->len; i > 0; i--)
+    {
+      JsonObject *event = g_ptr_array_index (load->tail, i - 1);
+
+      if (tally_event_get_event_type (event) == TALLY_EVENT_ERROR &&
+          tally_json_object_get_bool (event, "context_lost", FALSE))
+        {
+          g_free (self->lost_context);
+          self->lost_context = g_strdup (tally_json_object_get_string (event, "message", NULL));
+          break;
+        }
+    }
+
   scan_last_turn (load->tail, &last);
   if (!last.finished && last.turn_id != NULL)
     close_interrupted_turn (self, &last);
@@ -1001,6 +1034,26 @@ tally_session_get_mode (TallySession *self)
 {
   g_return_val_if_fail (TALLY_IS_SESSION (self), TALLY_MODE_ASK);
   return self->mode;
+}
+
+/**
+ * tally_session_get_lost_context:
+ * @self: a #TallySession
+ *
+ * Whether the model no longer sees all of the session's transcript: a
+ * salvage (tally_store_salvage()) could not recover all of its
+ * conversation and said so with an `error` event carrying `context_lost`
+ * at the end of the log. Told by tally_session_open() while that event is
+ * in the log the open replays (until the session's next snapshot); the
+ * transcript keeps the event as an error block either way.
+ *
+ * Returns: (transfer none) (nullable): the event's message, or %NULL
+ */
+const char *
+tally_session_get_lost_context (TallySession *self)
+{
+  g_return_val_if_fail (TALLY_IS_SESSION (self), NULL);
+  return self->lost_context;
 }
 
 /**

@@ -35,6 +35,7 @@ TallyAgent      *tally_session_get_agent      (TallySession       *self);
 TallyTranscript *tally_session_get_transcript (TallySession       *self);
 TallyMode        tally_session_get_mode       (TallySession       *self);
 gboolean         tally_session_is_busy        (TallySession       *self);
+const char      *tally_session_get_lost_context (TallySession     *self);
 void             tally_session_send_async     (TallySession       *self,
                                                const TallyTurnRequest *request,
                                                GCancellable       *cancellable,

@@ -35,6 +35,8 @@ typedef struct {
   TallySalvageReport *report;
   sqlite3_stmt       *insert;
   JsonParser         *parser;
+  gboolean            messages_damaged;  /* the scan of `messages` met damage */
+  GHashTable         *cut;               /* session id -> its conversation lost a part */
 } Salvage;
 
 static gboolean
@@ -289,9 +291,72 @@ out_int (Salvage    *salvage,
   return sqlite3_column_int64 (stmt, 0);
 }
 
+/* The conversation blocks the damaged file had, from the primary key's
+ * index of `messages` (sqlite_autoindex_messages_1), which is a b-tree of
+ * its own: a damaged page of the table leaves it readable, so a block the
+ * table scan could not read is still known to have existed. The keys go
+ * into a temporary table of the new store. An index that cannot be read
+ * (or only in part) tells less: the events are asked then too
+ * (note_lost_conversations()). */
+static gboolean
+read_message_keys (Salvage  *salvage,
+                   GError  **error)
+{
+  g_autoptr(sqlite3_stmt) keys = NULL;
+  g_autoptr(sqlite3_stmt) insert = NULL;
+  int rc;
+
+  rc = sqlite3_prepare_v2 (salvage->out, "INSERT OR IGNORE INTO salvage_keys VALUES (?1, ?2, ?3)", -1,
+                           &insert, NULL);
+  if (rc != SQLITE_OK)
+    {
+      tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
+      return FALSE;
+    }
+
+  if (sqlite3_prepare_v2 (salvage->src,
+                          "SELECT session_id, msg_index, block_index "
+                          "FROM messages INDEXED BY sqlite_autoindex_messages_1",
+                          -1, &keys, NULL) != SQLITE_OK)
+    {
+      g_message ("Salvage: the index of the conversation blocks cannot be read: %s", sqlite3_errmsg (salvage->src));
+      salvage->messages_damaged = TRUE;
+      return TRUE;
+    }
+
+  while ((rc = sqlite3_step (keys)) == SQLITE_ROW)
+    {
+      if (sqlite3_column_type (keys, 0) != SQLITE_TEXT ||
+          sqlite3_column_type (keys, 1) != SQLITE_INTEGER || sqlite3_column_type (keys, 2) != SQLITE_INTEGER)
+        continue;
+      for (int i = 0; i < 3; i++)
+        bind_value (insert, i + 1, keys, i);
+      rc = sqlite3_step (insert);
+      sqlite3_reset (insert);
+      sqlite3_clear_bindings (insert);
+      if (rc != SQLITE_DONE)
+        {
+          tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
+          return FALSE;
+        }
+    }
+  if (rc != SQLITE_DONE)
+    {
+      /* The keys after the damage stay unknown */
+      g_message ("Salvage: the index of the conversation blocks is damaged: %s", sqlite3_errmsg (salvage->src));
+      salvage->report->damaged_regions++;
+      salvage->messages_damaged = TRUE;
+    }
+
+  return TRUE;
+}
+
 /* A conversation with a lost part is cut before it, and further back to
  * the end of its last complete exchange (an assistant message without a
- * tool call), so that a resumed session sends a history the API accepts. */
+ * tool call), so that a resumed session sends a history the API accepts.
+ * A part is lost where the blocks read skip a message or a block, and
+ * where the index names a block the table scan could not read — also at
+ * the end of a conversation, or all of it. */
 static gboolean
 cut_conversations (Salvage  *salvage,
                    GError  **error)
@@ -309,8 +374,14 @@ cut_conversations (Salvage  *salvage,
 
   rc = sqlite3_prepare_v2 (salvage->out,
                            "SELECT session_id, msg_index, block_index, role, "
-                           "       instr (block, '\"type\":\"tool_use\"') > 0 "
-                           "FROM messages ORDER BY session_id, msg_index, block_index",
+                           "       instr (block, '\"type\":\"tool_use\"') > 0, 1 "
+                           "FROM messages "
+                           "UNION ALL "
+                           "SELECT k.session_id, k.msg_index, k.block_index, NULL, 0, 0 FROM salvage_keys k "
+                           "WHERE k.session_id IN (SELECT id FROM sessions) AND NOT EXISTS "
+                           "  (SELECT 1 FROM messages m WHERE m.session_id = k.session_id "
+                           "   AND m.msg_index = k.msg_index AND m.block_index = k.block_index) "
+                           "ORDER BY 1, 2, 3",
                            -1, &stmt, NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_prepare_v2 (salvage->out,
@@ -339,6 +410,13 @@ cut_conversations (Salvage  *salvage,
           expect_block = 0;
           last_complete = -1;
           broken = FALSE;
+        }
+
+      /* A block the index names and the table scan could not read */
+      if (sqlite3_column_int (stmt, 5) == 0)
+        {
+          salvage->report->messages_lost++;
+          broken = TRUE;
         }
       if (broken)
         continue;
@@ -385,8 +463,123 @@ cut_conversations (Salvage  *salvage,
           return FALSE;
         }
       salvage->report->messages_dropped += sqlite3_changes (salvage->out);
+      g_hash_table_add (salvage->cut, g_strdup (key));
     }
 
+  return TRUE;
+}
+
+/* When the table of conversation blocks was damaged and its index could
+ * not say what it held, the events still tell that a session had a
+ * conversation: an API call that got its whole answer puts at least that
+ * answer into it. Such a session with no block left lost its
+ * conversation. */
+static gboolean
+note_lost_conversations (Salvage  *salvage,
+                         GError  **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  if (!salvage->messages_damaged)
+    return TRUE;
+
+  rc = sqlite3_prepare_v2 (salvage->out,
+                           "SELECT id FROM sessions s "
+                           "WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) "
+                           "  AND EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.type = ?1 "
+                           "              AND json_extract (e.payload, '$.stop_reason') IS NOT NULL)",
+                           -1, &stmt, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text (stmt, 1, tally_event_type_to_name (TALLY_EVENT_API_CALL), -1, SQLITE_STATIC);
+  while (rc == SQLITE_OK && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      g_hash_table_add (salvage->cut, g_strdup (column_text (stmt, 0)));
+      rc = SQLITE_OK;
+    }
+  if (rc != SQLITE_DONE)
+    {
+      tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "read");
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Each session whose conversation lost a part gets one more event at the
+ * end of its log: an `error` of kind `store` with `context_lost` set. Its
+ * transcript shows it where the loss begins to matter, `--replay` prints
+ * it, and tally_session_open() tells it (tally_session_get_lost_context()):
+ * a resumed session does not silently send a shorter history than its
+ * transcript shows. */
+static gboolean
+mark_lost_conversations (Salvage  *salvage,
+                         GError  **error)
+{
+  g_autoptr(sqlite3_stmt) last = NULL;
+  g_autoptr(sqlite3_stmt) insert = NULL;
+  const char *type = tally_event_type_to_name (TALLY_EVENT_ERROR);
+  GHashTableIter iter;
+  gpointer key;
+  int rc;
+
+  rc = sqlite3_prepare_v2 (salvage->out, "SELECT max (seq), max (ts) FROM events WHERE session_id = ?1", -1,
+                           &last, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2 (salvage->out,
+                             "INSERT INTO events (session_id, seq, ts, type, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+                             -1, &insert, NULL);
+  if (rc != SQLITE_OK)
+    {
+      tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
+      return FALSE;
+    }
+
+  g_hash_table_iter_init (&iter, salvage->cut);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      const char *session_id = key;
+      g_autoptr(JsonObject) fields = NULL;
+      g_autoptr(JsonObject) event = NULL;
+      g_autofree char *payload = NULL;
+      gint64 seq, ts;
+
+      sqlite3_bind_text (last, 1, session_id, -1, SQLITE_STATIC);
+      if (sqlite3_step (last) != SQLITE_ROW)
+        {
+          sqlite3_reset (last);
+          continue;
+        }
+      seq = sqlite3_column_int64 (last, 0) + 1;
+      ts = MAX (sqlite3_column_int64 (last, 1), g_get_real_time ());
+      sqlite3_reset (last);
+
+      fields = tally_event_new_error ("store",
+                                      "Salvage could not recover all of this session's conversation with "
+                                      "the model. The transcript above is kept, but the model no longer "
+                                      "sees all of it: what it was told before the damaged part is lost "
+                                      "to it.",
+                                      FALSE, NULL);
+      json_object_set_boolean_member (fields, "context_lost", TRUE);
+      event = tally_event_stamp (fields, seq, ts, session_id, NULL);
+      payload = tally_event_to_json (event);
+
+      sqlite3_bind_text (insert, 1, session_id, -1, SQLITE_STATIC);
+      sqlite3_bind_int64 (insert, 2, seq);
+      sqlite3_bind_int64 (insert, 3, ts);
+      sqlite3_bind_text (insert, 4, type, -1, SQLITE_STATIC);
+      sqlite3_bind_text (insert, 5, payload, -1, SQLITE_STATIC);
+      rc = sqlite3_step (insert);
+      sqlite3_reset (insert);
+      sqlite3_clear_bindings (insert);
+      if (rc != SQLITE_DONE)
+        {
+          tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
+          return FALSE;
+        }
+    }
+
+  salvage->report->conversations_cut = g_hash_table_size (salvage->cut);
   return TRUE;
 }
 
@@ -470,6 +663,39 @@ rebuild_sessions (Salvage  *salvage,
   return TRUE;
 }
 
+/* The conversation blocks as read, then what the index says existed */
+static gboolean
+copy_messages (Salvage  *salvage,
+               GError  **error)
+{
+  g_autoptr(sqlite3_stmt) exists = NULL;
+  guint damaged = salvage->report->damaged_regions;
+
+  if (!tally_store_exec (salvage->out, salvage->out_path,
+                         "CREATE TEMP TABLE salvage_keys (session_id TEXT NOT NULL, msg_index INTEGER NOT NULL, "
+                         "  block_index INTEGER NOT NULL, PRIMARY KEY (session_id, msg_index, block_index)) "
+                         "WITHOUT ROWID",
+                         error))
+    return FALSE;
+
+  /* A store older than version 2 has no conversation to lose */
+  if (sqlite3_prepare_v2 (salvage->src, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'messages'",
+                          -1, &exists, NULL) == SQLITE_OK &&
+      sqlite3_step (exists) == SQLITE_DONE)
+    return TRUE;
+
+  if (!copy_table (salvage,
+                   "SELECT rowid, session_id, msg_index, block_index, role, block FROM messages "
+                   "WHERE rowid > ?1 ORDER BY rowid",
+                   "INSERT OR IGNORE INTO messages (session_id, msg_index, block_index, role, block) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5)",
+                   copy_plain, error))
+    return FALSE;
+  salvage->messages_damaged = salvage->report->damaged_regions > damaged;
+
+  return read_message_keys (salvage, error);
+}
+
 static gboolean
 salvage_into (Salvage     *salvage,
               GError     **error)
@@ -499,12 +725,7 @@ salvage_into (Salvage     *salvage,
                    "SELECT rowid, session_id, seq, ts, type, payload FROM events WHERE rowid > ?1 ORDER BY rowid",
                    "INSERT OR IGNORE INTO events (session_id, seq, ts, type, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
                    copy_event, error) ||
-      !copy_table (salvage,
-                   "SELECT rowid, session_id, msg_index, block_index, role, block FROM messages "
-                   "WHERE rowid > ?1 ORDER BY rowid",
-                   "INSERT OR IGNORE INTO messages (session_id, msg_index, block_index, role, block) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5)",
-                   copy_plain, error) ||
+      !copy_messages (salvage, error) ||
       !copy_table (salvage,
                    "SELECT rowid, pattern, decision, scope, workspace, created_us FROM rules "
                    "WHERE rowid > ?1 ORDER BY rowid",
@@ -547,6 +768,9 @@ salvage_into (Salvage     *salvage,
   report->plans_salvaged = out_int (salvage, "SELECT count (*) FROM plans");
 
   if (!cut_conversations (salvage, error) ||
+      !note_lost_conversations (salvage, error) ||
+      !mark_lost_conversations (salvage, error) ||
+      !tally_store_exec (salvage->out, salvage->out_path, "DROP TABLE temp.salvage_keys", error) ||
       !tally_store_fill_transcript (salvage->out, salvage->out_path, error) ||
       !tally_store_exec (salvage->out, salvage->out_path, "COMMIT", error))
     goto fail;
@@ -667,6 +891,7 @@ tally_store_salvage (const char          *damaged_path,
   salvage.out_path = out_path;
   salvage.report = &local_report;
   salvage.parser = parser;
+  salvage.cut = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
   if (!tally_store_migrate (salvage.out, out_path, 0, error) || !salvage_into (&salvage, error))
     goto out;
@@ -676,6 +901,7 @@ tally_store_salvage (const char          *damaged_path,
     *report = local_report;
 
 out:
+  g_clear_pointer (&salvage.cut, g_hash_table_unref);
   g_clear_pointer (&salvage.src, sqlite3_close);
   g_clear_pointer (&salvage.out, sqlite3_close);
   remove_scratch (scratch);

@@ -137,6 +137,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TallyPlanVersion, tally_plan_version_free)
  * @plans_salvaged: plan versions copied
  * @damaged_regions: places where reading stopped at damage and went on
  *   past it
+ * @messages_lost: stored conversation blocks that could not be read (the
+ *   primary key's index of `messages` names them); those after them in
+ *   their conversation are counted in @messages_dropped
+ * @conversations_cut: salvaged sessions whose conversation with the model
+ *   lost a part (also when how many blocks is unknown: the events show
+ *   answers the model gave and no block is left). Each gets an `error`
+ *   event of kind `store` with `context_lost` at the end of its log; the
+ *   model no longer sees all of its transcript.
  *
  * What tally_store_salvage() copied and what it could not.
  */
@@ -150,6 +158,8 @@ typedef struct {
   guint   rules_salvaged;
   guint   plans_salvaged;
   guint   damaged_regions;
+  guint64 messages_lost;
+  guint   conversations_cut;
 } TallySalvageReport;
 
 gboolean tally_store_salvage        (const char          *damaged_path,
