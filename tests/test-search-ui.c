@@ -436,7 +436,11 @@ scrolled_body (TallyApplication *app,
   guint n_checked = 0;
   double value = 0;
 
+  /* The window counts as refreshing until every row is made (rows that
+   * do not fit in one turn of the main loop are made in the next ones). */
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
+  g_assert_nonnull (gtk_list_box_get_row_at_index (list, N_SCROLLED - 1));
+  g_assert_null (gtk_list_box_get_row_at_index (list, N_SCROLLED));
   set_search (window, "waste");
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   hits = tally_store_search (tally_application_get_store (app), "waste", &error);

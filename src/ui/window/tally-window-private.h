@@ -101,6 +101,7 @@ struct _TallyWindow
   GCancellable         *list_cancellable;
   GCancellable         *search_cancellable;
   guint                 refreshing;
+  guint                 rows_idle;      /* makes the rows of a listing a batch at a time */
   guint                 dates_timeout;  /* keeps "Just now" honest */
 
   /* Misc */

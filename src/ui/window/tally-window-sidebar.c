@@ -262,21 +262,112 @@ sort_key_changed (TallySessionInfo *before,
   return before->pinned != after->pinned || when_before != when_after;
 }
 
+/* How long one turn of the main loop may spend making rows. A row takes
+ * about a millisecond to make (its template), and the first listing of
+ * 1,000 sessions stalled the main loop for over a second in one go. */
+#define MAKE_ROWS_BUDGET_US (12 * 1000)
+
+/* The sessions of a listing that have no row yet, made a batch per turn
+ * of the main loop. */
+typedef struct {
+  TallyWindow *self;   /* a reference */
+  GPtrArray   *infos;  /* TallySessionInfo, in the store's order */
+  guint        next;
+} RowMaking;
+
+static void
+row_making_free (gpointer data)
+{
+  RowMaking *making = data;
+
+  g_object_unref (making->self);
+  g_ptr_array_unref (making->infos);
+  g_free (making);
+}
+
+/* Makes rows until they are all made (TRUE) or the budget is spent. */
+static gboolean
+make_rows (RowMaking *making)
+{
+  TallyWindow *self = making->self;
+  gint64 deadline = g_get_monotonic_time () + MAKE_ROWS_BUDGET_US;
+
+  while (making->next < making->infos->len && g_get_monotonic_time () < deadline)
+    {
+      TallySessionInfo *info = g_ptr_array_index (making->infos, making->next++);
+      GtkWidget *row = tally_session_row_new (info);
+
+      if (self->search_hits != NULL)
+        tally_session_row_set_snippet (TALLY_SESSION_ROW (row), g_hash_table_lookup (self->search_hits, info->id));
+      g_hash_table_insert (self->rows, g_strdup (info->id), row);
+      gtk_list_box_append (self->session_list, row);
+    }
+  return making->next >= making->infos->len;
+}
+
+/* After rows were made, moved or removed: the session shown is selected
+ * (it may not be saved yet: its first turn is running), the search
+ * applied, the title told. */
+static void
+rows_changed (TallyWindow *self)
+{
+  const char *current = self->session != NULL ? tally_session_get_id (self->session) : NULL;
+
+  _tally_window_select_row_for (self, current);
+  _tally_window_refilter (self);
+  _tally_window_update_title (self);
+}
+
+static gboolean
+make_rows_cb (gpointer data)
+{
+  RowMaking *making = data;
+  TallyWindow *self = making->self;
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  /* The rows are filtered and sorted as they are added; the page, the
+   * selection and the title wait for the last of them. */
+  if (!self->closed)
+    {
+      if (!make_rows (making))
+        return G_SOURCE_CONTINUE;
+      rows_changed (self);
+    }
+  self->rows_idle = 0;
+  self->refreshing--;
+  return G_SOURCE_REMOVE;
+}
+
+/* Forgets the rows of an older listing still to be made. */
+static void
+stop_making_rows (TallyWindow *self)
+{
+  if (self->rows_idle == 0)
+    return;
+  g_clear_handle_id (&self->rows_idle, g_source_remove);
+  self->refreshing--;
+}
+
 /* Shows @sessions, the store's list (the first of any id listed twice):
  * the rows of sessions still listed are kept and given their new info,
- * the others go and new ones come. Making every row again, as this did
- * at every refresh (each finished turn, rename, pin or deletion), took
- * about a second of the main thread for 1,000 sessions. */
+ * the others go, and rows for new ones are made, those that do not fit
+ * in one turn of the main loop in the turns after it (meanwhile the
+ * window counts as refreshing). Making every row again, as this did at
+ * every refresh (each finished turn, rename, pin or deletion), took about
+ * a second of the main thread for 1,000 sessions. */
 static void
 rebuild_rows (TallyWindow *self,
               GPtrArray   *sessions)
 {
-  const char *current = self->session != NULL ? tally_session_get_id (self->session) : NULL;
   guint max_changes = MAX (sessions->len / ROW_CHANGES_MAX_SHARE, ROW_CHANGES_MAX_MIN);
   g_autoptr(GHashTable) listed = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GPtrArray) moved = g_ptr_array_new ();
+  RowMaking *making;
   GHashTableIter iter;
   gpointer value;
+
+  stop_making_rows (self);
 
   for (guint i = 0; i < sessions->len; i++)
     {
@@ -294,31 +385,27 @@ rebuild_rows (TallyWindow *self,
         gtk_list_box_remove (self->session_list, value);
       }
 
+  making = g_new0 (RowMaking, 1);
+  making->self = g_object_ref (self);
+  making->infos = g_ptr_array_new_with_free_func ((GDestroyNotify) tally_session_info_unref);
   for (guint i = 0; i < sessions->len; i++)
     {
       TallySessionInfo *info = g_ptr_array_index (sessions, i);
       TallySessionRow *row;
-      GtkWidget *widget;
 
       if (g_hash_table_lookup (listed, info->id) != info)
         continue;
 
       row = _tally_window_find_row (self, info->id);
-      if (row != NULL)
+      if (row == NULL)
+        g_ptr_array_add (making->infos, tally_session_info_ref (info));
+      else
         {
           /* Its snippet, if any, is already the search's. */
           if (sort_key_changed (tally_session_row_get_info (row), info))
             g_ptr_array_add (moved, row);
           tally_session_row_set_info (row, info);
-          continue;
         }
-
-      widget = tally_session_row_new (info);
-      if (self->search_hits != NULL)
-        tally_session_row_set_snippet (TALLY_SESSION_ROW (widget),
-                                       g_hash_table_lookup (self->search_hits, info->id));
-      g_hash_table_insert (self->rows, g_strdup (info->id), widget);
-      gtk_list_box_append (self->session_list, widget);
     }
 
   /* A row whose time or pin changed moves and may change its header. */
@@ -331,10 +418,14 @@ rebuild_rows (TallyWindow *self,
     for (guint i = 0; i < moved->len; i++)
       gtk_list_box_row_changed (g_ptr_array_index (moved, i));
 
-  /* The session shown may not be saved yet (its first turn is running). */
-  _tally_window_select_row_for (self, current);
-  _tally_window_refilter (self);
-  _tally_window_update_title (self);
+  if (make_rows (making))
+    row_making_free (making);
+  else
+    {
+      self->refreshing++;
+      self->rows_idle = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, make_rows_cb, making, row_making_free);
+    }
+  rows_changed (self);
 }
 
 static void
