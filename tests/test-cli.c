@@ -1080,51 +1080,78 @@ test_approval_shows_what_runs (void)
   tally_test_rm_rf (workspace);
 }
 
+/* Runs one --json turn of @prompt against @mock, with @dir as the
+ * workspace and the store in it, resuming @resume_id when it is not NULL;
+ * the run must end with exit status 0. */
+static void
+run_json_prompt (CliRun        *run,
+                 TallyTestMock *mock,
+                 const char    *dir,
+                 const char    *resume_id,
+                 const char    *prompt)
+{
+  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+
+  g_ptr_array_add (args, (gpointer) "--base-url");
+  g_ptr_array_add (args, (gpointer) tally_test_mock_get_base_url (mock));
+  g_ptr_array_add (args, (gpointer) "--store");
+  g_ptr_array_add (args, store);
+  g_ptr_array_add (args, (gpointer) "--workspace");
+  g_ptr_array_add (args, (gpointer) dir);
+  if (resume_id != NULL)
+    {
+      g_ptr_array_add (args, (gpointer) "--resume");
+      g_ptr_array_add (args, (gpointer) resume_id);
+    }
+  g_ptr_array_add (args, (gpointer) "--json");
+  g_ptr_array_add (args, (gpointer) prompt);
+  g_ptr_array_add (args, NULL);
+  run_cli (run, (const char * const *) args->pdata);
+  g_assert_cmpint (run->exit_status, ==, 0);
+}
+
+/* A mock playing @scenario (JSON), which must start. */
+static TallyTestMock *
+start_json_mock (const char *scenario)
+{
+  g_autoptr(GError) error = NULL;
+  TallyTestMock *mock = tally_test_mock_start (scenario, &error);
+
+  g_assert_no_error (error);
+  return mock;
+}
+
 /* A refusal's partial output is never echoed (docs/protocol.md §9.3):
  * the next request replays the prompts, not the refused reply. */
 static void
 test_refusal_not_echoed (void)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+  g_autoptr(TallyTestMock) mock = start_json_mock (
     "{\"responses\":["
     "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Step 1: obtain the\"}],"
     " \"stop_reason\":\"refusal\"}},"
     "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Here is the March total.\"}],"
-    " \"stop_reason\":\"end_turn\"}}]}", &error);
+    " \"stop_reason\":\"end_turn\"}}]}");
   g_autofree char *dir = g_dir_make_tmp ("tally-cli-refusal-XXXXXX", NULL);
-  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
   g_autofree char *session_id = NULL;
   g_autoptr(JsonArray) requests = NULL;
+  g_autoptr(GString) text = g_string_new (NULL);
   CliRun run = { 0 };
   JsonArray *messages;
   JsonArray *content;
 
-  g_assert_no_error (error);
-  {
-    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
-                           "--json", "First question", NULL };
-    run_cli (&run, args);
-    g_assert_cmpint (run.exit_status, ==, 0);
-    session_id = g_strdup (json_object_get_string_member (find_event (&run, "session_created"), "session_id"));
-    /* Shown and kept all the same. */
-    {
-      g_autoptr(GString) text = g_string_new (NULL);
+  run_json_prompt (&run, mock, dir, NULL, "First question");
+  session_id = g_strdup (json_object_get_string_member (find_event (&run, "session_created"), "session_id"));
+  /* Shown and kept all the same. */
+  for (guint i = 0; i < run.events->len; i++)
+    if (g_str_equal (event_type (g_ptr_array_index (run.events, i)), "text_delta"))
+      g_string_append (text, json_object_get_string_member (g_ptr_array_index (run.events, i), "text"));
+  g_assert_cmpstr (text->str, ==, "Step 1: obtain the");
+  cli_run_clear (&run);
 
-      for (guint i = 0; i < run.events->len; i++)
-        if (g_str_equal (event_type (g_ptr_array_index (run.events, i)), "text_delta"))
-          g_string_append (text, json_object_get_string_member (g_ptr_array_index (run.events, i), "text"));
-      g_assert_cmpstr (text->str, ==, "Step 1: obtain the");
-    }
-    cli_run_clear (&run);
-  }
-  {
-    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
-                           "--resume", session_id, "--json", "Second question", NULL };
-    run_cli (&run, args);
-    g_assert_cmpint (run.exit_status, ==, 0);
-    cli_run_clear (&run);
-  }
+  run_json_prompt (&run, mock, dir, session_id, "Second question");
+  cli_run_clear (&run);
 
   requests = tally_test_mock_dup_requests (mock);
   g_assert_cmpuint (json_array_get_length (requests), ==, 2);
@@ -1170,7 +1197,6 @@ test_tool_input_nul_not_run (void)
   g_autofree char *sse_path = g_build_filename (dir, "nul.sse", NULL);
   g_autofree char *scenario = NULL;
   g_autoptr(TallyTestMock) mock = NULL;
-  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
   g_autofree char *ran = g_build_filename (dir, "NUL-RAN", NULL);
   CliRun run = { 0 };
   JsonObject *result;
@@ -1179,14 +1205,8 @@ test_tool_input_nul_not_run (void)
   scenario = g_strdup_printf ("{\"responses\":[{\"sse_file\":\"%s\"},"
                               "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],"
                               "\"stop_reason\":\"end_turn\"}}]}", sse_path);
-  mock = tally_test_mock_start (scenario, &error);
-  g_assert_no_error (error);
-  {
-    const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
-                           "--workspace", dir, "--json", "Run it", NULL };
-
-    run_cli (&run, args);
-  }
+  mock = start_json_mock (scenario);
+  run_json_prompt (&run, mock, dir, NULL, "Run it");
   g_assert_cmpint (run.exit_status, ==, 0);
   result = find_event (&run, "tool_result");
   g_assert_nonnull (result);
@@ -1206,23 +1226,17 @@ test_tool_input_nul_not_run (void)
 static void
 test_empty_tool_id (void)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+  g_autoptr(TallyTestMock) mock = start_json_mock (
     "{\"responses\":["
     "{\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"\",\"name\":\"get_schema\",\"input\":{}}],"
     " \"stop_reason\":\"tool_use\"}},"
-    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}", &error);
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}");
   g_autofree char *dir = g_dir_make_tmp ("tally-cli-emptyid-XXXXXX", NULL);
-  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
-  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
-                         "--json", "Look", NULL };
   CliRun run = { 0 };
   JsonObject *result;
   const char *content;
 
-  g_assert_no_error (error);
-  run_cli (&run, args);
-  g_assert_cmpint (run.exit_status, ==, 0);
+  run_json_prompt (&run, mock, dir, NULL, "Look");
   result = find_event (&run, "tool_result");
   g_assert_nonnull (result);
   g_assert_true (json_object_get_boolean_member (result, "is_error"));
@@ -1241,22 +1255,15 @@ test_empty_tool_id (void)
 static void
 test_tool_use_stop_without_block (void)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+  g_autoptr(TallyTestMock) mock = start_json_mock (
     "{\"responses\":["
     "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Let me look.\"}],\"stop_reason\":\"tool_use\"}},"
-    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"never asked\"}],\"stop_reason\":\"end_turn\"}}]}",
-    &error);
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"never asked\"}],\"stop_reason\":\"end_turn\"}}]}");
   g_autofree char *dir = g_dir_make_tmp ("tally-cli-nouse-XXXXXX", NULL);
-  g_autofree char *store = g_build_filename (dir, "store.db", NULL);
-  const char *args[] = { "--base-url", tally_test_mock_get_base_url (mock), "--store", store,
-                         "--json", "Look", NULL };
   CliRun run = { 0 };
   JsonObject *last;
 
-  g_assert_no_error (error);
-  run_cli (&run, args);
-  g_assert_cmpint (run.exit_status, ==, 0);
+  run_json_prompt (&run, mock, dir, NULL, "Look");
   last = g_ptr_array_index (run.events, run.events->len - 1);
   g_assert_cmpstr (event_type (last), ==, "turn_finished");
   g_assert_cmpstr (json_object_get_string_member (last, "status"), ==, "done");
