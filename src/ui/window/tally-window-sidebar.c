@@ -295,8 +295,13 @@ make_rows (RowMaking *making)
   while (making->next < making->infos->len && g_get_monotonic_time () < deadline)
     {
       TallySessionInfo *info = g_ptr_array_index (making->infos, making->next++);
-      GtkWidget *row = tally_session_row_new (info);
+      GtkWidget *row;
 
+      /* Given a row since it was listed (a first turn that started). */
+      if (g_hash_table_contains (self->rows, info->id))
+        continue;
+
+      row = tally_session_row_new (info);
       if (self->search_hits != NULL)
         tally_session_row_set_snippet (TALLY_SESSION_ROW (row), g_hash_table_lookup (self->search_hits, info->id));
       g_hash_table_insert (self->rows, g_strdup (info->id), row);
