@@ -8,6 +8,7 @@
 
 #include <glib/gi18n.h>
 
+#include "tally-application-private.h"
 #include "tally-window-private.h"
 
 /*
@@ -591,7 +592,11 @@ search_changed_cb (TallyWindow *self)
 {
   g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->search_entry))));
   g_autofree char *folded = *text != '\0' ? g_utf8_casefold (text, -1) : NULL;
-  TallyStore *store = tally_application_get_store (self->app);
+  /* An empty text searches nothing, so it only peeks: the entry says it
+   * changed while the window is set up, and opening the store then would
+   * come before the first frame (docs/architecture.md §11.1). */
+  TallyStore *store = folded != NULL ? tally_application_get_store (self->app)
+                                     : _tally_application_peek_store (self->app);
 
   g_assert (TALLY_IS_WINDOW (self));
 
