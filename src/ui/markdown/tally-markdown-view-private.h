@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
+#include "tally-markdown-renderer.h"
+#include "tally-markdown-scanner.h"
+#include "tally-markdown-text-view.h"
+#include "tally-markdown-view-blocks.h"
 #include "tally-markdown-view.h"
 
 G_BEGIN_DECLS
@@ -71,5 +75,67 @@ char        *tally_markdown_view_dup_full_structure (TallyMarkdownView   *self);
 gboolean     tally_markdown_view_click_at        (TallyMarkdownView      *self,
                                                   int                     buffer_x,
                                                   int                     buffer_y);
+
+/* The instance, shared by the files of TallyMarkdownView: rendering and
+ * streaming (tally-markdown-view.c), pointer and keyboard input on links
+ * (tally-markdown-view-input.c), the first view's warm-up
+ * (tally-markdown-view-warm-up.c). */
+struct _TallyMarkdownView
+{
+  GtkWidget               parent_instance;
+
+  /* template */
+  TallyMarkdownTextView  *text_view;
+
+  GtkTextBuffer          *buffer;
+  GtkTextMark            *tail_mark;   /* start of the open tail, left gravity */
+
+  /* the markdown and how much of it is settled */
+  GString                *source;
+  GPtrArray              *reusable;    /* block widgets taken from the tail */
+  TallyMarkdownDoc       *tail_doc;    /* what the tail shows, NULL when not known */
+  TallyMarkdownScanner    scanner;
+  gsize                   committed;
+  gboolean                dirty;
+  gboolean                settled;     /* buffer known to equal a fresh render */
+  gboolean                finishing;   /* finish() called, the ticks complete it */
+  double                  commit_rate; /* bytes parsed and inserted per µs, measured */
+  double                  block_us;    /* µs to make a block widget, measured */
+  guint                   tick_id;
+
+  /* the widgets shown at the buffer's anchors */
+  TallyMarkdownBlocks    *blocks;
+
+  /* anchors showing a placeholder until their block widget is made */
+  GPtrArray              *lazy;
+  gboolean                eager;       /* make block widgets at once (not streaming) */
+
+  /* tag colours in use */
+  GdkRGBA                 foreground;
+  GdkRGBA                 accent;
+  gboolean                have_colors;
+  guint                   colors_idle_id;
+
+  /* the band of the view's height its text view gets (see visible_band ()) */
+  GtkAdjustment          *vadjustment;
+  GtkAdjustment          *scroll_adjustment;  /* the enclosing scroller's */
+  gulong                  scroll_handler;
+  int                     band_top;
+  int                     band_bottom;
+  guint                   band_tick_id;
+
+  TallyMarkdownViewStats  stats;
+  gint64                  frame_parse_us;    /* this update's, for stats */
+  gint64                  frame_insert_us;
+};
+
+void _tally_markdown_view_activate_link (TallyMarkdownView *self,
+                                         const char        *url);
+
+/* tally-markdown-view-input.c */
+void _tally_markdown_view_bind_input    (GtkWidgetClass    *widget_class);
+
+/* tally-markdown-view-warm-up.c */
+void _tally_markdown_view_warm_up       (TallyMarkdownView *self);
 
 G_END_DECLS

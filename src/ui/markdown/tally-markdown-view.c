@@ -117,54 +117,6 @@
  * and the theme's `@accent_color`, and follow light/dark changes.
  */
 
-struct _TallyMarkdownView
-{
-  GtkWidget               parent_instance;
-
-  /* template */
-  TallyMarkdownTextView  *text_view;
-
-  GtkTextBuffer          *buffer;
-  GtkTextMark            *tail_mark;   /* start of the open tail, left gravity */
-
-  /* the markdown and how much of it is settled */
-  GString                *source;
-  GPtrArray              *reusable;    /* block widgets taken from the tail */
-  TallyMarkdownDoc       *tail_doc;    /* what the tail shows, NULL when not known */
-  TallyMarkdownScanner    scanner;
-  gsize                   committed;
-  gboolean                dirty;
-  gboolean                settled;     /* buffer known to equal a fresh render */
-  gboolean                finishing;   /* finish() called, the ticks complete it */
-  double                  commit_rate; /* bytes parsed and inserted per µs, measured */
-  double                  block_us;    /* µs to make a block widget, measured */
-  guint                   tick_id;
-
-  /* the widgets shown at the buffer's anchors */
-  TallyMarkdownBlocks    *blocks;
-
-  /* anchors showing a placeholder until their block widget is made */
-  GPtrArray              *lazy;
-  gboolean                eager;       /* make block widgets at once (not streaming) */
-
-  /* tag colours in use */
-  GdkRGBA                 foreground;
-  GdkRGBA                 accent;
-  gboolean                have_colors;
-  guint                   colors_idle_id;
-
-  /* the band of the view's height its text view gets (see visible_band ()) */
-  GtkAdjustment          *vadjustment;
-  GtkAdjustment          *scroll_adjustment;  /* the enclosing scroller's */
-  gulong                  scroll_handler;
-  int                     band_top;
-  int                     band_bottom;
-  guint                   band_tick_id;
-
-  TallyMarkdownViewStats  stats;
-  gint64                  frame_parse_us;    /* this update's, for stats */
-  gint64                  frame_insert_us;
-};
 
 /* What one frame may spend on the view's own work (parse, buffer, block
  * widgets), in µs: a 60 Hz frame is 16.7 ms, and layout and paint need the
@@ -257,9 +209,17 @@ style_changed_cb (TallyMarkdownView *self)
 /* ---------------------------------------------------------------------- */
 /* Links                                                                    */
 
-static void
-activate_link (TallyMarkdownView *self,
-               const char        *url)
+/**
+ * _tally_markdown_view_activate_link:
+ * @self: a markdown view
+ * @url: the link's target, as the markdown gives it
+ *
+ * Emits #TallyMarkdownView::activate-link with @url made whole
+ * (tally_markdown_link_normalize()).
+ */
+void
+_tally_markdown_view_activate_link (TallyMarkdownView *self,
+                                    const char        *url)
 {
   g_autofree char *normalized = tally_markdown_link_normalize (url);
   gboolean handled = FALSE;
@@ -273,7 +233,7 @@ table_link_cb (const char *url,
 {
   g_assert (TALLY_IS_MARKDOWN_VIEW (user_data));
 
-  activate_link (TALLY_MARKDOWN_VIEW (user_data), url);
+  _tally_markdown_view_activate_link (TALLY_MARKDOWN_VIEW (user_data), url);
 }
 
 static gboolean
@@ -287,126 +247,6 @@ tally_markdown_view_real_activate_link (TallyMarkdownView *self,
     }
 
   tally_markdown_link_open (GTK_WIDGET (self), url);
-  return TRUE;
-}
-
-static const char *
-link_at_buffer_coords (TallyMarkdownView *self,
-                       int                x,
-                       int                y)
-{
-  GtkTextIter iter;
-
-  if (!gtk_text_view_get_iter_at_location (GTK_TEXT_VIEW (self->text_view), &iter, x, y))
-    return NULL;
-  return tally_markdown_iter_get_link (&iter);
-}
-
-/**
- * tally_markdown_view_click_at:
- * @self: a markdown view
- * @buffer_x: x in buffer coordinates
- * @buffer_y: y in buffer coordinates
- *
- * Does what a primary click (without a selection) at the given place
- * does: activates the link there, if any.
- *
- * Returns: whether there was a link
- */
-gboolean
-tally_markdown_view_click_at (TallyMarkdownView *self,
-                              int                buffer_x,
-                              int                buffer_y)
-{
-  const char *url;
-  g_autofree char *copy = NULL;
-
-  g_return_val_if_fail (TALLY_IS_MARKDOWN_VIEW (self), FALSE);
-
-  url = link_at_buffer_coords (self, buffer_x, buffer_y);
-  if (url == NULL)
-    return FALSE;
-
-  /* The tag (owner of the string) may go away while handlers run. */
-  copy = g_strdup (url);
-  activate_link (self, copy);
-  return TRUE;
-}
-
-static void
-click_released_cb (GtkGestureClick   *gesture,
-                   int                n_press,
-                   double             x,
-                   double             y,
-                   TallyMarkdownView *self)
-{
-  GtkTextIter start, end;
-  int bx, by;
-
-  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
-
-  if (n_press != 1)
-    return;
-
-  /* Releasing after a drag-select must not follow a link. */
-  if (gtk_text_buffer_get_selection_bounds (self->buffer, &start, &end))
-    return;
-
-  gtk_text_view_window_to_buffer_coords (GTK_TEXT_VIEW (self->text_view),
-                                         GTK_TEXT_WINDOW_WIDGET,
-                                         (int)x, (int)y, &bx, &by);
-  tally_markdown_view_click_at (self, bx, by);
-}
-
-static void
-motion_cb (GtkEventControllerMotion *controller,
-           double                    x,
-           double                    y,
-           TallyMarkdownView        *self)
-{
-  int bx, by;
-
-  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
-
-  gtk_text_view_window_to_buffer_coords (GTK_TEXT_VIEW (self->text_view),
-                                         GTK_TEXT_WINDOW_WIDGET,
-                                         (int)x, (int)y, &bx, &by);
-  gtk_widget_set_cursor_from_name (GTK_WIDGET (self->text_view),
-                                   link_at_buffer_coords (self, bx, by) != NULL ? "pointer" : "text");
-}
-
-static void
-leave_cb (GtkEventControllerMotion *controller,
-          TallyMarkdownView        *self)
-{
-  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
-
-  gtk_widget_set_cursor_from_name (GTK_WIDGET (self->text_view), "text");
-}
-
-static gboolean
-key_pressed_cb (GtkEventControllerKey *controller,
-                guint                  keyval,
-                guint                  keycode,
-                GdkModifierType        state,
-                TallyMarkdownView     *self)
-{
-  GtkTextIter iter;
-  const char *url;
-  g_autofree char *copy = NULL;
-
-  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
-
-  if (keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_ISO_Enter)
-    return FALSE;
-
-  gtk_text_buffer_get_iter_at_mark (self->buffer, &iter, gtk_text_buffer_get_insert (self->buffer));
-  url = tally_markdown_iter_get_link (&iter);
-  if (url == NULL)
-    return FALSE;
-
-  copy = g_strdup (url);
-  activate_link (self, copy);
   return TRUE;
 }
 
@@ -1170,100 +1010,6 @@ track_scroller (TallyMarkdownView *self)
 /* ---------------------------------------------------------------------- */
 /* GObject                                                                  */
 
-/* The first code block of a process costs far more than the next ones
- * (about ten times the frame budget here): GtkSourceView's classes, the
- * style scheme and language managers, and compiling the SQL language's
- * highlighting. One throw-away block made when the first view is shown,
- * at low priority, pays that before an answer streams in. The first
- * frame that shows a block pays for the icon theme too (its Copy icon:
- * the theme's index read and searched, tens of milliseconds under a
- * profiler), and the first that shows markdown for the fonts its tags
- * use besides the text's own (bold, italic, monospace, the headings'
- * sizes: fontconfig matching, loading the faces, hinting their glyphs,
- * which FreeType and cairo keep for the process); the warm-up loads those
- * too, drawing a line in each into a small image. */
-static void
-warm_up_icons (GtkWidget *widget)
-{
-  static const char *names[] = { "edit-copy-symbolic", "object-select-symbolic" };
-  GtkIconTheme *theme = gtk_icon_theme_get_for_display (gtk_widget_get_display (widget));
-
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
-    {
-      g_autoptr(GtkIconPaintable) icon = gtk_icon_theme_lookup_icon (theme, names[i], NULL, 16,
-                                                                     gtk_widget_get_scale_factor (widget),
-                                                                     GTK_TEXT_DIR_NONE, 0);
-      g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new ();
-      g_autoptr(GskRenderNode) node = NULL;
-
-      /* Drawing it loads the image, which the lookup does not. */
-      gdk_paintable_snapshot (GDK_PAINTABLE (icon), GDK_SNAPSHOT (snapshot), 16, 16);
-      node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-    }
-}
-
-static void
-warm_up_fonts (TallyMarkdownView *self)
-{
-  static const char *fonts[] = {
-    NULL, "Bold", "Italic", "Bold Italic", "Monospace", "Monospace Bold",
-  };
-  /* The headings' scales (tally_markdown_buffer_ensure_tags ()). */
-  static const double scales[] = { 1.6, 1.35, 1.17, 1.05 };
-  g_autoptr(PangoLayout) layout = gtk_widget_create_pango_layout (GTK_WIDGET (self->text_view), NULL);
-  const PangoFontDescription *base = pango_context_get_font_description (pango_layout_get_context (layout));
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 64, 64);
-  cairo_t *cr = cairo_create (surface);
-  int size = base != NULL ? pango_font_description_get_size (base) : 10 * PANGO_SCALE;
-
-  pango_layout_set_text (layout,
-                         "The Quick Brown Fox JUMPS over lazy dogs, 0123456789. "
-                         "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ (%)*[]`'\"_-+=:;",
-                         -1);
-  for (guint i = 0; i < G_N_ELEMENTS (fonts) + G_N_ELEMENTS (scales); i++)
-    {
-      g_autoptr(PangoFontDescription) desc = base != NULL ? pango_font_description_copy (base)
-                                                          : pango_font_description_new ();
-
-      if (i < G_N_ELEMENTS (fonts))
-        {
-          g_autoptr(PangoFontDescription) style = pango_font_description_from_string (fonts[i] != NULL ? fonts[i] : "");
-
-          pango_font_description_merge (desc, style, TRUE);
-        }
-      else
-        {
-          /* h1 is heavier than the others. */
-          pango_font_description_set_weight (desc, i == G_N_ELEMENTS (fonts) ? PANGO_WEIGHT_ULTRABOLD : PANGO_WEIGHT_BOLD);
-          pango_font_description_set_size (desc, (int)(size * scales[i - G_N_ELEMENTS (fonts)]));
-        }
-      pango_layout_set_font_description (layout, desc);
-      pango_cairo_show_layout (cr, layout);
-    }
-
-  cairo_destroy (cr);
-  cairo_surface_destroy (surface);
-}
-
-static gboolean
-warm_up_cb (gpointer user_data)
-{
-  TallyMarkdownView *self = user_data;
-  GtkWidget *block;
-
-  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
-
-  block = g_object_ref_sink (tally_markdown_code_block_new ("SELECT 1;\n", "sql"));
-  g_object_unref (block);
-
-  if (gtk_widget_get_realized (GTK_WIDGET (self)))
-    {
-      warm_up_icons (GTK_WIDGET (self));
-      warm_up_fonts (self);
-    }
-  return G_SOURCE_REMOVE;
-}
-
 static void
 tally_markdown_view_map (GtkWidget *widget)
 {
@@ -1278,7 +1024,7 @@ tally_markdown_view_map (GtkWidget *widget)
 
   if (g_once_init_enter (&warm_up_scheduled))
     {
-      g_idle_add_full (G_PRIORITY_LOW, warm_up_cb, g_object_ref (self), g_object_unref);
+      _tally_markdown_view_warm_up (self);
       g_once_init_leave (&warm_up_scheduled, 1);
     }
 }
@@ -1371,10 +1117,7 @@ tally_markdown_view_class_init (TallyMarkdownViewClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/markdown/tally-markdown-view.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyMarkdownView, text_view);
-  gtk_widget_class_bind_template_callback (widget_class, click_released_cb);
-  gtk_widget_class_bind_template_callback (widget_class, motion_cb);
-  gtk_widget_class_bind_template_callback (widget_class, leave_cb);
-  gtk_widget_class_bind_template_callback (widget_class, key_pressed_cb);
+  _tally_markdown_view_bind_input (widget_class);
 
   gtk_widget_class_set_css_name (widget_class, "tallymarkdownview");
 }
