@@ -115,11 +115,14 @@ struct _TallyWindow
 };
 
 /* tally-window.c */
-void             _tally_window_update_title           (TallyWindow      *self);
 void             _tally_window_reveal_banner          (GtkRevealer      *revealer,
                                                        gboolean          reveal);
-void             _tally_window_update_context         (TallyWindow      *self);
 void             _tally_window_ensure_context_popover (TallyWindow      *self);
+
+/* tally-window-title.c */
+void             _tally_window_update_title           (TallyWindow      *self);
+void             _tally_window_update_context         (TallyWindow      *self);
+void             _tally_window_update_context_rows    (TallyWindow      *self);
 
 /* tally-window-models.c */
 void             _tally_window_select_model           (TallyWindow      *self,

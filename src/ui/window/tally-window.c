@@ -59,53 +59,6 @@ current_key (TallyWindow *self)
   return self->session != NULL ? tally_session_get_id (self->session) : "";
 }
 
-static char *
-display_path (const char *path)
-{
-  const char *home = g_get_home_dir ();
-
-  if (path == NULL)
-    return g_strdup ("");
-  if (home != NULL && g_str_has_prefix (path, home) && path[strlen (home)] == G_DIR_SEPARATOR)
-    return g_strconcat ("~", path + strlen (home), NULL);
-  return g_strdup (path);
-}
-
-/* What the header and the popover call the database: a file's name, or
- * for a PostgreSQL connection its database's name (else the string
- * without its password). Never a password. */
-static char *
-dup_database_name (const char *database)
-{
-  g_autoptr(TallyPgSource) source = NULL;
-  char *name = NULL;
-
-  if (!tally_pg_conninfo_is (database))
-    return g_path_get_basename (database != NULL ? database : "");
-
-  source = tally_pg_source_get_shared (database, NULL);
-  if (source != NULL)
-    name = tally_pg_source_dup_database_name (source);
-  return name != NULL ? name : tally_pg_conninfo_redact (database);
-}
-
-/* The popover's line: a file's path, or a connection without its
- * password. */
-static char *
-dup_database_display (const char *database)
-{
-  if (tally_pg_conninfo_is (database))
-    return tally_pg_conninfo_redact (database);
-  return display_path (database);
-}
-
-static gboolean
-is_default_database (const char *path)
-{
-  return g_strcmp0 (path, tally_application_get_default_database ()) == 0;
-}
-
-
 /**
  * tally_window_add_toast:
  * @self: a #TallyWindow
@@ -148,100 +101,6 @@ add_toast_with_action (TallyWindow *self,
   self->last_toast_title = g_strdup (title);
   g_set_weak_pointer (&self->last_toast, toast);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
-}
-
-/* State shown in the header and pages */
-
-#define TITLE_CHARS 20
-
-
-void
-_tally_window_update_title (TallyWindow *self)
-{
-  const char *title = NULL;
-  g_autofree char *database = dup_database_name (self->database);
-
-  if (self->session != NULL)
-    {
-      TallySessionRow *row = _tally_window_find_row (self, tally_session_get_id (self->session));
-
-      title = tally_transcript_get_title (tally_session_get_transcript (self->session));
-      if ((title == NULL || *title == '\0') && row != NULL)
-        title = tally_session_row_get_title (row);
-    }
-  if (title == NULL || *title == '\0')
-    title = self->session != NULL ? _("Untitled Session") : _("New Session");
-
-  /* The header shows at most TITLE_CHARS characters: the title's natural
-   * width decides how much room the header's middle leaves for the pickers
-   * beside it, and a long question would push them out of a window of an
-   * ordinary width (issue 14 §6). The whole title is in the tooltip. */
-  if (g_utf8_strlen (title, -1) > TITLE_CHARS)
-    {
-      g_autofree char *head = g_utf8_substring (title, 0, TITLE_CHARS - 1);
-      g_autofree char *shown = g_strconcat (g_strchomp (head), "…", NULL);
-
-      adw_window_title_set_title (self->window_title, shown);
-    }
-  else
-    {
-      adw_window_title_set_title (self->window_title, title);
-    }
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title_button), title);
-  /* What window lists and screen readers announce. */
-  gtk_window_set_title (GTK_WINDOW (self), title);
-  adw_window_title_set_subtitle (self->window_title, database);
-}
-
-/* The title popover's database and workspace rows, once it is built. */
-static void
-update_context_rows (TallyWindow *self)
-{
-  g_autofree char *database = NULL;
-  g_autofree char *workspace = NULL;
-
-  if (self->context_popover == NULL)
-    return;
-
-  database = dup_database_display (self->database);
-  if (self->workspace != NULL)
-    workspace = display_path (self->workspace);
-  else
-    {
-      g_autofree char *parent = g_build_filename (g_get_user_data_dir (), "tally", "workspaces", NULL);
-      g_autofree char *shown = display_path (parent);
-
-      /* TRANSLATORS: %s is a folder such as ~/.local/share/tally/workspaces */
-      workspace = g_strdup_printf (_("A new folder in %s, made when the session starts"), shown);
-    }
-
-  adw_action_row_set_subtitle (self->database_row, database);
-  adw_action_row_set_subtitle (self->workspace_row, workspace);
-}
-
-void
-_tally_window_update_context (TallyWindow *self)
-{
-  g_autofree char *empty_description = NULL;
-  g_autofree char *database_name = dup_database_name (self->database);
-
-  update_context_rows (self);
-
-  /* TRANSLATORS: %s is a database file name such as beanline.db */
-  empty_description = g_strdup_printf (_("Tally queries %s read-only and shows every step it takes. "
-                                         "Type a question below, or start with one of these."),
-                                       database_name);
-  if (!is_default_database (self->database))
-    {
-      g_free (empty_description);
-      empty_description = g_strdup_printf (_("Tally queries %s read-only and shows every step it takes. "
-                                             "Type a question below."), database_name);
-    }
-  adw_status_page_set_description (self->empty_page, empty_description);
-  gtk_widget_set_visible (GTK_WIDGET (self->suggestions_box), is_default_database (self->database));
-
-  _tally_window_update_title (self);
-  _tally_window_update_actions (self);
 }
 
 /* The model, mode and thinking pickers only matter for a turn, and a turn
@@ -1256,7 +1115,7 @@ _tally_window_ensure_context_popover (TallyWindow *self)
   g_object_bind_property (self->thinking_button, "active", self->thinking_switch, "active",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
 
-  update_context_rows (self);
+  _tally_window_update_context_rows (self);
   update_pickers (self);
   apply_compact (self);
 }
