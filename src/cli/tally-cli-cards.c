@@ -79,12 +79,8 @@ show_approval (Cli        *cli,
 {
   const char *tool_name = tally_json_object_get_string (event, "tool_name", "");
   JsonNode *input = json_object_get_member (event, "tool_input");
-  TallyTool *tool = tally_cli_lookup_tool (tool_name);
-  g_autoptr(TallyToolPreview) preview = NULL;
+  g_autoptr(TallyToolPreview) preview = tally_cli_dup_preview (tool_name, input);
   g_autofree char *safe_name = tally_cli_escape (tool_name);
-
-  if (tool != NULL && input != NULL && JSON_NODE_HOLDS_OBJECT (input))
-    preview = tally_tool_dup_preview (tool, NULL, json_node_get_object (input), NULL);
 
   tally_cli_close_open_text (cli);
   if (preview != NULL && preview->kind == TALLY_TOOL_PREVIEW_COMMAND && preview->new_text != NULL)

@@ -73,6 +73,14 @@ is_unsafe_char (gunichar c)
          (c >= 0x2066 && c <= 0x2069);
 }
 
+/* Appends @c, an unsafe character, as an escape: `\x1b`, `\u202e`. */
+static void
+append_escaped_char (GString  *out,
+                     gunichar  c)
+{
+  g_string_append_printf (out, c < 0x80 ? "\\x%02x" : "\\u%04x", c);
+}
+
 /**
  * tally_cli_escape:
  * @text: (nullable): text from the model, the API, a tool or the store
@@ -103,10 +111,8 @@ tally_cli_escape (const char *text)
 
       if (c == '\r' && p[1] == '\n')
         continue;
-      if (c < 0x80 && is_unsafe_char (c))
-        g_string_append_printf (out, "\\x%02x", c);
-      else if (is_unsafe_char (c))
-        g_string_append_printf (out, "\\u%04x", c);
+      if (is_unsafe_char (c))
+        append_escaped_char (out, c);
       else
         g_string_append_unichar (out, c);
     }
@@ -114,25 +120,30 @@ tally_cli_escape (const char *text)
 }
 
 /**
- * tally_cli_lookup_tool:
- * @name: (nullable): a tool's name, as in a `tool_use` block
+ * tally_cli_dup_preview:
+ * @tool_name: (nullable): a tool's name, as in a `tool_use` block
+ * @input: (nullable): the call's input
  *
- * The tools asked for their summary and preview, as the window's cards ask
- * them (tally_tool_dup_summary(), tally_tool_dup_preview()); they are
- * stateless, so one registry serves the whole run.
+ * Asks the tool what the call would do, as the window's cards ask it
+ * (tally_tool_dup_preview() without a workspace: nothing is read). The
+ * tools are stateless, so one registry serves the whole run.
  *
- * Returns: (transfer none) (nullable): the tool, %NULL for an unknown name
+ * Returns: (transfer full) (nullable): the preview, or %NULL for an
+ *   unknown tool or an input that is not an object
  */
-TallyTool *
-tally_cli_lookup_tool (const char *name)
+TallyToolPreview *
+tally_cli_dup_preview (const char *tool_name,
+                       JsonNode   *input)
 {
   static TallyToolRegistry *tools;
+  TallyTool *tool;
 
-  if (name == NULL)
+  if (tool_name == NULL || input == NULL || !JSON_NODE_HOLDS_OBJECT (input))
     return NULL;
   if (tools == NULL)
     tools = tally_tool_registry_new_default ();
-  return tally_tool_registry_lookup (tools, name);
+  tool = tally_tool_registry_lookup (tools, tool_name);
+  return tool != NULL ? tally_tool_dup_preview (tool, NULL, json_node_get_object (input), NULL) : NULL;
 }
 
 char *
@@ -181,7 +192,7 @@ tally_cli_one_line (JsonNode *node,
             g_string_append_c (out, ' ');
         }
       else if (is_unsafe_char (c))
-        g_string_append_printf (out, c < 0x80 ? "\\x%02x" : "\\u%04x", c);
+        append_escaped_char (out, c);
       else
         g_string_append_unichar (out, c);
     }
@@ -274,16 +285,12 @@ tally_cli_print_event (Cli        *cli,
       {
         const char *tool_name = tally_json_object_get_string (event, "tool_name", "");
         JsonNode *tool_input = json_object_get_member (event, "tool_input");
-        TallyTool *tool = tally_cli_lookup_tool (tool_name);
-        g_autofree char *input = NULL;
-
-        g_autoptr(TallyToolPreview) preview = NULL;
-
         /* What the tool will use (the command of a Bash call, the path of
          * a file), as the window's chip shows it, not whichever member
          * comes first; else the most telling member. */
-        if (tool != NULL && tool_input != NULL && JSON_NODE_HOLDS_OBJECT (tool_input))
-          preview = tally_tool_dup_preview (tool, NULL, json_node_get_object (tool_input), NULL);
+        g_autoptr(TallyToolPreview) preview = tally_cli_dup_preview (tool_name, tool_input);
+        g_autofree char *input = NULL;
+
         if (preview != NULL && preview->kind != TALLY_TOOL_PREVIEW_INPUT &&
             (preview->subject != NULL || preview->new_text != NULL))
           {
@@ -296,7 +303,7 @@ tally_cli_print_event (Cli        *cli,
           input = tally_cli_one_line (tool_input, 100);
 
         tally_cli_close_open_text (cli);
-        g_printerr ("▸ %s %s%s%s\n", escaped (owned, tally_json_object_get_string (event, "tool_name", "")),
+        g_printerr ("▸ %s %s%s%s\n", escaped (owned, tool_name),
                     dim, input, reset);
       }
       break;

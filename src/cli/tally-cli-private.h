@@ -53,7 +53,8 @@ void   tally_cli_out_flush           (void);
 int    tally_cli_out_finish          (void);
 void   tally_cli_close_open_text     (Cli              *cli);
 char  *tally_cli_escape              (const char       *text);
-TallyTool *tally_cli_lookup_tool     (const char       *name);
+TallyToolPreview *tally_cli_dup_preview (const char     *tool_name,
+                                         JsonNode       *input);
 char  *tally_cli_one_line            (JsonNode         *node,
                                       gsize             max_chars);
 void   tally_cli_print_json_line     (JsonObject       *object);
