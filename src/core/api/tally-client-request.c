@@ -429,30 +429,30 @@ http_failed (GTask *task)
   g_autofree char *body_request_id = NULL;
   GError *error;
 
-  error = tally_client_error_from_response (req->status,
-                                            soup_message_get_reason_phrase (req->message),
-                                            req->collected->data, req->collected->len,
-                                            &type, &body_request_id);
-
+  /* A redirect is not followed (SOUP_MESSAGE_NO_REDIRECT, below) and not
+   * retried: its body is no API error, its location is what to tell. */
   if (SOUP_STATUS_IS_REDIRECTION (req->status))
     {
       const char *location = soup_message_headers_get_one (headers, "location");
 
-      g_clear_error (&error);
       error = g_error_new (TALLY_API_ERROR, TALLY_API_ERROR_PROTOCOL,
                            "The server answered HTTP %u, a redirect to “%s”. Tally does not follow redirects, "
                            "so that the API key is never sent to another address; check the base URL.",
                            req->status, location != NULL ? location : "");
-      g_free (type);
-      type = g_strdup ("api_error");
+      attempt_failed (task, error, FALSE, req->status, "api_error", -1);
+      return;
     }
+
+  error = tally_client_error_from_response (req->status,
+                                            soup_message_get_reason_phrase (req->message),
+                                            req->collected->data, req->collected->len,
+                                            &type, &body_request_id);
 
   /* The header is the primary source; a proxy may have dropped it. */
   if (req->request_id == NULL)
     req->request_id = g_steal_pointer (&body_request_id);
 
   attempt_failed (task, error,
-                  !SOUP_STATUS_IS_REDIRECTION (req->status) &&
                   tally_client_http_is_retryable (req->status, headers),
                   req->status, type, tally_client_server_delay_ms (headers));
 }

@@ -137,6 +137,7 @@ block_kind_for_type (const char *type)
     return BLOCK_TOOL_USE;
   return BLOCK_OTHER;
 }
+
 /* Whether the JSON text @data holds the escape `\u0000` in a string.
  * json-glib keeps strings NUL-terminated, so such a string would come out
  * cut at the NUL: a thinking block echoed shorter than it was signed, a
@@ -628,6 +629,7 @@ apply_event_internal (TallyMessageStream  *self,
   JsonObject *object;
   JsonNode *root;
   const char *name;
+  gboolean has_u_escape;
 
   /* A keep-alive whose data does not matter. */
   if (g_strcmp0 (event_name, "ping") == 0)
@@ -641,7 +643,10 @@ apply_event_internal (TallyMessageStream  *self,
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return protocol_error (error, "the data of %s event is not a JSON object",
                            event_name ? event_name : "an unnamed");
-  if (strstr (data, "\\u") != NULL)
+  /* Only a `\u` escape can make a string that is not valid UTF-8 or
+   * that holds a NUL: most events have none, and skip both looks. */
+  has_u_escape = strstr (data, "\\u") != NULL;
+  if (has_u_escape)
     tally_message_stream_make_strings_valid (root);
 
   object = json_node_get_object (root);
@@ -657,7 +662,7 @@ apply_event_internal (TallyMessageStream  *self,
   if (g_str_equal (name, "error"))
     return handle_error_event (self, object, error);
 
-  if (has_escaped_nul (data))
+  if (has_u_escape && has_escaped_nul (data))
     return protocol_error (error, "the %s event holds a NUL character (\\u0000), which Tally cannot keep "
                            "unchanged; the reply was not used", name);
 
