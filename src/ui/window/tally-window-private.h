@@ -187,7 +187,6 @@ void             _tally_window_sensitive_columns_activate (TallyWindow  *self,
 void             _tally_window_sidebar_class_init     (GtkWidgetClass   *widget_class);
 void             _tally_window_sidebar_init           (TallyWindow      *self);
 void             _tally_window_refresh_sessions       (TallyWindow      *self);
-void             _tally_window_update_sidebar_page    (TallyWindow      *self);
 void             _tally_window_refilter               (TallyWindow      *self);
 TallySessionRow *_tally_window_find_row               (TallyWindow      *self,
                                                        const char       *id);

@@ -70,7 +70,7 @@ _tally_window_add_provisional_row (TallyWindow *self,
   g_hash_table_insert (self->rows, g_strdup (id), row);
   gtk_list_box_prepend (self->session_list, row);
   gtk_list_box_select_row (self->session_list, GTK_LIST_BOX_ROW (row));
-  _tally_window_update_sidebar_page (self);
+  _tally_window_refilter (self);
 }
 
 /* Pinned first, then the newest first. */
@@ -175,44 +175,15 @@ show_sidebar_page (TallyWindow *self,
     gtk_stack_set_visible_child_name (self->sidebar_stack, "list");
 }
 
-/**
- * _tally_window_update_sidebar_page:
- * @self: a #TallyWindow
- *
- * Shows the list of sessions, or why there is nothing to list: no store,
- * no saved session, or none that matches the search.
- */
-void
-_tally_window_update_sidebar_page (TallyWindow *self)
-{
-  GHashTableIter iter;
-  gpointer value;
-  guint total = 0;
-  guint shown = 0;
-
-  if (tally_application_get_store (self->app) != NULL)
-    {
-      g_hash_table_iter_init (&iter, self->rows);
-      while (g_hash_table_iter_next (&iter, NULL, &value))
-        {
-          TallySessionRow *row = value;
-
-          if (!g_hash_table_contains (self->pending_deletes, tally_session_row_get_id (row)))
-            total++;
-          if (row_matches (self, row))
-            shown++;
-        }
-    }
-  show_sidebar_page (self, total, shown);
-}
-
 /* At most this share of the rows (or this many) may change whether they
  * are shown for the list box to be told row by row rather than filter
  * every row again. */
 #define ROW_CHANGES_MAX_SHARE 4
 #define ROW_CHANGES_MAX_MIN   8
 
-/* Applies the search and the pending deletions again. Only the rows whose
+/* Applies the search and the pending deletions again, and shows the list
+ * or why there is nothing to list (no store, no saved session, none that
+ * matches). Only the rows whose
  * match changed are handed to the list box, each with its neighbours'
  * headers: gtk_list_box_invalidate_filter() looks for the previous shown
  * row of every row, hidden ones included, by walking back over the hidden
@@ -474,7 +445,7 @@ _tally_window_refresh_sessions (TallyWindow *self)
 
   if (store == NULL)
     {
-      _tally_window_update_sidebar_page (self);
+      _tally_window_refilter (self);
       return;
     }
 
