@@ -1002,6 +1002,17 @@ rm_files_in (const char *dir)
     }
 }
 
+/* A mock playing @scenario (JSON), which must start. */
+static TallyTestMock *
+start_json_mock (const char *scenario)
+{
+  g_autoptr(GError) error = NULL;
+  TallyTestMock *mock = tally_test_mock_start (scenario, &error);
+
+  g_assert_no_error (error);
+  return mock;
+}
+
 /* Processes and secrets (docs/security.md) ------------------------------ */
 
 #define BASH_CARD_SCENARIO \
@@ -1016,16 +1027,10 @@ start_bash_mock (const char *command)
   g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), command);
   g_autofree char *quoted = json_to_string (node, FALSE);
   g_autofree char *scenario = g_strdup_printf (BASH_CARD_SCENARIO, quoted);
-  g_autoptr(GError) error = NULL;
-  TallyTestMock *mock = tally_test_mock_start (scenario, &error);
 
-  g_assert_no_error (error);
-  return mock;
+  return start_json_mock (scenario);
 }
 
-/* An approved command reads tally-cli's own /proc/PID/environ and its own
- * environment: no key, no connection string; a --pass-env name does pass;
- * the requests still carry the key. */
 /* The readable approval prompt shows the command that runs, whatever
  * other members the input has, and no control character reaches the
  * terminal (found by a reviewer: `{"sql":"ls reports","command":…}` was
@@ -1034,7 +1039,7 @@ static void
 test_approval_shows_what_runs (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TallyTestMock) mock = tally_test_mock_start (
+  g_autoptr(TallyTestMock) mock = start_json_mock (
     "{\"responses\":[{\"message\":{\"content\":["
     "{\"type\":\"text\",\"text\":\"Listing \\u001b]52;c;cm0gLXJmIH4=\\u0007now\"},"
     "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\","
@@ -1042,7 +1047,7 @@ test_approval_shows_what_runs (void)
     "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"Bash\","
     " \"input\":{\"command\":\"echo second-ran #\\u001b[1G\\u001b[2KApprove Bash: ls\"}}"
     "],\"stop_reason\":\"tool_use\"}},"
-    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}", &error);
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\"}}]}");
   g_autofree char *workspace = g_dir_make_tmp ("tally-cli-spoof-XXXXXX", NULL);
   g_autofree char *store = g_build_filename (workspace, "store.db", NULL);
   g_autoptr(GSubprocessLauncher) launcher = make_launcher (G_SUBPROCESS_FLAGS_STDIN_PIPE |
@@ -1054,7 +1059,6 @@ test_approval_shows_what_runs (void)
   const char *first;
   const char *second;
 
-  g_assert_no_error (error);
   process = g_subprocess_launcher_spawn (launcher, &error, TALLY_TEST_CLI,
                                          "--base-url", tally_test_mock_get_base_url (mock),
                                          "--workspace", workspace, "--store", store,
@@ -1109,17 +1113,6 @@ run_json_prompt (CliRun        *run,
   g_ptr_array_add (args, NULL);
   run_cli (run, (const char * const *) args->pdata);
   g_assert_cmpint (run->exit_status, ==, 0);
-}
-
-/* A mock playing @scenario (JSON), which must start. */
-static TallyTestMock *
-start_json_mock (const char *scenario)
-{
-  g_autoptr(GError) error = NULL;
-  TallyTestMock *mock = tally_test_mock_start (scenario, &error);
-
-  g_assert_no_error (error);
-  return mock;
 }
 
 /* A refusal's partial output is never echoed (docs/protocol.md §9.3):
@@ -1275,6 +1268,9 @@ test_tool_use_stop_without_block (void)
   tally_test_rm_rf (dir);
 }
 
+/* An approved command reads tally-cli's own /proc/PID/environ and its own
+ * environment: no key, no connection string; a --pass-env name does pass;
+ * the requests still carry the key. */
 static void
 test_key_out_of_reach (void)
 {
