@@ -13,7 +13,8 @@
  * - The empty page's suggestions answer a width for a height with their
  *   width for any height (so the status page's viewport does not search
  *   widths over their wrapping titles) and are laid out as their own
- *   measure says.
+ *   measure says; each is a row holding its wrapping label with no box
+ *   around it, and activating one puts its question into the composer.
  * - The store is open once the window has painted, and the actions that
  *   need it are enabled.
  * - The title's popover is built when it first opens, its pickers tied to
@@ -154,6 +155,41 @@ empty_body (TallyApplication *app,
     g_assert_cmpint (gtk_widget_get_height (bin), >=, child_min);
     /* Three rows, each as tall as its wrapped title needs. */
     g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (window->suggestion_list)), >=, 3 * 40);
+  }
+
+  /* Each suggestion row's child is its wrapping label itself, with no
+   * horizontal box around it that would ask the label for a width per
+   * height at each allocation; the chevron comes from the stylesheet.
+   * Activating a row puts its question into the composer. */
+  {
+    static const char *const questions[] = {
+      "Which store sold the most in March?",
+      "How did iced drinks sell from January to June?",
+      "Is anything odd in the sales data?",
+    };
+    guint n = 0;
+
+    for (GtkWidget *row = gtk_widget_get_first_child (GTK_WIDGET (window->suggestion_list));
+         row != NULL;
+         row = gtk_widget_get_next_sibling (row), n++)
+      {
+        GtkWidget *label = gtk_list_box_row_get_child (GTK_LIST_BOX_ROW (row));
+        g_autofree char *text = NULL;
+
+        g_assert_cmpuint (n, <, G_N_ELEMENTS (questions));
+        g_assert_true (GTK_IS_LABEL (label));
+        g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (label)), ==, questions[n]);
+        g_assert_true (gtk_label_get_wrap (GTK_LABEL (label)));
+        g_assert_true (gtk_widget_has_css_class (label, "tally-suggestion"));
+        g_assert_true (gtk_list_box_row_get_activatable (GTK_LIST_BOX_ROW (row)));
+        g_assert_cmpint (gtk_widget_get_height (row), >=, 50);
+
+        g_signal_emit_by_name (window->suggestion_list, "row-activated", row);
+        text = tally_composer_dup_text (window->composer);
+        g_assert_cmpstr (text, ==, questions[n]);
+      }
+    g_assert_cmpuint (n, ==, G_N_ELEMENTS (questions));
+    tally_composer_set_text (window->composer, "");
   }
 
   /* The title's popover is built when it first opens, with its pickers

@@ -1369,14 +1369,25 @@ tally_window_init (TallyWindow *self)
 
   _tally_window_sidebar_init (self);
 
+  /* Each suggestion is a row whose child is its wrapping label, the
+   * chevron drawn by the stylesheet behind the label's end padding
+   * (style.css, "label.tally-suggestion"). Not an AdwActionRow: its title
+   * sits in a horizontal box, and GTK 4.8's box asks a child for its
+   * width at the box's height on every allocation, which a wrapping
+   * label answers by laying its text out at a dozen widths; the three
+   * titles took 264 layouts before the first frame, 27 without the box
+   * (docs/architecture.md §11.1). */
   for (guint i = 0; i < G_N_ELEMENTS (beanline_suggestions); i++)
     {
-      GtkWidget *row = adw_action_row_new ();
-      GtkWidget *icon = gtk_image_new_from_icon_name ("go-next-symbolic");
+      GtkWidget *row = gtk_list_box_row_new ();
+      GtkWidget *label = gtk_label_new (_(beanline_suggestions[i]));
 
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _(beanline_suggestions[i]));
+      gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+      gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+      gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+      gtk_widget_add_css_class (label, "tally-suggestion");
+      gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), label);
       gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
-      adw_action_row_add_suffix (ADW_ACTION_ROW (row), icon);
       g_object_set_data (G_OBJECT (row), "tally-suggestion", (gpointer)_(beanline_suggestions[i]));
       gtk_list_box_append (self->suggestion_list, row);
     }
