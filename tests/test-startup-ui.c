@@ -98,6 +98,53 @@ window_action_enabled (TallyWindow *window,
   return enabled;
 }
 
+/* @bin's one child spans its width and is as tall as it is for that
+ * width, centred in @bin when @bin is taller, filling it otherwise (the
+ * child's margins, which measuring includes, around it; left to right). */
+static void
+assert_centred (GtkWidget *bin)
+{
+  GtkWidget *child = gtk_widget_get_first_child (bin);
+  graphene_rect_t bounds;
+  int width = gtk_widget_get_width (bin);
+  int height = gtk_widget_get_height (bin);
+  int start, end, top, bottom, natural;
+
+  g_assert_nonnull (child);
+  g_assert_cmpint (gtk_widget_get_valign (child), ==, GTK_ALIGN_FILL);
+  g_assert_cmpint (gtk_widget_get_direction (child), ==, GTK_TEXT_DIR_LTR);
+  start = gtk_widget_get_margin_start (child);
+  end = gtk_widget_get_margin_end (child);
+  top = gtk_widget_get_margin_top (child);
+  bottom = gtk_widget_get_margin_bottom (child);
+  g_assert_true (gtk_widget_compute_bounds (child, bin, &bounds));
+  gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, width, NULL, &natural, NULL, NULL);
+  g_assert_cmpint (natural, >, top + bottom);
+  g_assert_cmpfloat (bounds.origin.x, ==, start);
+  g_assert_cmpfloat (bounds.size.width, ==, width - start - end);
+  if (natural < height)
+    {
+      g_assert_cmpfloat (bounds.size.height, ==, natural - top - bottom);
+      g_assert_cmpfloat (bounds.origin.y, ==, (height - natural) / 2 + top);
+    }
+  else
+    {
+      g_assert_cmpfloat (bounds.size.height, ==, height - top - bottom);
+      g_assert_cmpfloat (bounds.origin.y, ==, top);
+    }
+}
+
+static void
+assert_none_valign_centred (GtkWidget *widget)
+{
+  if (GTK_IS_BOX (widget))
+    g_assert_cmpint (gtk_widget_get_valign (widget), !=, GTK_ALIGN_CENTER);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    assert_none_valign_centred (child);
+}
+
 /* The empty window */
 
 static void
@@ -125,16 +172,16 @@ empty_body (TallyApplication *app,
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->offline_revealer)) ==
                  gtk_revealer_get_reveal_child (window->offline_revealer));
 
-  /* The suggestions' bin: a width for a height is the width for any
-   * height; a height for a width and the allocation are its child's. */
+  /* The empty page's bin: a width for a height is the width for any
+   * height; a height for a width is its child's, which it centres. */
   {
-    GtkWidget *bin = GTK_WIDGET (window->suggestions_bin);
-    GtkWidget *clamp = gtk_widget_get_first_child (bin);
+    GtkWidget *bin = GTK_WIDGET (window->empty_bin);
+    GtkWidget *page = gtk_widget_get_first_child (bin);
     int bin_min, bin_nat, child_min, child_nat;
 
     g_assert_true (gtk_widget_get_mapped (bin));
     g_assert_cmpint (gtk_widget_get_request_mode (bin), ==, GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH);
-    gtk_widget_measure (clamp, GTK_ORIENTATION_HORIZONTAL, -1, &child_min, &child_nat, NULL, NULL);
+    gtk_widget_measure (page, GTK_ORIENTATION_HORIZONTAL, -1, &child_min, &child_nat, NULL, NULL);
     g_assert_cmpint (child_min, >, 0);
     for (int height = 20; height <= 2000; height *= 10)
       {
@@ -145,16 +192,25 @@ empty_body (TallyApplication *app,
     for (int width = child_min; width <= 800; width += 100)
       {
         gtk_widget_measure (bin, GTK_ORIENTATION_VERTICAL, width, &bin_min, &bin_nat, NULL, NULL);
-        gtk_widget_measure (clamp, GTK_ORIENTATION_VERTICAL, width, &child_min, &child_nat, NULL, NULL);
+        gtk_widget_measure (page, GTK_ORIENTATION_VERTICAL, width, &child_min, &child_nat, NULL, NULL);
         g_assert_cmpint (bin_min, ==, child_min);
         g_assert_cmpint (bin_nat, ==, child_nat);
       }
-    g_assert_cmpint (gtk_widget_get_width (clamp), ==, gtk_widget_get_width (bin));
-    g_assert_cmpint (gtk_widget_get_height (clamp), ==, gtk_widget_get_height (bin));
-    gtk_widget_measure (clamp, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width (bin), &child_min, NULL, NULL, NULL);
-    g_assert_cmpint (gtk_widget_get_height (bin), >=, child_min);
+    assert_centred (bin);
+    /* No box on the page is centred by valign, which would have
+     * gtk_widget_allocate() ask it for a width at its height. */
+    assert_none_valign_centred (page);
     /* Three rows, each as tall as its wrapped title needs. */
     g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (window->suggestion_list)), >=, 3 * 40);
+  }
+
+  /* The sidebar's placeholder is centred the same way. */
+  {
+    GtkWidget *bin = gtk_stack_get_child_by_name (window->sidebar_stack, "empty");
+
+    g_assert_cmpstr (gtk_stack_get_visible_child_name (window->sidebar_stack), ==, "empty");
+    assert_centred (bin);
+    assert_none_valign_centred (gtk_widget_get_first_child (bin));
   }
 
   /* Each suggestion row's child is its wrapping label itself, with no

@@ -49,8 +49,9 @@ struct _TallyWindow
   /* The first-launch page, built the first time it is shown (NULL before) */
   AdwStatusPage        *welcome_page;
   AdwPasswordEntryRow  *welcome_key_row;
-  AdwStatusPage        *empty_page;
-  AdwBin               *suggestions_bin;
+  GtkScrolledWindow    *empty_page;
+  AdwBin               *empty_bin;
+  GtkLabel             *empty_description;
   GtkBox               *suggestions_box;
   GtkListBox           *suggestion_list;
   TallyTranscriptView  *transcript_view;

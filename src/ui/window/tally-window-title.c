@@ -176,7 +176,7 @@ _tally_window_update_context (TallyWindow *self)
       empty_description = g_strdup_printf (_("Tally queries %s read-only and shows every step it takes. "
                                              "Type a question below."), database_name);
     }
-  adw_status_page_set_description (self->empty_page, empty_description);
+  gtk_label_set_text (self->empty_description, empty_description);
   gtk_widget_set_visible (GTK_WIDGET (self->suggestions_box), is_default_database (self->database));
 
   _tally_window_update_title (self);

@@ -1283,7 +1283,8 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, session_stack);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_page);
-  gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestions_bin);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_bin);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_description);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestions_box);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestion_list);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, transcript_view);
@@ -1301,31 +1302,37 @@ tally_window_class_init (TallyWindowClass *klass)
 
 }
 
-/* The suggestions under the empty page's title sit in a GtkViewport (the
- * status page scrolls), which asks its content for a width for its height
- * to set its horizontal adjustment; the status page never scrolls
- * sideways, and the answer only sets that adjustment. Passed down, the
- * question made every vertical box on the way search widths for the
- * height, laying the suggestions' wrapping titles out at each width
- * tried (100 to 150 layouts of each title in the first frame, 75 to 95
- * without it: each row's own header box still searches;
- * docs/architecture.md §11.1). The bin answers it with the width for any
- * height, which it measures once; heights for widths and the allocation
- * reach the rows unchanged. */
+/* The centring bins: the empty page (empty_bin) and the sidebar's
+ * placeholders. Their wrapping labels (the page's title, description and
+ * suggestions) were laid out again and again as GTK 4.8 asked for widths
+ * at given heights, which a wrapping label answers by bisecting widths
+ * (about 40, 50 and 100 layouts of each before the first frame;
+ * docs/architecture.md §11.1). Two questions did it:
+ * - the GtkViewport that the page's GtkScrolledWindow makes asks its
+ *   content for a width for its height, only to set a horizontal
+ *   adjustment the page never uses;
+ * - gtk_widget_allocate() asks a widget that is not vertically filled
+ *   (valign center, as AdwStatusPage's boxes and the placeholders were)
+ *   for its width at the allocated height before it measures its height.
+ * AdwStatusPage keeps its own viewport and centred boxes, so the page is
+ * built of the same widgets in the template, all vertically filled. A
+ * bin with this layout answers a width for a height with the width for
+ * any height, and centres its child at its natural height for the width
+ * itself. */
 static GtkSizeRequestMode
-suggestions_bin_request_mode (GtkWidget *widget G_GNUC_UNUSED)
+centring_bin_request_mode (GtkWidget *widget G_GNUC_UNUSED)
 {
   return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
 }
 
 static void
-suggestions_bin_measure (GtkWidget      *widget,
-                         GtkOrientation  orientation,
-                         int             for_size,
-                         int            *minimum,
-                         int            *natural,
-                         int            *minimum_baseline,
-                         int            *natural_baseline)
+centring_bin_measure (GtkWidget      *widget,
+                   GtkOrientation  orientation,
+                   int             for_size,
+                   int            *minimum,
+                   int            *natural,
+                   int            *minimum_baseline,
+                   int            *natural_baseline)
 {
   GtkWidget *child = gtk_widget_get_first_child (widget);
 
@@ -1338,25 +1345,40 @@ suggestions_bin_measure (GtkWidget      *widget,
 }
 
 static void
-suggestions_bin_allocate (GtkWidget *widget,
-                          int        width,
-                          int        height,
-                          int        baseline)
+centring_bin_allocate (GtkWidget *widget,
+                    int        width,
+                    int        height,
+                    int        baseline G_GNUC_UNUSED)
 {
   GtkWidget *child = gtk_widget_get_first_child (widget);
+  int natural = 0;
 
-  if (child != NULL && gtk_widget_should_layout (child))
-    gtk_widget_allocate (child, width, height, baseline, NULL);
+  if (child == NULL || !gtk_widget_should_layout (child))
+    return;
+  gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, width, NULL, &natural, NULL, NULL);
+  if (natural < height)
+    gtk_widget_allocate (child, width, natural, -1,
+                         gsk_transform_translate (NULL, &GRAPHENE_POINT_INIT (0, (height - natural) / 2)));
+  else
+    gtk_widget_allocate (child, width, height, -1, NULL);
 }
+
+/* The sidebar's pages that are centring bins (tally-window.ui). */
+static const char *const placeholder_pages[] = { "empty", "no-results", "unavailable" };
 
 static void
 tally_window_init (TallyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  gtk_widget_set_layout_manager (GTK_WIDGET (self->suggestions_bin),
-                                 gtk_custom_layout_new (suggestions_bin_request_mode,
-                                                        suggestions_bin_measure,
-                                                        suggestions_bin_allocate));
+  gtk_widget_set_layout_manager (GTK_WIDGET (self->empty_bin),
+                                 gtk_custom_layout_new (centring_bin_request_mode,
+                                                        centring_bin_measure,
+                                                        centring_bin_allocate));
+  for (guint i = 0; i < G_N_ELEMENTS (placeholder_pages); i++)
+    gtk_widget_set_layout_manager (gtk_stack_get_child_by_name (self->sidebar_stack, placeholder_pages[i]),
+                                   gtk_custom_layout_new (centring_bin_request_mode,
+                                                          centring_bin_measure,
+                                                          centring_bin_allocate));
   /* A style class, not a CSS name: Adwaita styles toplevels as "window". */
   gtk_widget_add_css_class (GTK_WIDGET (self), "tally-window");
 
