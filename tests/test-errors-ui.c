@@ -12,7 +12,11 @@
  * - the receipt row says what tally-cli says, and a failed turn counts
  *   the API call the server answered;
  * - a refused connection shows the offline banner once, and the next
- *   answer clears it although the network monitor said online all along.
+ *   answer clears it although the network monitor said online all along;
+ * - a damaged store is refused with Salvage…, which copies its sessions
+ *   into a new store beside it, leaves the damaged file as it was, and
+ *   says what it copied and lost (and, when a conversation lost a part,
+ *   that the model no longer sees all of the transcript).
  *
  * Screenshots of the error states, light and dark, go to
  * $G_TEST_BUILDDIR/artifacts/errors-*.png. */
@@ -22,6 +26,9 @@
 #include "config.h"
 
 #include <signal.h>
+#include <string.h>
+
+#include <sqlite3.h>
 
 #include <adwaita.h>
 #include <gtk/gtk.h>
@@ -29,10 +36,12 @@
 #include "tally-application-private.h"
 #include "tally-composer.h"
 #include "tally-error-banner.h"
+#include "tally-event.h"
 #include "tally-json.h"
 #include "tally-preferences-window.h"
 #include "tally-receipt-row.h"
 #include "tally-receipt.h"
+#include "tally-store.h"
 #include "tally-test-app.h"
 #include "tally-test-mock.h"
 #include "tally-test-ui.h"
@@ -585,6 +594,199 @@ test_offline (Fixture       *fixture,
     }
 }
 
+/* Salvage (docs/architecture.md §10.9) */
+
+/* A session of four events in the store at @path. */
+static void
+add_session (const char *path,
+             const char *title)
+{
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = g_uuid_string_random ();
+  JsonObject *kinds[3];
+
+  store = tally_store_open (path, &error);
+  g_assert_no_error (error);
+  kinds[0] = tally_event_new (TALLY_EVENT_SESSION_CREATED);
+  json_object_set_string_member (kinds[0], "title", title);
+  json_object_set_string_member (kinds[0], "model", "claude-sonnet-5");
+  kinds[1] = tally_event_new (TALLY_EVENT_TURN_STARTED);
+  json_object_set_string_member (kinds[1], "mode", "ask");
+  json_object_set_string_member (kinds[1], "text", title);
+  kinds[2] = tally_event_new (TALLY_EVENT_TURN_FINISHED);
+  json_object_set_string_member (kinds[2], "status", "done");
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      g_autoptr(JsonObject) event = tally_event_stamp (kinds[i], i + 1, g_get_real_time (), id,
+                                                       i == 0 ? NULL : "t1");
+
+      json_object_unref (kinds[i]);
+      g_assert_true (tally_store_append_event (store, event, &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (tally_store_flush (store, &error));
+  g_assert_no_error (error);
+}
+
+/* Folds the WAL into @path and overwrites the first page of its
+ * `sessions` table (4096 bytes) with noise. */
+static void
+damage_sessions_page (const char *path)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  gint64 page;
+  guint8 noise[4096];
+  FILE *file;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA wal_checkpoint (TRUNCATE)", NULL, NULL, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT rootpage FROM sqlite_schema WHERE name = 'sessions'",
+                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  page = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  g_assert_cmpint (page, >, 1);
+
+  for (guint i = 0; i < sizeof noise; i++)
+    noise[i] = g_rand_int_range (rand, 0, 256);
+  file = fopen (path, "r+b");
+  g_assert_nonnull (file);
+  g_assert_cmpint (fseek (file, (page - 1) * 4096, SEEK_SET), ==, 0);
+  g_assert_cmpuint (fwrite (noise, 1, sizeof noise, file), ==, sizeof noise);
+  fclose (file);
+}
+
+typedef struct {
+  const char *dir;
+  const char *store_path;
+} SalvageData;
+
+static void
+salvage_body (TallyApplication *app,
+              TallyWindow      *window,
+              gpointer          user_data)
+{
+  SalvageData *data = user_data;
+  g_autoptr(GBytes) before = NULL;
+  g_autoptr(GBytes) after = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *salvaged = NULL;
+  g_autofree char *expected = NULL;
+  const char *name;
+  const char *label;
+
+  /* Refused as damaged, with the offer to salvage */
+  SPIN_UNTIL (gtk_widget_get_visible (GTK_WIDGET (window->salvage_button)) &&
+              gtk_widget_get_mapped (GTK_WIDGET (window->salvage_button)));
+  g_assert_cmpstr (tally_application_get_damaged_store (app), ==, data->store_path);
+  g_assert_true (g_str_has_prefix (gtk_label_get_label (window->store_label), "Sessions cannot be saved: "));
+  {
+    g_autofree char *contents = NULL;
+    gsize length;
+
+    g_assert_true (g_file_get_contents (data->store_path, &contents, &length, NULL));
+    before = g_bytes_new_take (g_steal_pointer (&contents), length);
+  }
+
+  g_signal_emit_by_name (window->salvage_button, "clicked");
+  SPIN_UNTIL (!gtk_widget_get_visible (GTK_WIDGET (window->salvage_button)));
+
+  /* The new store sits beside the damaged one and holds all three */
+  dir = g_dir_open (data->dir, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_prefix (name, "tally-salvaged-") && g_str_has_suffix (name, ".db"))
+      {
+        g_assert_null (salvaged);
+        salvaged = g_build_filename (data->dir, name, NULL);
+      }
+  g_assert_nonnull (salvaged);
+  {
+    g_autoptr(TallyStore) store = tally_store_open (salvaged, &error);
+    g_autoptr(GPtrArray) sessions = NULL;
+
+    g_assert_no_error (error);
+    sessions = tally_store_list_sessions (store, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (sessions->len, ==, 3);
+  }
+
+  /* It says so, and how to use it */
+  label = gtk_label_get_label (window->store_label);
+  expected = g_strdup_printf ("Salvaged 3 sessions (9 events) into %s; lost 0 sessions and 0 events. "
+                              "Start Tally with --store and that file to use it.", salvaged);
+  g_assert_cmpstr (label, ==, expected);
+
+  /* The damaged file was only read */
+  {
+    g_autofree char *contents = NULL;
+    gsize length;
+
+    g_assert_true (g_file_get_contents (data->store_path, &contents, &length, NULL));
+    after = g_bytes_new_take (g_steal_pointer (&contents), length);
+  }
+  g_assert_true (g_bytes_equal (before, after));
+}
+
+static void
+test_salvage (Fixture       *fixture,
+              gconstpointer  user_data G_GNUC_UNUSED)
+{
+  const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
+  SalvageData data = { fixture->dir, fixture->store_path };
+
+  add_session (fixture->store_path, "Which store sold the most?");
+  add_session (fixture->store_path, "How did iced drinks sell?");
+  add_session (fixture->store_path, "Is anything odd?");
+  damage_sessions_page (fixture->store_path);
+
+  /* The refusal is also logged, as a warning */
+  g_test_expect_message ("tally-application", G_LOG_LEVEL_WARNING, "Could not open the session store *damaged*");
+  g_assert_cmpint (tally_test_app_run (args, salvage_body, &data), ==, 0);
+  g_test_assert_expected_messages ();
+}
+
+/* The banner's text names the sessions whose conversation lost a part,
+ * in the singular and the plural, and nothing of it when none did. */
+static void
+test_salvage_message (void)
+{
+  TallySalvageReport report = { 0 };
+  g_autofree char *none = NULL;
+  g_autofree char *one = NULL;
+  g_autofree char *two = NULL;
+  const char *plain = "Salvaged 4 sessions (120 events) into /tmp/new.db; lost 1 sessions and 7 events. "
+                      "Start Tally with --store and that file to use it.";
+
+  report.sessions_salvaged = 4;
+  report.sessions_lost = 1;
+  report.events_salvaged = 120;
+  report.events_lost = 7;
+  report.messages_lost = 3;
+  none = _tally_window_dup_salvage_message (&report, "/tmp/new.db");
+  g_assert_cmpstr (none, ==, plain);
+
+  report.conversations_cut = 1;
+  one = _tally_window_dup_salvage_message (&report, "/tmp/new.db");
+  g_assert_true (g_str_has_prefix (one, plain));
+  g_assert_cmpstr (one + strlen (plain), ==,
+                   " In 1 session the model no longer sees the whole transcript: "
+                   "part of its conversation with the model was lost.");
+
+  report.conversations_cut = 2;
+  two = _tally_window_dup_salvage_message (&report, "/tmp/new.db");
+  g_assert_true (g_str_has_prefix (two, plain));
+  g_assert_cmpstr (two + strlen (plain), ==,
+                   " In 2 sessions the model no longer sees the whole transcript: "
+                   "part of their conversation with the model was lost.");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -596,6 +798,8 @@ main (int   argc,
   g_test_add ("/tally/errors-ui/countdown", Fixture, NULL, fixture_set_up, test_countdown, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/errors-ui/cut-reply", Fixture, NULL, fixture_set_up, test_cut_reply, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/errors-ui/offline", Fixture, NULL, fixture_set_up, test_offline, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/errors-ui/salvage", Fixture, NULL, fixture_set_up, test_salvage, tally_test_app_fixture_tear_down);
+  g_test_add_func ("/tally/errors-ui/salvage-message", test_salvage_message);
 
   status = g_test_run ();
   tally_test_remove_tree (home);

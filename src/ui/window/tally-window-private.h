@@ -5,6 +5,7 @@
 #include "tally-data-import-bar.h"
 #include "tally-export-dialog.h"
 #include "tally-session-row.h"
+#include "tally-store.h"
 #include "tally-transcript-view.h"
 #include "tally-window.h"
 
@@ -231,6 +232,10 @@ GtkDropDown         *_tally_window_get_mode_dropdown   (TallyWindow *self);
 gboolean             _tally_window_get_compact         (TallyWindow *self);
 guint                _tally_window_get_n_role_warnings (TallyWindow *self);
 gboolean             _tally_window_get_role_warning_shown (TallyWindow *self);
+
+/* tally-window.c: the store banner's text after a salvage */
+char                *_tally_window_dup_salvage_message (const TallySalvageReport *report,
+                                                        const char               *out_path);
 
 /* tally-window-actions.c: the session export (issue 12 §3) */
 void                 _tally_window_export_session_to   (TallyWindow       *self,

@@ -217,6 +217,52 @@ update_banners (TallyWindow *self)
                           tally_application_get_damaged_store (self->app) != NULL);
 }
 
+/**
+ * _tally_window_dup_salvage_message:
+ * @report: what tally_store_salvage() copied and could not
+ * @out_path: (type filename): the new store
+ *
+ * The store banner's text after a salvage: what was copied where, what
+ * was lost, how to open the new store and, when some sessions lost part
+ * of their conversation with the model (@report's `conversations_cut`),
+ * that the model no longer sees all of their transcript.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+_tally_window_dup_salvage_message (const TallySalvageReport *report,
+                                   const char               *out_path)
+{
+  g_autofree char *events = NULL;
+  g_autofree char *lost = NULL;
+  GString *message = g_string_new (NULL);
+
+  g_return_val_if_fail (report != NULL, NULL);
+  g_return_val_if_fail (out_path != NULL, NULL);
+
+  events = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged);
+  lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_lost);
+  /* TRANSLATORS: after salvaging a damaged session store; %s are the
+   * new file, the salvaged events and the lost events */
+  g_string_append_printf (message, _("Salvaged %u sessions (%s events) into %s; lost %u sessions and %s events. "
+                                     "Start Tally with --store and that file to use it."),
+                          report->sessions_salvaged, events, out_path, report->sessions_lost, lost);
+  if (report->conversations_cut > 0)
+    {
+      g_string_append_c (message, ' ');
+      /* TRANSLATORS: after the salvage message; %u counts the salvaged
+       * sessions whose conversation with the model lost a part */
+      g_string_append_printf (message,
+                              ngettext ("In %u session the model no longer sees the whole transcript: "
+                                        "part of its conversation with the model was lost.",
+                                        "In %u sessions the model no longer sees the whole transcript: "
+                                        "part of their conversation with the model was lost.",
+                                        report->conversations_cut),
+                              report->conversations_cut);
+    }
+  return g_string_free (message, FALSE);
+}
+
 /* Salvage (docs/architecture.md §10.9): the readable sessions of the
  * damaged store go into a new file beside it; the damaged file is only
  * read, and the new store is opened by choice (--store). */
@@ -239,14 +285,7 @@ salvage_done_cb (GObject      *object,
     message = g_strdup_printf (_("Salvage failed: %s"), error->message);
   else
     {
-      g_autofree char *events = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_salvaged);
-      g_autofree char *lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report.events_lost);
-
-      /* TRANSLATORS: after salvaging a damaged session store; %s are the
-       * new file, the salvaged events and the lost events */
-      message = g_strdup_printf (_("Salvaged %u sessions (%s events) into %s; lost %u sessions and %s events. "
-                                   "Start Tally with --store and that file to use it."),
-                                 report.sessions_salvaged, events, out, report.sessions_lost, lost);
+      message = _tally_window_dup_salvage_message (&report, out);
       gtk_widget_set_visible (GTK_WIDGET (self->salvage_button), FALSE);
     }
   gtk_label_set_label (self->store_label, message);
