@@ -10,6 +10,8 @@
 
 #include <glib/gstdio.h>
 
+#include "tally-event.h"
+#include "tally-store.h"
 #include "tally-test-mock.h"
 
 /**
@@ -213,4 +215,70 @@ tally_test_median (const double *values,
 
   qsort (sorted, n, sizeof *sorted, compare_doubles);
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+/* Writes a finished one-turn session (created, started, one text delta
+ * saying @answer, finished) whose events are stamped @ts (µs since the
+ * epoch) into the store at @store_path; returns its id. */
+char *
+tally_test_seed_session (const char *store_path,
+                         const char *title,
+                         const char *answer,
+                         gint64      ts)
+{
+  g_autoptr(TallyStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = g_uuid_string_random ();
+  JsonObject *kinds[4];
+  gint64 seq = 1;
+
+  store = tally_store_open (store_path, &error);
+  g_assert_no_error (error);
+
+  kinds[0] = tally_event_new (TALLY_EVENT_SESSION_CREATED);
+  json_object_set_string_member (kinds[0], "title", title);
+  json_object_set_string_member (kinds[0], "model", "claude-sonnet-5");
+  kinds[1] = tally_event_new (TALLY_EVENT_TURN_STARTED);
+  json_object_set_string_member (kinds[1], "mode", "ask");
+  json_object_set_string_member (kinds[1], "text", title);
+  kinds[2] = tally_event_new (TALLY_EVENT_TEXT_DELTA);
+  json_object_set_int_member (kinds[2], "call", 0);
+  json_object_set_int_member (kinds[2], "block", 0);
+  json_object_set_string_member (kinds[2], "text", answer);
+  kinds[3] = tally_event_new (TALLY_EVENT_TURN_FINISHED);
+  json_object_set_string_member (kinds[3], "status", "done");
+  json_object_set_double_member (kinds[3], "cost_usd", 0.01);
+  tally_event_set_usage (kinds[3], "usage", 1000, 100, 0, 0);
+
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      g_autoptr(JsonObject) event = tally_event_stamp (kinds[i], seq++, ts, id, i == 0 ? NULL : "t1");
+
+      json_object_unref (kinds[i]);
+      g_assert_true (tally_store_append_event (store, event, &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (tally_store_flush (store, &error));
+  g_assert_no_error (error);
+  return g_steal_pointer (&id);
+}
+
+/* Overwrites page @page (1-based, 4096 bytes) of the file at @path with
+ * noise drawn from @seed. */
+void
+tally_test_damage_page (const char *path,
+                        gint64      page,
+                        guint32     seed)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  guint8 noise[4096];
+  FILE *file;
+
+  for (guint i = 0; i < sizeof noise; i++)
+    noise[i] = g_rand_int_range (rand, 0, 256);
+  file = fopen (path, "r+b");
+  g_assert_nonnull (file);
+  g_assert_cmpint (fseek (file, (page - 1) * 4096, SEEK_SET), ==, 0);
+  g_assert_cmpuint (fwrite (noise, 1, sizeof noise, file), ==, sizeof noise);
+  fclose (file);
 }

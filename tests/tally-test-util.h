@@ -6,7 +6,8 @@
 
 G_BEGIN_DECLS
 
-/* Test helpers shared by several tests (files, folders, SSE fixtures, JSON). */
+/* Test helpers shared by several tests (files, folders, SSE fixtures, JSON,
+ * stores). */
 
 void        tally_test_rm_rf             (const char *path);
 void        tally_test_write_file        (const char *dir,
@@ -20,5 +21,12 @@ gint64      tally_test_peak_rss_kib      (void);
 gboolean    tally_test_library_mapped    (const char *prefix);
 double      tally_test_median            (const double *values,
                                           guint         n);
+char       *tally_test_seed_session      (const char   *store_path,
+                                          const char   *title,
+                                          const char   *answer,
+                                          gint64        ts);
+void        tally_test_damage_page       (const char   *path,
+                                          gint64        page,
+                                          guint32       seed);
 
 G_END_DECLS

@@ -36,7 +36,6 @@
 #include "tally-application-private.h"
 #include "tally-composer.h"
 #include "tally-error-banner.h"
-#include "tally-event.h"
 #include "tally-json.h"
 #include "tally-preferences-window.h"
 #include "tally-receipt-row.h"
@@ -45,6 +44,7 @@
 #include "tally-test-app.h"
 #include "tally-test-mock.h"
 #include "tally-test-ui.h"
+#include "tally-test-util.h"
 #include "tally-window-private.h"
 
 /* A stream with prompt-cache figures, so the receipt has every part. */
@@ -596,50 +596,14 @@ test_offline (Fixture       *fixture,
 
 /* Salvage (docs/architecture.md §10.9) */
 
-/* A session of four events in the store at @path. */
-static void
-add_session (const char *path,
-             const char *title)
-{
-  g_autoptr(TallyStore) store = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = g_uuid_string_random ();
-  JsonObject *kinds[3];
-
-  store = tally_store_open (path, &error);
-  g_assert_no_error (error);
-  kinds[0] = tally_event_new (TALLY_EVENT_SESSION_CREATED);
-  json_object_set_string_member (kinds[0], "title", title);
-  json_object_set_string_member (kinds[0], "model", "claude-sonnet-5");
-  kinds[1] = tally_event_new (TALLY_EVENT_TURN_STARTED);
-  json_object_set_string_member (kinds[1], "mode", "ask");
-  json_object_set_string_member (kinds[1], "text", title);
-  kinds[2] = tally_event_new (TALLY_EVENT_TURN_FINISHED);
-  json_object_set_string_member (kinds[2], "status", "done");
-  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
-    {
-      g_autoptr(JsonObject) event = tally_event_stamp (kinds[i], i + 1, g_get_real_time (), id,
-                                                       i == 0 ? NULL : "t1");
-
-      json_object_unref (kinds[i]);
-      g_assert_true (tally_store_append_event (store, event, &error));
-      g_assert_no_error (error);
-    }
-  g_assert_true (tally_store_flush (store, &error));
-  g_assert_no_error (error);
-}
-
 /* Folds the WAL into @path and overwrites the first page of its
- * `sessions` table (4096 bytes) with noise. */
+ * `sessions` table with noise. */
 static void
 damage_sessions_page (const char *path)
 {
-  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
   sqlite3 *db = NULL;
   sqlite3_stmt *stmt = NULL;
   gint64 page;
-  guint8 noise[4096];
-  FILE *file;
 
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_exec (db, "PRAGMA wal_checkpoint (TRUNCATE)", NULL, NULL, NULL), ==, SQLITE_OK);
@@ -651,14 +615,7 @@ damage_sessions_page (const char *path)
   g_assert_cmpint (sqlite3_exec (db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL), ==, SQLITE_OK);
   sqlite3_close (db);
   g_assert_cmpint (page, >, 1);
-
-  for (guint i = 0; i < sizeof noise; i++)
-    noise[i] = g_rand_int_range (rand, 0, 256);
-  file = fopen (path, "r+b");
-  g_assert_nonnull (file);
-  g_assert_cmpint (fseek (file, (page - 1) * 4096, SEEK_SET), ==, 0);
-  g_assert_cmpuint (fwrite (noise, 1, sizeof noise, file), ==, sizeof noise);
-  fclose (file);
+  tally_test_damage_page (path, page, 7);
 }
 
 typedef struct {
@@ -719,7 +676,7 @@ salvage_body (TallyApplication *app,
 
   /* It says so, and how to use it */
   label = gtk_label_get_label (window->store_label);
-  expected = g_strdup_printf ("Salvaged 3 sessions (9 events) into %s; lost 0 sessions and 0 events. "
+  expected = g_strdup_printf ("Salvaged 3 sessions (12 events) into %s; lost 0 sessions and 0 events. "
                               "Start Tally with --store and that file to use it.", salvaged);
   g_assert_cmpstr (label, ==, expected);
 
@@ -738,12 +695,14 @@ static void
 test_salvage (Fixture       *fixture,
               gconstpointer  user_data G_GNUC_UNUSED)
 {
+  static const char *const titles[] = {
+    "Which store sold the most?", "How did iced drinks sell?", "Is anything odd?",
+  };
   const char *args[] = { "--store", fixture->store_path, "--base-url", "http://127.0.0.1:9", NULL };
   SalvageData data = { fixture->dir, fixture->store_path };
 
-  add_session (fixture->store_path, "Which store sold the most?");
-  add_session (fixture->store_path, "How did iced drinks sell?");
-  add_session (fixture->store_path, "Is anything odd?");
+  for (guint i = 0; i < G_N_ELEMENTS (titles); i++)
+    g_free (tally_test_seed_session (fixture->store_path, titles[i], "Leeds.", g_get_real_time ()));
   damage_sessions_page (fixture->store_path);
 
   /* The refusal is also logged, as a warning */

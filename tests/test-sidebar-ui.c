@@ -21,57 +21,13 @@
 #include "tally-store.h"
 #include "tally-test-app.h"
 #include "tally-test-ui.h"
+#include "tally-test-util.h"
 #include "tally-ui.h"
 #include "tally-window-private.h"
 
 #define LONG_TITLE "Flat whites by store in March 2025, per week, Leeds only"
 #define LONG_TITLE_2 "Flat whites by store in March 2025, per week, York only"
 #define ANSWER "## Leeds in March\n\n| store | revenue_gbp |\n|---|---:|\n| **Park Square** | 1200 |\n"
-
-/* Writes a finished one-turn session whose events are stamped @ts (µs
- * since the epoch); returns its id. */
-static char *
-seed_session (const char *store_path,
-              const char *title,
-              const char *answer,
-              gint64      ts)
-{
-  g_autoptr(TallyStore) store = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = g_uuid_string_random ();
-  JsonObject *kinds[4];
-  gint64 seq = 1;
-
-  store = tally_store_open (store_path, &error);
-  g_assert_no_error (error);
-
-  kinds[0] = tally_event_new (TALLY_EVENT_SESSION_CREATED);
-  json_object_set_string_member (kinds[0], "title", title);
-  json_object_set_string_member (kinds[0], "model", "claude-sonnet-5");
-  kinds[1] = tally_event_new (TALLY_EVENT_TURN_STARTED);
-  json_object_set_string_member (kinds[1], "mode", "ask");
-  json_object_set_string_member (kinds[1], "text", title);
-  kinds[2] = tally_event_new (TALLY_EVENT_TEXT_DELTA);
-  json_object_set_int_member (kinds[2], "call", 0);
-  json_object_set_int_member (kinds[2], "block", 0);
-  json_object_set_string_member (kinds[2], "text", answer);
-  kinds[3] = tally_event_new (TALLY_EVENT_TURN_FINISHED);
-  json_object_set_string_member (kinds[3], "status", "done");
-  json_object_set_double_member (kinds[3], "cost_usd", 0.01);
-  tally_event_set_usage (kinds[3], "usage", 1000, 100, 0, 0);
-
-  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
-    {
-      g_autoptr(JsonObject) event = tally_event_stamp (kinds[i], seq++, ts, id, i == 0 ? NULL : "t1");
-
-      json_object_unref (kinds[i]);
-      g_assert_true (tally_store_append_event (store, event, &error));
-      g_assert_no_error (error);
-    }
-  g_assert_true (tally_store_flush (store, &error));
-  g_assert_no_error (error);
-  return g_steal_pointer (&id);
-}
 
 static gint64
 local_midnight_us (void)
@@ -332,12 +288,12 @@ test_sidebar_window (void)
   data.store_path = g_build_filename (data.dir, "tally.db", NULL);
   data.export_base = g_build_filename (data.dir, "croissant", NULL);
 
-  fourth = seed_session (data.store_path, "Cold brew margins", "About sixty percent.",
+  fourth = tally_test_seed_session (data.store_path, "Cold brew margins", "About sixty percent.",
                          midnight - 9 * G_TIME_SPAN_DAY);
-  data.croissant = seed_session (data.store_path, "Croissant waste", "Thursdays waste the most.",
+  data.croissant = tally_test_seed_session (data.store_path, "Croissant waste", "Thursdays waste the most.",
                                  midnight - 4 * G_TIME_SPAN_DAY);
-  second = seed_session (data.store_path, LONG_TITLE_2, "York sold less.", midnight - 12 * G_TIME_SPAN_HOUR);
-  first = seed_session (data.store_path, LONG_TITLE, ANSWER, g_get_real_time () - G_USEC_PER_SEC);
+  second = tally_test_seed_session (data.store_path, LONG_TITLE_2, "York sold less.", midnight - 12 * G_TIME_SPAN_HOUR);
+  first = tally_test_seed_session (data.store_path, LONG_TITLE, ANSWER, g_get_real_time () - G_USEC_PER_SEC);
 
   {
     const char *args[] = { "--store", data.store_path, "--base-url", "http://127.0.0.1:9", NULL };

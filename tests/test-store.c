@@ -23,6 +23,7 @@
 #include "tally-store-private.h"
 #include "tally-test-mock.h"
 #include "tally-transcript.h"
+#include "tally-test-util.h"
 
 #define TS_BASE G_GINT64_CONSTANT (1700000000000000)
 
@@ -1642,25 +1643,6 @@ test_session_lock (void)
   tmp_store_clear (&tmp);
 }
 
-/* Overwrites page @page (1-based, 4096 bytes) of @path with noise */
-static void
-damage_page (const char *path,
-             gint64      page,
-             guint32     seed)
-{
-  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
-  guint8 noise[4096];
-  FILE *file;
-
-  for (guint i = 0; i < sizeof noise; i++)
-    noise[i] = g_rand_int_range (rand, 0, 256);
-  file = fopen (path, "r+b");
-  g_assert_nonnull (file);
-  g_assert_cmpint (fseek (file, (page - 1) * 4096, SEEK_SET), ==, 0);
-  g_assert_cmpuint (fwrite (noise, 1, sizeof noise, file), ==, sizeof noise);
-  fclose (file);
-}
-
 /* Item 11 of issue 10: a store damaged in the middle is refused, and
  * salvage copies every readable session into a new store, says what was
  * lost, and never writes to the damaged file. */
@@ -1716,8 +1698,8 @@ test_salvage (void)
                               "ORDER BY path LIMIT 1 OFFSET %" G_GINT64_FORMAT, leaves / 2);
   damaged_leaf = sql_int (tmp.path, leaf_sql);
   g_assert_cmpint (first_b, <, last_b);
-  damage_page (tmp.path, sessions_root, 7);
-  damage_page (tmp.path, damaged_leaf, 8);
+  tally_test_damage_page (tmp.path, sessions_root, 7);
+  tally_test_damage_page (tmp.path, damaged_leaf, 8);
   before = read_bytes (tmp.path);
 
   g_assert_null (tally_store_open (tmp.path, &error));
