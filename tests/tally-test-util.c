@@ -263,6 +263,19 @@ tally_test_seed_session (const char *store_path,
   return g_steal_pointer (&id);
 }
 
+/* The whole file at @path; the test fails when it cannot be read. */
+GBytes *
+tally_test_read_bytes (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  char *contents = NULL;
+  gsize len = 0;
+
+  g_file_get_contents (path, &contents, &len, &error);
+  g_assert_no_error (error);
+  return g_bytes_new_take (contents, len);
+}
+
 /* Overwrites page @page (1-based, 4096 bytes) of the file at @path with
  * noise drawn from @seed. */
 void

@@ -25,6 +25,7 @@ char       *tally_test_seed_session      (const char   *store_path,
                                           const char   *title,
                                           const char   *answer,
                                           gint64        ts);
+GBytes     *tally_test_read_bytes        (const char   *path);
 void        tally_test_damage_page       (const char   *path,
                                           gint64        page,
                                           guint32       seed);

@@ -643,13 +643,7 @@ salvage_body (TallyApplication *app,
               gtk_widget_get_mapped (GTK_WIDGET (window->salvage_button)));
   g_assert_cmpstr (tally_application_get_damaged_store (app), ==, data->store_path);
   g_assert_true (g_str_has_prefix (gtk_label_get_label (window->store_label), "Sessions cannot be saved: "));
-  {
-    g_autofree char *contents = NULL;
-    gsize length;
-
-    g_assert_true (g_file_get_contents (data->store_path, &contents, &length, NULL));
-    before = g_bytes_new_take (g_steal_pointer (&contents), length);
-  }
+  before = tally_test_read_bytes (data->store_path);
 
   g_signal_emit_by_name (window->salvage_button, "clicked");
   SPIN_UNTIL (!gtk_widget_get_visible (GTK_WIDGET (window->salvage_button)));
@@ -681,13 +675,7 @@ salvage_body (TallyApplication *app,
   g_assert_cmpstr (label, ==, expected);
 
   /* The damaged file was only read */
-  {
-    g_autofree char *contents = NULL;
-    gsize length;
-
-    g_assert_true (g_file_get_contents (data->store_path, &contents, &length, NULL));
-    after = g_bytes_new_take (g_steal_pointer (&contents), length);
-  }
+  after = tally_test_read_bytes (data->store_path);
   g_assert_true (g_bytes_equal (before, after));
 }
 

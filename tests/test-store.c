@@ -128,18 +128,6 @@ sql_text (const char *path,
   return value;
 }
 
-static GBytes *
-read_bytes (const char *path)
-{
-  g_autoptr(GError) error = NULL;
-  char *contents = NULL;
-  gsize len = 0;
-
-  g_file_get_contents (path, &contents, &len, &error);
-  g_assert_no_error (error);
-  return g_bytes_new_take (contents, len);
-}
-
 static JsonObject *
 stamp (JsonObject *fields,
        const char *session_id,
@@ -668,7 +656,7 @@ test_newer_schema (void)
   sql_exec (tmp.path, old_schema_v1);
   insert_old_session (tmp.path);
   sql_exec (tmp.path, "CREATE TABLE future_things (x); PRAGMA user_version = 99;");
-  before = read_bytes (tmp.path);
+  before = tally_test_read_bytes (tmp.path);
 
   store = open_store (tmp.path);
   g_assert_true (tally_store_is_read_only (store));
@@ -698,7 +686,7 @@ test_newer_schema (void)
   g_clear_error (&error);
 
   g_clear_object (&store);
-  after = read_bytes (tmp.path);
+  after = tally_test_read_bytes (tmp.path);
   g_assert_true (g_bytes_equal (before, after));
   g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, 99);
   g_clear_error (&failure.error);
@@ -722,7 +710,7 @@ test_migrate_failure (void)
   /* An object in the way of version 3, of a shape it cannot use */
   sql_exec (tmp.path, "CREATE TABLE transcript_fts (x INTEGER); INSERT INTO transcript_fts VALUES (1);"
                       "PRAGMA user_version = 2;");
-  before = read_bytes (tmp.path);
+  before = tally_test_read_bytes (tmp.path);
 
   store = tally_store_open (tmp.path, &error);
   g_assert_null (store);
@@ -733,7 +721,7 @@ test_migrate_failure (void)
   g_assert_true (strstr (error->message, "transcript_fts") != NULL);
   g_assert_cmpint (sql_int (backup, "PRAGMA user_version"), ==, 2);
 
-  after = read_bytes (tmp.path);
+  after = tally_test_read_bytes (tmp.path);
   g_assert_true (g_bytes_equal (before, after));
   g_assert_cmpint (sql_int (tmp.path, "PRAGMA user_version"), ==, 2);
 
@@ -757,13 +745,13 @@ test_corrupt (void)
   for (guint i = 0; i < sizeof noise; i++)
     noise[i] = g_rand_int_range (rand, 0, 256);
   g_assert_true (g_file_set_contents (tmp.path, (const char *)noise, sizeof noise, NULL));
-  before = read_bytes (tmp.path);
+  before = tally_test_read_bytes (tmp.path);
 
   store = tally_store_open (tmp.path, &error);
   g_assert_null (store);
   g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_CORRUPT);
   g_assert_true (strstr (error->message, tmp.path) != NULL);
-  after = read_bytes (tmp.path);
+  after = tally_test_read_bytes (tmp.path);
   g_assert_true (g_bytes_equal (before, after));
   g_clear_error (&error);
 
@@ -1700,7 +1688,7 @@ test_salvage (void)
   g_assert_cmpint (first_b, <, last_b);
   tally_test_damage_page (tmp.path, sessions_root, 7);
   tally_test_damage_page (tmp.path, damaged_leaf, 8);
-  before = read_bytes (tmp.path);
+  before = tally_test_read_bytes (tmp.path);
 
   g_assert_null (tally_store_open (tmp.path, &error));
   g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_CORRUPT);
@@ -1710,7 +1698,7 @@ test_salvage (void)
   g_assert_no_error (error);
 
   /* The damaged file was only read */
-  after = read_bytes (tmp.path);
+  after = tally_test_read_bytes (tmp.path);
   g_assert_true (g_bytes_equal (before, after));
   g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
 
