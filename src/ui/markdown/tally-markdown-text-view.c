@@ -400,6 +400,35 @@ tally_markdown_text_view_snapshot_layer (GtkTextView      *text_view,
     }
 }
 
+/* GtkTextView's realize lays out the paragraph that holds the insert mark
+ * (for the input method's cursor position), at its layout's width then:
+ * before the view's first allocation that is 1 px, and breaking a
+ * paragraph at each word there shapes it again for every line (about
+ * 10 ms for 600 characters; the insert mark follows the text, so it is
+ * in the last paragraph). A view realized before it has a width (a
+ * transcript row mapped as it is bound) lays that paragraph out unwrapped
+ * instead, which shapes it once; the wrap mode is back before anything
+ * else lays the text out, and the first allocation lays it out again at
+ * its width in any case (docs/architecture.md §11.1, "Opening a long
+ * session"). */
+static void
+tally_markdown_text_view_realize (GtkWidget *widget)
+{
+  TallyMarkdownTextView *self = TALLY_MARKDOWN_TEXT_VIEW (widget);
+  GtkTextView *text_view = GTK_TEXT_VIEW (widget);
+  GtkWrapMode wrap_mode = gtk_text_view_get_wrap_mode (text_view);
+
+  if (self->width > 0 || wrap_mode == GTK_WRAP_NONE)
+    {
+      GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->realize (widget);
+      return;
+    }
+
+  gtk_text_view_set_wrap_mode (text_view, GTK_WRAP_NONE);
+  GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->realize (widget);
+  gtk_text_view_set_wrap_mode (text_view, wrap_mode);
+}
+
 static void
 tally_markdown_text_view_finalize (GObject *object)
 {
@@ -419,6 +448,7 @@ tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
 
   object_class->finalize = tally_markdown_text_view_finalize;
   widget_class->measure = tally_markdown_text_view_measure;
+  widget_class->realize = tally_markdown_text_view_realize;
   widget_class->size_allocate = tally_markdown_text_view_size_allocate;
   text_view_class->snapshot_layer = tally_markdown_text_view_snapshot_layer;
 }
