@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <gtksourceview/gtksource.h>
 
 #include "tally-application-private.h"
 #include "tally-preferences-window.h"
@@ -551,6 +552,17 @@ tally_application_startup (GApplication *application)
   static const char *shortcuts_accels[] = { "<Control>question", NULL };
 
   G_APPLICATION_CLASS (tally_application_parent_class)->startup (application);
+
+  /* GtkSourceView's initialisation adds its icon folder to the display's
+   * icon theme and its stylesheets to the display. Done when the first
+   * markdown view or tool chip class was made, it threw that theme away
+   * after the window's first frame, and the next frame (the one that
+   * first showed a saved session or an answer) loaded the whole theme
+   * again on the main thread, about a quarter of that frame's
+   * instructions, and styled every widget again (docs/architecture.md
+   * §11.1, "Opening a long session"). Done here, the thread below loads
+   * the theme with it. */
+  gtk_source_init ();
 
   /* GTK loads the display's icon theme in a thread as the display opens;
    * GtkApplication's start-up then adds the application's own icons
