@@ -413,6 +413,39 @@ window_body (TallyApplication *app,
     g_assert_no_error (again.error);
   }
 
+  /* A read started before there was a window to show it (tally
+   * --session, _tally_window_prefetch_session()): the window that takes
+   * it shows the session once it is read, and is opening until then. */
+  {
+    OpenResult taken = { 0 }, cancelled = { 0 }, after = { 0 };
+
+    tally_window_new_session (window);
+    _tally_window_open_prefetched_async (window, _tally_window_prefetch_session (app, SHORT_ID),
+                                         window_opened_cb, &taken);
+    g_assert_true (_tally_window_is_opening (window));
+    g_assert_null (tally_window_get_session (window));
+    SPIN_UNTIL (taken.done);
+    g_assert_no_error (taken.error);
+    g_assert_false (_tally_window_is_opening (window));
+    g_assert_cmpstr (shown_id (window), ==, SHORT_ID);
+    g_assert_cmpuint (shown_blocks (window), ==, SHORT_TURNS * 3);
+
+    /* A new session cancels it as any open; the session read is let go
+     * (its writer lock too: it opens again). */
+    _tally_window_open_prefetched_async (window, _tally_window_prefetch_session (app, SESSION_ID),
+                                         window_opened_cb, &cancelled);
+    tally_window_new_session (window);
+    SPIN_UNTIL (cancelled.done);
+    g_assert_error (cancelled.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    g_assert_null (tally_window_get_session (window));
+    tally_window_open_session_async (window, SESSION_ID, window_opened_cb, &after);
+    SPIN_UNTIL (after.done);
+    g_assert_no_error (after.error);
+    g_assert_cmpstr (shown_id (window), ==, SESSION_ID);
+    tally_window_new_session (window);
+    g_clear_error (&cancelled.error);
+  }
+
   /* The harness closes the window next, with this open under way. */
   tally_window_open_session_async (window, SESSION_ID, window_opened_cb, &closing);
   g_clear_error (&first.error);

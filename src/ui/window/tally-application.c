@@ -497,10 +497,17 @@ tally_application_command_line (GApplication            *application,
 
   if (g_variant_dict_lookup (options, "session", "&s", &session_id))
     {
+      /* Read in the background (docs/architecture.md §11.1), from before
+       * the window is built, so that a session read by the window's first
+       * frame is shown in it; the command line is held until then, so a
+       * failure reaches its stderr. */
+      TallyWindowPrefetch *prefetch = _tally_window_prefetch_session (self, session_id);
+
       window = new_window (self);
-      /* Read in the background (docs/architecture.md §11.1); the command
-       * line is held until then, so a failure reaches its stderr. */
-      tally_window_open_session_async (window, session_id, session_opened_cb, g_object_ref (command_line));
+      if (prefetch != NULL)
+        _tally_window_open_prefetched_async (window, prefetch, session_opened_cb, g_object_ref (command_line));
+      else
+        tally_window_open_session_async (window, session_id, session_opened_cb, g_object_ref (command_line));
       gtk_window_present (GTK_WINDOW (window));
       return 0;
     }

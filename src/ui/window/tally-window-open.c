@@ -138,32 +138,23 @@ session_opened_cb (GObject      *object,
   g_task_return_boolean (task, TRUE);
 }
 
-/* Starts opening @session_id; the task (on @self) completes when it is
- * shown, failed or was cancelled. */
-static void
-start_open (TallyWindow         *self,
-            const char          *session_id,
-            gboolean             reopen,
-            GAsyncReadyCallback  callback,
-            gpointer             user_data)
+/* The open of @session_id as @self's one open under way, under
+ * @cancellable (the open's own): any earlier open is cancelled. The
+ * task (on @self) completes when the session is shown, the open failed
+ * or it was cancelled. */
+static GTask *
+new_open_task (TallyWindow         *self,
+               const char          *session_id,
+               gboolean             reopen,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data)
 {
-  TallyStore *store = tally_application_get_store (self->app);
   OpenRequest *request;
   GTask *task;
 
-  if (store == NULL)
-    {
-      const char *problem = tally_application_get_store_problem (self->app);
-
-      if (!reopen)
-        tally_window_add_toast (self, problem);
-      g_task_report_new_error (self, callback, user_data, tally_window_open_session_async,
-                               TALLY_STORE_ERROR, TALLY_STORE_ERROR_IO, "%s", problem);
-      return;
-    }
-
   _tally_window_cancel_open (self);
-  self->open_cancellable = g_cancellable_new ();
+  self->open_cancellable = g_object_ref (cancellable);
   self->opening_id = g_strdup (session_id);
 
   /* Completed by hand: a session read before the cancel is dropped in
@@ -176,10 +167,162 @@ start_open (TallyWindow         *self,
   request->reopen = reopen;
   g_task_set_task_data (task, request, open_request_free);
 
+  return task;
+}
+
+/* Fails an open for want of a store, with a toast unless @reopen. */
+static void
+report_no_store (TallyWindow         *self,
+                 gboolean             reopen,
+                 GAsyncReadyCallback  callback,
+                 gpointer             user_data)
+{
+  const char *problem = tally_application_get_store_problem (self->app);
+
+  if (!reopen)
+    tally_window_add_toast (self, problem);
+  g_task_report_new_error (self, callback, user_data, tally_window_open_session_async,
+                           TALLY_STORE_ERROR, TALLY_STORE_ERROR_IO, "%s", problem);
+}
+
+/* Starts opening @session_id; the task (on @self) completes when it is
+ * shown, failed or was cancelled. */
+static void
+start_open (TallyWindow         *self,
+            const char          *session_id,
+            gboolean             reopen,
+            GAsyncReadyCallback  callback,
+            gpointer             user_data)
+{
+  TallyStore *store = tally_application_get_store (self->app);
+  g_autoptr(GCancellable) cancellable = NULL;
+  GTask *task;
+
+  if (store == NULL)
+    {
+      report_no_store (self, reopen, callback, user_data);
+      return;
+    }
+
+  cancellable = g_cancellable_new ();
+  task = new_open_task (self, session_id, reopen, cancellable, callback, user_data);
   trace ("start", session_id);
   tally_session_open_async (store, session_id, tally_application_get_client (self->app),
-                            tally_application_get_tools (self->app), self->open_cancellable,
+                            tally_application_get_tools (self->app), cancellable,
                             session_opened_cb, task);
+}
+
+/* A read started before its window was built (tally --session): the
+ * read's result until a window takes it, or the window's open until the
+ * read is done. Freed by whichever comes second. */
+struct _TallyWindowPrefetch
+{
+  char         *session_id;
+  GCancellable *cancellable;
+  GAsyncResult *result;   /* the read's, when it finished first */
+  GTask        *task;     /* the window's open, when it was taken first */
+};
+
+static void
+prefetch_free (TallyWindowPrefetch *prefetch)
+{
+  g_free (prefetch->session_id);
+  g_clear_object (&prefetch->cancellable);
+  g_clear_object (&prefetch->result);
+  g_free (prefetch);
+}
+
+static void
+prefetch_read_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  TallyWindowPrefetch *prefetch = user_data;
+
+  g_assert (G_IS_ASYNC_RESULT (result));
+
+  if (prefetch->task == NULL)
+    {
+      prefetch->result = g_object_ref (result);
+      return;
+    }
+  session_opened_cb (object, result, g_steal_pointer (&prefetch->task));
+  prefetch_free (prefetch);
+}
+
+/**
+ * _tally_window_prefetch_session:
+ * @app: the application
+ * @session_id: a saved session's id, or a unique prefix of it
+ *
+ * Starts reading @session_id from @app's store in a worker thread, as
+ * tally_window_open_session_async() does, before there is a window to
+ * show it: `tally --session` builds its window meanwhile, and a read
+ * done before the window's first frame is shown in that frame
+ * (docs/architecture.md §11.1). Hand the result to
+ * _tally_window_open_prefetched_async(), at once: until then the
+ * session read is held, and with it the session's writer lock.
+ *
+ * Returns: (transfer full) (nullable): the read under way, or %NULL
+ *   without a store (then open with tally_window_open_session_async(),
+ *   which says why)
+ */
+TallyWindowPrefetch *
+_tally_window_prefetch_session (TallyApplication *app,
+                                const char       *session_id)
+{
+  TallyStore *store;
+  TallyWindowPrefetch *prefetch;
+
+  g_return_val_if_fail (TALLY_IS_APPLICATION (app), NULL);
+  g_return_val_if_fail (session_id != NULL, NULL);
+
+  store = tally_application_get_store (app);
+  if (store == NULL)
+    return NULL;
+
+  prefetch = g_new0 (TallyWindowPrefetch, 1);
+  prefetch->session_id = g_strdup (session_id);
+  prefetch->cancellable = g_cancellable_new ();
+  trace ("start", session_id);
+  tally_session_open_async (store, session_id, tally_application_get_client (app),
+                            tally_application_get_tools (app), prefetch->cancellable,
+                            prefetch_read_cb, prefetch);
+  return prefetch;
+}
+
+/**
+ * _tally_window_open_prefetched_async:
+ * @self: a #TallyWindow
+ * @prefetch: (transfer full): what _tally_window_prefetch_session() returned
+ * @callback: (nullable): as for tally_window_open_session_async()
+ * @user_data: data for @callback
+ *
+ * tally_window_open_session_async() for a session whose read
+ * _tally_window_prefetch_session() started: @self shows it when it is
+ * read (at once when it is read already), and a later open, a new
+ * session or closing @self cancels it, as for any open. Finish with
+ * tally_window_open_session_finish().
+ */
+void
+_tally_window_open_prefetched_async (TallyWindow         *self,
+                                     TallyWindowPrefetch *prefetch,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data)
+{
+  GTask *task;
+
+  g_return_if_fail (TALLY_IS_WINDOW (self));
+  g_return_if_fail (prefetch != NULL && prefetch->task == NULL);
+
+  task = new_open_task (self, prefetch->session_id, FALSE, prefetch->cancellable, callback, user_data);
+  if (prefetch->result == NULL)
+    {
+      prefetch->task = task;
+      return;
+    }
+  session_opened_cb (NULL, prefetch->result, task);
+  prefetch_free (prefetch);
 }
 
 /**

@@ -23,6 +23,16 @@ gboolean      tally_window_open_session_finish (TallyWindow         *self,
                                                 GAsyncResult        *result,
                                                 GError             **error);
 void          tally_window_new_session   (TallyWindow      *self);
+
+typedef struct _TallyWindowPrefetch TallyWindowPrefetch;
+
+TallyWindowPrefetch *_tally_window_prefetch_session      (TallyApplication    *app,
+                                                          const char          *session_id);
+void                 _tally_window_open_prefetched_async (TallyWindow         *self,
+                                                          TallyWindowPrefetch *prefetch,
+                                                          GAsyncReadyCallback  callback,
+                                                          gpointer             user_data);
+
 TallySession *tally_window_get_session   (TallyWindow      *self);
 gboolean      tally_window_is_busy       (TallyWindow      *self);
 void          tally_window_send          (TallyWindow      *self,
