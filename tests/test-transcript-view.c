@@ -477,6 +477,36 @@ test_rows (void)
                                                  "cache 800 read, 120 written · 2 API calls · 3.4 s");
   g_assert_null (mismatch);
 
+  /* Its icon, then the line wrapping in the rest of the width, 6 px
+   * apart: the row is as tall as the taller of the icon and the line for
+   * that width (measured without a box layout, docs/architecture.md
+   * §11.1). */
+  {
+    GtkWidget *icon = gtk_widget_get_first_child (child);
+    GtkWidget *line = gtk_widget_get_last_child (child);
+    int icon_width, icon_height, narrow, wide, line_narrow, line_wide;
+
+    g_assert_true (GTK_IS_IMAGE (icon));
+    g_assert_true (GTK_IS_LABEL (line));
+    gtk_widget_measure (icon, GTK_ORIENTATION_HORIZONTAL, -1, NULL, &icon_width, NULL, NULL);
+    gtk_widget_measure (icon, GTK_ORIENTATION_VERTICAL, -1, &icon_height, NULL, NULL, NULL);
+    gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, 160, &narrow, NULL, NULL, NULL);
+    gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, 1000, &wide, NULL, NULL, NULL);
+    gtk_widget_measure (line, GTK_ORIENTATION_VERTICAL, 160 - icon_width - 6, &line_narrow, NULL, NULL, NULL);
+    gtk_widget_measure (line, GTK_ORIENTATION_VERTICAL, 1000 - icon_width - 6, &line_wide, NULL, NULL, NULL);
+    g_assert_cmpint (narrow, ==, MAX (icon_height, line_narrow));
+    g_assert_cmpint (wide, ==, MAX (icon_height, line_wide));
+    g_assert_cmpint (narrow, >, wide);
+    tally_test_wait_frames (view, 1);
+    g_assert_cmpint (gtk_widget_get_width (line), ==, gtk_widget_get_width (child) - icon_width - 6);
+    {
+      graphene_point_t origin;
+
+      g_assert_true (gtk_widget_compute_point (line, child, &GRAPHENE_POINT_INIT (0, 0), &origin));
+      g_assert_cmpfloat (origin.x, ==, icon_width + 6);
+    }
+  }
+
   /* A notice row and an approval card. */
   tally_transcript_add_notice (transcript, "Part of this session could not be read.");
   child = wait_for_row (view, last_block (transcript));

@@ -103,6 +103,79 @@ tally_receipt_row_bind (TallyBlockWidget *widget,
   sync_receipt (self);
 }
 
+/* Between the icon and the label, in px. */
+#define SPACING 6
+
+/* The icon at the start, the wrapping label in the rest of the width, as a
+ * horizontal GtkBoxLayout placed them. GTK 4.8's box found its height for
+ * a width by bisection over heights, asking the label its width for each
+ * one, which GtkLabel answers by bisection over widths: the first frame of
+ * a long session laid each receipt's line out about 40 times (190 layouts
+ * for its rows; docs/architecture.md §11.1, "Opening a long session").
+ * The icon's width is fixed, so the label's width is known at once. */
+static void
+tally_receipt_row_measure (GtkWidget      *widget,
+                           GtkOrientation  orientation,
+                           int             for_size,
+                           int            *minimum,
+                           int            *natural,
+                           int            *minimum_baseline,
+                           int            *natural_baseline)
+{
+  TallyReceiptRow *self = TALLY_RECEIPT_ROW (widget);
+  int icon_min, icon_nat, label_min, label_nat;
+
+  if (orientation == GTK_ORIENTATION_HORIZONTAL)
+    {
+      gtk_widget_measure (GTK_WIDGET (self->icon), orientation, -1, &icon_min, &icon_nat, NULL, NULL);
+      gtk_widget_measure (GTK_WIDGET (self->label), orientation, -1, &label_min, &label_nat, NULL, NULL);
+      *minimum = icon_min + SPACING + label_min;
+      *natural = icon_nat + SPACING + label_nat;
+    }
+  else
+    {
+      int label_width = -1;
+
+      if (for_size >= 0)
+        {
+          int icon_width;
+
+          gtk_widget_measure (GTK_WIDGET (self->icon), GTK_ORIENTATION_HORIZONTAL, -1, NULL, &icon_width, NULL, NULL);
+          label_width = MAX (0, for_size - icon_width - SPACING);
+        }
+      gtk_widget_measure (GTK_WIDGET (self->icon), orientation, -1, &icon_min, &icon_nat, NULL, NULL);
+      gtk_widget_measure (GTK_WIDGET (self->label), orientation, label_width, &label_min, &label_nat, NULL, NULL);
+      *minimum = MAX (icon_min, label_min);
+      *natural = MAX (icon_nat, label_nat);
+    }
+  *minimum_baseline = *natural_baseline = -1;
+}
+
+static void
+tally_receipt_row_size_allocate (GtkWidget *widget,
+                                 int        width,
+                                 int        height,
+                                 int        baseline)
+{
+  TallyReceiptRow *self = TALLY_RECEIPT_ROW (widget);
+  int icon_width, label_width;
+  gboolean rtl = gtk_widget_get_direction (widget) == GTK_TEXT_DIR_RTL;
+
+  gtk_widget_measure (GTK_WIDGET (self->icon), GTK_ORIENTATION_HORIZONTAL, -1, NULL, &icon_width, NULL, NULL);
+  icon_width = MIN (icon_width, width);
+  label_width = MAX (0, width - icon_width - SPACING);
+  gtk_widget_size_allocate (GTK_WIDGET (self->icon),
+                            &(GtkAllocation) { rtl ? width - icon_width : 0, 0, icon_width, height }, -1);
+  gtk_widget_size_allocate (GTK_WIDGET (self->label),
+                            &(GtkAllocation) { rtl ? 0 : width - label_width, 0, label_width, height }, -1);
+}
+
+static GtkSizeRequestMode
+tally_receipt_row_get_request_mode (GtkWidget *widget)
+{
+  return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
+}
+
 static void
 tally_receipt_row_dispose (GObject *object)
 {
@@ -126,17 +199,15 @@ tally_receipt_row_class_init (TallyReceiptRowClass *klass)
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_receipt_row_bind;
 
 
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
+  widget_class->measure = tally_receipt_row_measure;
+  widget_class->size_allocate = tally_receipt_row_size_allocate;
+  widget_class->get_request_mode = tally_receipt_row_get_request_mode;
   gtk_widget_class_set_css_name (widget_class, "tallyreceiptrow");
 }
 
 static void
 tally_receipt_row_init (TallyReceiptRow *self)
 {
-  GtkLayoutManager *layout = gtk_widget_get_layout_manager (GTK_WIDGET (self));
-
-  gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 6);
-
   self->icon = GTK_IMAGE (gtk_image_new_from_icon_name ("emblem-ok-symbolic"));
   gtk_widget_set_valign (GTK_WIDGET (self->icon), GTK_ALIGN_START);
   gtk_widget_set_parent (GTK_WIDGET (self->icon), GTK_WIDGET (self));
