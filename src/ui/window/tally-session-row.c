@@ -9,6 +9,7 @@
 #include <glib/gi18n.h>
 
 #include "tally-application-private.h"
+#include "tally-session-rename-popover.h"
 #include "tally-session-row.h"
 
 /*
@@ -33,6 +34,8 @@ struct _TallySessionRow
   TallySessionInfo *info;
   /* The title shown, case-folded, for the sidebar's title filter */
   char             *folded_title;
+  /* The row's accessible label, as last given */
+  char             *accessible_label;
 
   GtkLabel         *title_label;
   GtkInscription   *snippet_label;
@@ -40,9 +43,8 @@ struct _TallySessionRow
   GtkLabel         *cost_label;
   GtkMenuButton    *menu_button;
   GMenuModel       *row_menu;
+  /* Made the first time the session is renamed */
   GtkPopover       *rename_popover;
-  GtkEntry         *rename_entry;
-  GtkButton        *rename_button;
 
   /* A snippet waiting to be shown until the row is in the part of the
    * list shown (tally_session_row_set_snippet()), and the handler of the
@@ -332,66 +334,101 @@ display_title (TallySessionInfo *info)
   return info->title != NULL && *info->title != '\0' ? info->title : _("Untitled Session");
 }
 
+/* Sets @label's text when it changed: a label given its text again lays
+ * itself out again. */
+static void
+set_label_text (GtkLabel   *label,
+                const char *text)
+{
+  if (g_strcmp0 (gtk_label_get_label (label), text) != 0)
+    gtk_label_set_label (label, text);
+}
+
+/* The row's tooltip, the whole title. GTK 4.8's
+ * gtk_widget_set_tooltip_text() on a visible widget asks the display where
+ * the pointer is, even for the text the widget already has: on X11 a
+ * round trip to the server, 0.3 to 1 ms each while it is busy. Every
+ * refresh of the list (each finished turn, rename, pin or deletion) and
+ * the minutely update of the dates gave each of 1,000 rows its tooltip
+ * again, most of the refresh's stall in bench-search. So a row given its
+ * first tooltip before it is in the list is hidden meanwhile, and a row
+ * listed gets one only when its title changed. */
+static void
+set_tooltip (TallySessionRow *self,
+             const char      *text)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+
+  if (g_strcmp0 (gtk_widget_get_tooltip_text (widget), text) == 0)
+    return;
+  if (gtk_widget_get_parent (widget) == NULL && gtk_widget_get_visible (widget))
+    {
+      gtk_widget_set_visible (widget, FALSE);
+      gtk_widget_set_tooltip_text (widget, text);
+      gtk_widget_set_visible (widget, TRUE);
+    }
+  else
+    gtk_widget_set_tooltip_text (widget, text);
+}
+
+/* Shows the row's info. Only what changed is set again: the list is read
+ * again after each turn, rename, pin and deletion, and the dates every
+ * minute, and each time every row is given its info. */
 static void
 update (TallySessionRow *self)
 {
   g_autofree char *date = NULL;
   g_autofree char *cost = NULL;
   g_autofree char *accessible = NULL;
+  const char *title;
   gint64 when;
 
   if (self->info == NULL)
     return;
 
+  title = display_title (self->info);
   when = tally_session_row_get_when (self);
   date = tally_session_row_format_date (when, g_get_real_time ());
   cost = tally_session_row_format_cost (self->info);
-  g_free (self->folded_title);
-  self->folded_title = g_utf8_casefold (display_title (self->info), -1);
 
-  gtk_label_set_label (self->title_label, display_title (self->info));
-  gtk_label_set_label (self->date_label, date);
-  gtk_label_set_label (self->cost_label, cost);
+  if (g_strcmp0 (gtk_label_get_label (self->title_label), title) != 0)
+    {
+      gtk_label_set_label (self->title_label, title);
+      g_free (self->folded_title);
+      self->folded_title = g_utf8_casefold (title, -1);
+    }
+  set_label_text (self->date_label, date);
+  set_label_text (self->cost_label, cost);
   gtk_widget_set_visible (GTK_WIDGET (self->cost_label), *cost != '\0');
   /* Long titles are cut; the whole row names the session in full. */
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self), display_title (self->info));
+  set_tooltip (self, title);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "row.pin", !self->info->pinned);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "row.unpin", self->info->pinned);
 
   /* One sentence for a screen reader instead of three labels. */
   if (*cost != '\0')
-    accessible = g_strdup_printf (_("%s, %s, %s"), display_title (self->info), date, cost);
+    accessible = g_strdup_printf (_("%s, %s, %s"), title, date, cost);
   else
-    accessible = g_strdup_printf (_("%s, %s"), display_title (self->info), date);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self),
-                                  GTK_ACCESSIBLE_PROPERTY_LABEL, accessible,
-                                  -1);
+    accessible = g_strdup_printf (_("%s, %s"), title, date);
+  if (g_strcmp0 (accessible, self->accessible_label) != 0)
+    {
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self),
+                                      GTK_ACCESSIBLE_PROPERTY_LABEL, accessible,
+                                      -1);
+      g_free (self->accessible_label);
+      self->accessible_label = g_steal_pointer (&accessible);
+    }
 }
 
 static void
-rename_entry_changed_cb (TallySessionRow *self)
+rename_cb (TallySessionRow *self,
+           const char      *name)
 {
-  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->rename_entry))));
-
   g_assert (TALLY_IS_SESSION_ROW (self));
 
-  gtk_widget_set_sensitive (GTK_WIDGET (self->rename_button), *text != '\0');
-}
-
-static void
-rename_entry_activate_cb (TallySessionRow *self)
-{
-  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->rename_entry))));
-
-  g_assert (TALLY_IS_SESSION_ROW (self));
-
-  if (*text == '\0')
-    return;
-
-  gtk_popover_popdown (self->rename_popover);
-  if (g_strcmp0 (text, self->info->title) != 0)
+  if (g_strcmp0 (name, self->info->title) != 0)
     gtk_widget_activate_action (GTK_WIDGET (self), "win.rename-saved-session", "(ss)",
-                                self->info->id, text);
+                                self->info->id, name);
 }
 
 static void
@@ -592,6 +629,7 @@ tally_session_row_finalize (GObject *object)
 
   g_clear_pointer (&self->info, tally_session_info_unref);
   g_clear_pointer (&self->folded_title, g_free);
+  g_clear_pointer (&self->accessible_label, g_free);
   g_clear_pointer (&self->pending_snippet, g_free);
 
   G_OBJECT_CLASS (tally_session_row_parent_class)->finalize (object);
@@ -618,11 +656,6 @@ tally_session_row_class_init (TallySessionRowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, cost_label);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, menu_button);
   gtk_widget_class_bind_template_child (widget_class, TallySessionRow, row_menu);
-  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_popover);
-  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_entry);
-  gtk_widget_class_bind_template_child (widget_class, TallySessionRow, rename_button);
-  gtk_widget_class_bind_template_callback (widget_class, rename_entry_activate_cb);
-  gtk_widget_class_bind_template_callback (widget_class, rename_entry_changed_cb);
 
   gtk_widget_class_install_action (widget_class, "row.rename", NULL, rename_action);
   gtk_widget_class_install_action (widget_class, "row.delete", NULL, ask_window_action);
@@ -656,7 +689,8 @@ tally_session_row_init (TallySessionRow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_widget_add_css_class (GTK_WIDGET (self), "session-row");
-  gtk_widget_set_parent (GTK_WIDGET (self->rename_popover), GTK_WIDGET (self));
+  /* The template set its tooltip while it was hidden. */
+  gtk_widget_set_visible (GTK_WIDGET (self->menu_button), TRUE);
   gtk_menu_button_set_create_popup_func (self->menu_button, create_row_menu_cb, self, NULL);
 }
 
@@ -811,9 +845,16 @@ tally_session_row_start_rename (TallySessionRow *self)
 {
   g_return_if_fail (TALLY_IS_SESSION_ROW (self));
 
-  gtk_editable_set_text (GTK_EDITABLE (self->rename_entry),
-                         self->info->title != NULL ? self->info->title : "");
-  gtk_popover_popup (self->rename_popover);
-  gtk_widget_grab_focus (GTK_WIDGET (self->rename_entry));
-  gtk_editable_select_region (GTK_EDITABLE (self->rename_entry), 0, -1);
+  /* Made the first time, not with every row (a popover, an entry and a
+   * button were about a fifth of making a row; docs/architecture.md
+   * §2.2), and kept. */
+  if (self->rename_popover == NULL)
+    {
+      self->rename_popover = GTK_POPOVER (tally_session_rename_popover_new ());
+      gtk_widget_set_parent (GTK_WIDGET (self->rename_popover), GTK_WIDGET (self));
+      g_signal_connect_object (self->rename_popover, "rename", G_CALLBACK (rename_cb),
+                               self, G_CONNECT_SWAPPED);
+    }
+  tally_session_rename_popover_start (TALLY_SESSION_RENAME_POPOVER (self->rename_popover),
+                                      self->info->title != NULL ? self->info->title : "");
 }
