@@ -646,6 +646,7 @@ salvage_body (TallyApplication *app,
   before = tally_test_read_bytes (data->store_path);
 
   g_signal_emit_by_name (window->salvage_button, "clicked");
+  g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (window->salvage_button)));
   SPIN_UNTIL (!gtk_widget_get_visible (GTK_WIDGET (window->salvage_button)));
 
   /* The new store sits beside the damaged one and holds all three */
@@ -673,6 +674,13 @@ salvage_body (TallyApplication *app,
   expected = g_strdup_printf ("Salvaged 3 sessions (12 events) into %s; lost 0 sessions and 0 events. "
                               "Start Tally with --store and that file to use it.", salvaged);
   g_assert_cmpstr (label, ==, expected);
+  g_assert_true (gtk_label_get_selectable (window->store_label));
+
+  /* It stays when the banners are updated again (the online state
+   * changing), and Salvage… does not come back */
+  g_object_notify (G_OBJECT (app), "online");
+  g_assert_cmpstr (gtk_label_get_label (window->store_label), ==, expected);
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (window->salvage_button)));
 
   /* The damaged file was only read */
   after = tally_test_read_bytes (data->store_path);

@@ -10,11 +10,12 @@
  * - The banners (offline, store, role) are hidden while folded away, so
  *   the first frame does not lay out their wrapping text, and unfold and
  *   fold again when asked.
- * - The empty page's suggestions answer a width for a height with their
- *   width for any height (so the status page's viewport does not search
- *   widths over their wrapping titles) and are laid out as their own
- *   measure says; each is a row holding its wrapping label with no box
- *   around it, and activating one puts its question into the composer.
+ * - The empty page's bin answers a width for a height with its width for
+ *   any height (so the page's viewport does not search widths over its
+ *   wrapping labels) and centres the page itself, and no box on the page
+ *   or in the sidebar's placeholder is centred by valign; each suggestion
+ *   is a row holding its wrapping label with no box around it, named by
+ *   that label, and activating one puts its question into the composer.
  * - The store is open once the window has painted, and the actions that
  *   need it are enabled.
  * - The title's popover is built when it first opens, its pickers tied to
@@ -238,6 +239,8 @@ empty_body (TallyApplication *app,
         g_assert_true (gtk_label_get_wrap (GTK_LABEL (label)));
         g_assert_true (gtk_widget_has_css_class (label, "tally-suggestion"));
         g_assert_true (gtk_list_box_row_get_activatable (GTK_LIST_BOX_ROW (row)));
+        /* Named by its label, as an AdwActionRow is by its title */
+        gtk_test_accessible_assert_relation (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_RELATION_LABELLED_BY, label, NULL);
         g_assert_cmpint (gtk_widget_get_height (row), >=, 50);
 
         g_signal_emit_by_name (window->suggestion_list, "row-activated", row);
@@ -594,8 +597,12 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autofree char *home = tally_test_app_init (&argc, &argv);
+  g_autofree char *home = NULL;
   int status;
+
+  /* The test accessibility backend, so the rows' relations can be read */
+  g_setenv ("GTK_A11Y", "test", TRUE);
+  home = tally_test_app_init (&argc, &argv);
 
   g_test_add ("/tally/startup-ui/empty-window", TallyTestAppFixture, NULL,
               tally_test_app_fixture_set_up, test_empty_window, tally_test_app_fixture_tear_down);

@@ -78,6 +78,7 @@ struct _TallyWindow
   char                 *model;
   GHashTable           *drafts;         /* session id ("" for new) → text */
   char                 *deleted_current; /* id of a deleted session that was shown */
+  char                 *salvage_result;  /* the store banner's text after a salvage */
   guint                 n_role_warnings; /* role cards shown (tests) */
 
   /* The saved session being opened (tally-window-open.c) */

@@ -210,10 +210,15 @@ update_banners (TallyWindow *self)
 
   _tally_window_update_offline (self);
 
+  /* A salvage's result stays until the window closes: it names the new
+   * store, which the damage message does not. */
+  if (self->salvage_result != NULL)
+    problem = self->salvage_result;
   if (problem != NULL)
     gtk_label_set_label (self->store_label, problem);
   _tally_window_reveal_banner (self->store_revealer, problem != NULL);
   gtk_widget_set_visible (GTK_WIDGET (self->salvage_button),
+                          self->salvage_result == NULL &&
                           tally_application_get_damaged_store (self->app) != NULL);
 }
 
@@ -235,11 +240,12 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
 {
   g_autofree char *events = NULL;
   g_autofree char *lost = NULL;
-  GString *message = g_string_new (NULL);
+  GString *message;
 
   g_return_val_if_fail (report != NULL, NULL);
   g_return_val_if_fail (out_path != NULL, NULL);
 
+  message = g_string_new (NULL);
   events = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged);
   lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_lost);
   /* TRANSLATORS: after salvaging a damaged session store; %s are the
@@ -265,7 +271,10 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
 
 /* Salvage (docs/architecture.md §10.9): the readable sessions of the
  * damaged store go into a new file beside it; the damaged file is only
- * read, and the new store is opened by choice (--store). */
+ * read, and the new store is opened by choice (--store). The application
+ * is held while it runs, so closing the last window does not end the
+ * process in the middle of it (which left a partial file and the
+ * salvage's working copy behind). */
 static void
 salvage_done_cb (GObject      *object,
                  GAsyncResult *result,
@@ -280,15 +289,17 @@ salvage_done_cb (GObject      *object,
   g_assert (TALLY_IS_WINDOW (self));
   g_assert (G_IS_ASYNC_RESULT (result));
 
+  g_application_release (G_APPLICATION (self->app));
   gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), TRUE);
   if (!tally_store_salvage_finish (result, &report, &error))
-    message = g_strdup_printf (_("Salvage failed: %s"), error->message);
-  else
     {
-      message = _tally_window_dup_salvage_message (&report, out);
-      gtk_widget_set_visible (GTK_WIDGET (self->salvage_button), FALSE);
+      message = g_strdup_printf (_("Salvage failed: %s"), error->message);
+      gtk_label_set_label (self->store_label, message);
+      return;
     }
-  gtk_label_set_label (self->store_label, message);
+  g_free (self->salvage_result);
+  self->salvage_result = _tally_window_dup_salvage_message (&report, out);
+  update_banners (self);
 }
 
 static void
@@ -309,6 +320,7 @@ salvage_clicked_cb (TallyWindow *self)
   name = g_strdup_printf ("tally-salvaged-%s.db", stamp);
   g_object_set_data_full (G_OBJECT (self), "tally-salvage-out", g_build_filename (dir, name, NULL), g_free);
   gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), FALSE);
+  g_application_hold (G_APPLICATION (self->app));
   tally_store_salvage_async (damaged, g_object_get_data (G_OBJECT (self), "tally-salvage-out"), NULL,
                              salvage_done_cb, g_object_ref (self));
 }
@@ -1281,6 +1293,7 @@ tally_window_finalize (GObject *object)
   g_free (self->model);
   g_free (self->deleted_current);
   g_free (self->last_toast_title);
+  g_free (self->salvage_result);
 
   G_OBJECT_CLASS (tally_window_parent_class)->finalize (object);
 }
@@ -1375,12 +1388,13 @@ centring_bin_measure (GtkWidget      *widget,
 {
   GtkWidget *child = gtk_widget_get_first_child (widget);
 
+  /* No baseline: the child is moved down to be centred. */
   *minimum = *natural = 0;
   *minimum_baseline = *natural_baseline = -1;
   if (child == NULL || !gtk_widget_should_layout (child))
     return;
   gtk_widget_measure (child, orientation, orientation == GTK_ORIENTATION_HORIZONTAL ? -1 : for_size,
-                      minimum, natural, minimum_baseline, natural_baseline);
+                      minimum, natural, NULL, NULL);
 }
 
 static void
@@ -1448,6 +1462,9 @@ tally_window_init (TallyWindow *self)
       gtk_label_set_xalign (GTK_LABEL (label), 0.0);
       gtk_widget_add_css_class (label, "tally-suggestion");
       gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), label);
+      /* Named by its label, as an AdwActionRow is by its title: GTK 4.8
+       * does not name a row after the text of its children. */
+      gtk_accessible_update_relation (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_RELATION_LABELLED_BY, label, NULL, -1);
       gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
       g_object_set_data (G_OBJECT (row), "tally-suggestion", (gpointer)_(beanline_suggestions[i]));
       gtk_list_box_append (self->suggestion_list, row);
