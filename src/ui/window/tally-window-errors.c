@@ -24,6 +24,9 @@
  *   second.
  * - The offline banner also follows the client: a connection that could
  *   not be made shows it (once) until a request gets an answer.
+ * - The store banner says why sessions cannot be saved; for a damaged
+ *   store it offers *Salvage…* (docs/architecture.md §10.9), whose result
+ *   then stays in the banner.
  */
 
 /* The countdown of an automatic retry */
@@ -304,14 +307,147 @@ _tally_window_offline_blocks_send (TallyWindow *self)
          tally_client_get_reachable (tally_application_get_client (self->app));
 }
 
+/* The store banner and salvage (docs/architecture.md §10.9) */
+
+/**
+ * _tally_window_update_banners:
+ * @self: a #TallyWindow
+ *
+ * Shows the offline banner and the store banner as the application's
+ * state says: the store's problem with *Salvage…* for a damaged store,
+ * or a salvage's result once one ran in this window.
+ */
+void
+_tally_window_update_banners (TallyWindow *self)
+{
+  const char *problem = tally_application_get_store_problem (self->app);
+
+  _tally_window_update_offline (self);
+
+  /* A salvage's result stays until the window closes: it names the new
+   * store, which the damage message does not. */
+  if (self->salvage_result != NULL)
+    problem = self->salvage_result;
+  if (problem != NULL)
+    gtk_label_set_label (self->store_label, problem);
+  _tally_window_reveal_banner (self->store_revealer, problem != NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->salvage_button),
+                          self->salvage_result == NULL &&
+                          tally_application_get_damaged_store (self->app) != NULL);
+}
+
+/**
+ * _tally_window_dup_salvage_message:
+ * @report: what tally_store_salvage() copied and could not
+ * @out_path: (type filename): the new store
+ *
+ * The store banner's text after a salvage: what was copied where, what
+ * was lost, how to open the new store and, when some sessions lost part
+ * of their conversation with the model (@report's `conversations_cut`),
+ * that the model no longer sees all of their transcript.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+_tally_window_dup_salvage_message (const TallySalvageReport *report,
+                                   const char               *out_path)
+{
+  g_autofree char *events = NULL;
+  g_autofree char *lost = NULL;
+  GString *message;
+
+  g_return_val_if_fail (report != NULL, NULL);
+  g_return_val_if_fail (out_path != NULL, NULL);
+
+  message = g_string_new (NULL);
+  events = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged);
+  lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_lost);
+  /* TRANSLATORS: after salvaging a damaged session store; %s are the
+   * new file, the salvaged events and the lost events */
+  g_string_append_printf (message, _("Salvaged %u sessions (%s events) into %s; lost %u sessions and %s events. "
+                                     "Start Tally with --store and that file to use it."),
+                          report->sessions_salvaged, events, out_path, report->sessions_lost, lost);
+  if (report->conversations_cut > 0)
+    {
+      g_string_append_c (message, ' ');
+      /* TRANSLATORS: after the salvage message; %u counts the salvaged
+       * sessions whose conversation with the model lost a part */
+      g_string_append_printf (message,
+                              ngettext ("In %u session the model no longer sees the whole transcript: "
+                                        "part of its conversation with the model was lost.",
+                                        "In %u sessions the model no longer sees the whole transcript: "
+                                        "part of their conversation with the model was lost.",
+                                        report->conversations_cut),
+                              report->conversations_cut);
+    }
+  return g_string_free (message, FALSE);
+}
+
+/* Salvage (docs/architecture.md §10.9): the readable sessions of the
+ * damaged store go into a new file beside it; the damaged file is only
+ * read, and the new store is opened by choice (--store). The application
+ * is held while it runs, so closing the last window does not end the
+ * process in the middle of it (which left a partial file and the
+ * salvage's working copy behind). */
+static void
+salvage_done_cb (GObject      *object,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(TallyWindow) self = user_data;
+  g_autofree char *out = g_object_steal_data (G_OBJECT (self), "tally-salvage-out");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *message = NULL;
+  TallySalvageReport report = { 0 };
+
+  g_assert (TALLY_IS_WINDOW (self));
+  g_assert (G_IS_ASYNC_RESULT (result));
+
+  g_application_release (G_APPLICATION (self->app));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), TRUE);
+  if (!tally_store_salvage_finish (result, &report, &error))
+    {
+      message = g_strdup_printf (_("Salvage failed: %s"), error->message);
+      gtk_label_set_label (self->store_label, message);
+      return;
+    }
+  g_free (self->salvage_result);
+  self->salvage_result = _tally_window_dup_salvage_message (&report, out);
+  _tally_window_update_banners (self);
+}
+
+static void
+salvage_clicked_cb (TallyWindow *self)
+{
+  const char *damaged = tally_application_get_damaged_store (self->app);
+  g_autofree char *dir = NULL;
+  g_autofree char *name = NULL;
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
+
+  g_assert (TALLY_IS_WINDOW (self));
+
+  if (damaged == NULL)
+    return;
+
+  dir = g_path_get_dirname (damaged);
+  name = g_strdup_printf ("tally-salvaged-%s.db", stamp);
+  g_object_set_data_full (G_OBJECT (self), "tally-salvage-out", g_build_filename (dir, name, NULL), g_free);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), FALSE);
+  g_application_hold (G_APPLICATION (self->app));
+  tally_store_salvage_async (damaged, g_object_get_data (G_OBJECT (self), "tally-salvage-out"), NULL,
+                             salvage_done_cb, g_object_ref (self));
+}
+
 /**
  * _tally_window_errors_class_init:
  * @widget_class: the #TallyWindow class
  *
- * Installs `win.change-key`.
+ * Installs `win.change-key` and the store banner's *Salvage…* handler.
  */
 void
 _tally_window_errors_class_init (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "win.change-key", NULL, change_key_activate);
+  gtk_widget_class_bind_template_callback (widget_class, salvage_clicked_cb);
 }

@@ -12,11 +12,17 @@
 G_BEGIN_DECLS
 
 /*
- * TallyWindow is split in three files sharing this header: tally-window.c
- * (the session shown, sending, the header's pickers),
- * tally-window-actions.c (the win.* and session.* actions and which of
- * them are enabled) and tally-window-sidebar.c (saved sessions, search,
- * rename, delete with undo).
+ * TallyWindow is split in files sharing this header: tally-window.c (the
+ * session shown, sending, the header's pickers), tally-window-actions.c
+ * (the win.* and session.* actions and which of them are enabled),
+ * tally-window-sidebar.c (saved sessions, search, rename, delete with
+ * undo), tally-window-errors.c (failed turns, the offline and store
+ * banners, salvage), tally-window-open.c (opening a saved session),
+ * tally-window-title.c (the title and the context it names),
+ * tally-window-models.c (the model picker), tally-window-data.c (data
+ * files), tally-window-ledger.c (the ledger and sensitive columns),
+ * tally-window-notes.c (database notes) and tally-window-testing.c (the
+ * tests' accessors).
  */
 struct _TallyWindow
 {
@@ -155,6 +161,7 @@ gboolean         _tally_window_is_opening             (TallyWindow      *self);
 
 /* tally-window-errors.c */
 void             _tally_window_errors_class_init      (GtkWidgetClass   *widget_class);
+void             _tally_window_update_banners         (TallyWindow      *self);
 void             _tally_window_watch_turn             (TallyWindow      *self,
                                                        TallySession     *session);
 gboolean         _tally_window_retry_turn             (TallyWindow      *self,
@@ -234,7 +241,7 @@ gboolean             _tally_window_get_compact         (TallyWindow *self);
 guint                _tally_window_get_n_role_warnings (TallyWindow *self);
 gboolean             _tally_window_get_role_warning_shown (TallyWindow *self);
 
-/* tally-window.c: the store banner's text after a salvage */
+/* tally-window-errors.c: the store banner's text after a salvage */
 char                *_tally_window_dup_salvage_message (const TallySalvageReport *report,
                                                         const char               *out_path);
 

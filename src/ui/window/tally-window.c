@@ -204,128 +204,6 @@ _tally_window_reveal_banner (GtkRevealer *revealer,
 }
 
 static void
-update_banners (TallyWindow *self)
-{
-  const char *problem = tally_application_get_store_problem (self->app);
-
-  _tally_window_update_offline (self);
-
-  /* A salvage's result stays until the window closes: it names the new
-   * store, which the damage message does not. */
-  if (self->salvage_result != NULL)
-    problem = self->salvage_result;
-  if (problem != NULL)
-    gtk_label_set_label (self->store_label, problem);
-  _tally_window_reveal_banner (self->store_revealer, problem != NULL);
-  gtk_widget_set_visible (GTK_WIDGET (self->salvage_button),
-                          self->salvage_result == NULL &&
-                          tally_application_get_damaged_store (self->app) != NULL);
-}
-
-/**
- * _tally_window_dup_salvage_message:
- * @report: what tally_store_salvage() copied and could not
- * @out_path: (type filename): the new store
- *
- * The store banner's text after a salvage: what was copied where, what
- * was lost, how to open the new store and, when some sessions lost part
- * of their conversation with the model (@report's `conversations_cut`),
- * that the model no longer sees all of their transcript.
- *
- * Returns: (transfer full): the text
- */
-char *
-_tally_window_dup_salvage_message (const TallySalvageReport *report,
-                                   const char               *out_path)
-{
-  g_autofree char *events = NULL;
-  g_autofree char *lost = NULL;
-  GString *message;
-
-  g_return_val_if_fail (report != NULL, NULL);
-  g_return_val_if_fail (out_path != NULL, NULL);
-
-  message = g_string_new (NULL);
-  events = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged);
-  lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_lost);
-  /* TRANSLATORS: after salvaging a damaged session store; %s are the
-   * new file, the salvaged events and the lost events */
-  g_string_append_printf (message, _("Salvaged %u sessions (%s events) into %s; lost %u sessions and %s events. "
-                                     "Start Tally with --store and that file to use it."),
-                          report->sessions_salvaged, events, out_path, report->sessions_lost, lost);
-  if (report->conversations_cut > 0)
-    {
-      g_string_append_c (message, ' ');
-      /* TRANSLATORS: after the salvage message; %u counts the salvaged
-       * sessions whose conversation with the model lost a part */
-      g_string_append_printf (message,
-                              ngettext ("In %u session the model no longer sees the whole transcript: "
-                                        "part of its conversation with the model was lost.",
-                                        "In %u sessions the model no longer sees the whole transcript: "
-                                        "part of their conversation with the model was lost.",
-                                        report->conversations_cut),
-                              report->conversations_cut);
-    }
-  return g_string_free (message, FALSE);
-}
-
-/* Salvage (docs/architecture.md §10.9): the readable sessions of the
- * damaged store go into a new file beside it; the damaged file is only
- * read, and the new store is opened by choice (--store). The application
- * is held while it runs, so closing the last window does not end the
- * process in the middle of it (which left a partial file and the
- * salvage's working copy behind). */
-static void
-salvage_done_cb (GObject      *object,
-                 GAsyncResult *result,
-                 gpointer      user_data)
-{
-  g_autoptr(TallyWindow) self = user_data;
-  g_autofree char *out = g_object_steal_data (G_OBJECT (self), "tally-salvage-out");
-  g_autoptr(GError) error = NULL;
-  g_autofree char *message = NULL;
-  TallySalvageReport report = { 0 };
-
-  g_assert (TALLY_IS_WINDOW (self));
-  g_assert (G_IS_ASYNC_RESULT (result));
-
-  g_application_release (G_APPLICATION (self->app));
-  gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), TRUE);
-  if (!tally_store_salvage_finish (result, &report, &error))
-    {
-      message = g_strdup_printf (_("Salvage failed: %s"), error->message);
-      gtk_label_set_label (self->store_label, message);
-      return;
-    }
-  g_free (self->salvage_result);
-  self->salvage_result = _tally_window_dup_salvage_message (&report, out);
-  update_banners (self);
-}
-
-static void
-salvage_clicked_cb (TallyWindow *self)
-{
-  const char *damaged = tally_application_get_damaged_store (self->app);
-  g_autofree char *dir = NULL;
-  g_autofree char *name = NULL;
-  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
-  g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
-
-  g_assert (TALLY_IS_WINDOW (self));
-
-  if (damaged == NULL)
-    return;
-
-  dir = g_path_get_dirname (damaged);
-  name = g_strdup_printf ("tally-salvaged-%s.db", stamp);
-  g_object_set_data_full (G_OBJECT (self), "tally-salvage-out", g_build_filename (dir, name, NULL), g_free);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), FALSE);
-  g_application_hold (G_APPLICATION (self->app));
-  tally_store_salvage_async (damaged, g_object_get_data (G_OBJECT (self), "tally-salvage-out"), NULL,
-                             salvage_done_cb, g_object_ref (self));
-}
-
-static void
 set_busy (TallyWindow  *self,
           TallySession *session,
           GCancellable *cancellable)
@@ -932,7 +810,7 @@ online_changed_cb (TallyWindow *self)
 {
   g_assert (TALLY_IS_WINDOW (self));
 
-  update_banners (self);
+  _tally_window_update_banners (self);
   _tally_window_maybe_fetch_models (self);
 }
 
@@ -1055,7 +933,7 @@ after_first_frame_idle (gpointer user_data)
   if (store != NULL)
     g_signal_connect_object (store, "write-failed", G_CALLBACK (store_write_failed_cb), self, G_CONNECT_SWAPPED);
   _tally_window_update_actions (self);
-  update_banners (self);
+  _tally_window_update_banners (self);
   _tally_window_refresh_sessions (self);
   _tally_window_maybe_fetch_models (self);
   return G_SOURCE_REMOVE;
@@ -1330,7 +1208,6 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_revealer);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, store_label);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, salvage_button);
-  gtk_widget_class_bind_template_callback (widget_class, salvage_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, banner_child_revealed_cb);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, session_stack);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_bin);
