@@ -9,7 +9,8 @@
  *   and created no web view.
  * - The banners (offline, store, role) are hidden while folded away, so
  *   the first frame does not lay out their wrapping text, and unfold and
- *   fold again when asked.
+ *   fold again when asked; their text sits in a bin that answers a width
+ *   for a height with its width for any height.
  * - The empty page's bin answers a width for a height with its width for
  *   any height (so the page's viewport does not search widths over its
  *   wrapping labels) and centres the page itself, and no box on the page
@@ -316,6 +317,19 @@ banners_body (TallyApplication *app,
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   tally_test_wait_frames (GTK_WIDGET (window), 2);
 
+  /* The offline banner's text is in a bin like the others' (below) */
+  {
+    GtkWidget *bin = gtk_widget_get_parent (GTK_WIDGET (window->offline_label));
+    int bin_min, bin_nat, text_min, text_nat;
+
+    g_assert_true (gtk_widget_get_hexpand (bin));
+    gtk_widget_measure (GTK_WIDGET (window->offline_label), GTK_ORIENTATION_HORIZONTAL, -1,
+                        &text_min, &text_nat, NULL, NULL);
+    gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, 20, &bin_min, &bin_nat, NULL, NULL);
+    g_assert_cmpint (bin_min, ==, text_min);
+    g_assert_cmpint (bin_nat, ==, text_nat);
+  }
+
   for (guint i = 0; i < G_N_ELEMENTS (banners); i++)
     {
       GtkWidget *child = gtk_revealer_get_child (banners[i]);
@@ -329,6 +343,25 @@ banners_body (TallyApplication *app,
       SPIN_UNTIL (gtk_revealer_get_child_revealed (banners[i]));
       SPIN_UNTIL (gtk_widget_get_mapped (child) && gtk_widget_get_height (child) > 0);
       g_assert_cmpint (gtk_widget_get_width (child), >, 0);
+      /* The text sits in a bin that answers a width for a height with the
+       * width for any height, so the banner's box does not have the
+       * wrapping label search widths, and it is as tall as it needs */
+      {
+        GtkWidget *bin = i == 0 ? gtk_widget_get_parent (GTK_WIDGET (window->store_label))
+                                : GTK_WIDGET (window->role_text_bin);
+        GtkWidget *text = gtk_widget_get_first_child (bin);
+        int bin_min, bin_nat, text_min, text_nat;
+
+        g_assert_true (gtk_widget_get_hexpand (bin));
+        gtk_widget_measure (text, GTK_ORIENTATION_HORIZONTAL, -1, &text_min, &text_nat, NULL, NULL);
+        for (int height = 10; height <= 1000; height *= 10)
+          {
+            gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, height, &bin_min, &bin_nat, NULL, NULL);
+            g_assert_cmpint (bin_min, ==, text_min);
+            g_assert_cmpint (bin_nat, ==, text_nat);
+          }
+        assert_centred (bin);
+      }
 
       _tally_window_reveal_banner (banners[i], FALSE);
       g_assert_false (gtk_revealer_get_reveal_child (banners[i]));

@@ -51,6 +51,7 @@ struct _TallyWindow
   GtkLabel             *store_label;
   GtkButton            *salvage_button;
   GtkRevealer          *role_revealer;
+  AdwBin               *role_text_bin;
   GtkStack             *session_stack;
   AdwBin               *welcome_bin;
   /* The first-launch page, built the first time it is shown (NULL before) */

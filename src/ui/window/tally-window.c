@@ -1213,6 +1213,7 @@ tally_window_class_init (TallyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, welcome_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_page);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_bin);
+  gtk_widget_class_bind_template_child (widget_class, TallyWindow, role_text_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, empty_description);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestions_box);
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, suggestion_list);
@@ -1231,18 +1232,22 @@ tally_window_class_init (TallyWindowClass *klass)
 
 }
 
-/* The centring bins: the empty page (empty_bin) and the sidebar's
- * placeholders. Their wrapping labels (the page's title, description and
- * suggestions) were laid out again and again as GTK 4.8 asked for widths
- * at given heights, which a wrapping label answers by bisecting widths
- * (about 40, 50 and 100 layouts of each before the first frame;
- * docs/architecture.md §11.1). Two questions did it:
+/* The centring bins: the empty page (empty_bin), the sidebar's
+ * placeholders and the banners' texts. Their wrapping labels were laid
+ * out again and again as GTK 4.8 asked for widths at given heights, which
+ * a wrapping label answers by bisecting widths (docs/architecture.md
+ * §11.1). Three questions did it:
  * - the GtkViewport that the page's GtkScrolledWindow makes asks its
  *   content for a width for its height, only to set a horizontal
- *   adjustment the page never uses;
+ *   adjustment the page never uses (the page's title, description and
+ *   suggestions: about 40, 50 and 100 layouts of each before the first
+ *   frame);
  * - gtk_widget_allocate() asks a widget that is not vertically filled
  *   (valign center, as AdwStatusPage's boxes and the placeholders were)
- *   for its width at the allocated height before it measures its height.
+ *   for its width at the allocated height before it measures its height;
+ * - a horizontal GtkBox asks each child for widths at heights as it
+ *   measures and allocates (the offline banner's text: about 100 layouts
+ *   as it appeared).
  * AdwStatusPage keeps its own viewport and centred boxes, so the page is
  * built of the same widgets in the template, all vertically filled. A
  * bin with this layout answers a width for a height with the width for
@@ -1300,15 +1305,22 @@ static void
 tally_window_init (TallyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  gtk_widget_set_layout_manager (GTK_WIDGET (self->empty_bin),
-                                 gtk_custom_layout_new (centring_bin_request_mode,
-                                                        centring_bin_measure,
-                                                        centring_bin_allocate));
-  for (guint i = 0; i < G_N_ELEMENTS (placeholder_pages); i++)
-    gtk_widget_set_layout_manager (gtk_stack_get_child_by_name (self->sidebar_stack, placeholder_pages[i]),
-                                   gtk_custom_layout_new (centring_bin_request_mode,
-                                                          centring_bin_measure,
-                                                          centring_bin_allocate));
+  {
+    GtkWidget *centring_bins[G_N_ELEMENTS (placeholder_pages) + 4] = {
+      GTK_WIDGET (self->empty_bin),
+      gtk_widget_get_parent (GTK_WIDGET (self->offline_label)),
+      gtk_widget_get_parent (GTK_WIDGET (self->store_label)),
+      GTK_WIDGET (self->role_text_bin),
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (placeholder_pages); i++)
+      centring_bins[4 + i] = gtk_stack_get_child_by_name (self->sidebar_stack, placeholder_pages[i]);
+    for (guint i = 0; i < G_N_ELEMENTS (centring_bins); i++)
+      gtk_widget_set_layout_manager (centring_bins[i],
+                                     gtk_custom_layout_new (centring_bin_request_mode,
+                                                            centring_bin_measure,
+                                                            centring_bin_allocate));
+  }
   /* A style class, not a CSS name: Adwaita styles toplevels as "window". */
   gtk_widget_add_css_class (GTK_WIDGET (self), "tally-window");
 
