@@ -558,6 +558,33 @@ test_rows (void)
                    "The connection was lost\nRequest ID req_01");
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (tally_error_banner_get_retry_button (TALLY_ERROR_BANNER (child)))));
 
+  /* Its texts sit in a bin that answers a width for a height with their
+   * width for any height (so the banner's box does not have the wrapping
+   * labels search widths) and centres them, not valign */
+  {
+    GtkWidget *message = tally_test_find_first (child, GTK_TYPE_LABEL);
+    GtkWidget *texts = gtk_widget_get_parent (message);
+    GtkWidget *bin = gtk_widget_get_parent (texts);
+    graphene_rect_t bounds;
+    int bin_min, bin_nat, text_min, text_nat;
+
+    g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (message)), ==, "Could not reach the server");
+    g_assert_true (gtk_widget_get_hexpand (bin));
+    g_assert_cmpint (gtk_widget_get_valign (texts), ==, GTK_ALIGN_FILL);
+    gtk_widget_measure (texts, GTK_ORIENTATION_HORIZONTAL, -1, &text_min, &text_nat, NULL, NULL);
+    for (int height = 10; height <= 1000; height *= 10)
+      {
+        gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, height, &bin_min, &bin_nat, NULL, NULL);
+        g_assert_cmpint (bin_min, ==, text_min);
+        g_assert_cmpint (bin_nat, ==, text_nat);
+      }
+    gtk_widget_measure (texts, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width (bin), NULL, &text_nat, NULL, NULL);
+    g_assert_true (gtk_widget_compute_bounds (texts, bin, &bounds));
+    g_assert_cmpfloat (bounds.size.width, ==, gtk_widget_get_width (bin));
+    g_assert_cmpfloat (bounds.size.height, ==, MIN (text_nat, gtk_widget_get_height (bin)));
+    g_assert_cmpfloat (bounds.origin.y, ==, MAX (0, (gtk_widget_get_height (bin) - text_nat) / 2));
+  }
+
   gtk_window_destroy (window);
 }
 

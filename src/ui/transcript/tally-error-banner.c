@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-centring-layout.h"
 #include "tally-error-banner.h"
 #include "tally-json.h"
 
@@ -45,7 +46,7 @@ struct _TallyErrorBanner
   GtkLabel    *details_label;
   GtkButton   *retry_button;
   GtkButton   *action_button;
-
+  GtkWidget   *text_bin;
 };
 
 G_DEFINE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY_TYPE_BLOCK_WIDGET)
@@ -294,6 +295,7 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, details_label);
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, retry_button);
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, action_button);
+  gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, text_bin);
   gtk_widget_class_bind_template_callback (widget_class, retry_clicked_cb);
   gtk_widget_class_set_css_name (widget_class, "tallyerrorbanner");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_ALERT);
@@ -303,6 +305,7 @@ static void
 tally_error_banner_init (TallyErrorBanner *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_widget_set_layout_manager (self->text_bin, tally_centring_layout_new ());
 
   g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
                                   "notify", G_CALLBACK (sync_banner), self);

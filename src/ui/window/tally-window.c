@@ -10,6 +10,7 @@
 #include <glib/gi18n.h>
 
 #include "tally-application-private.h"
+#include "tally-centring-layout.h"
 #include "tally-composer.h"
 #include "tally-model-cache.h"
 #include "tally-mode-menu.h"
@@ -1232,72 +1233,6 @@ tally_window_class_init (TallyWindowClass *klass)
 
 }
 
-/* The centring bins: the empty page (empty_bin), the sidebar's
- * placeholders and the banners' texts. Their wrapping labels were laid
- * out again and again as GTK 4.8 asked for widths at given heights, which
- * a wrapping label answers by bisecting widths (docs/architecture.md
- * §11.1). Three questions did it:
- * - the GtkViewport that the page's GtkScrolledWindow makes asks its
- *   content for a width for its height, only to set a horizontal
- *   adjustment the page never uses (the page's title, description and
- *   suggestions: about 40, 50 and 100 layouts of each before the first
- *   frame);
- * - gtk_widget_allocate() asks a widget that is not vertically filled
- *   (valign center, as AdwStatusPage's boxes and the placeholders were)
- *   for its width at the allocated height before it measures its height;
- * - a horizontal GtkBox asks each child for widths at heights as it
- *   measures and allocates (the offline banner's text: about 100 layouts
- *   as it appeared).
- * AdwStatusPage keeps its own viewport and centred boxes, so the page is
- * built of the same widgets in the template, all vertically filled. A
- * bin with this layout answers a width for a height with the width for
- * any height, and centres its child at its natural height for the width
- * itself. */
-static GtkSizeRequestMode
-centring_bin_request_mode (GtkWidget *widget G_GNUC_UNUSED)
-{
-  return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
-}
-
-static void
-centring_bin_measure (GtkWidget      *widget,
-                   GtkOrientation  orientation,
-                   int             for_size,
-                   int            *minimum,
-                   int            *natural,
-                   int            *minimum_baseline,
-                   int            *natural_baseline)
-{
-  GtkWidget *child = gtk_widget_get_first_child (widget);
-
-  /* No baseline: the child is moved down to be centred. */
-  *minimum = *natural = 0;
-  *minimum_baseline = *natural_baseline = -1;
-  if (child == NULL || !gtk_widget_should_layout (child))
-    return;
-  gtk_widget_measure (child, orientation, orientation == GTK_ORIENTATION_HORIZONTAL ? -1 : for_size,
-                      minimum, natural, NULL, NULL);
-}
-
-static void
-centring_bin_allocate (GtkWidget *widget,
-                    int        width,
-                    int        height,
-                    int        baseline G_GNUC_UNUSED)
-{
-  GtkWidget *child = gtk_widget_get_first_child (widget);
-  int natural = 0;
-
-  if (child == NULL || !gtk_widget_should_layout (child))
-    return;
-  gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, width, NULL, &natural, NULL, NULL);
-  if (natural < height)
-    gtk_widget_allocate (child, width, natural, -1,
-                         gsk_transform_translate (NULL, &GRAPHENE_POINT_INIT (0, (height - natural) / 2)));
-  else
-    gtk_widget_allocate (child, width, height, -1, NULL);
-}
-
 /* The sidebar's pages that are centring bins (tally-window.ui). */
 static const char *const placeholder_pages[] = { "empty", "no-results", "unavailable" };
 
@@ -1305,6 +1240,9 @@ static void
 tally_window_init (TallyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Bins whose wrapping labels GTK 4.8 would otherwise ask for widths
+   * at heights (tally-centring-layout.c): the empty page, the banners'
+   * texts and the sidebar's placeholders. */
   {
     GtkWidget *centring_bins[G_N_ELEMENTS (placeholder_pages) + 4] = {
       GTK_WIDGET (self->empty_bin),
@@ -1316,10 +1254,7 @@ tally_window_init (TallyWindow *self)
     for (guint i = 0; i < G_N_ELEMENTS (placeholder_pages); i++)
       centring_bins[4 + i] = gtk_stack_get_child_by_name (self->sidebar_stack, placeholder_pages[i]);
     for (guint i = 0; i < G_N_ELEMENTS (centring_bins); i++)
-      gtk_widget_set_layout_manager (centring_bins[i],
-                                     gtk_custom_layout_new (centring_bin_request_mode,
-                                                            centring_bin_measure,
-                                                            centring_bin_allocate));
+      gtk_widget_set_layout_manager (centring_bins[i], tally_centring_layout_new ());
   }
   /* A style class, not a CSS name: Adwaita styles toplevels as "window". */
   gtk_widget_add_css_class (GTK_WIDGET (self), "tally-window");
