@@ -234,10 +234,13 @@ sort_key_changed (TallySessionInfo *before,
   return before->pinned != after->pinned || when_before != when_after;
 }
 
-/* How long one turn of the main loop may spend making rows. A row takes
- * about a millisecond to make (its template), and the first listing of
- * 1,000 sessions stalled the main loop for over a second in one go. */
-#define MAKE_ROWS_BUDGET_US (12 * 1000)
+/* How long one turn of the main loop may spend making rows: the first
+ * listing of 1,000 sessions stalled the main loop for over a second in one
+ * go. The frame after a batch styles and lays out the rows it made, which
+ * takes about twice as long as making them, so a batch of 12 ms stalled
+ * the main loop for 35-47 ms in that frame once rows took 0.2 ms to make
+ * (docs/architecture.md §2.2). */
+#define MAKE_ROWS_BUDGET_US (5 * 1000)
 
 /* The sessions of a listing that have no row yet, made a batch per turn
  * of the main loop. */
