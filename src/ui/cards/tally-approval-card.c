@@ -12,6 +12,7 @@
 #include "tally-approval-card-private.h"
 #include "tally-agent.h"
 #include "tally-card-diff.h"
+#include "tally-centring-layout.h"
 #include "tally-cards-common.h"
 #include "tally-chip-layout.h"
 #include "tally-json.h"
@@ -65,6 +66,7 @@ struct _TallyApprovalCard
   /* Template */
   GtkWidget         *content;
   GtkLabel          *title_label;
+  GtkWidget         *warning_bin;
   GtkLabel          *countdown_label;
   GtkLabel          *state_label;
   GtkLabel          *subject_label;
@@ -1342,6 +1344,7 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
                                                "/io/github/tallyapp/Tally/cards/tally-approval-card.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, content);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, title_label);
+  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, warning_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, countdown_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, state_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, subject_label);
@@ -1384,6 +1387,11 @@ static void
 tally_approval_card_init (TallyApprovalCard *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Its wrapping texts beside an icon or buttons sit in bins that do not
+   * ask them for widths at heights (tally-centring-layout.c). */
+  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->title_label)), tally_centring_layout_new ());
+  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->rule_label)), tally_centring_layout_new ());
+  gtk_widget_set_layout_manager (self->warning_bin, tally_centring_layout_new ());
 
   /* The buttons wrap onto a second line in a narrow window. */
   gtk_widget_set_layout_manager (self->actions, tally_chip_layout_new (6));

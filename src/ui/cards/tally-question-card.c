@@ -8,6 +8,7 @@
 
 #include "tally-question-card.h"
 #include "tally-cards-common.h"
+#include "tally-centring-layout.h"
 #include "tally-chip-layout.h"
 #include "tally-json.h"
 #include "tally-questions.h"
@@ -861,6 +862,9 @@ tally_question_card_init (TallyQuestionCard *self)
 {
   self->questions = g_ptr_array_new_with_free_func ((GDestroyNotify) question_free);
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* The title beside its icon sits in a bin that does not ask it for
+   * widths at heights (tally-centring-layout.c). */
+  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->title_label)), tally_centring_layout_new ());
 
   g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
                                   "notify::state", G_CALLBACK (block_changed_cb), self);

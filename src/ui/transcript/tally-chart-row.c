@@ -13,6 +13,7 @@
 
 #include "tally-chart-render.h"
 #include "tally-chart.h"
+#include "tally-centring-layout.h"
 #include "tally-error-dialog.h"
 #include "tally-file-chip.h"
 #include "tally-json.h"
@@ -873,6 +874,10 @@ static void
 tally_chart_row_init (TallyChartRow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* The title and the error beside buttons and an icon sit in bins that
+   * do not ask them for widths at heights (tally-centring-layout.c). */
+  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->title_label)), tally_centring_layout_new ());
+  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->error_label)), tally_centring_layout_new ());
   g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
                                   "notify::finished", G_CALLBACK (sync_chart), self);
   sync_chart (self);
