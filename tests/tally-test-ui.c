@@ -340,6 +340,68 @@ tally_test_init_ui (int    *argc,
   tally_ui_init ();
 }
 
+/* Fails unless @bin has the centring layout (src/ui/block/
+ * tally-centring-layout.c): height-for-width, its width for any height is
+ * its child's width for any height (so no wrapping label below it is
+ * asked for widths at heights), its height for a width its child's, and
+ * once allocated its child, vertically
+ * filled, spans its width at the child's natural height for it, centred,
+ * or fills it when the bin is not taller (left to right; the child's
+ * margins, which measuring includes, around it). */
+void
+tally_test_assert_centring_bin (GtkWidget *bin)
+{
+  GtkWidget *child = gtk_widget_get_first_child (bin);
+  graphene_rect_t bounds;
+  int width = gtk_widget_get_width (bin);
+  int height = gtk_widget_get_height (bin);
+  int child_min, child_nat, bin_min, bin_nat;
+  int start, end, top, bottom, natural;
+
+  g_assert_nonnull (child);
+  g_assert_null (gtk_widget_get_next_sibling (child));
+  g_assert_cmpint (gtk_widget_get_request_mode (bin), ==, GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH);
+  g_assert_cmpint (gtk_widget_get_valign (child), ==, GTK_ALIGN_FILL);
+  gtk_widget_measure (child, GTK_ORIENTATION_HORIZONTAL, -1, &child_min, &child_nat, NULL, NULL);
+  for (int for_height = 10; for_height <= 1000; for_height *= 10)
+    {
+      gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, for_height, &bin_min, &bin_nat, NULL, NULL);
+      g_assert_cmpint (bin_min, ==, child_min);
+      g_assert_cmpint (bin_nat, ==, child_nat);
+    }
+  for (int for_width = child_min; for_width <= child_min + 300; for_width += 100)
+    {
+      int height_min, height_nat;
+
+      gtk_widget_measure (bin, GTK_ORIENTATION_VERTICAL, for_width, &bin_min, &bin_nat, NULL, NULL);
+      gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, for_width, &height_min, &height_nat, NULL, NULL);
+      g_assert_cmpint (bin_min, ==, height_min);
+      g_assert_cmpint (bin_nat, ==, height_nat);
+    }
+  if (!gtk_widget_get_mapped (bin) || width == 0)
+    return;
+
+  g_assert_cmpint (gtk_widget_get_direction (child), ==, GTK_TEXT_DIR_LTR);
+  start = gtk_widget_get_margin_start (child);
+  end = gtk_widget_get_margin_end (child);
+  top = gtk_widget_get_margin_top (child);
+  bottom = gtk_widget_get_margin_bottom (child);
+  g_assert_true (gtk_widget_compute_bounds (child, bin, &bounds));
+  gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, width, NULL, &natural, NULL, NULL);
+  g_assert_cmpfloat (bounds.origin.x, ==, start);
+  g_assert_cmpfloat (bounds.size.width, ==, width - start - end);
+  if (natural < height)
+    {
+      g_assert_cmpfloat (bounds.size.height, ==, natural - top - bottom);
+      g_assert_cmpfloat (bounds.origin.y, ==, (height - natural) / 2 + top);
+    }
+  else
+    {
+      g_assert_cmpfloat (bounds.size.height, ==, height - top - bottom);
+      g_assert_cmpfloat (bounds.origin.y, ==, top);
+    }
+}
+
 /* Whether @widget's (a GtkWidget) accessible label is @label (needs
  * GTK_A11Y=test, as tally_test_init_ui() sets). */
 gboolean

@@ -51,6 +51,7 @@ GtkWidget *tally_test_find_action_button (GtkWidget  *root,
                                           const char *action_name);
 gboolean   tally_test_has_accessible_label (gpointer    widget,
                                             const char *label);
+void       tally_test_assert_centring_bin (GtkWidget *bin);
 
 /* Spins the main loop until @cond holds; fails the test after
  * TALLY_TEST_WAIT_SECONDS (it catches a hang, not a slow machine). */

@@ -234,6 +234,18 @@ press (GtkWidget *root,
   click (button);
 }
 
+/* The first label under @root with the style class "card-title". */
+static GtkWidget *
+card_title (GtkWidget *root)
+{
+  g_autoptr(GPtrArray) labels = find_all (root, GTK_TYPE_LABEL);
+
+  for (guint i = 0; i < labels->len; i++)
+    if (gtk_widget_has_css_class (g_ptr_array_index (labels, i), "card-title"))
+      return g_ptr_array_index (labels, i);
+  g_assert_not_reached ();
+}
+
 static gboolean
 label_shows (GtkWidget  *root,
              const char *text)
@@ -518,6 +530,7 @@ test_question_chips (void)
   g_assert_null (mismatch);
   g_assert_true (label_shows (card, "Stores"));
   g_assert_true (label_shows (card, STORES_Q));
+  tally_test_assert_centring_bin (gtk_widget_get_parent (card_title (card)));
   g_assert_nonnull (find_named (card, GTK_TYPE_BUTTON, "Dismiss"));
   g_assert_cmpstr (gtk_entry_get_placeholder_text (GTK_ENTRY (other_entry (card, STORES_Q))), ==, "Other…");
 
@@ -912,6 +925,10 @@ test_approval_allow_once (void)
    * numbers and signs, no unified-diff headers, the changed lines tinted. */
   SPIN_UNTIL (gtk_widget_is_drawable (GTK_WIDGET (diff_view (f.card))));
   g_assert_true (label_shows (f.card, "Allow Tally to change report.md?"));
+  /* The title beside the icon sits in a centring bin, so the header's
+   * box does not have it search widths (src/ui/block/tally-centring-layout.c) */
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (card_title (f.card))), ==, "Allow Tally to change report.md?");
+  tally_test_assert_centring_bin (gtk_widget_get_parent (card_title (f.card)));
   diff = text_view_text (diff_view (f.card));
   g_assert_cmpstr (diff, ==, "1   # Report\n2 − old line\n2 + new line");
   g_assert_null (strstr (diff, "@@"));

@@ -100,42 +100,6 @@ window_action_enabled (TallyWindow *window,
   return enabled;
 }
 
-/* @bin's one child spans its width and is as tall as it is for that
- * width, centred in @bin when @bin is taller, filling it otherwise (the
- * child's margins, which measuring includes, around it; left to right). */
-static void
-assert_centred (GtkWidget *bin)
-{
-  GtkWidget *child = gtk_widget_get_first_child (bin);
-  graphene_rect_t bounds;
-  int width = gtk_widget_get_width (bin);
-  int height = gtk_widget_get_height (bin);
-  int start, end, top, bottom, natural;
-
-  g_assert_nonnull (child);
-  g_assert_cmpint (gtk_widget_get_valign (child), ==, GTK_ALIGN_FILL);
-  g_assert_cmpint (gtk_widget_get_direction (child), ==, GTK_TEXT_DIR_LTR);
-  start = gtk_widget_get_margin_start (child);
-  end = gtk_widget_get_margin_end (child);
-  top = gtk_widget_get_margin_top (child);
-  bottom = gtk_widget_get_margin_bottom (child);
-  g_assert_true (gtk_widget_compute_bounds (child, bin, &bounds));
-  gtk_widget_measure (child, GTK_ORIENTATION_VERTICAL, width, NULL, &natural, NULL, NULL);
-  g_assert_cmpint (natural, >, top + bottom);
-  g_assert_cmpfloat (bounds.origin.x, ==, start);
-  g_assert_cmpfloat (bounds.size.width, ==, width - start - end);
-  if (natural < height)
-    {
-      g_assert_cmpfloat (bounds.size.height, ==, natural - top - bottom);
-      g_assert_cmpfloat (bounds.origin.y, ==, (height - natural) / 2 + top);
-    }
-  else
-    {
-      g_assert_cmpfloat (bounds.size.height, ==, height - top - bottom);
-      g_assert_cmpfloat (bounds.origin.y, ==, top);
-    }
-}
-
 static void
 assert_none_valign_centred (GtkWidget *widget)
 {
@@ -179,26 +143,9 @@ empty_body (TallyApplication *app,
   {
     GtkWidget *bin = GTK_WIDGET (window->empty_bin);
     GtkWidget *page = gtk_widget_get_first_child (bin);
-    int bin_min, bin_nat, child_min, child_nat;
 
     g_assert_true (gtk_widget_get_mapped (bin));
-    g_assert_cmpint (gtk_widget_get_request_mode (bin), ==, GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH);
-    gtk_widget_measure (page, GTK_ORIENTATION_HORIZONTAL, -1, &child_min, &child_nat, NULL, NULL);
-    g_assert_cmpint (child_min, >, 0);
-    for (int height = 20; height <= 2000; height *= 10)
-      {
-        gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, height, &bin_min, &bin_nat, NULL, NULL);
-        g_assert_cmpint (bin_min, ==, child_min);
-        g_assert_cmpint (bin_nat, ==, child_nat);
-      }
-    for (int width = child_min; width <= 800; width += 100)
-      {
-        gtk_widget_measure (bin, GTK_ORIENTATION_VERTICAL, width, &bin_min, &bin_nat, NULL, NULL);
-        gtk_widget_measure (page, GTK_ORIENTATION_VERTICAL, width, &child_min, &child_nat, NULL, NULL);
-        g_assert_cmpint (bin_min, ==, child_min);
-        g_assert_cmpint (bin_nat, ==, child_nat);
-      }
-    assert_centred (bin);
+    tally_test_assert_centring_bin (bin);
     /* No box on the page is centred by valign, which would have
      * gtk_widget_allocate() ask it for a width at its height. */
     assert_none_valign_centred (page);
@@ -211,7 +158,7 @@ empty_body (TallyApplication *app,
     GtkWidget *bin = gtk_stack_get_child_by_name (window->sidebar_stack, "empty");
 
     g_assert_cmpstr (gtk_stack_get_visible_child_name (window->sidebar_stack), ==, "empty");
-    assert_centred (bin);
+    tally_test_assert_centring_bin (bin);
     assert_none_valign_centred (gtk_widget_get_first_child (bin));
   }
 
@@ -318,17 +265,8 @@ banners_body (TallyApplication *app,
   tally_test_wait_frames (GTK_WIDGET (window), 2);
 
   /* The offline banner's text is in a bin like the others' (below) */
-  {
-    GtkWidget *bin = gtk_widget_get_parent (GTK_WIDGET (window->offline_label));
-    int bin_min, bin_nat, text_min, text_nat;
-
-    g_assert_true (gtk_widget_get_hexpand (bin));
-    gtk_widget_measure (GTK_WIDGET (window->offline_label), GTK_ORIENTATION_HORIZONTAL, -1,
-                        &text_min, &text_nat, NULL, NULL);
-    gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, 20, &bin_min, &bin_nat, NULL, NULL);
-    g_assert_cmpint (bin_min, ==, text_min);
-    g_assert_cmpint (bin_nat, ==, text_nat);
-  }
+  g_assert_true (gtk_widget_get_hexpand (gtk_widget_get_parent (GTK_WIDGET (window->offline_label))));
+  tally_test_assert_centring_bin (gtk_widget_get_parent (GTK_WIDGET (window->offline_label)));
 
   for (guint i = 0; i < G_N_ELEMENTS (banners); i++)
     {
@@ -349,18 +287,9 @@ banners_body (TallyApplication *app,
       {
         GtkWidget *bin = i == 0 ? gtk_widget_get_parent (GTK_WIDGET (window->store_label))
                                 : GTK_WIDGET (window->role_text_bin);
-        GtkWidget *text = gtk_widget_get_first_child (bin);
-        int bin_min, bin_nat, text_min, text_nat;
 
         g_assert_true (gtk_widget_get_hexpand (bin));
-        gtk_widget_measure (text, GTK_ORIENTATION_HORIZONTAL, -1, &text_min, &text_nat, NULL, NULL);
-        for (int height = 10; height <= 1000; height *= 10)
-          {
-            gtk_widget_measure (bin, GTK_ORIENTATION_HORIZONTAL, height, &bin_min, &bin_nat, NULL, NULL);
-            g_assert_cmpint (bin_min, ==, text_min);
-            g_assert_cmpint (bin_nat, ==, text_nat);
-          }
-        assert_centred (bin);
+        tally_test_assert_centring_bin (bin);
       }
 
       _tally_window_reveal_banner (banners[i], FALSE);
