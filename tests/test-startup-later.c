@@ -12,12 +12,15 @@
  *   the keyring answers, the window shows what its answer means (a stored
  *   key: the empty page; none: the first-launch page, built then).
  * - The main menu's popover is made the first time it opens, once.
+ * - The sidebar's filtering before the first frame does not open the
+ *   store.
  */
 
 #include "config.h"
 
 #include <adwaita.h>
 
+#include "tally-application-private.h"
 #include "tally-composer.h"
 #include "tally-secret.h"
 #include "tally-test-app.h"
@@ -49,6 +52,19 @@ before_first_frame (TallyApplication *app,
 
   g_assert_true (_tally_window_is_refreshing (window));
   g_assert_cmpint (tally_application_get_api_key_source (app), ==, TALLY_API_KEY_SOURCE_LOOKING_UP);
+
+  /* The store opens after the first frame: filtering the sidebar before
+   * then does not open it (on the main thread, reading the whole file to
+   * check it), and leaves the sidebar's page as it was. */
+  {
+    g_autofree char *page = g_strdup (_tally_window_get_sidebar_page (window));
+
+    g_assert_false (_tally_application_store_tried (app));
+    _tally_window_refilter (window);
+    g_assert_false (_tally_application_store_tried (app));
+    g_assert_null (_tally_application_peek_store (app));
+    g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, page);
+  }
   g_assert_false (tally_application_has_api_key (app));
 
   /* Meanwhile the window shows the empty page, without the first-launch

@@ -18,5 +18,6 @@ void _tally_application_set_network_override (TallyApplication *self,
 void _tally_application_after_first_frame (TallyApplication *self);
 
 TallyStore *_tally_application_peek_store (TallyApplication *self);
+gboolean    _tally_application_store_tried (TallyApplication *self);
 
 G_END_DECLS

@@ -928,6 +928,23 @@ _tally_application_peek_store (TallyApplication *self)
 }
 
 /**
+ * _tally_application_store_tried:
+ * @self: a #TallyApplication
+ *
+ * Whether the store has been opened, or its opening has failed: until
+ * then _tally_application_peek_store() returns %NULL because nothing has
+ * asked for it yet, not because it could not be opened.
+ *
+ * Returns: %TRUE once the store's opening was tried
+ */
+gboolean
+_tally_application_store_tried (TallyApplication *self)
+{
+  g_return_val_if_fail (TALLY_IS_APPLICATION (self), FALSE);
+  return self->store_tried;
+}
+
+/**
  * tally_application_get_store_problem:
  * @self: a #TallyApplication
  *
