@@ -12,8 +12,8 @@
  *   the keyring answers, the window shows what its answer means (a stored
  *   key: the empty page; none: the first-launch page, built then).
  * - The main menu's popover is made the first time it opens, once.
- * - The sidebar's filtering before the first frame does not open the
- *   store.
+ * - The sidebar's filtering and the banners' update before the first
+ *   frame do not open the store.
  */
 
 #include "config.h"
@@ -53,14 +53,17 @@ before_first_frame (TallyApplication *app,
   g_assert_true (_tally_window_is_refreshing (window));
   g_assert_cmpint (tally_application_get_api_key_source (app), ==, TALLY_API_KEY_SOURCE_LOOKING_UP);
 
-  /* The store opens after the first frame: filtering the sidebar before
-   * then does not open it (on the main thread, reading the whole file to
+  /* The store opens after the first frame: filtering the sidebar or
+   * updating the banners before then does not open it (on the main thread, reading the whole file to
    * check it), and leaves the sidebar's page as it was. */
   {
     g_autofree char *page = g_strdup (_tally_window_get_sidebar_page (window));
 
     g_assert_false (_tally_application_store_tried (app));
     _tally_window_refilter (window);
+    g_assert_false (_tally_application_store_tried (app));
+    /* nor does the online state changing, which updates the banners */
+    g_object_notify (G_OBJECT (app), "online");
     g_assert_false (_tally_application_store_tried (app));
     g_assert_null (_tally_application_peek_store (app));
     g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, page);

@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "tally-json.h"
+#include "tally-application-private.h"
 #include "tally-window-private.h"
 
 #include "tally-event.h"
@@ -320,19 +321,23 @@ _tally_window_offline_blocks_send (TallyWindow *self)
 void
 _tally_window_update_banners (TallyWindow *self)
 {
-  const char *problem = tally_application_get_store_problem (self->app);
+  /* Before the store's opening was tried there is no problem to show:
+   * asking for one would open the store here, on the main thread, maybe
+   * before the first frame (the online state can change that early). A
+   * salvage's result stays until the window closes: it names the new
+   * store, which the damage message does not. */
+  gboolean tried = _tally_application_store_tried (self->app);
+  const char *problem = self->salvage_result != NULL ? self->salvage_result
+                        : tried ? tally_application_get_store_problem (self->app)
+                        : NULL;
 
   _tally_window_update_offline (self);
 
-  /* A salvage's result stays until the window closes: it names the new
-   * store, which the damage message does not. */
-  if (self->salvage_result != NULL)
-    problem = self->salvage_result;
   if (problem != NULL)
     gtk_label_set_label (self->store_label, problem);
   _tally_window_reveal_banner (self->store_revealer, problem != NULL);
   gtk_widget_set_visible (GTK_WIDGET (self->salvage_button),
-                          self->salvage_result == NULL &&
+                          self->salvage_result == NULL && tried &&
                           tally_application_get_damaged_store (self->app) != NULL);
 }
 
