@@ -25,20 +25,44 @@
  * itself, so the child stays vertically filled.
  */
 
+/**
+ * TallyCentringLayout:
+ *
+ * The layout of a bin (a widget with one child, such as an #AdwBin)
+ * that holds wrapping labels: it is height-for-width; a width for a
+ * height is its child's width for any height (the height is not passed
+ * on), a height for a width is its child's; its child gets the whole
+ * width and its natural height for it, centred vertically when the bin
+ * is taller, the whole height otherwise. It reports no baseline. The
+ * child should be vertically filled (`valign` fill), or GTK asks it for
+ * its width at a height as it allocates it. Set it in a template with
+ * `<property name="layout-manager"><object class="TallyCentringLayout"/></property>`
+ * on the bin, after g_type_ensure (%TALLY_TYPE_CENTRING_LAYOUT) in the
+ * class init.
+ */
+struct _TallyCentringLayout
+{
+  GtkLayoutManager parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TallyCentringLayout, tally_centring_layout, GTK_TYPE_LAYOUT_MANAGER)
+
 static GtkSizeRequestMode
-centring_request_mode (GtkWidget *widget G_GNUC_UNUSED)
+tally_centring_layout_get_request_mode (GtkLayoutManager *manager G_GNUC_UNUSED,
+                                        GtkWidget        *widget G_GNUC_UNUSED)
 {
   return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
 }
 
 static void
-centring_measure (GtkWidget      *widget,
-                  GtkOrientation  orientation,
-                  int             for_size,
-                  int            *minimum,
-                  int            *natural,
-                  int            *minimum_baseline,
-                  int            *natural_baseline)
+tally_centring_layout_measure (GtkLayoutManager *manager G_GNUC_UNUSED,
+                               GtkWidget        *widget,
+                               GtkOrientation    orientation,
+                               int               for_size,
+                               int              *minimum,
+                               int              *natural,
+                               int              *minimum_baseline,
+                               int              *natural_baseline)
 {
   GtkWidget *child = gtk_widget_get_first_child (widget);
 
@@ -52,10 +76,11 @@ centring_measure (GtkWidget      *widget,
 }
 
 static void
-centring_allocate (GtkWidget *widget,
-                   int        width,
-                   int        height,
-                   int        baseline G_GNUC_UNUSED)
+tally_centring_layout_allocate (GtkLayoutManager *manager G_GNUC_UNUSED,
+                                GtkWidget        *widget,
+                                int               width,
+                                int               height,
+                                int               baseline G_GNUC_UNUSED)
 {
   GtkWidget *child = gtk_widget_get_first_child (widget);
   int natural = 0;
@@ -70,23 +95,17 @@ centring_allocate (GtkWidget *widget,
     gtk_widget_allocate (child, width, height, -1, NULL);
 }
 
-/**
- * tally_centring_layout_new:
- *
- * Creates the layout of a bin (a widget with one child, such as an
- * #AdwBin) that holds wrapping labels: it is height-for-width; a width
- * for a height is its child's width for any height (the height is not
- * passed on), a height for a width is its child's; its child gets the
- * whole width and its natural height for it, centred vertically when the
- * bin is taller, the whole height otherwise. It reports no baseline. The
- * child should be vertically filled (`valign` fill), or GTK asks it for
- * its width at a height as it allocates it.
- *
- * Returns: (transfer full): a new #GtkCustomLayout, for
- *   gtk_widget_set_layout_manager()
- */
-GtkLayoutManager *
-tally_centring_layout_new (void)
+static void
+tally_centring_layout_class_init (TallyCentringLayoutClass *klass)
 {
-  return gtk_custom_layout_new (centring_request_mode, centring_measure, centring_allocate);
+  GtkLayoutManagerClass *layout_class = GTK_LAYOUT_MANAGER_CLASS (klass);
+
+  layout_class->get_request_mode = tally_centring_layout_get_request_mode;
+  layout_class->measure = tally_centring_layout_measure;
+  layout_class->allocate = tally_centring_layout_allocate;
+}
+
+static void
+tally_centring_layout_init (TallyCentringLayout *self G_GNUC_UNUSED)
+{
 }

@@ -5,6 +5,8 @@
 
 G_BEGIN_DECLS
 
-GtkLayoutManager *tally_centring_layout_new (void);
+#define TALLY_TYPE_CENTRING_LAYOUT (tally_centring_layout_get_type ())
+
+G_DECLARE_FINAL_TYPE (TallyCentringLayout, tally_centring_layout, TALLY, CENTRING_LAYOUT, GtkLayoutManager)
 
 G_END_DECLS

@@ -66,7 +66,6 @@ struct _TallyApprovalCard
   /* Template */
   GtkWidget         *content;
   GtkLabel          *title_label;
-  GtkWidget         *warning_bin;
   GtkLabel          *countdown_label;
   GtkLabel          *state_label;
   GtkLabel          *subject_label;
@@ -1340,11 +1339,11 @@ tally_approval_card_class_init (TallyApprovalCardClass *klass)
   gtk_widget_class_install_action (widget_class, "card.cancel", NULL, cancel_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "card.cancel", NULL);
 
+  g_type_ensure (TALLY_TYPE_CENTRING_LAYOUT);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/cards/tally-approval-card.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, content);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, title_label);
-  gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, warning_bin);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, countdown_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, state_label);
   gtk_widget_class_bind_template_child (widget_class, TallyApprovalCard, subject_label);
@@ -1387,11 +1386,6 @@ static void
 tally_approval_card_init (TallyApprovalCard *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  /* Its wrapping texts beside an icon or buttons sit in bins that do not
-   * ask them for widths at heights (tally-centring-layout.c). */
-  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->title_label)), tally_centring_layout_new ());
-  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->rule_label)), tally_centring_layout_new ());
-  gtk_widget_set_layout_manager (self->warning_bin, tally_centring_layout_new ());
 
   /* The buttons wrap onto a second line in a narrow window. */
   gtk_widget_set_layout_manager (self->actions, tally_chip_layout_new (6));

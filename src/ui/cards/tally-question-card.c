@@ -842,6 +842,7 @@ tally_question_card_class_init (TallyQuestionCardClass *klass)
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
+  g_type_ensure (TALLY_TYPE_CENTRING_LAYOUT);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/cards/tally-question-card.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyQuestionCard, content);
@@ -862,9 +863,6 @@ tally_question_card_init (TallyQuestionCard *self)
 {
   self->questions = g_ptr_array_new_with_free_func ((GDestroyNotify) question_free);
   gtk_widget_init_template (GTK_WIDGET (self));
-  /* The title beside its icon sits in a bin that does not ask it for
-   * widths at heights (tally-centring-layout.c). */
-  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->title_label)), tally_centring_layout_new ());
 
   g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
                                   "notify::state", G_CALLBACK (block_changed_cb), self);

@@ -859,6 +859,7 @@ tally_chart_row_class_init (TallyChartRowClass *klass)
 
   g_type_ensure (TALLY_TYPE_CHART_DRAWING);
   g_type_ensure (TALLY_TYPE_RESULT_TABLE);
+  g_type_ensure (TALLY_TYPE_CENTRING_LAYOUT);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-chart-row.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyChartRow, title_label);
@@ -874,10 +875,6 @@ static void
 tally_chart_row_init (TallyChartRow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  /* The title and the error beside buttons and an icon sit in bins that
-   * do not ask them for widths at heights (tally-centring-layout.c). */
-  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->title_label)), tally_centring_layout_new ());
-  gtk_widget_set_layout_manager (gtk_widget_get_parent (GTK_WIDGET (self->error_label)), tally_centring_layout_new ());
   g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
                                   "notify::finished", G_CALLBACK (sync_chart), self);
   sync_chart (self);

@@ -46,7 +46,6 @@ struct _TallyErrorBanner
   GtkLabel    *details_label;
   GtkButton   *retry_button;
   GtkButton   *action_button;
-  GtkWidget   *text_bin;
 };
 
 G_DEFINE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY_TYPE_BLOCK_WIDGET)
@@ -287,6 +286,7 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
   object_class->dispose = tally_error_banner_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_error_banner_bind;
 
+  g_type_ensure (TALLY_TYPE_CENTRING_LAYOUT);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-error-banner.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, message_label);
@@ -295,7 +295,6 @@ tally_error_banner_class_init (TallyErrorBannerClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, details_label);
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, retry_button);
   gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, action_button);
-  gtk_widget_class_bind_template_child (widget_class, TallyErrorBanner, text_bin);
   gtk_widget_class_bind_template_callback (widget_class, retry_clicked_cb);
   gtk_widget_class_set_css_name (widget_class, "tallyerrorbanner");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_ALERT);
@@ -305,7 +304,6 @@ static void
 tally_error_banner_init (TallyErrorBanner *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  gtk_widget_set_layout_manager (self->text_bin, tally_centring_layout_new ());
 
   g_signal_group_connect_swapped (tally_block_widget_get_block_signals (TALLY_BLOCK_WIDGET (self)),
                                   "notify", G_CALLBACK (sync_banner), self);

@@ -1190,6 +1190,7 @@ tally_window_class_init (TallyWindowClass *klass)
 
   g_type_ensure (TALLY_TYPE_TRANSCRIPT_VIEW);
   g_type_ensure (TALLY_TYPE_COMPOSER);
+  g_type_ensure (TALLY_TYPE_CENTRING_LAYOUT);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/tallyapp/Tally/window/tally-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyWindow, toast_overlay);
@@ -1233,29 +1234,10 @@ tally_window_class_init (TallyWindowClass *klass)
 
 }
 
-/* The sidebar's pages that are centring bins (tally-window.ui). */
-static const char *const placeholder_pages[] = { "empty", "no-results", "unavailable" };
-
 static void
 tally_window_init (TallyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  /* Bins whose wrapping labels GTK 4.8 would otherwise ask for widths
-   * at heights (tally-centring-layout.c): the empty page, the banners'
-   * texts and the sidebar's placeholders. */
-  {
-    GtkWidget *centring_bins[G_N_ELEMENTS (placeholder_pages) + 4] = {
-      GTK_WIDGET (self->empty_bin),
-      gtk_widget_get_parent (GTK_WIDGET (self->offline_label)),
-      gtk_widget_get_parent (GTK_WIDGET (self->store_label)),
-      GTK_WIDGET (self->role_text_bin),
-    };
-
-    for (guint i = 0; i < G_N_ELEMENTS (placeholder_pages); i++)
-      centring_bins[4 + i] = gtk_stack_get_child_by_name (self->sidebar_stack, placeholder_pages[i]);
-    for (guint i = 0; i < G_N_ELEMENTS (centring_bins); i++)
-      gtk_widget_set_layout_manager (centring_bins[i], tally_centring_layout_new ());
-  }
   /* A style class, not a CSS name: Adwaita styles toplevels as "window". */
   gtk_widget_add_css_class (GTK_WIDGET (self), "tally-window");
 
