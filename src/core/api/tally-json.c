@@ -6,9 +6,24 @@
 
 #include "tally-json.h"
 
+/*
+ * member_of_type:
+ * @object: (nullable): a JSON object
+ * @member: (nullable): the member's name
+ * @type: the kind of node wanted: %JSON_NODE_VALUE, %JSON_NODE_OBJECT or
+ *   %JSON_NODE_ARRAY
+ *
+ * The one lookup behind every getter of this file: a missing object or
+ * name, a missing member and a member of another kind (JSON null
+ * included) all read as absent.
+ *
+ * Returns: (transfer none) (nullable): the member's node, owned by
+ *   @object, or %NULL
+ */
 static JsonNode *
-value_member (JsonObject *object,
-              const char *member)
+member_of_type (JsonObject   *object,
+                const char   *member,
+                JsonNodeType  type)
 {
   JsonNode *node;
 
@@ -16,7 +31,7 @@ value_member (JsonObject *object,
     return NULL;
 
   node = json_object_get_member (object, member);
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+  if (node == NULL || JSON_NODE_TYPE (node) != type)
     return NULL;
 
   return node;
@@ -45,7 +60,7 @@ tally_json_object_get_string (JsonObject *object,
                               const char *member,
                               const char *default_value)
 {
-  JsonNode *node = value_member (object, member);
+  JsonNode *node = member_of_type (object, member, JSON_NODE_VALUE);
 
   if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
     return default_value;
@@ -69,7 +84,7 @@ tally_json_object_get_int (JsonObject *object,
                            const char *member,
                            gint64      default_value)
 {
-  JsonNode *node = value_member (object, member);
+  JsonNode *node = member_of_type (object, member, JSON_NODE_VALUE);
 
   if (node == NULL || !is_scalar (node))
     return default_value;
@@ -90,7 +105,7 @@ tally_json_object_get_double (JsonObject *object,
                               const char *member,
                               double      default_value)
 {
-  JsonNode *node = value_member (object, member);
+  JsonNode *node = member_of_type (object, member, JSON_NODE_VALUE);
 
   if (node == NULL || !is_scalar (node))
     return default_value;
@@ -114,7 +129,7 @@ tally_json_object_get_bool (JsonObject *object,
                             const char *member,
                             gboolean    default_value)
 {
-  JsonNode *node = value_member (object, member);
+  JsonNode *node = member_of_type (object, member, JSON_NODE_VALUE);
 
   if (node == NULL || !is_scalar (node))
     return default_value;
@@ -140,7 +155,7 @@ tally_json_object_lookup_int (JsonObject *object,
                               const char *member,
                               gint64     *value)
 {
-  JsonNode *node = value_member (object, member);
+  JsonNode *node = member_of_type (object, member, JSON_NODE_VALUE);
 
   g_return_val_if_fail (value != NULL, FALSE);
 
@@ -168,7 +183,7 @@ tally_json_object_lookup_double (JsonObject *object,
                                  const char *member,
                                  double     *value)
 {
-  JsonNode *node = value_member (object, member);
+  JsonNode *node = member_of_type (object, member, JSON_NODE_VALUE);
   GType type;
 
   g_return_val_if_fail (value != NULL, FALSE);
@@ -199,16 +214,9 @@ JsonObject *
 tally_json_object_get_object (JsonObject *object,
                               const char *member)
 {
-  JsonNode *node;
+  JsonNode *node = member_of_type (object, member, JSON_NODE_OBJECT);
 
-  if (object == NULL || member == NULL)
-    return NULL;
-
-  node = json_object_get_member (object, member);
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    return NULL;
-
-  return json_node_get_object (node);
+  return node != NULL ? json_node_get_object (node) : NULL;
 }
 
 /**
@@ -223,16 +231,9 @@ JsonArray *
 tally_json_object_get_array (JsonObject *object,
                              const char *member)
 {
-  JsonNode *node;
+  JsonNode *node = member_of_type (object, member, JSON_NODE_ARRAY);
 
-  if (object == NULL || member == NULL)
-    return NULL;
-
-  node = json_object_get_member (object, member);
-  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
-    return NULL;
-
-  return json_node_get_array (node);
+  return node != NULL ? json_node_get_array (node) : NULL;
 }
 
 /**
