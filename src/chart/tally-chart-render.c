@@ -33,6 +33,18 @@ static const guint32 palette_dark[] = {
   0x3A9BDB, 0xF0B030, 0x2BB58C, 0xF07A3A, 0x8FD0F5, 0xE08FC0, 0xF0E442, 0xB0B0B0,
 };
 
+/* @rgba: (out caller-allocates) (array fixed-size=4): @c, a 0xRRGGBB
+ * colour, as red, green and blue from 0 to 1, opaque. */
+static void
+set_rgb (double  rgba[4],
+         guint32 c)
+{
+  rgba[0] = ((c >> 16) & 0xff) / 255.0;
+  rgba[1] = ((c >> 8) & 0xff) / 255.0;
+  rgba[2] = (c & 0xff) / 255.0;
+  rgba[3] = 1;
+}
+
 /**
  * tally_chart_palette_color:
  * @index: the series or slice index; the palette repeats after 8
@@ -47,22 +59,7 @@ tally_chart_palette_color (guint    index,
                            gboolean dark,
                            double   rgba[4])
 {
-  guint32 c = (dark ? palette_dark : palette_light)[index % G_N_ELEMENTS (palette_light)];
-
-  rgba[0] = ((c >> 16) & 0xff) / 255.0;
-  rgba[1] = ((c >> 8) & 0xff) / 255.0;
-  rgba[2] = (c & 0xff) / 255.0;
-  rgba[3] = 1;
-}
-
-static void
-set_rgb (double  rgba[4],
-         guint32 c)
-{
-  rgba[0] = ((c >> 16) & 0xff) / 255.0;
-  rgba[1] = ((c >> 8) & 0xff) / 255.0;
-  rgba[2] = (c & 0xff) / 255.0;
-  rgba[3] = 1;
+  set_rgb (rgba, (dark ? palette_dark : palette_light)[index % G_N_ELEMENTS (palette_light)]);
 }
 
 /**
