@@ -161,6 +161,28 @@ tally_report_check_utf8 (const char  *markdown,
   return FALSE;
 }
 
+/*
+ * set_write_error:
+ * @error: return location for a #GError
+ * @path: (type filename): the file that could not be written
+ * @saved_errno: the errno of the call that failed
+ *
+ * The error of every system call that fails while a report or an export
+ * is written: the file and the system's reason, one translated sentence.
+ *
+ * Returns: %FALSE, with %TALLY_REPORT_ERROR_WRITE set, for a caller to
+ *   return
+ */
+static gboolean
+set_write_error (GError     **error,
+                 const char  *path,
+                 int          saved_errno)
+{
+  g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
+               _("Could not write %s: %s"), path, g_strerror (saved_errno));
+  return FALSE;
+}
+
 static gboolean
 write_all (int          fd,
            const char  *data,
@@ -207,11 +229,7 @@ write_in_place (const char  *path,
       written = FALSE;
     }
   if (!written)
-    {
-      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
-                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
-      return FALSE;
-    }
+    return set_write_error (error, path, saved_errno);
   return TRUE;
 }
 
@@ -289,12 +307,7 @@ tally_report_write_atomic (GFile         *output,
 
   fd = g_mkstemp_full (temp, O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0)
-    {
-      saved_errno = errno;
-      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
-                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
-      return FALSE;
-    }
+    return set_write_error (error, path, errno);
 
   if (!write_all (fd, data, length, &saved_errno) || fsync (fd) != 0 || fchmod (fd, 0644) != 0)
     {
@@ -302,17 +315,13 @@ tally_report_write_atomic (GFile         *output,
         saved_errno = errno;
       close (fd);
       g_unlink (temp);
-      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
-                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
-      return FALSE;
+      return set_write_error (error, path, saved_errno);
     }
   if (close (fd) != 0)
     {
       saved_errno = errno;
       g_unlink (temp);
-      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
-                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
-      return FALSE;
+      return set_write_error (error, path, saved_errno);
     }
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     {
@@ -323,9 +332,7 @@ tally_report_write_atomic (GFile         *output,
     {
       saved_errno = errno;
       g_unlink (temp);
-      g_set_error (error, TALLY_REPORT_ERROR, TALLY_REPORT_ERROR_WRITE,
-                   _("Could not write %s: %s"), path, g_strerror (saved_errno));
-      return FALSE;
+      return set_write_error (error, path, saved_errno);
     }
   return TRUE;
 }
