@@ -676,7 +676,8 @@ tally_tool_dup_summary (TallyTool  *self,
  * @member: the member holding a path, e.g. "file_path"
  *
  * What tally_tool_dup_paths() returns for a tool that names at most one
- * path, in #TallyToolClass.path_member.
+ * path, in #TallyToolClass.path_member: the string that
+ * tally_tool_dup_member_string() reads, as an array.
  *
  * Returns: (transfer full) (nullable): a one-element array with the
  *   member's string, or %NULL when it is missing, empty or not a string
@@ -685,15 +686,14 @@ char **
 tally_tool_dup_member_path (JsonObject *input,
                             const char *member)
 {
-  const char *path = NULL;
+  char *path = tally_tool_dup_member_string (input, member);
   char **paths;
 
-  if (!tally_tool_input_get_string (input, member, FALSE, &path, NULL) ||
-      path == NULL || path[0] == '\0')
+  if (path == NULL)
     return NULL;
 
   paths = g_new0 (char *, 2);
-  paths[0] = g_strdup (path);
+  paths[0] = path;
 
   return paths;
 }
