@@ -181,6 +181,37 @@ run_insert (Salvage *salvage,
   return (rc & 0xff) == SQLITE_CONSTRAINT || (rc & 0xff) == SQLITE_MISMATCH;
 }
 
+/*
+ * out_step:
+ * @salvage: the salvage under way
+ * @stmt: a statement that writes to the new store (@salvage->out), its
+ *   parameters bound
+ * @error: return location for a #GError
+ *
+ * Runs @stmt to its end and makes it ready for the next row: reset, its
+ * bindings cleared. Unlike run_insert(), which skips a row the new store
+ * refuses, every failure counts.
+ *
+ * Returns: %TRUE when @stmt ran to its end; %FALSE with the store's error
+ *   (tally_store_set_sqlite_error(), "write to") set
+ */
+static gboolean
+out_step (Salvage       *salvage,
+          sqlite3_stmt  *stmt,
+          GError       **error)
+{
+  int rc = sqlite3_step (stmt);
+
+  sqlite3_reset (stmt);
+  sqlite3_clear_bindings (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Whether the damaged store's sessions table has the pinned column
  * (version 4); FALSE when its schema cannot be read. */
 static gboolean
@@ -331,14 +362,8 @@ read_message_keys (Salvage  *salvage,
         continue;
       for (int i = 0; i < 3; i++)
         bind_value (insert, i + 1, keys, i);
-      rc = sqlite3_step (insert);
-      sqlite3_reset (insert);
-      sqlite3_clear_bindings (insert);
-      if (rc != SQLITE_DONE)
-        {
-          tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
-          return FALSE;
-        }
+      if (!out_step (salvage, insert, error))
+        return FALSE;
     }
   if (rc != SQLITE_DONE)
     {
@@ -455,13 +480,8 @@ cut_conversations (Salvage  *salvage,
     {
       sqlite3_bind_text (cut, 1, key, -1, SQLITE_STATIC);
       sqlite3_bind_int64 (cut, 2, GPOINTER_TO_INT (value));
-      rc = sqlite3_step (cut);
-      sqlite3_reset (cut);
-      if (rc != SQLITE_DONE)
-        {
-          tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
-          return FALSE;
-        }
+      if (!out_step (salvage, cut, error))
+        return FALSE;
       salvage->report->messages_dropped += sqlite3_changes (salvage->out);
       g_hash_table_add (salvage->cut, g_strdup (key));
     }
@@ -569,14 +589,8 @@ mark_lost_conversations (Salvage  *salvage,
       sqlite3_bind_int64 (insert, 3, ts);
       sqlite3_bind_text (insert, 4, type, -1, SQLITE_STATIC);
       sqlite3_bind_text (insert, 5, payload, -1, SQLITE_STATIC);
-      rc = sqlite3_step (insert);
-      sqlite3_reset (insert);
-      sqlite3_clear_bindings (insert);
-      if (rc != SQLITE_DONE)
-        {
-          tally_store_set_sqlite_error (error, salvage->out, rc, salvage->out_path, "write to");
-          return FALSE;
-        }
+      if (!out_step (salvage, insert, error))
+        return FALSE;
     }
 
   salvage->report->conversations_cut = g_hash_table_size (salvage->cut);
