@@ -215,6 +215,23 @@ last_message (TallyConversation *self)
   return g_ptr_array_index (self->messages, self->messages->len - 1);
 }
 
+/* The user message at the end, which user content goes into: the last
+ * message when it is the user's, else a new one appended after it (the
+ * assistant's, or none), so that roles keep alternating. */
+static Message *
+ensure_user_message (TallyConversation *self)
+{
+  Message *message = last_message (self);
+
+  if (message == NULL || !g_str_equal (message->role, "user"))
+    {
+      message = message_new ("user");
+      g_ptr_array_add (self->messages, message);
+    }
+
+  return message;
+}
+
 /**
  * tally_conversation_append_assistant:
  * @self: a #TallyConversation
@@ -372,12 +389,7 @@ tally_conversation_add_user_block (TallyConversation *self,
   g_return_if_fail (TALLY_IS_CONVERSATION (self));
   g_return_if_fail (block_json != NULL);
 
-  message = last_message (self);
-  if (message == NULL || !g_str_equal (message->role, "user"))
-    {
-      message = message_new ("user");
-      g_ptr_array_add (self->messages, message);
-    }
+  message = ensure_user_message (self);
 
   g_ptr_array_add (message->blocks, g_strdup (block_json));
 }
@@ -472,12 +484,7 @@ tally_conversation_add_tool_result (TallyConversation *self,
   node = json_builder_get_root (builder);
   json = json_to_string (node, FALSE);
 
-  message = last_message (self);
-  if (message == NULL || !g_str_equal (message->role, "user"))
-    {
-      message = message_new ("user");
-      g_ptr_array_add (self->messages, message);
-    }
+  message = ensure_user_message (self);
 
   while (position < message->blocks->len &&
          block_is_tool_result (g_ptr_array_index (message->blocks, position)))
