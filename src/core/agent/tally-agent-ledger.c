@@ -116,12 +116,9 @@ dup_tool_name (TallyAgent *self,
       blocks = tally_conversation_get_blocks (self->conversation, m);
       for (guint b = 0; b < blocks->len; b++)
         {
-          g_autoptr(JsonNode) node = json_from_string (g_ptr_array_index (blocks, b), NULL);
-          JsonObject *block = node && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+          g_autoptr(JsonObject) block = tally_conversation_parse_tool_use (g_ptr_array_index (blocks, b));
 
-          if (block != NULL &&
-              g_strcmp0 (tally_json_object_get_string (block, "type", NULL), "tool_use") == 0 &&
-              g_strcmp0 (tally_json_object_get_string (block, "id", NULL), tool_id) == 0)
+          if (block != NULL && g_strcmp0 (tally_json_object_get_string (block, "id", NULL), tool_id) == 0)
             return g_strdup (tally_json_object_get_string (block, "name", NULL));
         }
     }

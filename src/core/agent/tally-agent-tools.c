@@ -564,14 +564,10 @@ tally_agent_start_tools (GTask     *task,
 
   for (guint i = 0; i < content->len; i++)
     {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      JsonObject *block;
+      g_autoptr(JsonObject) block = tally_conversation_parse_tool_use (g_ptr_array_index (content, i));
       JsonObject *event;
 
-      if (!json_parser_load_from_data (parser, g_ptr_array_index (content, i), -1, NULL))
-        continue;
-      block = json_node_get_object (json_parser_get_root (parser));
-      if (g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") != 0)
+      if (block == NULL)
         continue;
 
       g_ptr_array_add (turn->tool_uses, json_object_ref (block));

@@ -475,18 +475,13 @@ check_tool_uses (GTask     *task,
 
   for (guint i = 0; i < content->len; i++)
     {
-      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(JsonObject) block = tally_conversation_parse_tool_use (g_ptr_array_index (content, i));
       const char *invalid = NULL;
       const char *original;
       const char *id;
       const char *name;
-      JsonObject *block;
 
-      if (!json_parser_load_from_data (parser, g_ptr_array_index (content, i), -1, NULL) ||
-          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        continue;
-      block = json_node_get_object (json_parser_get_root (parser));
-      if (g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") != 0)
+      if (block == NULL)
         continue;
 
       if (nth < stream_blocks->len)

@@ -554,11 +554,10 @@ tally_conversation_dup_pending_tool_uses (TallyConversation *self)
 
   for (guint i = 0; i < assistant->blocks->len; i++)
     {
-      g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (assistant->blocks, i));
+      g_autoptr(JsonObject) block = tally_conversation_parse_tool_use (g_ptr_array_index (assistant->blocks, i));
       const char *id;
 
-      if (block == NULL ||
-          g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") != 0)
+      if (block == NULL)
         continue;
 
       id = json_object_get_string_member_with_default (block, "id", "");
@@ -629,10 +628,32 @@ tally_conversation_repair (TallyConversation *self,
 /* Tool use ids (docs/protocol.md §5.3): the API refuses a conversation in
  * which two tool_use blocks share an id, so Tally never lets one in. */
 
-static gboolean
-block_is_tool_use (JsonObject *block)
+/**
+ * tally_conversation_parse_tool_use:
+ * @block_json: a content block as JSON text, as the conversation and
+ *   tally_message_stream_dup_content() hold them
+ *
+ * Reads a content block when it is a `tool_use`: the one test of the
+ * conversation, the agent's tool runs and its duplicate-id check for what
+ * counts as a tool call.
+ *
+ * Returns: (transfer full) (nullable): the parsed block (members `id`,
+ *   `name`, `input`), or %NULL when @block_json is not a JSON object whose
+ *   `type` is the string `"tool_use"`
+ */
+JsonObject *
+tally_conversation_parse_tool_use (const char *block_json)
 {
-  return g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") == 0;
+  g_autoptr(JsonObject) block = NULL;
+
+  g_return_val_if_fail (block_json != NULL, NULL);
+
+  block = parse_block (block_json);
+  if (block == NULL ||
+      g_strcmp0 (json_object_get_string_member_with_default (block, "type", NULL), "tool_use") != 0)
+    return NULL;
+
+  return g_steal_pointer (&block);
 }
 
 static const char *
@@ -712,9 +733,9 @@ tally_conversation_dup_tool_use_ids (TallyConversation *self)
 
       for (guint j = 0; j < message->blocks->len; j++)
         {
-          g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (message->blocks, j));
+          g_autoptr(JsonObject) block = tally_conversation_parse_tool_use (g_ptr_array_index (message->blocks, j));
 
-          if (block != NULL && block_is_tool_use (block))
+          if (block != NULL)
             g_hash_table_add (ids, g_strdup (block_id (block, "id")));
         }
     }
@@ -750,12 +771,12 @@ tally_conversation_dedup_new_tool_uses (TallyConversation *self,
   taken = tally_conversation_dup_tool_use_ids (self);
   for (guint i = 0; i < blocks->len; i++)
     {
-      g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (blocks, i));
+      g_autoptr(JsonObject) block = tally_conversation_parse_tool_use (g_ptr_array_index (blocks, i));
       const char *id;
       char *fresh;
       char *old;
 
-      if (block == NULL || !block_is_tool_use (block))
+      if (block == NULL)
         continue;
 
       id = block_id (block, "id");
@@ -832,11 +853,11 @@ tally_conversation_repair_duplicate_ids (TallyConversation *self,
         calls = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
         for (guint j = 0; j < message->blocks->len; j++)
           {
-            g_autoptr(JsonObject) block = parse_block (g_ptr_array_index (message->blocks, j));
+            g_autoptr(JsonObject) block = tally_conversation_parse_tool_use (g_ptr_array_index (message->blocks, j));
             g_autofree char *id = NULL;
             GPtrArray *ids;
 
-            if (block == NULL || !block_is_tool_use (block))
+            if (block == NULL)
               continue;
 
             id = g_strdup (block_id (block, "id"));

@@ -51,6 +51,7 @@ GPtrArray         *tally_conversation_dup_pending_tool_uses (TallyConversation *
 guint              tally_conversation_repair              (TallyConversation *self,
                                                            GHashTable        *reasons);
 
+JsonObject        *tally_conversation_parse_tool_use      (const char        *block_json);
 GHashTable        *tally_conversation_dup_tool_use_ids    (TallyConversation *self);
 GHashTable        *tally_conversation_dedup_new_tool_uses (TallyConversation *self,
                                                            GPtrArray         *blocks);
