@@ -103,14 +103,8 @@ prepare_edit (const TallyToolContext  *context,
   guint n = 0;
   gboolean exists;
 
-  if (input == NULL)
-    {
-      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                           "The tool input must be a JSON object");
-      return FALSE;
-    }
-
-  if (!tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error) ||
+  if (!tally_tool_input_check (input, error) ||
+      !tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error) ||
       !tally_tool_input_get_string (input, "old_string", TRUE, &old_string, error) ||
       !tally_tool_input_get_string (input, "new_string", TRUE, &new_string, error) ||
       !input_get_boolean (input, "replace_all", &replace_all, error))

@@ -15,6 +15,8 @@
 G_BEGIN_DECLS
 
 /* Input validation (tally-tool.c). */
+gboolean  tally_tool_input_check        (JsonObject   *input,
+                                         GError      **error);
 gboolean  tally_tool_input_get_string   (JsonObject   *input,
                                          const char   *member,
                                          gboolean      required,

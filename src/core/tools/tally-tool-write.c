@@ -479,14 +479,8 @@ prepare_write (const TallyToolContext  *context,
 {
   const char *file_path;
 
-  if (input == NULL)
-    {
-      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                           "The tool input must be a JSON object");
-      return FALSE;
-    }
-
-  if (!tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error) ||
+  if (!tally_tool_input_check (input, error) ||
+      !tally_tool_input_get_string (input, "file_path", TRUE, &file_path, error) ||
       !tally_tool_input_get_string (input, "content", TRUE, &prepared->content, error))
     return FALSE;
 

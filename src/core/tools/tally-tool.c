@@ -191,12 +191,8 @@ tally_tool_run_full (TallyTool              *self,
       return NULL;
     }
 
-  if (input == NULL)
-    {
-      g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                           "The tool input must be a JSON object");
-      return NULL;
-    }
+  if (!tally_tool_input_check (input, error))
+    return NULL;
 
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
@@ -720,6 +716,31 @@ tally_tool_dup_member_string (JsonObject *input,
     return NULL;
 
   return g_strdup (value);
+}
+
+/**
+ * tally_tool_input_check:
+ * @input: (nullable): a tool input
+ * @error: return location for a #GError
+ *
+ * The first check of a tool input: there must be one, a JSON object.
+ * tally_tool_run_full() makes it before any tool runs; the previews and
+ * diffs of Write and Edit, which read the input without a run, make it
+ * too.
+ *
+ * Returns: %TRUE when @input is an object; %FALSE with
+ *   %TALLY_TOOL_ERROR_INVALID_INPUT otherwise
+ */
+gboolean
+tally_tool_input_check (JsonObject  *input,
+                        GError     **error)
+{
+  if (input != NULL)
+    return TRUE;
+
+  g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                       "The tool input must be a JSON object");
+  return FALSE;
 }
 
 /**
