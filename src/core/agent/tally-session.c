@@ -245,31 +245,33 @@ persist_rule_and_plan (TallySession *self,
 {
   TallyEventType type = tally_event_get_event_type (event);
   g_autoptr(GError) error = NULL;
+  const char *rule = NULL;
+  const char *scope = NULL;
 
+  /* The rule of an "Always allow", and how far it reaches */
   if (type == TALLY_EVENT_APPROVAL_RESOLVED &&
-      g_strcmp0 (tally_json_object_get_string (event, "decision", NULL), "allow_always") == 0 &&
-      tally_json_object_get_string (event, "rule", NULL) != NULL &&
-      g_strcmp0 (tally_json_object_get_string (event, "scope", NULL), "session") == 0)
-    g_ptr_array_add (self->session_rules, g_strdup (tally_json_object_get_string (event, "rule", NULL)));
+      g_strcmp0 (tally_json_object_get_string (event, "decision", NULL), "allow_always") == 0)
+    {
+      rule = tally_json_object_get_string (event, "rule", NULL);
+      scope = tally_json_object_get_string (event, "scope", NULL);
+    }
+
+  if (rule != NULL && g_strcmp0 (scope, "session") == 0)
+    g_ptr_array_add (self->session_rules, g_strdup (rule));
 
   if (self->store == NULL || tally_store_is_read_only (self->store))
     return;
 
   /* "Always allow" keeps the rule the card showed, exactly; session-scoped
    * rules live only as long as the agent. */
-  if (type == TALLY_EVENT_APPROVAL_RESOLVED &&
-      g_strcmp0 (tally_json_object_get_string (event, "decision", NULL), "allow_always") == 0 &&
-      tally_json_object_get_string (event, "rule", NULL) != NULL &&
-      g_strcmp0 (tally_json_object_get_string (event, "scope", NULL), "session") != 0)
+  if (rule != NULL && g_strcmp0 (scope, "session") != 0)
     {
-      const char *scope = tally_json_object_get_string (event, "scope", NULL);
-
       if (g_strcmp0 (scope, "global") != 0)
         scope = "workspace";
-      if (tally_store_add_rule (self->store, tally_json_object_get_string (event, "rule", NULL), "allow", scope,
+      if (tally_store_add_rule (self->store, rule, "allow", scope,
                                 g_str_equal (scope, "workspace") ? tally_agent_get_workspace (self->agent) : NULL,
                                 &error) < 0)
-        g_warning ("Could not keep the rule %s: %s", tally_json_object_get_string (event, "rule", NULL), error->message);
+        g_warning ("Could not keep the rule %s: %s", rule, error->message);
     }
   else if (type == TALLY_EVENT_PLAN_PROPOSED)
     {
