@@ -214,6 +214,59 @@ test_shape_changes (void)
   tally_test_spin_idle ();
 }
 
+static void
+count_cb (guint *count)
+{
+  (*count)++;
+}
+
+/* Blocks leaving the tail (a fence rendered again while its info string
+ * arrives, a fence or table committed when it closes) give their line's
+ * reserve tag back without taking it off the tag table: removing a tag
+ * from the table removes it from the whole buffer, and GtkTextView then
+ * lays out and draws every line again, not only the tail's. The tags
+ * are reused, so the table does not grow with each render either. */
+static void
+test_tags_kept (void)
+{
+  static const char *steps[] = {
+    "Intro paragraph.\n\n```py",
+    "thon\nprint(1)",
+    "\nprint(2)\n```\n\nMiddle.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+    "| 3 | 4 |\n",
+    "\nText.\n\n```sql\nSELECT 1",
+    ";\n```\n\n---\n\nThe end",
+  };
+  TallyMarkdownView *view;
+  GtkWidget *window = show_view (&view);
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (tally_markdown_view_get_text_view (view));
+  GtkTextTagTable *table = gtk_text_buffer_get_tag_table (buffer);
+  guint removed = 0;
+  int size;
+
+  g_signal_connect_swapped (table, "tag-removed", G_CALLBACK (count_cb), &removed);
+  /* The first block's render: a reserve tag made for it. */
+  tally_markdown_view_append (view, steps[0]);
+  tally_markdown_view_flush (view);
+  size = gtk_text_tag_table_get_size (table);
+
+  for (guint i = 1; i < G_N_ELEMENTS (steps); i++)
+    {
+      tally_markdown_view_append (view, steps[i]);
+      tally_markdown_view_flush (view);
+    }
+  tally_markdown_view_finish (view);
+  tally_markdown_view_flush (view);
+
+  g_assert_cmpuint (removed, ==, 0);
+  /* Four blocks at most at once (two fences, the table, the rule). */
+  g_assert_cmpint (gtk_text_tag_table_get_size (table), <=, size + 3);
+
+  assert_equals_set_at_once (view);
+  gtk_window_destroy (GTK_WINDOW (window));
+  tally_test_spin_idle ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -223,6 +276,7 @@ main (int   argc,
   g_test_add_func ("/tally/markdown-stream-inplace/fence", test_fence);
   g_test_add_func ("/tally/markdown-stream-inplace/table", test_table);
   g_test_add_func ("/tally/markdown-stream-inplace/shape-changes", test_shape_changes);
+  g_test_add_func ("/tally/markdown-stream-inplace/tags-kept", test_tags_kept);
 
   return g_test_run ();
 }

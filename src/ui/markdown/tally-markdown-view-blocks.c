@@ -59,6 +59,7 @@ struct _TallyMarkdownBlocks
   GtkTextTag            *tiny;       /* from each anchor to the next line */
   GPtrArray             *blocks;     /* Block, in the order they were added */
   GHashTable            *by_anchor;  /* GtkTextChildAnchor → Block */
+  GPtrArray             *spare;      /* reserve tags applied nowhere, for new blocks */
 };
 
 static void
@@ -89,19 +90,59 @@ tally_markdown_blocks_new (GtkWidget             *parent,
   self->tiny = g_object_ref (gtk_text_buffer_create_tag (self->buffer, NULL, "size-points", 1.0, NULL));
   self->blocks = g_ptr_array_new_with_free_func (block_free);
   self->by_anchor = g_hash_table_new (NULL, NULL);
+  self->spare = g_ptr_array_new_with_free_func (g_object_unref);
   return self;
 }
 
-/* Takes the block off the view, with its tag off the buffer. */
+/* Whether @tag applies to no text of the buffer. */
+static gboolean
+tag_is_unused (GtkTextBuffer *buffer,
+               GtkTextTag    *tag)
+{
+  GtkTextIter iter;
+
+  gtk_text_buffer_get_start_iter (buffer, &iter);
+  return !gtk_text_iter_has_tag (&iter, tag) && !gtk_text_iter_forward_to_tag_toggle (&iter, tag);
+}
+
+/* Takes the block off the view, and keeps its reserve tag for the next
+ * block. Removing a tag from the table would remove it from the whole
+ * buffer, which GtkTextView takes for a change of every line: it lays out
+ * all the text again and redraws every line on screen, in a frame in
+ * which only the tail changed. So the tag comes off the anchor's line
+ * only (a deleted anchor took it along), and waits, with no reserve, in
+ * the spare tags. */
 static void
 remove_block (TallyMarkdownBlocks *self,
               guint                index)
 {
   Block *block = g_ptr_array_index (self->blocks, index);
+  GtkTextTag *reserve = g_object_ref (block->reserve);
 
   g_hash_table_remove (self->by_anchor, block->anchor);
-  gtk_text_tag_table_remove (gtk_text_buffer_get_tag_table (self->buffer), block->reserve);
+  if (!gtk_text_child_anchor_get_deleted (block->anchor))
+    {
+      GtkTextIter start, end;
+
+      gtk_text_buffer_get_iter_at_child_anchor (self->buffer, &start, block->anchor);
+      end = start;
+      gtk_text_iter_set_line_offset (&start, 0);
+      gtk_text_iter_forward_char (&end);
+      gtk_text_buffer_remove_tag (self->buffer, reserve, &start, &end);
+    }
   g_ptr_array_remove_index (self->blocks, index);
+
+  /* Once the tag applies nowhere, changing it changes no line. */
+  if (tag_is_unused (self->buffer, reserve))
+    {
+      g_object_set (reserve, "pixels-below-lines", 0, NULL);
+      g_ptr_array_add (self->spare, reserve);
+    }
+  else
+    {
+      gtk_text_tag_table_remove (gtk_text_buffer_get_tag_table (self->buffer), reserve);
+      g_object_unref (reserve);
+    }
 }
 
 void
@@ -114,6 +155,10 @@ tally_markdown_blocks_free (TallyMarkdownBlocks *self)
     remove_block (self, self->blocks->len - 1);
   g_ptr_array_unref (self->blocks);
   g_hash_table_unref (self->by_anchor);
+  for (guint i = 0; i < self->spare->len; i++)
+    gtk_text_tag_table_remove (gtk_text_buffer_get_tag_table (self->buffer),
+                               g_ptr_array_index (self->spare, i));
+  g_ptr_array_unref (self->spare);
   gtk_text_tag_table_remove (gtk_text_buffer_get_tag_table (self->buffer), self->hidden);
   gtk_text_tag_table_remove (gtk_text_buffer_get_tag_table (self->buffer), self->tiny);
   g_object_unref (self->hidden);
@@ -130,8 +175,13 @@ static GtkTextTag *
 tag_line (TallyMarkdownBlocks *self,
           GtkTextChildAnchor  *anchor)
 {
-  GtkTextTag *reserve = gtk_text_buffer_create_tag (self->buffer, NULL, NULL);
+  g_autoptr(GtkTextTag) reserve = NULL;
   GtkTextIter start, at, end;
+
+  if (self->spare->len > 0)
+    reserve = g_ptr_array_steal_index (self->spare, self->spare->len - 1);
+  else
+    reserve = g_object_ref (gtk_text_buffer_create_tag (self->buffer, NULL, NULL));
 
   gtk_text_buffer_get_iter_at_child_anchor (self->buffer, &at, anchor);
   start = end = at;
@@ -141,7 +191,7 @@ tag_line (TallyMarkdownBlocks *self,
   gtk_text_buffer_apply_tag (self->buffer, self->hidden, &at, &end);
   gtk_text_iter_forward_line (&end);
   gtk_text_buffer_apply_tag (self->buffer, self->tiny, &at, &end);
-  return g_object_ref (reserve);
+  return g_steal_pointer (&reserve);
 }
 
 /**
