@@ -78,6 +78,12 @@ tails_in_place (TallyMarkdownView *view)
   return stats.tails_in_place;
 }
 
+static void
+count_cb (guint *count)
+{
+  (*count)++;
+}
+
 /* finish() gives what setting the whole text at once gives. */
 static void
 assert_equals_set_at_once (TallyMarkdownView *view)
@@ -107,6 +113,7 @@ test_fence (void)
   GtkTextChildAnchor *anchor, *first_anchor;
   GtkWidget *block, *first_block;
   g_autoptr(GString) code = g_string_new (NULL);
+  guint unmapped = 0, unrealized = 0;
   guint before;
 
   tally_markdown_view_append (view, "Intro paragraph.\n\n```sql\nSELECT 1");
@@ -133,10 +140,19 @@ test_fence (void)
       g_assert_cmpuint (tails_in_place (view), ==, before + i + 1);
     }
 
-  /* The closing fence commits the block; the widget goes with it. */
+  /* The closing fence commits the block; the widget goes with it, and
+   * stays in the view meanwhile: it is neither unmapped nor unrealized,
+   * which would make its CSS and its code's layout again. */
+  g_assert_true (gtk_widget_get_realized (first_block));
+  g_signal_connect_swapped (first_block, "unmap", G_CALLBACK (count_cb), &unmapped);
+  g_signal_connect_swapped (first_block, "unrealize", G_CALLBACK (count_cb), &unrealized);
   tally_markdown_view_append (view, "\n```\n\nAfter the query.\n");
   tally_markdown_view_flush (view);
   g_assert_true (last_block (view, &anchor) == first_block);
+  g_assert_cmpuint (unmapped, ==, 0);
+  g_assert_cmpuint (unrealized, ==, 0);
+  g_signal_handlers_disconnect_by_func (first_block, count_cb, &unmapped);
+  g_signal_handlers_disconnect_by_func (first_block, count_cb, &unrealized);
 
   assert_equals_set_at_once (view);
   gtk_window_destroy (GTK_WINDOW (window));
@@ -212,12 +228,6 @@ test_shape_changes (void)
   assert_equals_set_at_once (view);
   gtk_window_destroy (GTK_WINDOW (window));
   tally_test_spin_idle ();
-}
-
-static void
-count_cb (guint *count)
-{
-  (*count)++;
 }
 
 /* Blocks leaving the tail (a fence rendered again while its info string

@@ -219,7 +219,10 @@ tally_markdown_blocks_set (TallyMarkdownBlocks *self,
       block->reserve = tag_line (self, anchor);
       g_ptr_array_add (self->blocks, block);
       g_hash_table_insert (self->by_anchor, anchor, block);
-      gtk_widget_insert_before (widget, self->parent, NULL);
+      /* Last among the view's children, as the blocks' lines follow each
+       * other; a stolen widget is still a child, and only moves. */
+      if (gtk_widget_get_parent (widget) != self->parent || gtk_widget_get_next_sibling (widget) != NULL)
+        gtk_widget_insert_before (widget, self->parent, NULL);
     }
   else
     {
@@ -292,7 +295,12 @@ tally_markdown_blocks_lookup (TallyMarkdownBlocks *self,
  * @self: the blocks
  * @anchor: an anchor
  *
- * Takes the widget at @anchor off the view, to be shown elsewhere.
+ * Takes the widget at @anchor away from the anchor, to be shown at
+ * another one with tally_markdown_blocks_set(). It stays a child of the
+ * view meanwhile (neither allocated nor drawn): taken off the view, a
+ * code block was unrealized, and made its CSS and its code's layout
+ * anew when it was added back, at every fence the view committed. Give
+ * it up with tally_markdown_blocks_release() if no anchor takes it.
  *
  * Returns: (transfer full) (nullable): the widget that was shown at @anchor
  */
@@ -307,9 +315,26 @@ tally_markdown_blocks_steal (TallyMarkdownBlocks *self,
   if (block == NULL || !g_ptr_array_find (self->blocks, block, &index))
     return NULL;
 
-  widget = g_object_ref (block->widget);
+  /* Freeing the block would unparent its widget. */
+  widget = g_object_ref (g_steal_pointer (&block->widget));
   remove_block (self, index);
   return widget;
+}
+
+/**
+ * tally_markdown_blocks_release:
+ * @self: the blocks
+ * @widget: a widget from tally_markdown_blocks_steal()
+ *
+ * Takes @widget off the view if no anchor took it. The caller still
+ * holds the reference it got from tally_markdown_blocks_steal().
+ */
+void
+tally_markdown_blocks_release (TallyMarkdownBlocks *self,
+                               GtkWidget           *widget)
+{
+  if (gtk_widget_get_parent (widget) == self->parent)
+    gtk_widget_unparent (widget);
 }
 
 /* Drops the blocks whose anchors were deleted from the buffer. */

@@ -23,6 +23,8 @@ GtkWidget           *tally_markdown_blocks_lookup             (TallyMarkdownBloc
                                                                GtkTextChildAnchor    *anchor);
 GtkWidget           *tally_markdown_blocks_steal              (TallyMarkdownBlocks   *self,
                                                                GtkTextChildAnchor    *anchor);
+void                 tally_markdown_blocks_release            (TallyMarkdownBlocks   *self,
+                                                               GtkWidget             *widget);
 void                 tally_markdown_blocks_prune              (TallyMarkdownBlocks   *self);
 void                 tally_markdown_blocks_reserve            (TallyMarkdownBlocks   *self,
                                                                int                    width);

@@ -263,7 +263,8 @@ is_anchor_char (gunichar ch,
 /* Takes the code-block and table widgets out of the tail, so that the next
  * render of the tail can reuse them: a fence or table that is streaming
  * then keeps its widget (creating a code block costs about a millisecond
- * and its first layout several more) and only gets the new text. */
+ * and its first layout several more) and only gets the new text. They stay
+ * children of the view until drop_reusable (). */
 static void
 take_tail_blocks (TallyMarkdownView *self)
 {
@@ -286,6 +287,15 @@ take_tail_blocks (TallyMarkdownView *self)
         g_ptr_array_add (self->reusable, tally_markdown_blocks_steal (self->blocks, anchor));
     }
   while (gtk_text_iter_forward_find_char (&iter, is_anchor_char, NULL, &end));
+}
+
+/* Takes the widgets that no anchor took again off the view. */
+static void
+drop_reusable (TallyMarkdownView *self)
+{
+  for (guint i = 0; i < self->reusable->len; i++)
+    tally_markdown_blocks_release (self->blocks, g_ptr_array_index (self->reusable, i));
+  g_ptr_array_set_size (self->reusable, 0);
 }
 
 static GtkWidget *
@@ -683,7 +693,7 @@ update (TallyMarkdownView *self)
     delete_tail (self);
   else
     render_tail (self);
-  g_ptr_array_set_size (self->reusable, 0);
+  drop_reusable (self);
   self->stats.updates++;
   self->dirty = behind;
   if (behind)
@@ -1052,7 +1062,8 @@ tally_markdown_view_dispose (GObject *object)
   remove_tick (self);
   untrack_scroller (self);
   g_clear_handle_id (&self->colors_idle_id, g_source_remove);
-  g_ptr_array_set_size (self->reusable, 0);
+  if (self->blocks != NULL)
+    drop_reusable (self);
   g_ptr_array_set_size (self->lazy, 0);
   g_clear_pointer (&self->blocks, tally_markdown_blocks_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), TALLY_TYPE_MARKDOWN_VIEW);
