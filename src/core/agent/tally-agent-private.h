@@ -144,9 +144,6 @@ typedef struct {
   GString            *redirect;
 } Turn;
 
-void     tally_agent_emit_event       (TallyAgent      *self,
-                                       const char      *turn_id,
-                                       JsonObject      *fields);
 void     tally_agent_emit_tool_result (GTask           *task,
                                        const char      *tool_id,
                                        const char      *content,

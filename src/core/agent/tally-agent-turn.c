@@ -46,10 +46,25 @@ turn_free (gpointer data)
 }
 /* Events */
 
+/**
+ * tally_agent_emit_event:
+ * @self: a #TallyAgent
+ * @turn_id: (nullable): the UUID of the turn the event belongs to; %NULL
+ *   only for an event outside any turn (docs/architecture.md §4.1)
+ * @fields: (transfer full): the event's type and fields, from
+ *   tally_event_new() or one of the event constructors
+ *
+ * Numbers (the session's next `seq`), stamps (time, session and turn,
+ * tally_event_stamp()) and emits an event through #TallyAgent::event,
+ * which the session records in its log and the transcript folds. Every
+ * event of a session goes this way: the turn's own, and those written
+ * outside a turn, such as the repairs of a turn Tally stopped in the
+ * middle of (tally-session.c). Main thread only.
+ */
 void
 tally_agent_emit_event (TallyAgent *self,
-            const char *turn_id,
-            JsonObject *fields)
+                        const char *turn_id,
+                        JsonObject *fields)
 {
   g_autoptr(JsonObject) event = NULL;
 

@@ -92,6 +92,9 @@ double             tally_agent_get_spent          (TallyAgent         *self);
 void               tally_agent_set_next_seq       (TallyAgent         *self,
                                                    gint64              seq);
 gint64             tally_agent_get_next_seq       (TallyAgent         *self);
+void               tally_agent_emit_event         (TallyAgent         *self,
+                                                   const char         *turn_id,
+                                                   JsonObject         *fields);
 void               tally_agent_set_last_mode      (TallyAgent         *self,
                                                    TallyMode           mode);
 gboolean           tally_agent_is_busy            (TallyAgent         *self);

@@ -108,7 +108,6 @@ tally_session_state_fold (TallySessionState *state,
     case TALLY_EVENT_RETRY:
     case TALLY_EVENT_REQUEST_SENT:
     case TALLY_EVENT_UNKNOWN:
-    default:
       break;
     }
 }

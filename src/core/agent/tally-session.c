@@ -617,20 +617,15 @@ last_turn_clear (LastTurn *last)
   g_clear_pointer (&last->tool_order, g_ptr_array_unref);
 }
 
+/* A repair event goes through the agent like any event of a turn: it is
+ * numbered and stamped there (tally_agent_emit_event()) and comes back
+ * through agent_event_cb(), which records it. */
 static void
 emit_repair_event (TallySession *self,
                    const char   *turn_id,
                    JsonObject   *fields)
 {
-  gint64 seq = tally_agent_get_next_seq (self->agent);
-  g_autoptr(JsonObject) event = NULL;
-
-  event = tally_event_stamp (fields, seq, g_get_real_time (),
-                             tally_agent_get_session_id (self->agent), turn_id);
-  json_object_unref (fields);
-  tally_agent_set_next_seq (self->agent, seq + 1);
-
-  record_event (self, event);
+  tally_agent_emit_event (self->agent, turn_id, fields);
 }
 
 /* Closes a turn that the log shows as started but never finished. */

@@ -843,7 +843,6 @@ index_restored_block (TallyTranscript *self,
     case TALLY_BLOCK_INCOMPLETE:
     case TALLY_BLOCK_NOTICE:
     case TALLY_BLOCK_CHART:
-    default:
       break;
     }
 }
