@@ -671,7 +671,7 @@ salvage_body (TallyApplication *app,
 
   /* It says so, and how to use it */
   label = gtk_label_get_label (window->store_label);
-  expected = g_strdup_printf ("Salvaged 3 sessions (12 events) into %s; lost 0 sessions and 0 events. "
+  expected = g_strdup_printf ("Salvaged into %s: 3 of 3 sessions, 12 of 12 events. "
                               "Start Tally with --store and that file to use it.", salvaged);
   g_assert_cmpstr (label, ==, expected);
   g_assert_true (gtk_label_get_selectable (window->store_label));
@@ -716,7 +716,7 @@ test_salvage_message (void)
   g_autofree char *none = NULL;
   g_autofree char *one = NULL;
   g_autofree char *two = NULL;
-  const char *plain = "Salvaged 4 sessions (120 events) into /tmp/new.db; lost 1 sessions and 7 events. "
+  const char *plain = "Salvaged into /tmp/new.db: 4 of 5 sessions, 120 of 127 events. "
                       "Start Tally with --store and that file to use it.";
 
   report.sessions_salvaged = 4;

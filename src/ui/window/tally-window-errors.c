@@ -358,7 +358,7 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
                                    const char               *out_path)
 {
   g_autofree char *events = NULL;
-  g_autofree char *lost = NULL;
+  g_autofree char *events_total = NULL;
   GString *message;
 
   g_return_val_if_fail (report != NULL, NULL);
@@ -366,12 +366,14 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
 
   message = g_string_new (NULL);
   events = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged);
-  lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_lost);
-  /* TRANSLATORS: after salvaging a damaged session store; %s are the
-   * new file, the salvaged events and the lost events */
-  g_string_append_printf (message, _("Salvaged %u sessions (%s events) into %s; lost %u sessions and %s events. "
+  events_total = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged + report->events_lost);
+  /* TRANSLATORS: after salvaging a damaged session store: the new file,
+   * then the sessions and the events copied of those the store held
+   * ("4 of 5 sessions, 120 of 127 events") */
+  g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s of %s events. "
                                      "Start Tally with --store and that file to use it."),
-                          report->sessions_salvaged, events, out_path, report->sessions_lost, lost);
+                          out_path, report->sessions_salvaged,
+                          report->sessions_salvaged + report->sessions_lost, events, events_total);
   if (report->conversations_cut > 0)
     {
       g_string_append_c (message, ' ');
