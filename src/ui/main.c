@@ -49,8 +49,6 @@ main (int    argc,
 
   app = tally_application_new ();
   tally_application_set_environment_api_key (app, api_key);
-  /* Before any thread starts: it sets an environment variable. */
-  tally_application_skip_gtk_stylesheet (app);
   /* Benchmarks (tests/bench/bench-app-open.c, bench-startup.c): with
    * TALLY_BENCH_FIRST_FRAME set, report the first frame painted by the
    * first window. Nothing else changes. */

@@ -63,15 +63,9 @@ struct _TallyApplication
   GNetworkMonitor   *network_monitor;
   int                network_override;
   gboolean           online;
-
-  /* GTK_THEME set by tally_application_skip_gtk_stylesheet() */
-  gboolean           gtk_theme_set;
 };
 
 G_DEFINE_FINAL_TYPE (TallyApplication, tally_application, ADW_TYPE_APPLICATION)
-
-/* The theme libadwaita names in GtkSettings: an empty stylesheet. */
-#define TALLY_EMPTY_GTK_THEME "Adwaita-empty"
 
 G_DEFINE_ENUM_TYPE (TallyApiKeySource, tally_api_key_source,
   G_DEFINE_ENUM_VALUE (TALLY_API_KEY_SOURCE_NONE, "none"),
@@ -550,53 +544,6 @@ load_icon_theme_thread (GTask        *task,
   g_task_return_boolean (task, TRUE);
 }
 
-/* GtkSettings parses a theme's stylesheet as it is made: GTK's own
- * "Default" unless GTK_THEME, settings.ini or XSETTINGS name another.
- * GtkApplication's start-up makes it, and libadwaita's initialisation
- * then names its empty theme "Adwaita-empty" and loads its own
- * stylesheet: the first one was parsed for nothing, about 80 M
- * instructions (17 ms) on the main thread before the first frame
- * (docs/architecture.md §11.1, "Start-up"). With GTK_THEME naming the
- * empty theme while GTK opens the display and makes the settings, that
- * parse is of an empty file. The variable goes before libadwaita starts,
- * which would otherwise leave the stylesheet to the GTK theme. The
- * folders GLib reads from the environment are read first, so that a
- * thread GTK starts as it opens the display finds them cached while the
- * variable is taken out. */
-static void
-create_settings_without_gtk_stylesheet (TallyApplication *self)
-{
-  g_assert (TALLY_IS_APPLICATION (self));
-
-  (void) g_get_home_dir ();
-  (void) g_get_user_data_dir ();
-  (void) g_get_user_config_dir ();
-  (void) g_get_user_cache_dir ();
-  (void) g_get_system_data_dirs ();
-  (void) g_get_system_config_dirs ();
-
-  if (gtk_init_check ())
-    (void) gtk_settings_get_default ();
-  g_unsetenv ("GTK_THEME");
-  self->gtk_theme_set = FALSE;
-}
-
-/* libadwaita names its empty theme unless it leaves styling to another
- * platform's (elementary's Granite). In that case the settings, made with
- * the empty theme above, load the theme they name now. */
-static void
-check_theme_after_adw_init (void)
-{
-  GtkSettings *settings = gtk_settings_get_default ();
-  g_autofree char *theme_name = NULL;
-
-  if (settings == NULL)
-    return;
-  g_object_get (settings, "gtk-theme-name", &theme_name, NULL);
-  if (g_strcmp0 (theme_name, TALLY_EMPTY_GTK_THEME) != 0)
-    g_object_notify (G_OBJECT (settings), "gtk-theme-name");
-}
-
 static void
 tally_application_startup (GApplication *application)
 {
@@ -611,13 +558,7 @@ tally_application_startup (GApplication *application)
   static const char *close_accels[] = { "<Control>w", NULL };
   static const char *shortcuts_accels[] = { "<Control>question", NULL };
 
-  if (self->gtk_theme_set)
-    create_settings_without_gtk_stylesheet (self);
-
   G_APPLICATION_CLASS (tally_application_parent_class)->startup (application);
-
-  if (self->gtk_theme_set)
-    check_theme_after_adw_init ();
 
   /* GtkSourceView's initialisation adds its icon folder to the display's
    * icon theme and its stylesheets to the display. Done when the first
@@ -1116,32 +1057,6 @@ tally_application_get_api_key_source (TallyApplication *self)
 {
   g_return_val_if_fail (TALLY_IS_APPLICATION (self), TALLY_API_KEY_SOURCE_NONE);
   return self->key_source;
-}
-
-/**
- * tally_application_skip_gtk_stylesheet:
- * @self: a #TallyApplication that has not started
- *
- * Saves the parse of GTK's own stylesheet, which libadwaita replaces
- * with its own as soon as it starts (docs/architecture.md §11.1,
- * "Start-up"): sets `GTK_THEME` to libadwaita's empty theme, which the
- * application's start-up uses to make the display's #GtkSettings and
- * then takes out of the environment again, before libadwaita starts and
- * before anything is spawned. Does nothing when `GTK_THEME` is already
- * set: the user's theme is used as before.
- *
- * Call from main() before any thread starts (it changes the process
- * environment) and before g_application_run().
- */
-void
-tally_application_skip_gtk_stylesheet (TallyApplication *self)
-{
-  g_return_if_fail (TALLY_IS_APPLICATION (self));
-
-  if (g_getenv ("GTK_THEME") != NULL)
-    return;
-  g_setenv ("GTK_THEME", TALLY_EMPTY_GTK_THEME, TRUE);
-  self->gtk_theme_set = TRUE;
 }
 
 /**

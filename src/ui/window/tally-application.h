@@ -63,7 +63,6 @@ gboolean           tally_application_has_api_key          (TallyApplication    *
 char              *tally_application_dup_api_key_hint     (TallyApplication    *self);
 void               tally_application_set_environment_api_key (TallyApplication *self,
                                                             const char       *api_key);
-void               tally_application_skip_gtk_stylesheet  (TallyApplication    *self);
 gboolean           tally_application_get_online           (TallyApplication    *self);
 const char        *tally_application_get_default_database (void);
 char              *tally_application_dup_workspace_for    (const char          *session_id);
