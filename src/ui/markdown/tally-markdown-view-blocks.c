@@ -151,8 +151,14 @@ tally_markdown_blocks_free (TallyMarkdownBlocks *self)
   if (self == NULL)
     return;
 
-  while (self->blocks->len > 0)
-    remove_block (self, self->blocks->len - 1);
+  /* The view goes: its tags leave the table at once, with no tag taken
+   * off a line first or kept for a next block (remove_block()). */
+  for (guint i = 0; i < self->blocks->len; i++)
+    {
+      Block *block = g_ptr_array_index (self->blocks, i);
+
+      gtk_text_tag_table_remove (gtk_text_buffer_get_tag_table (self->buffer), block->reserve);
+    }
   g_ptr_array_unref (self->blocks);
   g_hash_table_unref (self->by_anchor);
   for (guint i = 0; i < self->spare->len; i++)
