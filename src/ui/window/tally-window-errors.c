@@ -396,13 +396,30 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
  * is held while it runs, so closing the last window does not end the
  * process in the middle of it (which left a partial file and the
  * salvage's working copy behind). */
+/* A salvage under way: the window that started it and the new store. */
+typedef struct
+{
+  TallyWindow *window;
+  char        *out_path;
+} Salvage;
+
+static void
+salvage_free (Salvage *salvage)
+{
+  g_object_unref (salvage->window);
+  g_free (salvage->out_path);
+  g_free (salvage);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Salvage, salvage_free)
+
 static void
 salvage_done_cb (GObject      *object,
                  GAsyncResult *result,
                  gpointer      user_data)
 {
-  g_autoptr(TallyWindow) self = user_data;
-  g_autofree char *out = g_object_steal_data (G_OBJECT (self), "tally-salvage-out");
+  g_autoptr(Salvage) salvage = user_data;
+  TallyWindow *self = salvage->window;
   g_autoptr(GError) error = NULL;
   g_autofree char *message = NULL;
   TallySalvageReport report = { 0 };
@@ -419,7 +436,7 @@ salvage_done_cb (GObject      *object,
       return;
     }
   g_free (self->salvage_result);
-  self->salvage_result = _tally_window_dup_salvage_message (&report, out);
+  self->salvage_result = _tally_window_dup_salvage_message (&report, salvage->out_path);
   _tally_window_update_banners (self);
 }
 
@@ -431,6 +448,7 @@ salvage_clicked_cb (TallyWindow *self)
   g_autofree char *name = NULL;
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
+  Salvage *salvage;
 
   g_assert (TALLY_IS_WINDOW (self));
 
@@ -439,11 +457,12 @@ salvage_clicked_cb (TallyWindow *self)
 
   dir = g_path_get_dirname (damaged);
   name = g_strdup_printf ("tally-salvaged-%s.db", stamp);
-  g_object_set_data_full (G_OBJECT (self), "tally-salvage-out", g_build_filename (dir, name, NULL), g_free);
+  salvage = g_new0 (Salvage, 1);
+  salvage->window = g_object_ref (self);
+  salvage->out_path = g_build_filename (dir, name, NULL);
   gtk_widget_set_sensitive (GTK_WIDGET (self->salvage_button), FALSE);
   g_application_hold (G_APPLICATION (self->app));
-  tally_store_salvage_async (damaged, g_object_get_data (G_OBJECT (self), "tally-salvage-out"), NULL,
-                             salvage_done_cb, g_object_ref (self));
+  tally_store_salvage_async (damaged, salvage->out_path, NULL, salvage_done_cb, salvage);
 }
 
 /**
