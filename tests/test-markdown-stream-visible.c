@@ -156,10 +156,13 @@ test_band_follows_scrolling (void)
   int full_height, height, n_lines, middle;
   int y_top[3];
 
-  /* A text that fits in the tall window: the band is all of it. */
+  /* A text that fits in the tall window: the band is all of it, and the
+   * rest of the window below it with the margin (see
+   * test_band_below_the_end()). */
   tally_markdown_view_set_markdown (tall.view, short_text);
   settle (&tall);
-  g_assert_cmpint (text_view_height (&tall), ==, gtk_widget_get_height (GTK_WIDGET (tall.view)));
+  g_assert_cmpint (text_view_height (&tall), >=, gtk_widget_get_height (GTK_WIDGET (tall.view)));
+  g_assert_cmpint (text_view_height (&tall), <=, gtk_widget_get_height (tall.window) + 64);
 
   /* The reference for the long text: the tall window's band (its first
    * 4,000 px) is another than the scroller's. */
@@ -225,6 +228,63 @@ test_band_follows_scrolling (void)
   close_view (&tall);
 }
 
+/* An answer growing down the screen: its text view keeps one allocation,
+ * from the view's top to the bottom of the scroller and the margin, so
+ * that its clip stays the same and a new line repaints that line only (a
+ * clip that changes makes GSK repaint all of it). The part below the
+ * view's end takes no pointer: what is drawn there gets it. */
+static void
+test_band_below_the_end (void)
+{
+  Shown shown = show_view (TRUE, 400);
+  Shown boxed = show_view (FALSE, 1000);
+  g_autofree char *short_text = make_text (1);
+  GtkWidget *text_view = GTK_WIDGET (tally_markdown_view_get_text_view (shown.view));
+  GtkWidget *boxed_text_view = GTK_WIDGET (tally_markdown_view_get_text_view (boxed.view));
+  GString *md = g_string_new ("# Growing\n\n");
+  int band = -1, view_height;
+  guint n_grew = 0;
+  GtkWidget *picked;
+
+  settle (&shown);
+  for (guint i = 0; i < 40; i++)
+    {
+      graphene_point_t origin;
+
+      g_string_append_printf (md, "Line %u of an answer that grows down the screen.\n\n", i);
+      tally_markdown_view_set_markdown (shown.view, md->str);
+      settle (&shown);
+
+      g_assert_true (gtk_widget_compute_point (text_view, GTK_WIDGET (shown.view),
+                                               &GRAPHENE_POINT_INIT (0, 0), &origin));
+      g_assert_cmpfloat (origin.y, ==, 0);
+      if (band < 0)
+        band = text_view_height (&shown);
+      g_assert_cmpint (text_view_height (&shown), ==, band);
+      if (gtk_widget_get_height (GTK_WIDGET (shown.view)) > gtk_widget_get_height (shown.scroller))
+        n_grew++;
+    }
+  /* The scroller's height and the margin; and the text did outgrow it. */
+  g_assert_cmpint (band, ==, gtk_widget_get_height (shown.scroller) + 64);
+  g_assert_cmpuint (n_grew, >, 0);
+
+  /* A short text in a taller window: the text view reaches below the
+   * view, but a point there is not the text view's. */
+  tally_markdown_view_set_markdown (boxed.view, short_text);
+  settle (&boxed);
+  view_height = gtk_widget_get_height (GTK_WIDGET (boxed.view));
+  g_assert_cmpint (gtk_widget_get_height (boxed_text_view), >, view_height + 100);
+  g_assert_false (gtk_widget_contains (boxed_text_view, 10, view_height + 20));
+  g_assert_true (gtk_widget_contains (boxed_text_view, 10, view_height / 2));
+  g_assert_null (gtk_widget_pick (GTK_WIDGET (boxed.view), 10, view_height + 20, GTK_PICK_DEFAULT));
+  picked = gtk_widget_pick (GTK_WIDGET (boxed.view), 10, view_height / 2, GTK_PICK_DEFAULT);
+  g_assert_true (picked == boxed_text_view || gtk_widget_is_ancestor (picked, boxed_text_view));
+
+  g_string_free (md, TRUE);
+  close_view (&shown);
+  close_view (&boxed);
+}
+
 /* Streaming into a view scrolled to its end (as the transcript follows an
  * answer): after finish() the text, the height and the lines' places
  * equal those of the text set at once. */
@@ -277,6 +337,7 @@ main (int   argc,
   tally_test_init_ui (&argc, &argv);
 
   g_test_add_func ("/tally/markdown-stream/band-follows-scrolling", test_band_follows_scrolling);
+  g_test_add_func ("/tally/markdown-stream/band-below-the-end", test_band_below_the_end);
   g_test_add_func ("/tally/markdown-stream/stream-at-the-end", test_stream_at_the_end);
 
   return g_test_run ();

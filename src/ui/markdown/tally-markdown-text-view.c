@@ -86,6 +86,26 @@ tally_markdown_text_view_size_allocate (GtkWidget *widget,
   GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->size_allocate (widget, width, height, baseline);
 }
 
+/* The markdown view may allocate this text view below its own end, where
+ * the screen goes on (visible_band() in tally-markdown-view.c); a point
+ * there belongs to what is drawn there (the next row of a list), not to
+ * this text. */
+static gboolean
+tally_markdown_text_view_contains (GtkWidget *widget,
+                                   double     x,
+                                   double     y)
+{
+  GtkWidget *parent = gtk_widget_get_parent (widget);
+  graphene_point_t point;
+
+  if (parent != NULL &&
+      gtk_widget_compute_point (widget, parent, &GRAPHENE_POINT_INIT (x, y), &point) &&
+      point.y >= gtk_widget_get_height (parent))
+    return FALSE;
+
+  return GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->contains (widget, x, y);
+}
+
 /* Width: text wraps and blocks scroll, so the view needs no more than its
  * margins and the narrowest block. (When the blocks were anchored children,
  * GtkTextView asked for the width of the widest, which followed the view's
@@ -447,6 +467,7 @@ tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
   GtkTextViewClass *text_view_class = GTK_TEXT_VIEW_CLASS (klass);
 
   object_class->finalize = tally_markdown_text_view_finalize;
+  widget_class->contains = tally_markdown_text_view_contains;
   widget_class->measure = tally_markdown_text_view_measure;
   widget_class->realize = tally_markdown_text_view_realize;
   widget_class->size_allocate = tally_markdown_text_view_size_allocate;

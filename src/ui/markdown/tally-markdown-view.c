@@ -96,6 +96,11 @@
  * #GtkScrolledWindow (and the window), and scrolled to it: GtkTextView lays
  * out and draws only those lines, so a frame of a streaming answer paints
  * about a screenful, not the whole answer. The band follows scrolling.
+ * While the view's top is in the band and its end is on screen, the band
+ * goes on below its end to the bottom of the screen, so that the text
+ * view's allocation, and with it its clip, does not change as the answer
+ * grows: GSK repaints the whole of a clip that changed. The text view
+ * takes no pointer below the view's end.
  *
  * The block widgets are not anchored in the text view: the buffer keeps a
  * #GtkTextChildAnchor per block, without a widget, and the anchor's line is
@@ -865,7 +870,8 @@ visible_band (TallyMarkdownView *self,
 {
   GtkWidget *widget = GTK_WIDGET (self);
   GtkWidget *clips[2] = { NULL, GTK_WIDGET (gtk_widget_get_root (widget)) };
-  double lo = 0, hi = height;
+  double lo = 0, hi = G_MAXINT;
+  gboolean clipped = FALSE;
 
   if (self->scroll_adjustment != NULL)
     clips[0] = gtk_widget_get_ancestor (widget, GTK_TYPE_SCROLLED_WINDOW);
@@ -879,10 +885,27 @@ visible_band (TallyMarkdownView *self,
         continue;
       lo = MAX (lo, bounds.origin.y);
       hi = MIN (hi, bounds.origin.y + bounds.size.height);
+      clipped = TRUE;
     }
+  if (!clipped)
+    hi = height;
 
   *top = CLAMP ((int)floor (lo) - BAND_MARGIN, 0, height);
-  *bottom = CLAMP ((int)ceil (hi) + BAND_MARGIN, *top, height);
+  /* A view whose top is in the band and whose end is on screen (an
+   * answer that does not fill the screen yet) gives its text view the
+   * rest of the screen too, below its end: then the text view's
+   * allocation, and so its clip, stay the same while the answer grows
+   * down the screen. A clip that changes cannot be diffed (GSK damages
+   * all of both clips' bounds): a text view as tall as its text was
+   * repainted whole at each new line, 800x600 at the end of a
+   * screenful. Its text has no background (style.css), and
+   * tally_markdown_text_view_contains() leaves the part below the view
+   * to whatever is there. Only from the top: a text view scrolled to a
+   * value would have it clamped to its text's height less the band. */
+  if (*top == 0 && ceil (hi) + BAND_MARGIN > height)
+    *bottom = MAX ((int)ceil (hi) + BAND_MARGIN, 0);
+  else
+    *bottom = CLAMP ((int)ceil (hi) + BAND_MARGIN, *top, height);
   /* A view scrolled out of sight keeps a line's worth, so that its text
    * view is never allocated no height at all. */
   if (*bottom - *top < 1 && height > 0)
