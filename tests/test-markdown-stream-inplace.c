@@ -159,6 +159,70 @@ test_fence (void)
   tally_test_spin_idle ();
 }
 
+static guint
+spare_code_blocks (TallyMarkdownView *view)
+{
+  TallyMarkdownViewStats stats;
+
+  tally_markdown_view_get_stats (view, &stats);
+  return stats.spare_code_blocks;
+}
+
+/* While an answer streams, the view makes a code block ahead in an idle
+ * and the next fence takes it: with that fence's language and code, as
+ * if made for it; another is made for the fence after. finish() and
+ * set_markdown() drop the one left. */
+static void
+test_spare_code_block (void)
+{
+  TallyMarkdownView *view;
+  GtkWidget *window = show_view (&view);
+  GtkTextChildAnchor *anchor;
+  GtkWidget *first, *second;
+
+  tally_markdown_view_append (view, "Intro paragraph.\n\n");
+  tally_markdown_view_flush (view);
+  SPIN_UNTIL (view->spare_code != NULL);
+  g_assert_cmpuint (spare_code_blocks (view), ==, 0);
+
+  tally_markdown_view_append (view, "```sql\nSELECT 1;\n```\n\n");
+  tally_markdown_view_flush (view);
+  first = last_block (view, &anchor);
+  g_assert_true (TALLY_IS_MARKDOWN_CODE_BLOCK (first));
+  g_assert_cmpuint (spare_code_blocks (view), ==, 1);
+  g_assert_cmpstr (tally_markdown_code_block_get_code (TALLY_MARKDOWN_CODE_BLOCK (first)), ==, "SELECT 1;");
+  g_assert_cmpstr (tally_markdown_code_block_get_language (TALLY_MARKDOWN_CODE_BLOCK (first)), ==, "sql");
+  g_assert_cmpstr (tally_markdown_code_block_get_language_name (TALLY_MARKDOWN_CODE_BLOCK (first)), ==, "SQL");
+  g_assert_true (gtk_widget_get_parent (first) == GTK_WIDGET (view));
+  /* The view holds the one reference: a floating one would have leaked. */
+  g_assert_false (g_object_is_floating (first));
+
+  /* A second fence, without a language, takes the next spare. */
+  SPIN_UNTIL (view->spare_code != NULL);
+  tally_markdown_view_append (view, "Then:\n\n```\nplain text\n```\n\n");
+  tally_markdown_view_flush (view);
+  second = last_block (view, &anchor);
+  g_assert_true (second != first);
+  g_assert_cmpuint (spare_code_blocks (view), ==, 2);
+  g_assert_cmpstr (tally_markdown_code_block_get_code (TALLY_MARKDOWN_CODE_BLOCK (second)), ==, "plain text");
+  g_assert_cmpstr (tally_markdown_code_block_get_language (TALLY_MARKDOWN_CODE_BLOCK (second)), ==, "");
+  g_assert_cmpstr (tally_markdown_code_block_get_language_name (TALLY_MARKDOWN_CODE_BLOCK (second)), ==, "Code");
+
+  SPIN_UNTIL (view->spare_code != NULL);
+  assert_equals_set_at_once (view);
+  g_assert_null (view->spare_code);
+  g_assert_cmpuint (view->spare_idle_id, ==, 0);
+
+  /* set_markdown() is not streaming: no spare is made for it. */
+  tally_markdown_view_set_markdown (view, "Text set at once.\n\n```sql\nSELECT 2;\n```\n");
+  tally_test_spin_idle ();
+  g_assert_null (view->spare_code);
+  g_assert_cmpuint (spare_code_blocks (view), ==, 2);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  tally_test_spin_idle ();
+}
+
 /* A table gaining rows keeps its widget; the anchor has every row. */
 static void
 test_table (void)
@@ -284,6 +348,7 @@ main (int   argc,
   tally_test_init_ui (&argc, &argv);
 
   g_test_add_func ("/tally/markdown-stream-inplace/fence", test_fence);
+  g_test_add_func ("/tally/markdown-stream-inplace/spare-code-block", test_spare_code_block);
   g_test_add_func ("/tally/markdown-stream-inplace/table", test_table);
   g_test_add_func ("/tally/markdown-stream-inplace/shape-changes", test_shape_changes);
   g_test_add_func ("/tally/markdown-stream-inplace/tags-kept", test_tags_kept);

@@ -219,21 +219,52 @@ tally_markdown_code_block_new (const char *code,
                                const char *language)
 {
   TallyMarkdownCodeBlock *self;
+  GtkTextBuffer *buffer;
+
+  self = g_object_new (TALLY_TYPE_MARKDOWN_CODE_BLOCK, NULL);
+  self->code = g_strdup (code != NULL ? code : "");
+
+  buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view));
+  gtk_text_buffer_set_enable_undo (buffer, FALSE);
+  tally_markdown_code_block_set_language (self, language);
+  gtk_text_buffer_set_text (buffer, self->code, -1);
+
+  return GTK_WIDGET (self);
+}
+
+/**
+ * tally_markdown_code_block_set_language:
+ * @self: a code block
+ * @language: (nullable): the first word of the fence's info string, as
+ *   for tally_markdown_code_block_new()
+ *
+ * Sets the language the code is highlighted as and named by in the
+ * header and to assistive technologies. The markdown view sets it on a
+ * code block it made in advance, when a fence takes it.
+ */
+void
+tally_markdown_code_block_set_language (TallyMarkdownCodeBlock *self,
+                                        const char             *language)
+{
   GtkSourceLanguage *source_language;
   GtkTextBuffer *buffer;
   g_autofree char *label = NULL;
 
-  self = g_object_new (TALLY_TYPE_MARKDOWN_CODE_BLOCK, NULL);
-  self->code = g_strdup (code != NULL ? code : "");
-  self->language = g_strdup (language != NULL ? language : "");
+  g_return_if_fail (TALLY_IS_MARKDOWN_CODE_BLOCK (self));
+
+  if (language == NULL)
+    language = "";
+  if (self->language != NULL && strcmp (language, self->language) == 0)
+    return;
+
+  g_free (self->language);
+  self->language = g_strdup (language);
 
   buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view));
-  gtk_text_buffer_set_enable_undo (buffer, FALSE);
   source_language = lookup_language (self->language);
   tally_source_language_keep_compiled (source_language);
   gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), source_language);
   gtk_source_buffer_set_highlight_syntax (GTK_SOURCE_BUFFER (buffer), source_language != NULL);
-  gtk_text_buffer_set_text (buffer, self->code, -1);
 
   if (source_language != NULL)
     gtk_label_set_text (self->language_label, gtk_source_language_get_name (source_language));
@@ -252,8 +283,6 @@ tally_markdown_code_block_new (const char *code,
   gtk_accessible_update_property (GTK_ACCESSIBLE (self),
                                   GTK_ACCESSIBLE_PROPERTY_LABEL, label,
                                   -1);
-
-  return GTK_WIDGET (self);
 }
 
 /**

@@ -15,6 +15,8 @@ const char *tally_markdown_code_block_get_code          (TallyMarkdownCodeBlock 
 void        tally_markdown_code_block_set_code          (TallyMarkdownCodeBlock *self,
                                                          const char             *code);
 const char *tally_markdown_code_block_get_language      (TallyMarkdownCodeBlock *self);
+void        tally_markdown_code_block_set_language      (TallyMarkdownCodeBlock *self,
+                                                         const char             *language);
 const char *tally_markdown_code_block_get_language_name (TallyMarkdownCodeBlock *self);
 const char *tally_markdown_code_block_get_scheme_id     (TallyMarkdownCodeBlock *self);
 void        tally_markdown_code_block_copy              (TallyMarkdownCodeBlock *self);

@@ -40,6 +40,8 @@ G_BEGIN_DECLS
  * @finished_by_frames: finish() calls that the view's frames completed
  *   (the view was mapped), rather than finish() itself or a call that
  *   needed the final state at once
+ * @spare_code_blocks: code blocks that were made ahead in an idle and
+ *   taken by a fence, rather than made in a frame
  *
  * Counters for tests and benchmarks.
  */
@@ -62,6 +64,7 @@ typedef struct
   guint   lazy_pending;
   guint   tails_in_place;
   guint   finished_by_frames;
+  guint   spare_code_blocks;
 } TallyMarkdownViewStats;
 
 void         tally_markdown_view_get_stats       (TallyMarkdownView      *self,
@@ -109,6 +112,11 @@ struct _TallyMarkdownView
   /* anchors showing a placeholder until their block widget is made */
   GPtrArray              *lazy;
   gboolean                eager;       /* make block widgets at once (not streaming) */
+
+  /* a code block made in an idle while an answer streams, for the next
+   * fence to take (see take_spare_code_block ()) */
+  GtkWidget              *spare_code;
+  guint                   spare_idle_id;
 
   /* tag colours in use */
   GdkRGBA                 foreground;

@@ -347,14 +347,73 @@ reuse_table (TallyMarkdownView  *self,
   return NULL;
 }
 
+/* A code block costs a millisecond or two to make (its template, a
+ * GtkSourceView, their CSS nodes): the largest part of the frame in which a
+ * streamed fence opens. So while an answer streams, one is made ahead in
+ * an idle, between the frames, and the next fence takes it; then another
+ * is made. The streaming ends (settle (), set_markdown ()) drop it. */
+static gboolean
+make_spare_code_block_cb (gpointer user_data)
+{
+  TallyMarkdownView *self = user_data;
+
+  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
+
+  self->spare_idle_id = 0;
+  if (self->spare_code == NULL)
+    self->spare_code = g_object_ref_sink (tally_markdown_code_block_new ("", NULL));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+ensure_spare_code_block (TallyMarkdownView *self)
+{
+  if (self->spare_code == NULL && self->spare_idle_id == 0)
+    self->spare_idle_id = g_idle_add_full (G_PRIORITY_LOW, make_spare_code_block_cb, self, NULL);
+}
+
+static void
+drop_spare_code_block (TallyMarkdownView *self)
+{
+  g_clear_handle_id (&self->spare_idle_id, g_source_remove);
+  g_clear_object (&self->spare_code);
+}
+
+/* Returns: (transfer floating) (nullable): the spare code block showing
+ * @anchor's code, or %NULL when none is ready */
+static GtkWidget *
+take_spare_code_block (TallyMarkdownView  *self,
+                       GtkTextChildAnchor *anchor)
+{
+  TallyMarkdownCodeBlock *block;
+
+  if (self->spare_code == NULL)
+    return NULL;
+
+  block = TALLY_MARKDOWN_CODE_BLOCK (g_steal_pointer (&self->spare_code));
+  tally_markdown_code_block_set_language (block, tally_markdown_anchor_get_language (anchor));
+  tally_markdown_code_block_set_code (block, tally_markdown_anchor_get_code (anchor));
+  /* Our reference becomes the floating one a new widget has. */
+  g_object_force_floating (G_OBJECT (block));
+  ensure_spare_code_block (self);
+  self->stats.spare_code_blocks++;
+  return GTK_WIDGET (block);
+}
+
 /* Makes the widget for a code or table anchor. */
 static GtkWidget *
 make_block (TallyMarkdownView  *self,
             GtkTextChildAnchor *anchor)
 {
   if (tally_markdown_anchor_get_kind (anchor) == TALLY_MARKDOWN_ANCHOR_CODE)
-    return tally_markdown_code_block_new (tally_markdown_anchor_get_code (anchor),
-                                          tally_markdown_anchor_get_language (anchor));
+    {
+      GtkWidget *spare = take_spare_code_block (self, anchor);
+
+      if (spare != NULL)
+        return spare;
+      return tally_markdown_code_block_new (tally_markdown_anchor_get_code (anchor),
+                                            tally_markdown_anchor_get_language (anchor));
+    }
 
   return tally_markdown_table_widget_new (tally_markdown_anchor_get_table (anchor),
                                           table_link_cb, self);
@@ -739,6 +798,7 @@ settle (TallyMarkdownView *self)
 
   self->finishing = FALSE;
   self->settled = TRUE;
+  drop_spare_code_block (self);
 
   /* Without a committed part the buffer is one render of the whole text. */
   if (self->committed == 0)
@@ -1085,6 +1145,7 @@ tally_markdown_view_dispose (GObject *object)
   remove_tick (self);
   untrack_scroller (self);
   g_clear_handle_id (&self->colors_idle_id, g_source_remove);
+  drop_spare_code_block (self);
   if (self->blocks != NULL)
     drop_reusable (self);
   g_ptr_array_set_size (self->lazy, 0);
@@ -1246,6 +1307,7 @@ tally_markdown_view_set_markdown (TallyMarkdownView *self,
 
   remove_tick (self);
   self->finishing = FALSE;
+  drop_spare_code_block (self);
 
   /* Rebinding a finished message to the same text is common in lists. */
   if (!self->dirty && self->committed == 0 && self->lazy->len == 0 &&
@@ -1286,6 +1348,8 @@ tally_markdown_view_append (TallyMarkdownView *self,
   self->dirty = TRUE;
   self->settled = FALSE;
   ensure_tick (self);
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+    ensure_spare_code_block (self);
 }
 
 /**
