@@ -69,13 +69,13 @@ last_block (TallyMarkdownView   *view,
   return block;
 }
 
-static guint
-tails_in_place (TallyMarkdownView *view)
+static TallyMarkdownViewStats
+stats_of (TallyMarkdownView *view)
 {
   TallyMarkdownViewStats stats;
 
   tally_markdown_view_get_stats (view, &stats);
-  return stats.tails_in_place;
+  return stats;
 }
 
 static void
@@ -123,7 +123,7 @@ test_fence (void)
   g_assert_cmpstr (tally_markdown_code_block_get_code (TALLY_MARKDOWN_CODE_BLOCK (first_block)), ==, "SELECT 1");
   g_string_append (code, "SELECT 1");
 
-  before = tails_in_place (view);
+  before = stats_of (view).tails_in_place;
   for (guint i = 0; i < 8; i++)
     {
       g_autofree char *line = g_strdup_printf (",\n       col_%u", i);
@@ -137,7 +137,7 @@ test_fence (void)
       g_assert_true (block == first_block);
       g_assert_cmpstr (tally_markdown_code_block_get_code (TALLY_MARKDOWN_CODE_BLOCK (block)), ==, code->str);
       g_assert_cmpstr (tally_markdown_anchor_get_code (anchor), ==, code->str);
-      g_assert_cmpuint (tails_in_place (view), ==, before + i + 1);
+      g_assert_cmpuint (stats_of (view).tails_in_place, ==, before + i + 1);
     }
 
   /* The closing fence commits the block; the widget goes with it, and
@@ -159,15 +159,6 @@ test_fence (void)
   tally_test_spin_idle ();
 }
 
-static guint
-spare_code_blocks (TallyMarkdownView *view)
-{
-  TallyMarkdownViewStats stats;
-
-  tally_markdown_view_get_stats (view, &stats);
-  return stats.spare_code_blocks;
-}
-
 /* While an answer streams, the view makes a code block ahead in an idle
  * and the next fence takes it: with that fence's language and code, as
  * if made for it; another is made for the fence after. finish() and
@@ -183,13 +174,13 @@ test_spare_code_block (void)
   tally_markdown_view_append (view, "Intro paragraph.\n\n");
   tally_markdown_view_flush (view);
   SPIN_UNTIL (view->spare_code != NULL);
-  g_assert_cmpuint (spare_code_blocks (view), ==, 0);
+  g_assert_cmpuint (stats_of (view).spare_code_blocks, ==, 0);
 
   tally_markdown_view_append (view, "```sql\nSELECT 1;\n```\n\n");
   tally_markdown_view_flush (view);
   first = last_block (view, &anchor);
   g_assert_true (TALLY_IS_MARKDOWN_CODE_BLOCK (first));
-  g_assert_cmpuint (spare_code_blocks (view), ==, 1);
+  g_assert_cmpuint (stats_of (view).spare_code_blocks, ==, 1);
   g_assert_cmpstr (tally_markdown_code_block_get_code (TALLY_MARKDOWN_CODE_BLOCK (first)), ==, "SELECT 1;");
   g_assert_cmpstr (tally_markdown_code_block_get_language (TALLY_MARKDOWN_CODE_BLOCK (first)), ==, "sql");
   g_assert_cmpstr (tally_markdown_code_block_get_language_name (TALLY_MARKDOWN_CODE_BLOCK (first)), ==, "SQL");
@@ -203,7 +194,7 @@ test_spare_code_block (void)
   tally_markdown_view_flush (view);
   second = last_block (view, &anchor);
   g_assert_true (second != first);
-  g_assert_cmpuint (spare_code_blocks (view), ==, 2);
+  g_assert_cmpuint (stats_of (view).spare_code_blocks, ==, 2);
   g_assert_cmpstr (tally_markdown_code_block_get_code (TALLY_MARKDOWN_CODE_BLOCK (second)), ==, "plain text");
   g_assert_cmpstr (tally_markdown_code_block_get_language (TALLY_MARKDOWN_CODE_BLOCK (second)), ==, "");
   g_assert_cmpstr (tally_markdown_code_block_get_language_name (TALLY_MARKDOWN_CODE_BLOCK (second)), ==, "Code");
@@ -217,7 +208,7 @@ test_spare_code_block (void)
   tally_markdown_view_set_markdown (view, "Text set at once.\n\n```sql\nSELECT 2;\n```\n");
   tally_test_spin_idle ();
   g_assert_null (view->spare_code);
-  g_assert_cmpuint (spare_code_blocks (view), ==, 2);
+  g_assert_cmpuint (stats_of (view).spare_code_blocks, ==, 2);
 
   gtk_window_destroy (GTK_WINDOW (window));
   tally_test_spin_idle ();
@@ -239,7 +230,7 @@ test_table (void)
   g_assert_true (tally_markdown_table_widget_is_table (first_table));
   g_assert_cmpuint (tally_markdown_anchor_get_table (first_anchor)->n_rows, ==, 2);
 
-  before = tails_in_place (view);
+  before = stats_of (view).tails_in_place;
   for (guint r = 0; r < 6; r++)
     {
       g_autofree char *row = g_strdup_printf ("| Genre %u | %u.00 |\n", r, 100 - r);
@@ -250,7 +241,7 @@ test_table (void)
       g_assert_true (anchor == first_anchor);
       g_assert_cmpuint (tally_markdown_anchor_get_table (anchor)->n_rows, ==, 3 + r);
     }
-  g_assert_cmpuint (tails_in_place (view), ==, before + 6);
+  g_assert_cmpuint (stats_of (view).tails_in_place, ==, before + 6);
 
   tally_markdown_view_append (view, "\nThat is all.");
   assert_equals_set_at_once (view);
@@ -282,11 +273,11 @@ test_shape_changes (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
     {
-      guint before = tails_in_place (view);
+      guint before = stats_of (view).tails_in_place;
 
       tally_markdown_view_append (view, steps[i]);
       tally_markdown_view_flush (view);
-      g_assert_cmpuint (tails_in_place (view), ==, before + (in_place[i] ? 1 : 0));
+      g_assert_cmpuint (stats_of (view).tails_in_place, ==, before + (in_place[i] ? 1 : 0));
     }
 
   assert_equals_set_at_once (view);
