@@ -1203,6 +1203,123 @@ test_blocks_over_lines (void)
   fixture_close (&fx);
 }
 
+/* ---------------------------------------------------------------------- */
+/* A short text's height                                                    */
+
+static gboolean
+has_width (gpointer data)
+{
+  return gtk_widget_get_width (GTK_WIDGET (data)) > 0;
+}
+
+typedef struct
+{
+  GtkWidget         *window;
+  TallyMarkdownView *view;
+  GtkWidget         *below;   /* the next child of the box */
+} Boxed;
+
+/* A view in a vertical box, with a label under it, in a window: as a plan
+ * or approval card holds one. With @markdown, the text is set before the
+ * window is shown. */
+static Boxed
+boxed_open (const char *markdown)
+{
+  Boxed boxed = { gtk_window_new (), TALLY_MARKDOWN_VIEW (tally_markdown_view_new ()),
+                  gtk_label_new ("Below the text") };
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+
+  if (markdown != NULL)
+    tally_markdown_view_set_markdown (boxed.view, markdown);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (boxed.view));
+  gtk_box_append (GTK_BOX (box), boxed.below);
+  gtk_window_set_child (GTK_WINDOW (boxed.window), box);
+  gtk_window_set_default_size (GTK_WINDOW (boxed.window), 600, 1000);
+  gtk_window_present (GTK_WINDOW (boxed.window));
+  spin_until (has_width, boxed.view, "the view to be allocated");
+  return boxed;
+}
+
+/* The view is as tall as its text: from its top to the end of its last
+ * line, and the label below starts there. */
+static void
+assert_text_height (Boxed      *boxed,
+                    const char *text)
+{
+  GtkTextView *text_view = tally_markdown_view_get_text_view (boxed->view);
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (text_view);
+  g_autofree char *shown = NULL;
+  GtkTextIter start, end;
+  graphene_rect_t bounds;
+  int y, height, expected;
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  shown = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+  g_assert_cmpstr (shown, ==, text);
+  gtk_text_view_get_line_yrange (text_view, &end, &y, &height);
+  g_assert_cmpint (height, >, 0);
+  expected = y + height + gtk_text_view_get_top_margin (text_view) + gtk_text_view_get_bottom_margin (text_view);
+
+  g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (boxed->view)), ==, expected);
+  g_assert_true (gtk_widget_compute_bounds (boxed->below, GTK_WIDGET (boxed->view), &bounds));
+  g_assert_cmpfloat (bounds.origin.y, ==, expected);
+}
+
+static void
+boxed_close (Boxed *boxed)
+{
+  gtk_window_destroy (GTK_WINDOW (boxed->window));
+  pump_pending ();
+}
+
+/* A text whose lines are all laid out by the view's first allocation (one
+ * line, or a few) used to keep the height measured before it, 0 px: the
+ * resize GtkTextView asked for as it laid the lines out was dropped, as
+ * one asked for during an allocation is. A few frames on, the view is as
+ * tall as its text, whether the text came before the view was shown,
+ * after, or streamed. */
+static void
+test_short_text_height (void)
+{
+  static const char *const texts[][2] = {
+    { "A short answer.", "A short answer." },
+    { "A short answer.\n", "A short answer." },
+    { "A **short** answer.\n\nTwo.", "A short answer.\nTwo." },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      Boxed boxed;
+
+      /* Set, then shown. */
+      boxed = boxed_open (texts[i][0]);
+      tally_test_wait_frames (boxed.window, 4);
+      assert_text_height (&boxed, texts[i][1]);
+      boxed_close (&boxed);
+
+      /* Shown, then set. */
+      boxed = boxed_open (NULL);
+      tally_test_wait_frames (boxed.window, 2);
+      tally_markdown_view_set_markdown (boxed.view, texts[i][0]);
+      tally_test_wait_frames (boxed.window, 4);
+      assert_text_height (&boxed, texts[i][1]);
+      boxed_close (&boxed);
+    }
+
+  /* Shown, then streamed in two parts. */
+  {
+    Boxed boxed = boxed_open (NULL);
+
+    tally_markdown_view_append (boxed.view, "A short ");
+    tally_test_wait_frames (boxed.window, 2);
+    tally_markdown_view_append (boxed.view, "answer.");
+    tally_markdown_view_finish (boxed.view);
+    tally_test_wait_frames (boxed.window, 4);
+    assert_text_height (&boxed, "A short answer.");
+    boxed_close (&boxed);
+  }
+}
+
 /* /tally/harness/tolerated-criticals: the UI tests' log filter
  * (tally_test_prepare_ui_process()) lets GTK 4.8's two tooltip criticals
  * through and keeps every other critical fatal, of GDK's too. */
@@ -1278,6 +1395,7 @@ main (int   argc,
   g_test_add_func ("/tally/markdown/theme-colors", test_theme_colors);
   g_test_add_func ("/tally/markdown/block-width", test_block_width);
   g_test_add_func ("/tally/markdown/blocks-over-lines", test_blocks_over_lines);
+  g_test_add_func ("/tally/markdown/short-text-height", test_short_text_height);
 
   return g_test_run ();
 }

@@ -27,6 +27,10 @@
  *   lines on the pixel grid, rather than by Pango: GTK 4.8's GL renderer
  *   drops Pango's thinner-than-a-pixel decoration rectangles on about
  *   every other line, so struck text would look like plain text.
+ * - Its height is where its last line ends, at the width it was last
+ *   allocated; an allocation that changes that height asks to be
+ *   measured again, once the allocation is over (see
+ *   tally_markdown_text_view_size_allocate()).
  */
 
 #define BAR_WIDTH   3
@@ -38,6 +42,8 @@ struct _TallyMarkdownTextView
   GtkTextView  parent_instance;
 
   int          width;     /* the last allocation's */
+  int          measured;  /* the height the last vertical measure gave */
+  guint        resize_idle_id;
 
   /* PangoFontDescription → PangoFontMetrics; computing metrics shapes a
    * sample text, far too slow to do for every frame */
@@ -74,6 +80,47 @@ tally_markdown_text_view_get_block_width (TallyMarkdownTextView *self,
   return MAX (width, MIN_BLOCK_WIDTH);
 }
 
+/* The height the vertical measure gives: where the last line ends, at the
+ * width of the last allocation. */
+static int
+text_height (TallyMarkdownTextView *self)
+{
+  GtkTextView *text_view = GTK_TEXT_VIEW (self);
+  GtkTextIter end;
+  int y, height;
+
+  gtk_text_buffer_get_end_iter (gtk_text_view_get_buffer (text_view), &end);
+  gtk_text_view_get_line_yrange (text_view, &end, &y, &height);
+  return y + height + gtk_text_view_get_top_margin (text_view) + gtk_text_view_get_bottom_margin (text_view);
+}
+
+static gboolean
+resize_idle_cb (gpointer user_data)
+{
+  TallyMarkdownTextView *self = user_data;
+
+  self->resize_idle_id = 0;
+  gtk_widget_queue_resize (GTK_WIDGET (self));
+  return G_SOURCE_REMOVE;
+}
+
+/* The height measured before an allocation is the one for the width and
+ * the lines of the allocation before it. The allocation lays out the lines
+ * on screen at its width, and that may give another height: the first
+ * allocation's measure had no width yet (it gave 0 px), and lines laid out
+ * for the first time get their height. GtkTextView asks for a resize when
+ * its lines' heights change, but one asked for during an allocation is
+ * dropped when the allocation ends (gtk_widget_allocate() clears the flags
+ * of the widget and of each ancestor being allocated), so the view kept
+ * the height measured before: 0 px for a text set before the view was
+ * first shown in a box. A longer text got its height from lines that a
+ * later idle laid out, outside the allocation; one whose lines the first
+ * allocation laid out all, a one-line answer in a plan or approval card,
+ * never did. So the resize is asked for again on the next main loop turn,
+ * as TallyAssistantText does for its estimates: the next frame has the
+ * right height. (Asking from the frame clock's "layout" signal, after
+ * GtkRoot's handler, would correct it in the same frame, but a list row
+ * resized there was left unallocated when the frame was drawn.) */
 static void
 tally_markdown_text_view_size_allocate (GtkWidget *widget,
                                         int        width,
@@ -84,6 +131,9 @@ tally_markdown_text_view_size_allocate (GtkWidget *widget,
 
   self->width = width;
   GTK_WIDGET_CLASS (tally_markdown_text_view_parent_class)->size_allocate (widget, width, height, baseline);
+
+  if (self->resize_idle_id == 0 && text_height (self) != self->measured)
+    self->resize_idle_id = g_idle_add_full (G_PRIORITY_HIGH_IDLE, resize_idle_cb, self, NULL);
 }
 
 /* The markdown view may allocate this text view below its own end, where
@@ -135,15 +185,12 @@ tally_markdown_text_view_measure (GtkWidget      *widget,
        * height (an anchored table while it streamed, or at a new width)
        * could keep that height twice: a blank band of a table's height
        * under the text, issue 14 §1. The lines' own positions are right. */
-      GtkTextIter end;
-      int y, height;
-
       if (self->width <= 0)
-        return;
-      gtk_text_buffer_get_end_iter (gtk_text_view_get_buffer (text_view), &end);
-      gtk_text_view_get_line_yrange (text_view, &end, &y, &height);
-      *minimum = *natural = y + height + gtk_text_view_get_top_margin (text_view) +
-                            gtk_text_view_get_bottom_margin (text_view);
+        {
+          self->measured = *minimum;
+          return;
+        }
+      *minimum = *natural = self->measured = text_height (self);
       if (minimum_baseline != NULL)
         *minimum_baseline = -1;
       if (natural_baseline != NULL)
@@ -450,6 +497,16 @@ tally_markdown_text_view_realize (GtkWidget *widget)
 }
 
 static void
+tally_markdown_text_view_dispose (GObject *object)
+{
+  TallyMarkdownTextView *self = (TallyMarkdownTextView *)object;
+
+  g_clear_handle_id (&self->resize_idle_id, g_source_remove);
+
+  G_OBJECT_CLASS (tally_markdown_text_view_parent_class)->dispose (object);
+}
+
+static void
 tally_markdown_text_view_finalize (GObject *object)
 {
   TallyMarkdownTextView *self = (TallyMarkdownTextView *)object;
@@ -466,6 +523,7 @@ tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   GtkTextViewClass *text_view_class = GTK_TEXT_VIEW_CLASS (klass);
 
+  object_class->dispose = tally_markdown_text_view_dispose;
   object_class->finalize = tally_markdown_text_view_finalize;
   widget_class->contains = tally_markdown_text_view_contains;
   widget_class->measure = tally_markdown_text_view_measure;
@@ -477,6 +535,7 @@ tally_markdown_text_view_class_init (TallyMarkdownTextViewClass *klass)
 static void
 tally_markdown_text_view_init (TallyMarkdownTextView *self)
 {
+  self->measured = -1;
   self->metrics = g_hash_table_new_full ((GHashFunc)pango_font_description_hash,
                                          (GEqualFunc)pango_font_description_equal,
                                          (GDestroyNotify)pango_font_description_free,
