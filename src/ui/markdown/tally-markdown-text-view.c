@@ -99,6 +99,8 @@ resize_idle_cb (gpointer user_data)
 {
   TallyMarkdownTextView *self = user_data;
 
+  g_assert (TALLY_IS_MARKDOWN_TEXT_VIEW (self));
+
   self->resize_idle_id = 0;
   gtk_widget_queue_resize (GTK_WIDGET (self));
   return G_SOURCE_REMOVE;
