@@ -96,11 +96,11 @@
  * #GtkScrolledWindow (and the window), and scrolled to it: GtkTextView lays
  * out and draws only those lines, so a frame of a streaming answer paints
  * about a screenful, not the whole answer. The band follows scrolling.
- * While the view's top is in the band and its end is on screen, the band
- * goes on below its end to the bottom of the screen, so that the text
- * view's allocation, and with it its clip, does not change as the answer
- * grows: GSK repaints the whole of a clip that changed. The text view
- * takes no pointer below the view's end.
+ * While the view's top is on screen, the band is as tall as the screen
+ * and its margins, from the view's top, and may reach below the view's
+ * end, so that the text view's allocation, and with it its clip, does not
+ * change as the answer grows: GSK repaints the whole of a clip that
+ * changed. The text view takes no pointer below the view's end.
  *
  * The block widgets are not anchored in the text view: the buffer keeps a
  * #GtkTextChildAnchor per block, without a widget, and the anchor's line is
@@ -930,7 +930,10 @@ visible_band (TallyMarkdownView *self,
 {
   GtkWidget *widget = GTK_WIDGET (self);
   GtkWidget *clips[2] = { NULL, GTK_WIDGET (gtk_widget_get_root (widget)) };
-  double lo = 0, hi = G_MAXINT;
+  /* what of the view's coordinates is on screen, before it is cut to the
+   * view's own height */
+  double clip_top = -G_MAXINT, clip_bottom = G_MAXINT;
+  double lo, hi;
   gboolean clipped = FALSE;
 
   if (self->scroll_adjustment != NULL)
@@ -943,27 +946,36 @@ visible_band (TallyMarkdownView *self,
       if (clips[i] == NULL || clips[i] == widget ||
           !gtk_widget_compute_bounds (clips[i], widget, &bounds))
         continue;
-      lo = MAX (lo, bounds.origin.y);
-      hi = MIN (hi, bounds.origin.y + bounds.size.height);
+      clip_top = MAX (clip_top, bounds.origin.y);
+      clip_bottom = MIN (clip_bottom, bounds.origin.y + bounds.size.height);
       clipped = TRUE;
     }
   if (!clipped)
-    hi = height;
+    {
+      clip_top = 0;
+      clip_bottom = height;
+    }
+  lo = MAX (0, clip_top);
+  hi = clip_bottom;
 
   *top = CLAMP ((int)floor (lo) - BAND_MARGIN, 0, height);
-  /* A view whose top is in the band and whose end is on screen (an
-   * answer that does not fill the screen yet) gives its text view the
-   * rest of the screen too, below its end: then the text view's
-   * allocation, and so its clip, stay the same while the answer grows
-   * down the screen. A clip that changes cannot be diffed (GSK damages
-   * all of both clips' bounds): a text view as tall as its text was
-   * repainted whole at each new line, 800x600 at the end of a
-   * screenful. Its text has no background (style.css), and
-   * tally_markdown_text_view_contains() leaves the part below the view
-   * to whatever is there. Only from the top: a text view scrolled to a
-   * value would have it clamped to its text's height less the band. */
-  if (*top == 0 && ceil (hi) + BAND_MARGIN > height)
-    *bottom = MAX ((int)ceil (hi) + BAND_MARGIN, 0);
+  /* A view whose top is in the band gives its text view a band as tall
+   * as the screen and the margins, reaching below the view's end while
+   * the answer does not fill the screen: then the text view's allocation,
+   * and so its clip, stay the same while the answer grows down the screen
+   * and past its end, and while the view scrolls a little. A
+   * clip that changes cannot be diffed (GSK damages all of both clips'
+   * bounds): a text view as tall as its text was repainted whole at each
+   * new line, 800x600 at the end of a screenful. The band covers what is
+   * on screen: the view's top is at most a margin above the screen's, so
+   * the screen's bottom is at most the screen's height and a margin below
+   * the view's top. (A view below the screen keeps the line's worth
+   * below.) Its text has no background (style.css), and
+   * tally_markdown_text_view_contains() leaves the part below the view to
+   * whatever is there. Only from the top: a text view scrolled to a value
+   * would have it clamped to its text's height less the band. */
+  if (*top == 0 && clip_bottom > clip_top && clip_bottom + BAND_MARGIN > 0)
+    *bottom = (int)ceil (clip_bottom - clip_top) + 2 * BAND_MARGIN;
   else
     *bottom = CLAMP ((int)ceil (hi) + BAND_MARGIN, *top, height);
   /* A view scrolled out of sight keeps a line's worth, so that its text
