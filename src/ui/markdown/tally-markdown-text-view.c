@@ -139,7 +139,7 @@ tally_markdown_text_view_size_allocate (GtkWidget *widget,
 }
 
 /* The markdown view may allocate this text view below its own end, where
- * the screen goes on (visible_band() in tally-markdown-view.c); a point
+ * the screen goes on (visible_band() in tally-markdown-view-band.c); a point
  * there belongs to what is drawn there (the next row of a list), not to
  * this text. */
 static gboolean

@@ -124,7 +124,7 @@ struct _TallyMarkdownView
   gboolean                have_colors;
   guint                   colors_idle_id;
 
-  /* the band of the view's height its text view gets (see visible_band ()) */
+  /* the band of the view's height its text view gets (see visible_band () in tally-markdown-view-band.c) */
   GtkAdjustment          *vadjustment;
   GtkAdjustment          *scroll_adjustment;  /* the enclosing scroller's */
   gulong                  scroll_handler;
@@ -139,6 +139,12 @@ struct _TallyMarkdownView
 
 void _tally_markdown_view_activate_link (TallyMarkdownView *self,
                                          const char        *url);
+
+/* tally-markdown-view-band.c */
+void _tally_markdown_view_bind_band          (GtkWidgetClass    *widget_class);
+void _tally_markdown_view_band_value_changed (TallyMarkdownView *self);
+void _tally_markdown_view_track_scroller     (TallyMarkdownView *self);
+void _tally_markdown_view_untrack_scroller   (TallyMarkdownView *self);
 
 /* tally-markdown-view-input.c */
 void _tally_markdown_view_bind_input    (GtkWidgetClass    *widget_class);

@@ -111,8 +111,7 @@
  * its line, at the anchor's place, after its text view, and draws the
  * blocks in the band only. So the text view never has a child widget on
  * screen, which in GTK 4.8 made every frame in which its buffer changed
- * cost tens of milliseconds under GL (see "Drawing only what is on screen"
- * below).
+ * cost tens of milliseconds under GL (see tally-markdown-view-band.c).
  *
  * ## CSS
  *
@@ -906,232 +905,6 @@ tick_cb (GtkWidget     *widget,
 }
 
 /* ---------------------------------------------------------------------- */
-/* Drawing only what is on screen                                           */
-
-/* A GtkTextView that does not scroll itself (it is as tall as its text,
- * inside a list or a viewport that scrolls) draws all of its lines in every
- * frame in which anything in it changed: while an answer streams, each
- * frame would paint the whole answer, where a GtkTextView in a scrolled
- * window of its own paints one screenful. So the view gives its text view
- * only the band of its height that is on screen (inside the nearest
- * enclosing GtkScrolledWindow and the window), and scrolls the text view to
- * that band with an adjustment of its own (GtkScrollable): GtkTextView then
- * lays out and draws the lines in the band only. The view still measures
- * the whole text's height, and the band follows the view: scrolling the
- * enclosing scroller re-allocates it, and a snapshot that finds the view
- * moved without a new allocation (a row above it in a list grew) queues
- * one for the next frame.
- *
- * What the band alone did not help with (GTK 4.8): a GtkTextView with a
- * child widget anchored on a line on screen pays for it in every frame in
- * which its buffer changed, even where the change is off screen. Measured
- * with software GL under Xvfb, 800x600, a line appended per frame to a bare
- * GtkTextView: 1-2 ms a frame; with one 700x200 label anchored on screen
- * 12-18 ms (36-40 ms when the text view is also reallocated each frame, as
- * this one is while its text grows), 4 ms with the label off screen; under
- * cairo 2 and 4.7 ms. So the blocks are this view's children instead
- * (tally-markdown-view-blocks.c): the text view keeps an empty line as tall
- * as each block, a hidden anchor on it, and this view allocates the block
- * over that line after the text view has laid out its band, and draws the
- * blocks that reach into the band after the text. The text view then
- * draws text only, and a block's own render node is reused from frame to
- * frame while it does not change. */
-
-/* Extra pixels above and below what is on screen, so that a few pixels of
- * movement before the band catches up do not show a gap. */
-#define BAND_MARGIN 64
-
-static void
-visible_band (TallyMarkdownView *self,
-              int                height,
-              int               *top,
-              int               *bottom)
-{
-  GtkWidget *widget = GTK_WIDGET (self);
-  GtkWidget *clips[2] = { NULL, GTK_WIDGET (gtk_widget_get_root (widget)) };
-  /* what of the view's coordinates is on screen, before it is cut to the
-   * view's own height */
-  double clip_top = -G_MAXINT, clip_bottom = G_MAXINT;
-  double lo, hi;
-  gboolean clipped = FALSE;
-
-  if (self->scroll_adjustment != NULL)
-    clips[0] = gtk_widget_get_ancestor (widget, GTK_TYPE_SCROLLED_WINDOW);
-
-  for (guint i = 0; i < G_N_ELEMENTS (clips); i++)
-    {
-      graphene_rect_t bounds;
-
-      if (clips[i] == NULL || clips[i] == widget ||
-          !gtk_widget_compute_bounds (clips[i], widget, &bounds))
-        continue;
-      clip_top = MAX (clip_top, bounds.origin.y);
-      clip_bottom = MIN (clip_bottom, bounds.origin.y + bounds.size.height);
-      clipped = TRUE;
-    }
-  if (!clipped)
-    {
-      clip_top = 0;
-      clip_bottom = height;
-    }
-  lo = MAX (0, clip_top);
-  hi = clip_bottom;
-
-  *top = CLAMP ((int)floor (lo) - BAND_MARGIN, 0, height);
-  /* A view whose top is in the band gives its text view a band as tall
-   * as the screen and the margins, reaching below the view's end while
-   * the answer does not fill the screen: then the text view's allocation,
-   * and so its clip, stay the same while the answer grows down the screen
-   * and past its end, and while the view scrolls a little. A
-   * clip that changes cannot be diffed (GSK damages all of both clips'
-   * bounds): a text view as tall as its text was repainted whole at each
-   * new line, 800x600 at the end of a screenful. The band covers what is
-   * on screen: the view's top is at most a margin above the screen's, so
-   * the screen's bottom is at most the screen's height and a margin below
-   * the view's top. (A view below the screen keeps the line's worth
-   * below.) Its text has no background (style.css), and
-   * tally_markdown_text_view_contains() leaves the part below the view to
-   * whatever is there. Only from the top: a text view scrolled to a value
-   * would have it clamped to its text's height less the band. */
-  if (*top == 0 && clip_bottom > clip_top && clip_bottom + BAND_MARGIN > 0)
-    *bottom = (int)ceil (clip_bottom - clip_top) + 2 * BAND_MARGIN;
-  else
-    *bottom = CLAMP ((int)ceil (hi) + BAND_MARGIN, *top, height);
-  /* A view scrolled out of sight keeps a line's worth, so that its text
-   * view is never allocated no height at all. */
-  if (*bottom - *top < 1 && height > 0)
-    {
-      *top = MIN (*top, height - 1);
-      *bottom = *top + 1;
-    }
-}
-
-static void
-tally_markdown_view_measure (GtkWidget      *widget,
-                             GtkOrientation  orientation,
-                             int             for_size,
-                             int            *minimum,
-                             int            *natural,
-                             int            *minimum_baseline,
-                             int            *natural_baseline)
-{
-  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
-
-  /* The text view's height is for its width, which the blocks' lines
-   * follow (a view not allocated yet measures them at their natural
-   * width); lines whose height changed count with the new one. */
-  if (orientation == GTK_ORIENTATION_VERTICAL)
-    tally_markdown_blocks_reserve (self->blocks, gtk_widget_get_width (GTK_WIDGET (self->text_view)));
-  gtk_widget_measure (GTK_WIDGET (self->text_view), orientation, for_size,
-                      minimum, natural, minimum_baseline, natural_baseline);
-  if (orientation == GTK_ORIENTATION_VERTICAL)
-    {
-      int pending = tally_markdown_blocks_get_pending_height (self->blocks);
-
-      *minimum = MAX (0, *minimum + pending);
-      *natural = MAX (0, *natural + pending);
-    }
-}
-
-static void
-tally_markdown_view_size_allocate (GtkWidget *widget,
-                                   int        width,
-                                   int        height,
-                                   int        baseline)
-{
-  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
-  int top, bottom;
-
-  visible_band (self, height, &top, &bottom);
-  self->band_top = top;
-  self->band_bottom = bottom;
-
-  /* The blocks' lines get their heights before the text view lays them
-   * out, and the blocks go where the text view put their lines. */
-  tally_markdown_blocks_reserve (self->blocks, width);
-
-  /* The value first, so that the text view lays out from the band's top. */
-  gtk_adjustment_configure (self->vadjustment, top, 0, MAX (height, bottom), 16, bottom - top, bottom - top);
-  gtk_widget_size_allocate (GTK_WIDGET (self->text_view),
-                            &(GtkAllocation) { 0, top, width, bottom - top }, -1);
-  if (gtk_adjustment_get_value (self->vadjustment) != top)
-    gtk_adjustment_set_value (self->vadjustment, top);
-
-  tally_markdown_blocks_allocate (self->blocks, top);
-}
-
-/* The text view scrolls its adjustment itself at times (keeping a mark on
- * screen, or while a selection is dragged past an edge); the view, not the
- * text view, is what scrolls, so the band's top is put back. */
-static void
-band_value_changed_cb (TallyMarkdownView *self)
-{
-  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
-
-  if (gtk_adjustment_get_value (self->vadjustment) != self->band_top)
-    gtk_adjustment_set_value (self->vadjustment, self->band_top);
-}
-
-static gboolean
-band_tick_cb (GtkWidget     *widget,
-              GdkFrameClock *frame_clock,
-              gpointer       user_data)
-{
-  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
-
-  self->band_tick_id = 0;
-  gtk_widget_queue_allocate (widget);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-tally_markdown_view_snapshot (GtkWidget   *widget,
-                              GtkSnapshot *snapshot)
-{
-  TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
-  int height = gtk_widget_get_height (widget);
-  int top, bottom;
-
-  visible_band (self, height, &top, &bottom);
-  if ((top < self->band_top || bottom > self->band_bottom) && self->band_tick_id == 0)
-    self->band_tick_id = gtk_widget_add_tick_callback (widget, band_tick_cb, NULL, NULL);
-
-  gtk_widget_snapshot_child (widget, GTK_WIDGET (self->text_view), snapshot);
-  tally_markdown_blocks_snapshot (self->blocks, snapshot, self->band_top, self->band_bottom);
-}
-
-static void
-scroll_value_changed_cb (TallyMarkdownView *self)
-{
-  g_assert (TALLY_IS_MARKDOWN_VIEW (self));
-
-  gtk_widget_queue_allocate (GTK_WIDGET (self));
-}
-
-static void
-untrack_scroller (TallyMarkdownView *self)
-{
-  if (self->scroll_adjustment != NULL)
-    g_clear_signal_handler (&self->scroll_handler, self->scroll_adjustment);
-  g_clear_object (&self->scroll_adjustment);
-}
-
-static void
-track_scroller (TallyMarkdownView *self)
-{
-  GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (self), GTK_TYPE_SCROLLED_WINDOW);
-
-  untrack_scroller (self);
-  if (scroller == NULL)
-    return;
-
-  self->scroll_adjustment = g_object_ref (gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller)));
-  self->scroll_handler = g_signal_connect_object (self->scroll_adjustment, "value-changed",
-                                                  G_CALLBACK (scroll_value_changed_cb), self,
-                                                  G_CONNECT_SWAPPED);
-}
-
-/* ---------------------------------------------------------------------- */
 /* GObject                                                                  */
 
 static void
@@ -1143,7 +916,7 @@ tally_markdown_view_map (GtkWidget *widget)
   GTK_WIDGET_CLASS (tally_markdown_view_parent_class)->map (widget);
 
   apply_colors (self);
-  track_scroller (self);
+  _tally_markdown_view_track_scroller (self);
   gtk_widget_queue_allocate (widget);
 
   if (g_once_init_enter (&warm_up_scheduled))
@@ -1158,7 +931,7 @@ tally_markdown_view_unmap (GtkWidget *widget)
 {
   TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
 
-  untrack_scroller (self);
+  _tally_markdown_view_untrack_scroller (self);
   if (self->band_tick_id != 0)
     {
       gtk_widget_remove_tick_callback (widget, self->band_tick_id);
@@ -1174,7 +947,7 @@ tally_markdown_view_dispose (GObject *object)
   TallyMarkdownView *self = (TallyMarkdownView *)object;
 
   remove_tick (self);
-  untrack_scroller (self);
+  _tally_markdown_view_untrack_scroller (self);
   g_clear_handle_id (&self->colors_idle_id, g_source_remove);
   drop_spare_code_block (self);
   if (self->blocks != NULL)
@@ -1211,9 +984,7 @@ tally_markdown_view_class_init (TallyMarkdownViewClass *klass)
   object_class->finalize = tally_markdown_view_finalize;
   widget_class->map = tally_markdown_view_map;
   widget_class->unmap = tally_markdown_view_unmap;
-  widget_class->measure = tally_markdown_view_measure;
-  widget_class->size_allocate = tally_markdown_view_size_allocate;
-  widget_class->snapshot = tally_markdown_view_snapshot;
+  _tally_markdown_view_bind_band (widget_class);
 
   /**
    * TallyMarkdownView::activate-link:
@@ -1265,7 +1036,7 @@ tally_markdown_view_init (TallyMarkdownView *self)
 
   self->vadjustment = g_object_ref_sink (gtk_adjustment_new (0, 0, 0, 0, 0, 0));
   gtk_scrollable_set_vadjustment (GTK_SCROLLABLE (self->text_view), self->vadjustment);
-  g_signal_connect_object (self->vadjustment, "value-changed", G_CALLBACK (band_value_changed_cb),
+  g_signal_connect_object (self->vadjustment, "value-changed", G_CALLBACK (_tally_markdown_view_band_value_changed),
                            self, G_CONNECT_SWAPPED | G_CONNECT_AFTER);
 
   self->buffer = g_object_ref (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->text_view)));
