@@ -395,8 +395,9 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
  * read, and the new store is opened by choice (--store). The application
  * is held while it runs, so closing the last window does not end the
  * process in the middle of it (which left a partial file and the
- * salvage's working copy behind). */
-/* A salvage under way: the window that started it and the new store. */
+ * salvage's working copy behind).
+ *
+ * A salvage under way: the window that started it and the new store. */
 typedef struct
 {
   TallyWindow *window;
