@@ -58,7 +58,6 @@ visible_band (TallyMarkdownView *self,
   /* what of the view's coordinates is on screen, before it is cut to the
    * view's own height */
   double clip_top = -G_MAXINT, clip_bottom = G_MAXINT;
-  double lo, hi;
   gboolean clipped = FALSE;
 
   if (self->scroll_adjustment != NULL)
@@ -80,10 +79,8 @@ visible_band (TallyMarkdownView *self,
       clip_top = 0;
       clip_bottom = height;
     }
-  lo = MAX (0, clip_top);
-  hi = clip_bottom;
 
-  *top = CLAMP ((int)floor (lo) - BAND_MARGIN, 0, height);
+  *top = CLAMP ((int)floor (MAX (0, clip_top)) - BAND_MARGIN, 0, height);
   /* A view whose top is in the band gives its text view a band as tall
    * as the screen and the margins, reaching below the view's end while
    * the answer does not fill the screen: then the text view's allocation,
@@ -102,7 +99,7 @@ visible_band (TallyMarkdownView *self,
   if (*top == 0 && clip_bottom > clip_top && clip_bottom + BAND_MARGIN > 0)
     *bottom = (int)ceil (clip_bottom - clip_top) + 2 * BAND_MARGIN;
   else
-    *bottom = CLAMP ((int)ceil (hi) + BAND_MARGIN, *top, height);
+    *bottom = CLAMP ((int)ceil (clip_bottom) + BAND_MARGIN, *top, height);
   /* A view scrolled out of sight keeps a line's worth, so that its text
    * view is never allocated no height at all. */
   if (*bottom - *top < 1 && height > 0)

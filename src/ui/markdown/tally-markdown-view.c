@@ -480,7 +480,7 @@ make_lazy_blocks (TallyMarkdownView *self,
     {
       GtkTextChildAnchor *anchor = g_ptr_array_index (self->lazy, done);
       gint64 start = g_get_monotonic_time ();
-      guint spares;
+      gboolean from_spare;
 
       if (budget_end != 0 && (made > 0 || !at_least_one) &&
           start + (gint64)self->block_us >= budget_end)
@@ -489,11 +489,12 @@ make_lazy_blocks (TallyMarkdownView *self,
       if (gtk_text_child_anchor_get_deleted (anchor))
         continue;
 
-      spares = self->stats.spare_code_blocks;
-      tally_markdown_blocks_set (self->blocks, anchor, make_block (self, anchor));
       /* A spare taken costs next to nothing and says nothing of the
        * next block made here. */
-      if (self->stats.spare_code_blocks == spares)
+      from_spare = self->spare_code != NULL &&
+                   tally_markdown_anchor_get_kind (anchor) == TALLY_MARKDOWN_ANCHOR_CODE;
+      tally_markdown_blocks_set (self->blocks, anchor, make_block (self, anchor));
+      if (!from_spare)
         self->block_us = 0.5 * self->block_us + 0.5 * (double)(g_get_monotonic_time () - start);
       self->stats.lazy_blocks++;
       made++;
