@@ -8,6 +8,8 @@
  *   field focused) and Retry, which runs the failed turn again in place:
  *   no second bubble, once only, and it succeeds;
  * - automatic retries count down beside Stop;
+ * - a failing or overloaded server's advice says how many times Tally
+ *   sent the request, and claims no retries when it sent it once;
  * - a reply cut in the middle offers Retry too;
  * - the receipt row says what tally-cli says, and a failed turn counts
  *   the API call the server answered;
@@ -467,6 +469,121 @@ test_cut_reply (Fixture       *fixture,
   g_assert_cmpuint (count_message_requests (mock), ==, 2);
 }
 
+/* /tally/errors-ui/server-error-once, /tally/errors-ui/overloaded-retried:
+ * the advice for a 5xx says how many times Tally sent the request, and
+ * claims no retries when there were none (docs/protocol.md §11.1, §11.4). */
+
+typedef struct {
+  TallyTestMock *mock;
+  guint          max_retries;  /* 0 = the client's default */
+} ServerErrorData;
+
+static void
+server_error_once_body (TallyApplication *app,
+                        TallyWindow      *window,
+                        gpointer          user_data)
+{
+  ServerErrorData *data = user_data;
+  g_autoptr(TallyBlock) error_block = NULL;
+  TallyErrorBanner *banner;
+  GtkWidget *row;
+
+  tally_window_send (window, "Which store sold the most?");
+  banner = wait_error_banner (window);
+
+  /* x-should-retry: false forbids a retry: one request, so no "tried". */
+  g_assert_cmpuint (count_message_requests (data->mock), ==, 1);
+  error_block = last_block (window, TALLY_BLOCK_ERROR);
+  g_assert_cmpstr (tally_block_get_state (error_block), ==, "http");
+  g_assert_cmpint (tally_json_object_get_int (tally_block_get_details (error_block), "status", 0), ==, 502);
+  g_assert_cmpint (tally_json_object_get_int (tally_block_get_details (error_block), "attempts", 0), ==, 1);
+
+  g_assert_cmpstr (tally_error_banner_get_message (banner), ==, "The server had a problem");
+  g_assert_cmpstr (tally_error_banner_get_meta (banner), ==, "Wait a moment, then retry.");
+  g_assert_null (strstr (tally_error_banner_get_meta (banner), "tried"));
+
+  /* The receipt agrees: one call. */
+  row = first_widget (window, TALLY_TYPE_RECEIPT_ROW);
+  g_assert_nonnull (strstr (tally_receipt_row_get_text (TALLY_RECEIPT_ROW (row)), " · 1 API call · "));
+}
+
+static void
+test_server_error_once (Fixture       *fixture,
+                        gconstpointer  unused)
+{
+  ServerErrorData data = { 0 };
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* A retry would get the answer, and no error would show. */
+  mock = tally_test_mock_start ("{\"responses\":[{\"status\":502,\"error\":{\"type\":\"api_error\","
+                                "\"message\":\"Bad gateway\"},\"headers\":{\"x-should-retry\":\"false\"}},"
+                                ANSWER "]}", &error);
+  g_assert_no_error (error);
+  data.mock = mock;
+  {
+    const char *args[] = { "--store", fixture->store_path, "--base-url", tally_test_mock_get_base_url (mock), NULL };
+
+    g_assert_cmpint (tally_test_app_run (args, server_error_once_body, &data), ==, 0);
+  }
+  g_assert_cmpuint (count_message_requests (mock), ==, 1);
+}
+
+static void
+overloaded_retried_body (TallyApplication *app,
+                         TallyWindow      *window,
+                         gpointer          user_data)
+{
+  ServerErrorData *data = user_data;
+  g_autoptr(TallyBlock) error_block = NULL;
+  g_autofree char *expected = NULL;
+  TallyErrorBanner *banner;
+  guint requests;
+
+  tally_client_set_max_retries (tally_application_get_client (app), data->max_retries);
+
+  tally_window_send (window, "Which store sold the most?");
+  banner = wait_error_banner (window);
+
+  /* The first attempt and every retry the client allows, all refused. */
+  requests = count_message_requests (data->mock);
+  g_assert_cmpuint (requests, ==, data->max_retries + 1);
+  error_block = last_block (window, TALLY_BLOCK_ERROR);
+  g_assert_cmpint (tally_json_object_get_int (tally_block_get_details (error_block), "status", 0), ==, 529);
+  g_assert_cmpint (tally_json_object_get_int (tally_block_get_details (error_block), "attempts", 0), ==, requests);
+
+  g_assert_cmpstr (tally_error_banner_get_message (banner), ==, "The server is overloaded");
+  expected = g_strdup_printf ("Tally tried %u times. Wait a moment, then retry.", requests);
+  g_assert_cmpstr (tally_error_banner_get_meta (banner), ==, expected);
+  tally_test_app_save_light_dark (GTK_WIDGET (window), "errors-overloaded");
+}
+
+static void
+test_overloaded_retried (Fixture       *fixture,
+                         gconstpointer  unused)
+{
+  ServerErrorData data = { 0 };
+  g_autoptr(TallyTestMock) mock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* Three 529s, each asking for a 1 ms wait, and an answer a fourth
+   * attempt would get: two retries allowed, so it never comes. */
+#define OVERLOADED "{\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}," \
+                   "\"headers\":{\"retry-after-ms\":\"1\"}}"
+  mock = tally_test_mock_start ("{\"responses\":[" OVERLOADED "," OVERLOADED "," OVERLOADED ","
+                                ANSWER "]}", &error);
+#undef OVERLOADED
+  g_assert_no_error (error);
+  data.mock = mock;
+  data.max_retries = 2;
+  {
+    const char *args[] = { "--store", fixture->store_path, "--base-url", tally_test_mock_get_base_url (mock), NULL };
+
+    g_assert_cmpint (tally_test_app_run (args, overloaded_retried_body, &data), ==, 0);
+  }
+  g_assert_cmpuint (count_message_requests (mock), ==, 3);
+}
+
 /* /tally/errors-ui/offline */
 
 typedef struct {
@@ -752,6 +869,8 @@ main (int   argc,
   g_test_add ("/tally/errors-ui/key-refused", Fixture, NULL, fixture_set_up, test_key_refused, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/errors-ui/countdown", Fixture, NULL, fixture_set_up, test_countdown, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/errors-ui/cut-reply", Fixture, NULL, fixture_set_up, test_cut_reply, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/errors-ui/server-error-once", Fixture, NULL, fixture_set_up, test_server_error_once, tally_test_app_fixture_tear_down);
+  g_test_add ("/tally/errors-ui/overloaded-retried", Fixture, NULL, fixture_set_up, test_overloaded_retried, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/errors-ui/offline", Fixture, NULL, fixture_set_up, test_offline, tally_test_app_fixture_tear_down);
   g_test_add ("/tally/errors-ui/salvage", Fixture, NULL, fixture_set_up, test_salvage, tally_test_app_fixture_tear_down);
   g_test_add_func ("/tally/errors-ui/salvage-message", test_salvage_message);

@@ -129,6 +129,7 @@ typedef struct {
   char               *last_request_id;
   guint               last_status;  /* HTTP status of the last attempt, 0 = none */
   gboolean            call_answered; /* the current call got a response */
+  guint               call_attempts; /* the highest attempt of the current call so far, 0 = none */
   gint64              failed_calls; /* 1 when the turn failed in a call that got a response */
 
   /* a parked card */

@@ -239,6 +239,10 @@ fail_turn (GTask        *task,
   /* Whether the server answered at all: a cut reply, or no way through. */
   if (g_str_equal (kind, "network"))
     json_object_set_boolean_member (event, "connected", turn->call_answered);
+  /* How many times the failed request was sent (docs/protocol.md §11.4):
+   * the faces say "tried N times" only when it was retried. Only a failed
+   * API request ends here, so at least one attempt began. */
+  json_object_set_int_member (event, "attempts", MAX (turn->call_attempts, 1));
   turn_emit (task, event);
 
   tally_agent_finish_turn (task, TALLY_TURN_FAILED, g_error_copy (error));
@@ -365,7 +369,12 @@ stream_retry_cb (TallyMessageStream *stream,
                  const char         *error_type,
                  GTask              *task)
 {
+  Turn *turn = g_task_get_task_data (task);
   JsonObject *event = tally_event_new (TALLY_EVENT_RETRY);
+
+  /* An attempt that gets no response reports no attempt-finished; the
+   * retry that starts it is how the turn learns of it. */
+  turn->call_attempts = MAX (turn->call_attempts, attempt);
 
   json_object_set_int_member (event, "attempt", attempt);
   json_object_set_int_member (event, "delay_ms", delay_ms);
@@ -401,6 +410,7 @@ stream_attempt_finished_cb (TallyMessageStream *stream,
   g_free (turn->last_request_id);
   turn->last_request_id = g_strdup (request_id);
   turn->last_status = status;
+  turn->call_attempts = MAX (turn->call_attempts, attempt);
   if (status != 0)
     turn->call_answered = TRUE;
 
@@ -626,6 +636,7 @@ tally_agent_start_call (GTask *task)
     g_signal_handlers_disconnect_matched (turn->stream, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, task);
   g_clear_object (&turn->stream);
   turn->call_answered = FALSE;
+  turn->call_attempts = 0;
 
   turn->stream = tally_message_stream_new ();
   g_signal_connect (turn->stream, "text-delta", G_CALLBACK (stream_text_delta_cb), task);

@@ -50,17 +50,39 @@ struct _TallyErrorBanner
 
 G_DEFINE_FINAL_TYPE (TallyErrorBanner, tally_error_banner, TALLY_TYPE_BLOCK_WIDGET)
 
+/* What to do about a busy or failing server, after @attempts requests
+ * (the error event's `attempts`, docs/architecture.md §4.6; 0 when a log
+ * of an older build has none). Retries are claimed only when there were
+ * some: `x-should-retry: false` forbids them (docs/protocol.md §11.1). */
+static char *
+dup_server_advice (guint attempts)
+{
+  if (attempts > 1)
+    /* Translators: %u is how many times Tally sent the request, always
+     * more than one */
+    return g_strdup_printf (ngettext ("Tally tried %u time. Wait a moment, then retry.",
+                                      "Tally tried %u times. Wait a moment, then retry.",
+                                      attempts),
+                            attempts);
+  return g_strdup (_("Wait a moment, then retry."));
+}
+
 /* What the analyst reads: a heading and what to do about it, for an
- * error of @kind (and its HTTP @status, 0 when none). */
+ * error of @kind (and its HTTP @status, 0 when none) after @attempts
+ * requests. Advice made for this error alone is also returned in
+ * @owned, for the caller to free. */
 static void
 describe (const char  *kind,
           guint        status,
           gboolean     connected,
+          guint        attempts,
           const char **heading,
-          const char **advice)
+          const char **advice,
+          char       **owned)
 {
   *heading = NULL;
   *advice = NULL;
+  *owned = NULL;
 
   if (g_strcmp0 (kind, "http") == 0)
     {
@@ -77,12 +99,12 @@ describe (const char  *kind,
       else if (status == 529)
         {
           *heading = _("The server is overloaded");
-          *advice = _("Tally tried several times. Wait a moment, then retry.");
+          *advice = *owned = dup_server_advice (attempts);
         }
       else if (status >= 500)
         {
           *heading = _("The server had a problem");
-          *advice = _("Tally tried several times. Wait a moment, then retry.");
+          *advice = *owned = dup_server_advice (attempts);
         }
       else
         {
@@ -161,6 +183,7 @@ sync_banner (TallyErrorBanner *self)
   g_autoptr(GString) technical = NULL;
   g_autofree char *accessible = NULL;
   g_autofree char *budget_message = NULL;
+  g_autofree char *server_advice = NULL;
   JsonObject *details = NULL;
   const char *message = NULL;
   const char *kind = NULL;
@@ -179,7 +202,9 @@ sync_banner (TallyErrorBanner *self)
     message = NULL;
 
   status = (guint) tally_json_object_get_int (details, "status", 0);
-  describe (kind, status, tally_json_object_get_bool (details, "connected", FALSE), &heading, &advice);
+  describe (kind, status, tally_json_object_get_bool (details, "connected", FALSE),
+            (guint) CLAMP (tally_json_object_get_int (details, "attempts", 0), 0, G_MAXUINT),
+            &heading, &advice, &server_advice);
 
   /* The error's own words and the request id, for the curious and for
    * support. */
