@@ -939,6 +939,67 @@ test_non_object_tool_input (void)
   fixture_stop (&f);
 }
 
+/* A call whose input breaks its tool's schema is refused before the gate:
+ * no approval card (whose "always" offer could not name a file), a denial
+ * recorded as a rule's, and an is_error result that says what was wrong
+ * (docs/security.md, "Tool input"). */
+static void
+test_schema_refused_before_card (void)
+{
+  Fixture f = { 0 };
+  JsonObject *result;
+  JsonObject *resolved;
+
+#define TOOL_BLOCK(index, id, name, partial) \
+    "{\"event\":\"content_block_start\",\"data\":{\"type\":\"content_block_start\",\"index\":" index "," \
+    "\"content_block\":{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"" name "\",\"input\":{}}}}," \
+    "{\"event\":\"content_block_delta\",\"data\":{\"type\":\"content_block_delta\",\"index\":" index "," \
+    "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" partial "}}}," \
+    "{\"event\":\"content_block_stop\",\"data\":{\"type\":\"content_block_stop\",\"index\":" index "}},"
+
+  fixture_start (&f,
+    "{\"responses\":["
+    "{\"events\":["
+    "{\"event\":\"message_start\",\"data\":{\"type\":\"message_start\",\"message\":{\"id\":\"msg_schema\",\"type\":\"message\","
+    "\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-5\",\"stop_reason\":null,\"stop_sequence\":null,"
+    "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}},"
+    TOOL_BLOCK ("0", "toolu_W", "Write", "\"{\\\"file_path\\\":[\\\"a\\\"],\\\"content\\\":\\\"x\\\"}\"")
+    TOOL_BLOCK ("1", "toolu_E", "Edit", "\"{\\\"file_path\\\":\\\"\\\",\\\"old_string\\\":\\\"a\\\",\\\"new_string\\\":\\\"b\\\"}\"")
+    "{\"event\":\"message_delta\",\"data\":{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\","
+    "\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}},"
+    "{\"event\":\"message_stop\",\"data\":{\"type\":\"message_stop\"}}]},"
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"I will name the file next time.\"}],\"stop_reason\":\"end_turn\"}}]}");
+#undef TOOL_BLOCK
+
+  run_turn (&f, "Write the report", TALLY_MODE_ASK, FALSE);
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  g_assert_cmpuint (tally_test_mock_get_n_requests (f.mock), ==, 2);
+  g_assert_cmpuint (count_events (&f, "approval_request"), ==, 0);
+  g_assert_cmpuint (count_events (&f, "approval_resolved"), ==, 2);
+  g_assert_cmpuint (count_events (&f, "tool_result"), ==, 2);
+
+  result = find_event (&f, "tool_result", 0);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_W");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_cmpstr (json_object_get_string_member (result, "content"), ==,
+                   "The input of Write does not match the tool's input schema: `file_path` must be a string, "
+                   "not an array. The call did not run; call Write again with an input that matches the schema.");
+  result = find_event (&f, "tool_result", 1);
+  g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_E");
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "`file_path` must not be empty."));
+
+  resolved = find_event (&f, "approval_resolved", 0);
+  g_assert_cmpstr (json_object_get_string_member (resolved, "decision"), ==, "deny");
+  g_assert_cmpstr (json_object_get_string_member (resolved, "reason"), ==, "rule");
+  /* No card was shown: the decision names none. */
+  g_assert_true (json_object_has_member (resolved, "approval_id"));
+  g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (resolved, "approval_id")));
+
+  fixture_stop (&f);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -959,6 +1020,7 @@ main (int    argc,
   g_test_add_func ("/tally/agent/cut-inside-tool-input", test_cut_inside_tool_input);
   g_test_add_func ("/tally/agent/duplicate-tool-ids", test_duplicate_tool_ids);
   g_test_add_func ("/tally/agent/non-object-tool-input", test_non_object_tool_input);
+  g_test_add_func ("/tally/agent/schema-refused-before-card", test_schema_refused_before_card);
 
   return g_test_run ();
 }

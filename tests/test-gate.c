@@ -371,6 +371,38 @@ test_odd_inputs (void)
   g_assert_false (tally_gate_rule_applies (&rule, "Bash", NULL, &context));
   g_assert_false (tally_gate_rule_applies (&rule, NULL, empty, &context));
   g_assert_cmpuint (json_array_get_length (suggestions), ==, 0);
+
+  /* A file tool's call that names no usable file is offered no rule: the
+   * only one left would name the tool alone and allow it on every file
+   * (found by a tester: one "always" on an Edit with an empty path let
+   * the next Write replace a file unasked). */
+  {
+    static const char * const inputs[] = {
+      "{\"file_path\":\"\",\"old_string\":\"a\",\"new_string\":\"b\"}",
+      "{\"file_path\":[\"a\"],\"content\":null}",
+      "{\"content\":\"x\"}",
+    };
+    static const char * const tools[] = { "Edit", "Write", "Read" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (tools); i++)
+      for (guint j = 0; j < G_N_ELEMENTS (inputs); j++)
+        {
+          g_autoptr(JsonObject) input = tally_test_parse_object (inputs[j]);
+          g_autoptr(JsonArray) offered = tally_gate_dup_suggestions (tools[i], input, &context);
+
+          g_assert_cmpuint (json_array_get_length (offered), ==, 0);
+        }
+  }
+
+  /* Glob and Grep may leave their folder out (the workspace): their bare
+   * rule is still offered, and a call outside still asks (above). */
+  {
+    g_autoptr(JsonObject) input = tally_test_parse_object ("{\"pattern\":\"*.md\"}");
+    g_autoptr(JsonArray) offered = tally_gate_dup_suggestions ("Glob", input, &context);
+
+    g_assert_cmpuint (json_array_get_length (offered), ==, 1);
+    g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (offered, 0), "rule"), ==, "Glob");
+  }
 }
 
 #define OPTIONS_OK "[{\"label\":\"March\",\"description\":\"Only March\"},{\"label\":\"Q1\",\"description\":\"\"}]"

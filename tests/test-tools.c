@@ -1141,6 +1141,58 @@ test_grep_cancel (Fixture       *fixture,
   g_clear_error (&run.error);
 }
 
+/* The check the agent makes before the gate: the schema's required
+ * members and types, and a usable path. */
+static void
+test_check_input_schema (void)
+{
+  g_autoptr(TallyToolRegistry) registry = tally_tool_registry_new_default ();
+  static const struct { const char *tool; const char *input; const char *message; } cases[] = {
+    { "Write", "{\"file_path\": [\"a\"], \"content\": \"x\"}", "`file_path` must be a string, not an array" },
+    { "Write", "{\"file_path\": \"a.md\"}", "`content` is required" },
+    { "Write", "{\"file_path\": \"a.md\", \"content\": null}", "`content` is required, not null" },
+    { "Write", "{\"file_path\": \"\", \"content\": \"x\"}", "`file_path` must not be empty" },
+    { "Edit", "{\"file_path\": 7, \"old_string\": \"a\", \"new_string\": \"b\"}",
+      "`file_path` must be a string, not a number" },
+    { "Read", "{\"file_path\": {\"p\": 1}}", "`file_path` must be a string, not an object" },
+    { "query_database", "{\"sql\": \"SELECT 1\", \"max_rows\": \"10\"}", "`max_rows` must be an integer, not a string" },
+    { "query_database", "{\"sql\": \"SELECT 1\", \"max_rows\": 2.5}", "`max_rows` must be an integer, not a number" },
+    { "query_database", "{\"sql\": true}", "`sql` must be a string, not true or false" },
+    { "query_database", "{}", "`sql` is required" },
+    { "Glob", "{\"pattern\": \"*.md\", \"path\": \"\"}", "`path` must not be empty" },
+    /* What passes: whole numbers written with a fraction, optional members
+     * given as null, members the schema does not name. */
+    { "query_database", "{\"sql\": \"SELECT 1\", \"max_rows\": 3.0, \"unknown\": [1]}", NULL },
+    { "Glob", "{\"pattern\": \"*.md\", \"path\": null}", NULL },
+    { "Glob", "{\"pattern\": \"*.md\"}", NULL },
+    { "Write", "{\"file_path\": \"a.md\", \"content\": \"\"}", NULL },
+    { "get_schema", "{}", NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TallyTool *tool = tally_tool_registry_lookup (registry, cases[i].tool);
+      g_autoptr(JsonNode) node = json_from_string (cases[i].input, NULL);
+      g_autoptr(GError) error = NULL;
+      gboolean ok;
+
+      g_assert_nonnull (tool);
+      g_assert_nonnull (node);
+      ok = tally_tool_check_input_schema (tool, json_node_get_object (node), &error);
+      if (cases[i].message == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_true (ok);
+        }
+      else
+        {
+          g_assert_false (ok);
+          g_assert_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT);
+          g_assert_cmpstr (error->message, ==, cases[i].message);
+        }
+    }
+}
+
 /* Registry */
 
 static void
@@ -1369,6 +1421,7 @@ main (int    argc,
   ADD ("/tally/tools/grep/cancel", test_grep_cancel);
   ADD ("/tally/tools/run-async", test_run_async);
   g_test_add_func ("/tally/tools/registry/json", test_registry_json);
+  g_test_add_func ("/tally/tools/check-input-schema", test_check_input_schema);
 
 #undef ADD
 

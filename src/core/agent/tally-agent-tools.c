@@ -15,6 +15,14 @@
 
 /* Tools */
 
+/* The tools Tally answers itself, on a card of their own, with checks of
+ * their own: no approval decision is recorded for them. */
+static gboolean
+answers_itself (const char *name)
+{
+  return g_str_equal (name, "AskUserQuestion") || g_str_equal (name, "ExitPlanMode");
+}
+
 static void run_next_tool (GTask *task);
 static void deliver_redirect (GTask *task);
 
@@ -301,7 +309,7 @@ approval_settle (GTask                     *task,
           const char *next_name = json_object_get_string_member_with_default (current_tool_use (turn), "name", "");
           const char *stopped = "The analyst stopped the turn before this call; it did not run.";
 
-          if (!g_str_equal (next_name, "AskUserQuestion") && !g_str_equal (next_name, "ExitPlanMode"))
+          if (!answers_itself (next_name))
             emit_approval_resolved (task, NULL, next_id, TALLY_DECISION_DENY, "user", stopped, NULL);
           tool_answered (task, next_id, stopped, TRUE);
         }
@@ -429,6 +437,7 @@ run_next_tool (GTask *task)
   JsonNode *input_node;
   JsonObject *input;
   TallyTool *tool;
+  g_autoptr(GError) schema_error = NULL;
 
   if (g_cancellable_is_cancelled (g_task_get_cancellable (task)) || self->failure != NULL)
     {
@@ -456,7 +465,7 @@ run_next_tool (GTask *task)
        * run (docs/protocol.md §5.4). */
       g_autofree char *message = g_strdup (g_hash_table_lookup (turn->refusals, id));
 
-      if (!g_str_equal (name, "AskUserQuestion") && !g_str_equal (name, "ExitPlanMode"))
+      if (!answers_itself (name))
         emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, "rule", message, NULL);
       refuse_current (task, message);
       return;
@@ -478,12 +487,29 @@ run_next_tool (GTask *task)
       g_autofree char *message =
         g_strdup_printf ("The input of %s must be a JSON object; the call did not run.", name);
 
-      if (!g_str_equal (name, "AskUserQuestion") && !g_str_equal (name, "ExitPlanMode"))
+      if (!answers_itself (name))
         emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, "rule", message, NULL);
       refuse_current (task, message);
       return;
     }
   input = json_node_get_object (input_node);
+
+  /* An input that breaks the tool's schema is answered at once, before
+   * the gate: a card would ask about a call that cannot run, and a rule
+   * offered on it could not name what it allows (docs/security.md, "Tool
+   * input"). The card-backed tools check their own inputs, with messages
+   * of their own (handle_question(), handle_plan()). */
+  if (!answers_itself (name) && !tally_tool_check_input_schema (tool, input, &schema_error))
+    {
+      g_autofree char *message =
+        g_strdup_printf ("The input of %s does not match the tool's input schema: %s. The call did not "
+                         "run; call %s again with an input that matches the schema.",
+                         name, schema_error->message, name);
+
+      emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, "rule", message, NULL);
+      refuse_current (task, message);
+      return;
+    }
 
   tally_gate_evaluate (self->rules, name, tool, input, turn->mode, &turn->context, &verdict);
 

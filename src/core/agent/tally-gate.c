@@ -130,17 +130,25 @@ input_string (JsonObject *input,
   return value;
 }
 
+/* The tools whose every call names one file, in "file_path". */
+static gboolean
+names_a_file (const char *tool_name)
+{
+  static const char *const file_tools[] = { "Read", "Write", "Edit", NULL };
+
+  return g_strv_contains (file_tools, tool_name);
+}
+
 static char **
 call_paths (const char *tool_name,
             JsonObject *input)
 {
-  static const char *const file_tools[] = { "Read", "Write", "Edit", NULL };
   static const char *const dir_tools[] = { "Glob", "Grep", NULL };
   const char *member = NULL;
   const char *value;
   char **paths;
 
-  if (g_strv_contains (file_tools, tool_name))
+  if (names_a_file (tool_name))
     member = "file_path";
   else if (g_strv_contains (dir_tools, tool_name))
     member = "path";
@@ -1389,6 +1397,13 @@ tally_gate_dup_suggestions (const char             *tool_name,
                           _("Allow changes to any file in this workspace for this session"));
         return suggestions;
       }
+
+    /* A file tool whose call names no usable file: a rule would have to
+     * name the tool alone, which allows it on every file, so none is
+     * offered (the agent refuses such a call before its card anyway,
+     * tally_tool_check_input_schema()). */
+    if (names_a_file (tool_name))
+      return suggestions;
   }
 
   {

@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include "tally-json.h"
 #include "tally-questions.h"
 #include "tally-tool.h"
 
@@ -49,36 +50,6 @@ fail (GError     **error,
                "%s Nothing was shown to the analyst; fix this and call AskUserQuestion again.",
                problem);
   return FALSE;
-}
-
-static const char *
-describe_node (JsonNode *node)
-{
-  if (node == NULL)
-    return "missing";
-
-  switch (JSON_NODE_TYPE (node))
-    {
-    case JSON_NODE_OBJECT:
-      return "an object";
-    case JSON_NODE_ARRAY:
-      return "an array";
-    case JSON_NODE_NULL:
-      return "null";
-    case JSON_NODE_VALUE:
-    default:
-      break;
-    }
-
-  switch (json_node_get_value_type (node))
-    {
-    case G_TYPE_STRING:
-      return "a string";
-    case G_TYPE_BOOLEAN:
-      return "true or false";
-    default:
-      return "a number";
-    }
 }
 
 typedef enum {
@@ -132,7 +103,7 @@ check_text (JsonObject  *object,
     return fail (error, "%s has no “%s”; it needs a non-empty string there.", where, member);
 
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-    return fail (error, "%s: “%s” must be a string, not %s.", where, member, describe_node (node));
+    return fail (error, "%s: “%s” must be a string, not %s.", where, member, tally_json_node_describe (node));
 
   text = json_node_get_string (node);
   trimmed = g_strstrip (g_strdup (text));
@@ -178,7 +149,7 @@ check_option (JsonNode    *node,
 
   if (!JSON_NODE_HOLDS_OBJECT (node))
     return fail (error, "%s must be an object with “label” and “description”, not %s.",
-                 where, describe_node (node));
+                 where, tally_json_node_describe (node));
   object = json_node_get_object (node);
 
   if (!check_text (object, "label", where, MAX_LABEL_CHARS, TEXT_ONE_LINE, error) ||
@@ -218,7 +189,7 @@ check_question (JsonNode    *node,
 
   if (!JSON_NODE_HOLDS_OBJECT (node))
     return fail (error, "%s must be an object with “question”, “header” and “options”, not %s.",
-                 where, describe_node (node));
+                 where, tally_json_node_describe (node));
   question = json_node_get_object (node);
 
   if (!check_text (question, "question", where, MAX_QUESTION_CHARS, TEXT_MULTI_LINE, error) ||
@@ -232,12 +203,12 @@ check_question (JsonNode    *node,
   multi = json_object_get_member (question, "multiSelect");
   if (multi != NULL && !JSON_NODE_HOLDS_NULL (multi) &&
       (!JSON_NODE_HOLDS_VALUE (multi) || json_node_get_value_type (multi) != G_TYPE_BOOLEAN))
-    return fail (error, "%s: “multiSelect” must be true or false, not %s.", where, describe_node (multi));
+    return fail (error, "%s: “multiSelect” must be true or false, not %s.", where, tally_json_node_describe (multi));
 
   onode = json_object_get_member (question, "options");
   if (onode == NULL || !JSON_NODE_HOLDS_ARRAY (onode))
     return fail (error, "%s needs “options”: an array of %d to %d options (it is %s).",
-                 where, MIN_OPTIONS, MAX_OPTIONS, describe_node (onode));
+                 where, MIN_OPTIONS, MAX_OPTIONS, tally_json_node_describe (onode));
   options = json_node_get_array (onode);
   n_options = json_array_get_length (options);
   if (n_options < MIN_OPTIONS || n_options > MAX_OPTIONS)
@@ -300,7 +271,7 @@ tally_questions_validate (JsonObject  *input,
   node = json_object_get_member (input, "questions");
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
     return fail (error, "AskUserQuestion needs “questions”: an array of 1 to %d questions (it is %s).",
-                 MAX_QUESTIONS, describe_node (node));
+                 MAX_QUESTIONS, tally_json_node_describe (node));
 
   questions = json_node_get_array (node);
   n = json_array_get_length (questions);

@@ -47,6 +47,48 @@ is_scalar (JsonNode *node)
 }
 
 /**
+ * tally_json_node_describe:
+ * @node: (nullable): a JSON node, %NULL for a missing member
+ *
+ * Names the kind of @node in words, for messages that tell the model or
+ * the analyst what arrived where something else was expected: "missing",
+ * "null", "an object", "an array", "a string", "true or false" or "a
+ * number".
+ *
+ * Returns: (transfer none): a static English string (these messages go
+ *   to the model, so they are not translated)
+ */
+const char *
+tally_json_node_describe (JsonNode *node)
+{
+  if (node == NULL)
+    return "missing";
+
+  switch (JSON_NODE_TYPE (node))
+    {
+    case JSON_NODE_OBJECT:
+      return "an object";
+    case JSON_NODE_ARRAY:
+      return "an array";
+    case JSON_NODE_NULL:
+      return "null";
+    case JSON_NODE_VALUE:
+    default:
+      break;
+    }
+
+  switch (json_node_get_value_type (node))
+    {
+    case G_TYPE_STRING:
+      return "a string";
+    case G_TYPE_BOOLEAN:
+      return "true or false";
+    default:
+      return "a number";
+    }
+}
+
+/**
  * tally_json_object_get_string:
  * @object: (nullable): a JSON object
  * @member: the member's name

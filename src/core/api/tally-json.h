@@ -36,6 +36,8 @@ JsonObject *tally_json_object_get_object (JsonObject *object,
 JsonArray  *tally_json_object_get_array  (JsonObject *object,
                                           const char *member);
 
+const char *tally_json_node_describe      (JsonNode   *node);
+
 void        tally_json_object_set_string_or_null (JsonObject *object,
                                                   const char *member,
                                                   const char *value);

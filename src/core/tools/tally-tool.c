@@ -6,7 +6,9 @@
 
 #include "tally-tool.h"
 #include "tally-tool-private.h"
+#include "tally-json.h"
 
+#include <math.h>
 #include <string.h>
 
 /**
@@ -741,6 +743,191 @@ tally_tool_input_check (JsonObject  *input,
   g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
                        "The tool input must be a JSON object");
   return FALSE;
+}
+
+/* Whether @node is of the JSON Schema type named @type ("string",
+ * "integer", …). An integer is a number without a fractional part (3 and
+ * 3.0 alike), as the tools' own readers take it
+ * (tally_tool_input_get_uint()). A type this check does not know passes:
+ * the tool's own run checks the rest. */
+static gboolean
+node_has_schema_type (JsonNode   *node,
+                      const char *type)
+{
+  GType value_type = JSON_NODE_HOLDS_VALUE (node) ? json_node_get_value_type (node) : G_TYPE_INVALID;
+
+  if (g_str_equal (type, "string"))
+    return value_type == G_TYPE_STRING;
+  if (g_str_equal (type, "integer"))
+    return value_type == G_TYPE_INT64 ||
+           (value_type == G_TYPE_DOUBLE && isfinite (json_node_get_double (node)) &&
+            json_node_get_double (node) == floor (json_node_get_double (node)));
+  if (g_str_equal (type, "number"))
+    return value_type == G_TYPE_INT64 || value_type == G_TYPE_DOUBLE;
+  if (g_str_equal (type, "boolean"))
+    return value_type == G_TYPE_BOOLEAN;
+  if (g_str_equal (type, "array"))
+    return JSON_NODE_HOLDS_ARRAY (node);
+  if (g_str_equal (type, "object"))
+    return JSON_NODE_HOLDS_OBJECT (node);
+  if (g_str_equal (type, "null"))
+    return JSON_NODE_HOLDS_NULL (node);
+  return TRUE;
+}
+
+/* Whether @node matches the "type" of @property (a type name or an array
+ * of them; no "type" matches anything). Sets @wanted to the first name. */
+static gboolean
+node_matches_property (JsonNode    *node,
+                       JsonObject  *property,
+                       const char **wanted)
+{
+  JsonNode *type = property != NULL ? json_object_get_member (property, "type") : NULL;
+
+  *wanted = NULL;
+  if (type == NULL)
+    return TRUE;
+
+  if (JSON_NODE_HOLDS_VALUE (type) && json_node_get_value_type (type) == G_TYPE_STRING)
+    {
+      *wanted = json_node_get_string (type);
+      return node_has_schema_type (node, *wanted);
+    }
+
+  if (JSON_NODE_HOLDS_ARRAY (type))
+    {
+      JsonArray *names = json_node_get_array (type);
+
+      for (guint i = 0; i < json_array_get_length (names); i++)
+        {
+          const char *name = json_array_get_string_element (names, i);
+
+          if (name == NULL)
+            continue;
+          if (*wanted == NULL)
+            *wanted = name;
+          if (node_has_schema_type (node, name))
+            return TRUE;
+        }
+      return *wanted == NULL;
+    }
+
+  return TRUE;
+}
+
+/**
+ * tally_tool_check_input_schema:
+ * @self: a #TallyTool
+ * @input: the call's input, a JSON object
+ * @error: return location for a #GError
+ *
+ * Checks a call's input against the top level of the tool's
+ * #TallyToolClass.input_schema (a subset of JSON Schema, as the Messages
+ * API's tool definitions use it): every member in "required" is present
+ * and not null, and every member given has the "type" its property names
+ * (a type name or an array of them). An optional member given as null
+ * reads as absent, as the tools' own readers take it. The tool's path
+ * member (#TallyToolClass.path_member), when given, must be a non-empty
+ * string: the approval gate and its suggested rules name calls by that
+ * path (docs/security.md, "Tool input").
+ *
+ * The agent makes this check before the approval gate, so an input that
+ * fails it is refused without a card; the tool's run checks the rest
+ * (values, ranges, the workspace).
+ *
+ * Returns: %TRUE when @input passes; %FALSE with
+ *   %TALLY_TOOL_ERROR_INVALID_INPUT and a message naming the member and
+ *   what arrived (for example "`file_path` must be a string, not an
+ *   array") otherwise
+ */
+gboolean
+tally_tool_check_input_schema (TallyTool   *self,
+                               JsonObject  *input,
+                               GError     **error)
+{
+  TallyToolClass *klass;
+  g_autoptr(JsonNode) schema = NULL;
+  JsonObject *properties;
+  JsonArray *required;
+
+  g_return_val_if_fail (TALLY_IS_TOOL (self), FALSE);
+
+  if (!tally_tool_input_check (input, error))
+    return FALSE;
+
+  klass = TALLY_TOOL_GET_CLASS (self);
+  if (klass->input_schema != NULL)
+    schema = json_from_string (klass->input_schema, NULL);
+
+  if (schema != NULL && JSON_NODE_HOLDS_OBJECT (schema))
+    {
+      JsonObject *root = json_node_get_object (schema);
+
+      properties = tally_json_object_get_object (root, "properties");
+      required = tally_json_object_get_array (root, "required");
+
+      for (guint i = 0; required != NULL && i < json_array_get_length (required); i++)
+        {
+          const char *name = json_array_get_string_element (required, i);
+          JsonNode *node = name != NULL ? json_object_get_member (input, name) : NULL;
+
+          if (name == NULL)
+            continue;
+          if (node == NULL)
+            {
+              g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`%s` is required", name);
+              return FALSE;
+            }
+          if (JSON_NODE_HOLDS_NULL (node))
+            {
+              g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                           "`%s` is required, not null", name);
+              return FALSE;
+            }
+        }
+
+      if (properties != NULL)
+        {
+          JsonObjectIter iter;
+          const char *name;
+          JsonNode *node;
+
+          json_object_iter_init (&iter, input);
+          while (json_object_iter_next (&iter, &name, &node))
+            {
+              const char *wanted = NULL;
+
+              if (JSON_NODE_HOLDS_NULL (node) || !json_object_has_member (properties, name))
+                continue;
+              if (!node_matches_property (node, tally_json_object_get_object (properties, name), &wanted))
+                {
+                  g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                               "`%s` must be %s%s, not %s", name,
+                               g_str_equal (wanted, "integer") || g_str_equal (wanted, "array") ||
+                               g_str_equal (wanted, "object") ? "an " : "a ",
+                               wanted, tally_json_node_describe (node));
+                  return FALSE;
+                }
+            }
+        }
+    }
+
+  if (klass->path_member != NULL)
+    {
+      const char *path = NULL;
+
+      if (!tally_tool_input_get_string (input, klass->path_member, FALSE, &path, error))
+        return FALSE;
+      if (path != NULL && path[0] == '\0')
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                       "`%s` must not be empty", klass->path_member);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
 }
 
 /**

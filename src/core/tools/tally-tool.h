@@ -237,6 +237,9 @@ const char *tally_tool_get_description  (TallyTool              *self);
 const char *tally_tool_get_input_schema (TallyTool              *self);
 gboolean    tally_tool_is_read_only     (TallyTool              *self);
 gboolean    tally_tool_adds_files_only  (TallyTool              *self);
+gboolean    tally_tool_check_input_schema (TallyTool            *self,
+                                           JsonObject           *input,
+                                           GError              **error);
 char       *tally_tool_run              (TallyTool              *self,
                                          const TallyToolContext *context,
                                          JsonObject             *input,
