@@ -115,7 +115,8 @@ tally_event_new_chart_created (const char *chart_id,
  * Builds the fields every `error` event has (docs/architecture.md §4.6)
  * in their documented order: `kind`, `message`, `retryable`,
  * `request_id`. The caller adds the optional ones its kind has (`status`,
- * `connected`, `spent_usd` and `max_cost_usd`).
+ * `connected`, `attempts` for a failed API request, `spent_usd` and
+ * `max_cost_usd`).
  *
  * Returns: (transfer full): a new #JsonObject
  */
