@@ -868,6 +868,30 @@ test_duplicate_tool_ids (void)
   fixture_stop (&f);
 }
 
+/* One streamed tool_use content block whose input arrives as a single
+ * input_json_delta; @partial is the delta's partial_json as a JSON string
+ * literal. */
+#define STREAMED_TOOL_USE(index, id, name, partial) \
+    "{\"event\":\"content_block_start\",\"data\":{\"type\":\"content_block_start\",\"index\":" index "," \
+    "\"content_block\":{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"" name "\",\"input\":{}}}}," \
+    "{\"event\":\"content_block_delta\",\"data\":{\"type\":\"content_block_delta\",\"index\":" index "," \
+    "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" partial "}}}," \
+    "{\"event\":\"content_block_stop\",\"data\":{\"type\":\"content_block_stop\",\"index\":" index "}},"
+
+/* A mock scenario of two responses: a streamed message of @blocks
+ * (STREAMED_TOOL_USE()s) that stops for tool_use, then a final @text. */
+#define TOOL_USES_THEN_TEXT(message_id, blocks, text) \
+    "{\"responses\":[" \
+    "{\"events\":[" \
+    "{\"event\":\"message_start\",\"data\":{\"type\":\"message_start\",\"message\":{\"id\":\"" message_id "\"," \
+    "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-5\",\"stop_reason\":null," \
+    "\"stop_sequence\":null,\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}}," \
+    blocks \
+    "{\"event\":\"message_delta\",\"data\":{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"," \
+    "\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}}," \
+    "{\"event\":\"message_stop\",\"data\":{\"type\":\"message_stop\"}}]}," \
+    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"" text "\"}],\"stop_reason\":\"end_turn\"}}]}"
+
 /* Tool inputs that are JSON but not objects (an array, null, a string) are
  * the model's mistake: each call gets an is_error result that says what
  * arrived, the history echoes {} and the loop goes on. */
@@ -881,27 +905,11 @@ test_non_object_tool_input (void)
   JsonObject *result;
   JsonObject *block;
 
-#define TOOL_BLOCK(index, id, partial) \
-    "{\"event\":\"content_block_start\",\"data\":{\"type\":\"content_block_start\",\"index\":" index "," \
-    "\"content_block\":{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"query_database\",\"input\":{}}}}," \
-    "{\"event\":\"content_block_delta\",\"data\":{\"type\":\"content_block_delta\",\"index\":" index "," \
-    "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" partial "}}}," \
-    "{\"event\":\"content_block_stop\",\"data\":{\"type\":\"content_block_stop\",\"index\":" index "}},"
-
-  fixture_start (&f,
-    "{\"responses\":["
-    "{\"events\":["
-    "{\"event\":\"message_start\",\"data\":{\"type\":\"message_start\",\"message\":{\"id\":\"msg_bad\",\"type\":\"message\","
-    "\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-5\",\"stop_reason\":null,\"stop_sequence\":null,"
-    "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}},"
-    TOOL_BLOCK ("0", "toolu_Arr", "\"[\\\"SELECT 1\\\"]\"")
-    TOOL_BLOCK ("1", "toolu_Null", "\"null\"")
-    TOOL_BLOCK ("2", "toolu_Str", "\"\\\"SELECT 2\\\"\"")
-    "{\"event\":\"message_delta\",\"data\":{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\","
-    "\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}},"
-    "{\"event\":\"message_stop\",\"data\":{\"type\":\"message_stop\"}}]},"
-    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"I will pass an object next time.\"}],\"stop_reason\":\"end_turn\"}}]}");
-#undef TOOL_BLOCK
+  fixture_start (&f, TOOL_USES_THEN_TEXT ("msg_bad",
+                                          STREAMED_TOOL_USE ("0", "toolu_Arr", "query_database", "\"[\\\"SELECT 1\\\"]\"")
+                                          STREAMED_TOOL_USE ("1", "toolu_Null", "query_database", "\"null\"")
+                                          STREAMED_TOOL_USE ("2", "toolu_Str", "query_database", "\"\\\"SELECT 2\\\"\""),
+                                          "I will pass an object next time."));
 
   run_turn (&f, "Count something", TALLY_MODE_ASK, FALSE);
   g_assert_no_error (f.error);
@@ -950,26 +958,13 @@ test_schema_refused_before_card (void)
   JsonObject *result;
   JsonObject *resolved;
 
-#define TOOL_BLOCK(index, id, name, partial) \
-    "{\"event\":\"content_block_start\",\"data\":{\"type\":\"content_block_start\",\"index\":" index "," \
-    "\"content_block\":{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"" name "\",\"input\":{}}}}," \
-    "{\"event\":\"content_block_delta\",\"data\":{\"type\":\"content_block_delta\",\"index\":" index "," \
-    "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" partial "}}}," \
-    "{\"event\":\"content_block_stop\",\"data\":{\"type\":\"content_block_stop\",\"index\":" index "}},"
-
-  fixture_start (&f,
-    "{\"responses\":["
-    "{\"events\":["
-    "{\"event\":\"message_start\",\"data\":{\"type\":\"message_start\",\"message\":{\"id\":\"msg_schema\",\"type\":\"message\","
-    "\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-5\",\"stop_reason\":null,\"stop_sequence\":null,"
-    "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}},"
-    TOOL_BLOCK ("0", "toolu_W", "Write", "\"{\\\"file_path\\\":[\\\"a\\\"],\\\"content\\\":\\\"x\\\"}\"")
-    TOOL_BLOCK ("1", "toolu_E", "Edit", "\"{\\\"file_path\\\":\\\"\\\",\\\"old_string\\\":\\\"a\\\",\\\"new_string\\\":\\\"b\\\"}\"")
-    "{\"event\":\"message_delta\",\"data\":{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\","
-    "\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}},"
-    "{\"event\":\"message_stop\",\"data\":{\"type\":\"message_stop\"}}]},"
-    "{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"I will name the file next time.\"}],\"stop_reason\":\"end_turn\"}}]}");
-#undef TOOL_BLOCK
+  fixture_start (&f, TOOL_USES_THEN_TEXT ("msg_schema",
+                                          STREAMED_TOOL_USE ("0", "toolu_W", "Write",
+                                                             "\"{\\\"file_path\\\":[\\\"a\\\"],\\\"content\\\":\\\"x\\\"}\"")
+                                          STREAMED_TOOL_USE ("1", "toolu_E", "Edit",
+                                                             "\"{\\\"file_path\\\":\\\"\\\",\\\"old_string\\\":\\\"a\\\","
+                                                             "\\\"new_string\\\":\\\"b\\\"}\""),
+                                          "I will name the file next time."));
 
   run_turn (&f, "Write the report", TALLY_MODE_ASK, FALSE);
   g_assert_no_error (f.error);
