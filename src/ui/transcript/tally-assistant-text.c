@@ -281,7 +281,6 @@ tally_assistant_text_class_init (TallyAssistantTextClass *klass)
   object_class->dispose = tally_assistant_text_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_assistant_text_bind;
 
-
   widget_class->get_request_mode = tally_assistant_text_get_request_mode;
   widget_class->measure = tally_assistant_text_measure;
   widget_class->size_allocate = tally_assistant_text_size_allocate;

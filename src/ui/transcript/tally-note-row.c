@@ -81,7 +81,6 @@ tally_note_row_class_init (TallyNoteRowClass *klass)
   object_class->dispose = tally_note_row_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_note_row_bind;
 
-
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "tallynoterow");
 }

@@ -198,7 +198,6 @@ tally_receipt_row_class_init (TallyReceiptRowClass *klass)
   object_class->dispose = tally_receipt_row_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_receipt_row_bind;
 
-
   widget_class->measure = tally_receipt_row_measure;
   widget_class->size_allocate = tally_receipt_row_size_allocate;
   widget_class->get_request_mode = tally_receipt_row_get_request_mode;

@@ -151,7 +151,6 @@ tally_thinking_drawer_class_init (TallyThinkingDrawerClass *klass)
   object_class->dispose = tally_thinking_drawer_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_thinking_drawer_bind;
 
-
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-thinking-drawer.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyThinkingDrawer, expander);

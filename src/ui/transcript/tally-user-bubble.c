@@ -83,7 +83,6 @@ tally_user_bubble_class_init (TallyUserBubbleClass *klass)
   object_class->dispose = tally_user_bubble_dispose;
   TALLY_BLOCK_WIDGET_CLASS (klass)->bind = tally_user_bubble_bind;
 
-
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/tallyapp/Tally/transcript/tally-user-bubble.ui");
   gtk_widget_class_bind_template_child (widget_class, TallyUserBubble, mode_label);
