@@ -963,7 +963,9 @@ test_schema_refused_before_card (void)
                                                              "\"{\\\"file_path\\\":[\\\"a\\\"],\\\"content\\\":\\\"x\\\"}\"")
                                           STREAMED_TOOL_USE ("1", "toolu_E", "Edit",
                                                              "\"{\\\"file_path\\\":\\\"\\\",\\\"old_string\\\":\\\"a\\\","
-                                                             "\\\"new_string\\\":\\\"b\\\"}\""),
+                                                             "\\\"new_string\\\":\\\"b\\\"}\"")
+                                          STREAMED_TOOL_USE ("2", "toolu_C", "create_chart",
+                                                             "\"{\\\"spec\\\":\\\"bar chart\\\"}\""),
                                           "I will name the file next time."));
 
   run_turn (&f, "Write the report", TALLY_MODE_ASK, FALSE);
@@ -971,8 +973,8 @@ test_schema_refused_before_card (void)
   g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
   g_assert_cmpuint (tally_test_mock_get_n_requests (f.mock), ==, 2);
   g_assert_cmpuint (count_events (&f, "approval_request"), ==, 0);
-  g_assert_cmpuint (count_events (&f, "approval_resolved"), ==, 2);
-  g_assert_cmpuint (count_events (&f, "tool_result"), ==, 2);
+  g_assert_cmpuint (count_events (&f, "approval_resolved"), ==, 3);
+  g_assert_cmpuint (count_events (&f, "tool_result"), ==, 3);
 
   result = find_event (&f, "tool_result", 0);
   g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_W");
@@ -984,6 +986,11 @@ test_schema_refused_before_card (void)
   g_assert_cmpstr (json_object_get_string_member (result, "tool_id"), ==, "toolu_E");
   g_assert_true (json_object_get_boolean_member (result, "is_error"));
   g_assert_nonnull (strstr (json_object_get_string_member (result, "content"), "`file_path` must not be empty."));
+  /* A tool's own guidance follows the schema's verdict. */
+  result = find_event (&f, "tool_result", 2);
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "content"),
+                            "`spec` must be an object, not a string. The call did not run; call create_chart "
+                            "again with an input that matches the schema. Supported: mark bar, line,"));
 
   resolved = find_event (&f, "approval_resolved", 0);
   g_assert_cmpstr (json_object_get_string_member (resolved, "decision"), ==, "deny");
@@ -991,6 +998,33 @@ test_schema_refused_before_card (void)
   /* No card was shown: the decision names none. */
   g_assert_true (json_object_has_member (resolved, "approval_id"));
   g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (resolved, "approval_id")));
+
+  fixture_stop (&f);
+}
+
+/* ExitPlanMode checks its own input: a plan that is not a string is
+ * refused saying what arrived, with no critical and no plan shown. */
+static void
+test_plan_not_a_string (void)
+{
+  Fixture f = { 0 };
+  JsonObject *result;
+
+  fixture_start (&f, TOOL_USES_THEN_TEXT ("msg_plan",
+                                          STREAMED_TOOL_USE ("0", "toolu_P", "ExitPlanMode",
+                                                             "\"{\\\"plan\\\":[\\\"Query\\\"]}\""),
+                                          "I will write the plan as text."));
+
+  run_turn (&f, "Plan the report", TALLY_MODE_PLAN, FALSE);
+  g_assert_no_error (f.error);
+  g_assert_cmpint (f.status, ==, TALLY_TURN_DONE);
+  g_assert_cmpuint (count_events (&f, "plan_proposed"), ==, 0);
+  g_assert_cmpuint (count_events (&f, "approval_resolved"), ==, 0);
+  result = find_event (&f, "tool_result", 0);
+  g_assert_true (json_object_get_boolean_member (result, "is_error"));
+  g_assert_cmpstr (json_object_get_string_member (result, "content"), ==,
+                   "ExitPlanMode needs “plan”: the plan as Markdown, a string that is not blank (it was an "
+                   "array). Nothing was shown to the analyst.");
 
   fixture_stop (&f);
 }
@@ -1016,6 +1050,7 @@ main (int    argc,
   g_test_add_func ("/tally/agent/duplicate-tool-ids", test_duplicate_tool_ids);
   g_test_add_func ("/tally/agent/non-object-tool-input", test_non_object_tool_input);
   g_test_add_func ("/tally/agent/schema-refused-before-card", test_schema_refused_before_card);
+  g_test_add_func ("/tally/agent/plan-not-a-string", test_plan_not_a_string);
 
   return g_test_run ();
 }

@@ -394,6 +394,25 @@ test_odd_inputs (void)
         }
   }
 
+  /* A rule's spec is a glob: a path with glob characters in a folder's or
+   * the file's name cannot be named by one, so nothing is offered (a
+   * folder named with two stars made a rule that matched every file:
+   * found by a reviewer). */
+  {
+    static const char * const paths[] = { "**/notes.txt", "*/x.txt", "a[1]/b.txt", "re*port.md", "x\\y.md" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
+      {
+        g_autoptr(JsonObject) input = json_object_new ();
+        g_autoptr(JsonArray) offered = NULL;
+
+        json_object_set_string_member (input, "file_path", paths[i]);
+        json_object_set_string_member (input, "content", "x");
+        offered = tally_gate_dup_suggestions ("Write", input, &context);
+        g_assert_cmpuint (json_array_get_length (offered), ==, 0);
+      }
+  }
+
   /* Glob and Grep may leave their folder out (the workspace): their bare
    * rule is still offered, and a call outside still asks (above). */
   {

@@ -398,15 +398,21 @@ handle_plan (GTask      *task,
              JsonObject *input)
 {
   TallyAgent *self = turn_agent (task);
-  const char *plan = json_object_get_string_member_with_default (input, "plan", NULL);
+  /* The model's input: "plan" may be anything, or missing. */
+  const char *plan = tally_json_object_get_string (input, "plan", NULL);
   g_autofree char *trimmed = plan != NULL ? g_strstrip (g_strdup (plan)) : NULL;
   g_autofree char *receipt = NULL;
   JsonObject *event;
 
   if (trimmed == NULL || *trimmed == '\0')
     {
-      refuse_current (task, "ExitPlanMode needs “plan”: the plan as Markdown. Nothing was shown to "
-                            "the analyst.");
+      JsonNode *node = json_object_get_member (input, "plan");
+      g_autofree char *message =
+        g_strdup_printf ("ExitPlanMode needs “plan”: the plan as Markdown, a string that is not blank "
+                         "(it was %s). Nothing was shown to the analyst.",
+                         plan != NULL ? "blank" : tally_json_node_describe (node));
+
+      refuse_current (task, message);
       return;
     }
 
@@ -501,10 +507,11 @@ run_next_tool (GTask *task)
    * of their own (handle_question(), handle_plan()). */
   if (!answers_itself (name) && !tally_tool_check_input_schema (tool, input, &schema_error))
     {
+      const char *help = TALLY_TOOL_GET_CLASS (tool)->input_help;
       g_autofree char *message =
         g_strdup_printf ("The input of %s does not match the tool's input schema: %s. The call did not "
-                         "run; call %s again with an input that matches the schema.",
-                         name, schema_error->message, name);
+                         "run; call %s again with an input that matches the schema.%s%s",
+                         name, schema_error->message, name, help != NULL ? " " : "", help != NULL ? help : "");
 
       emit_approval_resolved (task, NULL, id, TALLY_DECISION_DENY, "rule", message, NULL);
       refuse_current (task, message);

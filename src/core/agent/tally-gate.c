@@ -1374,6 +1374,14 @@ tally_gate_dup_suggestions (const char             *tool_name,
         if (outside)
           return suggestions;
 
+        /* A rule's spec is a glob, so a folder or file whose name holds
+         * glob characters cannot be named by one: a folder named with two
+         * stars made a rule that matched every file. No rule is offered
+         * then, and the card allows the call once or not at all (found by
+         * a reviewer). */
+        if (strpbrk (path, "*?[{\\") != NULL)
+          return suggestions;
+
         if (!g_str_equal (dir, "."))
           {
             g_autofree char *rule = g_strdup_printf ("%s(%s/**)", rule_tool, dir);
@@ -1382,7 +1390,7 @@ tally_gate_dup_suggestions (const char             *tool_name,
               : g_strdup_printf (_("Always allow %s in %s/"), tool_name, dir);
             add_suggestion (suggestions, rule, "workspace", label);
           }
-        else if (is_edit_tool (tool_name) && strpbrk (path, "*?[{\\") == NULL)
+        else if (is_edit_tool (tool_name))
           {
             /* A file at the top of the workspace: the rule names the file
              * (a spec without wildcards matches exactly), so the first

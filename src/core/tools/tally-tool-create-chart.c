@@ -404,6 +404,7 @@ tally_tool_create_chart_class_init (TallyToolCreateChartClass *klass)
     "aggregate in SQL. Anything outside this subset is refused with a message listing what "
     "is supported. The result describes what was drawn (rows, series, axis ranges) so you "
     "can describe the chart without seeing it.";
+  tool_class->input_help = supported_text;
   tool_class->input_schema =
     "{\"type\":\"object\","
     "\"properties\":{"

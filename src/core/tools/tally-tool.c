@@ -815,6 +815,22 @@ node_matches_property (JsonNode    *node,
   return TRUE;
 }
 
+/* A JSON Schema type name as words: "a string", "an integer", "true or
+ * false" for a boolean. */
+static const char *
+with_article (const char *type)
+{
+  static const struct { const char *type; const char *words; } names[] = {
+    { "string", "a string" }, { "integer", "an integer" }, { "number", "a number" },
+    { "boolean", "true or false" }, { "array", "an array" }, { "object", "an object" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_str_equal (type, names[i].type))
+      return names[i].words;
+  return type;
+}
+
 /**
  * tally_tool_check_input_schema:
  * @self: a #TallyTool
@@ -881,8 +897,18 @@ tally_tool_check_input_schema (TallyTool   *self,
             }
           if (JSON_NODE_HOLDS_NULL (node))
             {
-              g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                           "`%s` is required, not null", name);
+              const char *wanted = NULL;
+
+              /* A type that names null allows it. */
+              if (node_matches_property (node, tally_json_object_get_object (properties, name), &wanted) &&
+                  wanted != NULL)
+                continue;
+              if (wanted != NULL)
+                g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                             "`%s` must be %s, not null", name, with_article (wanted));
+              else
+                g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                             "`%s` is required, not null", name);
               return FALSE;
             }
         }
@@ -902,11 +928,21 @@ tally_tool_check_input_schema (TallyTool   *self,
                 continue;
               if (!node_matches_property (node, tally_json_object_get_object (properties, name), &wanted))
                 {
-                  g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                               "`%s` must be %s%s, not %s", name,
-                               g_str_equal (wanted, "integer") || g_str_equal (wanted, "array") ||
-                               g_str_equal (wanted, "object") ? "an " : "a ",
-                               wanted, tally_json_node_describe (node));
+                  /* "not a number" would read oddly after "an integer". */
+                  if (g_str_equal (wanted, "integer") && JSON_NODE_HOLDS_VALUE (node) &&
+                      json_node_get_value_type (node) == G_TYPE_DOUBLE)
+                    {
+                      char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+                      /* The model reads it: a point, whatever the locale. */
+                      g_ascii_formatd (number, sizeof number, "%g", json_node_get_double (node));
+                      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                                   "`%s` must be a whole number, not %s", name, number);
+                    }
+                  else
+                    g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                                 "`%s` must be %s, not %s", name, with_article (wanted),
+                                 tally_json_node_describe (node));
                   return FALSE;
                 }
             }

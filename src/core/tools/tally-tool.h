@@ -186,6 +186,10 @@ G_DECLARE_DERIVABLE_TYPE (TallyTool, tally_tool, TALLY, TOOL, GObject)
  *   (transfer full), or %NULL with @error set. %NULL (the default) copies
  *   the input and puts the text in @content_member. See
  *   tally_tool_dup_edited_input().
+ * @input_help: (nullable): sentences the agent adds to its answer to a
+ *   call whose input breaks the schema (tally_tool_check_input_schema()),
+ *   saying what the tool accepts beyond what the schema says; %NULL (the
+ *   default) adds nothing
  *
  * The class of every tool. Subclasses fill in the fields in class_init.
  */
@@ -227,9 +231,10 @@ struct _TallyToolClass
                                    const TallyToolPreview *preview,
                                    const char             *text,
                                    GError                **error);
+  const char *input_help;
 
   /*< private >*/
-  gpointer padding[4];
+  gpointer padding[3];
 };
 
 const char *tally_tool_get_name         (TallyTool              *self);
