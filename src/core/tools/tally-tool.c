@@ -831,6 +831,108 @@ with_article (const char *type)
   return type;
 }
 
+/* The tool class's input schema, parsed once per tool type and kept for
+ * the process (the tools' schemas are static strings). */
+static JsonObject *
+class_schema (TallyToolClass *klass)
+{
+  static GQuark quark;
+  GType type = G_TYPE_FROM_CLASS (klass);
+  JsonNode *schema;
+
+  if (quark == 0)
+    quark = g_quark_from_static_string ("tally-tool-parsed-input-schema");
+
+  schema = g_type_get_qdata (type, quark);
+  if (schema == NULL && klass->input_schema != NULL)
+    {
+      schema = json_from_string (klass->input_schema, NULL);
+      if (schema != NULL && !JSON_NODE_HOLDS_OBJECT (schema))
+        g_clear_pointer (&schema, json_node_unref);
+      if (schema != NULL)
+        g_type_set_qdata (type, quark, schema);
+    }
+  return schema != NULL ? json_node_get_object (schema) : NULL;
+}
+
+/* Every member @required names is present and not null, unless its
+ * property's type names null. */
+static gboolean
+check_required (JsonObject  *input,
+                JsonArray   *required,
+                JsonObject  *properties,
+                GError     **error)
+{
+  for (guint i = 0; required != NULL && i < json_array_get_length (required); i++)
+    {
+      const char *name = json_array_get_string_element (required, i);
+      JsonNode *node = name != NULL ? json_object_get_member (input, name) : NULL;
+      const char *wanted = NULL;
+
+      if (name == NULL || (node != NULL && !JSON_NODE_HOLDS_NULL (node)))
+        continue;
+      if (node == NULL)
+        {
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT, "`%s` is required", name);
+          return FALSE;
+        }
+
+      /* A type that names null allows it. */
+      if (node_matches_property (node, tally_json_object_get_object (properties, name), &wanted) &&
+          wanted != NULL)
+        continue;
+      if (wanted != NULL)
+        g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                     "`%s` must be %s, not null", name, with_article (wanted));
+      else
+        g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                     "`%s` is required, not null", name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Every member of @input that @properties names, and that is not null,
+ * has its property's type. */
+static gboolean
+check_types (JsonObject  *input,
+             JsonObject  *properties,
+             GError     **error)
+{
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *node;
+
+  if (properties == NULL)
+    return TRUE;
+
+  json_object_iter_init (&iter, input);
+  while (json_object_iter_next (&iter, &name, &node))
+    {
+      const char *wanted = NULL;
+      char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+      if (JSON_NODE_HOLDS_NULL (node) || !json_object_has_member (properties, name) ||
+          node_matches_property (node, tally_json_object_get_object (properties, name), &wanted))
+        continue;
+
+      /* "not a number" would read oddly after "an integer". */
+      if (g_str_equal (wanted, "integer") && JSON_NODE_HOLDS_VALUE (node) &&
+          json_node_get_value_type (node) == G_TYPE_DOUBLE)
+        {
+          /* The model reads it: a point, whatever the locale. */
+          g_ascii_formatd (number, sizeof number, "%g", json_node_get_double (node));
+          g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                       "`%s` must be a whole number, not %s", name, number);
+        }
+      else
+        g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
+                     "`%s` must be %s, not %s", name, with_article (wanted), tally_json_node_describe (node));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * tally_tool_check_input_schema:
  * @self: a #TallyTool
@@ -862,9 +964,7 @@ tally_tool_check_input_schema (TallyTool   *self,
                                GError     **error)
 {
   TallyToolClass *klass;
-  g_autoptr(JsonNode) schema = NULL;
-  JsonObject *properties;
-  JsonArray *required;
+  JsonObject *schema;
 
   g_return_val_if_fail (TALLY_IS_TOOL (self), FALSE);
 
@@ -872,81 +972,14 @@ tally_tool_check_input_schema (TallyTool   *self,
     return FALSE;
 
   klass = TALLY_TOOL_GET_CLASS (self);
-  if (klass->input_schema != NULL)
-    schema = json_from_string (klass->input_schema, NULL);
-
-  if (schema != NULL && JSON_NODE_HOLDS_OBJECT (schema))
+  schema = class_schema (klass);
+  if (schema != NULL)
     {
-      JsonObject *root = json_node_get_object (schema);
+      JsonObject *properties = tally_json_object_get_object (schema, "properties");
 
-      properties = tally_json_object_get_object (root, "properties");
-      required = tally_json_object_get_array (root, "required");
-
-      for (guint i = 0; required != NULL && i < json_array_get_length (required); i++)
-        {
-          const char *name = json_array_get_string_element (required, i);
-          JsonNode *node = name != NULL ? json_object_get_member (input, name) : NULL;
-
-          if (name == NULL)
-            continue;
-          if (node == NULL)
-            {
-              g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                           "`%s` is required", name);
-              return FALSE;
-            }
-          if (JSON_NODE_HOLDS_NULL (node))
-            {
-              const char *wanted = NULL;
-
-              /* A type that names null allows it. */
-              if (node_matches_property (node, tally_json_object_get_object (properties, name), &wanted) &&
-                  wanted != NULL)
-                continue;
-              if (wanted != NULL)
-                g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                             "`%s` must be %s, not null", name, with_article (wanted));
-              else
-                g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                             "`%s` is required, not null", name);
-              return FALSE;
-            }
-        }
-
-      if (properties != NULL)
-        {
-          JsonObjectIter iter;
-          const char *name;
-          JsonNode *node;
-
-          json_object_iter_init (&iter, input);
-          while (json_object_iter_next (&iter, &name, &node))
-            {
-              const char *wanted = NULL;
-
-              if (JSON_NODE_HOLDS_NULL (node) || !json_object_has_member (properties, name))
-                continue;
-              if (!node_matches_property (node, tally_json_object_get_object (properties, name), &wanted))
-                {
-                  /* "not a number" would read oddly after "an integer". */
-                  if (g_str_equal (wanted, "integer") && JSON_NODE_HOLDS_VALUE (node) &&
-                      json_node_get_value_type (node) == G_TYPE_DOUBLE)
-                    {
-                      char number[G_ASCII_DTOSTR_BUF_SIZE];
-
-                      /* The model reads it: a point, whatever the locale. */
-                      g_ascii_formatd (number, sizeof number, "%g", json_node_get_double (node));
-                      g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                                   "`%s` must be a whole number, not %s", name, number);
-                    }
-                  else
-                    g_set_error (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_INVALID_INPUT,
-                                 "`%s` must be %s, not %s", name, with_article (wanted),
-                                 tally_json_node_describe (node));
-                  return FALSE;
-                }
-            }
-        }
+      if (!check_required (input, tally_json_object_get_array (schema, "required"), properties, error) ||
+          !check_types (input, properties, error))
+        return FALSE;
     }
 
   if (klass->path_member != NULL)
