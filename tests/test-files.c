@@ -13,6 +13,7 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tally-cards-config.h"
 #if TALLY_HAVE_WEBKIT
@@ -24,6 +25,7 @@
 #include "tally-file-chip.h"
 #include "tally-report-window.h"
 #include "tally-test-ui.h"
+#include "tally-test-util.h"
 #include "tally-transcript-view.h"
 #include "tally-transcript.h"
 #include "tally-ui.h"
@@ -241,6 +243,97 @@ test_chips (void)
   remove_workspace (workspace);
 }
 
+/* /tally/files/report-links: which clicked links of a report open. The
+ * report is the model's, so a link's text may hide where it leads. */
+
+static TallyReportNavigation
+classify_link (GFile      *report,
+               const char *uri)
+{
+  return _tally_report_window_classify_navigation (report, uri, TRUE, FALSE);
+}
+
+static char *
+uri_below (const char *dir,
+           const char *relative)
+{
+  g_autofree char *path = g_build_filename (dir, relative, NULL);
+
+  return g_filename_to_uri (path, NULL, NULL);
+}
+
+static void
+test_report_links (void)
+{
+  g_autofree char *workspace = make_workspace ();
+  g_autofree char *outside = g_dir_make_tmp ("tally-test-outside-XXXXXX", NULL);
+  g_autofree char *report_path = g_build_filename (workspace, "report.md", NULL);
+  g_autofree char *secret = g_build_filename (outside, "secret.txt", NULL);
+  g_autofree char *leak = g_build_filename (workspace, "leak.txt", NULL);
+  g_autofree char *evil_dir = g_strconcat (workspace, "-evil", NULL);
+  g_autofree char *evil = g_build_filename (evil_dir, "x.txt", NULL);
+  g_autoptr(GFile) report = g_file_new_for_path (report_path);
+  g_autofree char *self_uri = g_file_get_uri (report);
+  g_autofree char *anchor = g_strconcat (self_uri, "#q2", NULL);
+  g_autofree char *svg = uri_below (workspace, "charts/q2.svg");
+  g_autofree char *svg_fragment = g_strconcat (svg, "#top", NULL);
+  g_autofree char *svg_localhost = NULL;
+  g_autofree char *svg_host = NULL;
+  g_autofree char *dotdot = uri_below (workspace, "charts/../../");
+  g_autofree char *missing = uri_below (workspace, "charts/gone.svg");
+  g_autofree char *folder = uri_below (workspace, "charts");
+  g_autofree char *leak_uri = uri_below (workspace, "leak.txt");
+  g_autofree char *secret_uri = g_filename_to_uri (secret, NULL, NULL);
+  g_autofree char *evil_uri = g_filename_to_uri (evil, NULL, NULL);
+
+  g_assert_nonnull (outside);
+  g_assert_true (g_file_set_contents (secret, "not for the model", -1, NULL));
+  g_assert_cmpint (symlink (secret, leak), ==, 0);
+  g_assert_cmpint (g_mkdir (evil_dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (evil, "beside, not inside", -1, NULL));
+  svg_localhost = g_strconcat ("file://localhost", svg + strlen ("file://"), NULL);
+  svg_host = g_strconcat ("file://files.example", svg + strlen ("file://"), NULL);
+
+  /* The page itself and its anchors load in the view, clicked or not. */
+  g_assert_cmpint (_tally_report_window_classify_navigation (report, self_uri, FALSE, FALSE), ==,
+                   TALLY_REPORT_NAVIGATION_ALLOW);
+  g_assert_cmpint (classify_link (report, anchor), ==, TALLY_REPORT_NAVIGATION_ALLOW);
+  /* A form, even to the page itself, and a page that is not clicked. */
+  g_assert_cmpint (_tally_report_window_classify_navigation (report, self_uri, FALSE, TRUE), ==,
+                   TALLY_REPORT_NAVIGATION_IGNORE);
+  g_assert_cmpint (_tally_report_window_classify_navigation (report, "https://example.org/", FALSE, FALSE), ==,
+                   TALLY_REPORT_NAVIGATION_IGNORE);
+  g_assert_cmpint (_tally_report_window_classify_navigation (report, NULL, TRUE, FALSE), ==,
+                   TALLY_REPORT_NAVIGATION_IGNORE);
+
+  /* Web and mail links open outside. */
+  g_assert_cmpint (classify_link (report, "https://example.org/beanline"), ==, TALLY_REPORT_NAVIGATION_OPEN);
+  g_assert_cmpint (classify_link (report, "mailto:ops@beanline.example"), ==, TALLY_REPORT_NAVIGATION_OPEN);
+  /* Files in the report's folder or below it open; a fragment is not part
+   * of the file; a local host name is the same machine. */
+  g_assert_cmpint (classify_link (report, svg), ==, TALLY_REPORT_NAVIGATION_OPEN);
+  g_assert_cmpint (classify_link (report, svg_fragment), ==, TALLY_REPORT_NAVIGATION_OPEN);
+  g_assert_cmpint (classify_link (report, svg_localhost), ==, TALLY_REPORT_NAVIGATION_OPEN);
+
+  /* Everything else is refused, and the window says so. */
+  g_assert_cmpint (classify_link (report, svg_host), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, secret_uri), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, leak_uri), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, evil_uri), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, dotdot), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, missing), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, folder), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, "file:///etc/passwd"), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, "javascript:alert(1)"), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, "smb://files.example/share/q2.xlsx"), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, "ftp://files.example/q2.csv"), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+
+  g_assert_cmpint (g_remove (leak), ==, 0);
+  tally_test_rm_rf (evil_dir);
+  tally_test_rm_rf (outside);
+  remove_workspace (workspace);
+}
+
 /* /tally/files/report-preview */
 
 static void
@@ -376,6 +469,7 @@ main (int    argc,
 
   g_test_add_func ("/tally/files/chips", test_chips);
   g_test_add_func ("/tally/files/report-preview", test_report_preview);
+  g_test_add_func ("/tally/files/report-links", test_report_links);
   g_test_add_func ("/tally/files/export-names", test_export_names);
 
   return g_test_run ();

@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gi18n.h>
@@ -14,6 +15,7 @@
 #include "tally-cards-common.h"
 #include "tally-error-dialog.h"
 #include "tally-file-chip.h"
+#include "tally-markdown-link.h"
 #include "tally-markdown-view.h"
 #include "tally-plan-card-private.h"
 #include "tally-report.h"
@@ -26,8 +28,10 @@
  * self-contained HTML of tally_report_file_to_html() (CSS inline, charts
  * as inline SVG, no script), made in a worker thread and shown by a
  * WebKitWebView that runs no JavaScript, uses an ephemeral network session
- * and never navigates away: a clicked link opens in the application the
- * desktop picks (tally_file_chip_open_with_system()). A build without
+ * and never navigates away. A clicked http, https or mailto link, or a
+ * link to a file in the report's folder, opens in the application the
+ * desktop picks; any other link does not open, and a toast says so
+ * (_tally_report_window_classify_navigation()). A build without
  * WebKit shows the Markdown with #TallyMarkdownView instead (charts then
  * appear as their alternative text).
  *
@@ -73,6 +77,109 @@ show_error_page (TallyReportWindow *self,
   gtk_stack_set_visible_child_name (self->stack, "error");
 }
 
+/* The navigation rule */
+
+/* Whether @path, once its symbolic links are resolved, is a regular file
+ * in @folder (also resolved) or below it. Containment is decided on whole
+ * path components: `/ws-evil` is not inside `/ws`. */
+static gboolean
+is_file_below (const char *folder,
+               const char *path)
+{
+  g_autofree char *real_folder = realpath (folder, NULL);
+  g_autofree char *real_path = realpath (path, NULL);
+  gsize len;
+
+  if (real_folder == NULL || real_path == NULL)
+    return FALSE;
+
+  len = strlen (real_folder);
+  if (len > 0 && real_folder[len - 1] == '/')
+    len--;   /* the root folder */
+  if (strncmp (real_path, real_folder, len) != 0 || real_path[len] != '/')
+    return FALSE;
+
+  return g_file_test (real_path, G_FILE_TEST_IS_REGULAR);
+}
+
+/* Whether @uri is a local file URI that names a regular file in the
+ * report's folder or below it. The fragment and query are not part of the
+ * file (a link to `notes.md#q2` opens notes.md). */
+static gboolean
+is_file_beside (GFile      *report,
+                const char *uri)
+{
+  g_autoptr(GUri) parsed = g_uri_parse (uri, G_URI_FLAGS_NONE, NULL);
+  g_autoptr(GFile) folder = g_file_get_parent (report);
+  g_autofree char *folder_path = folder != NULL ? g_file_get_path (folder) : NULL;
+  const char *host;
+
+  if (parsed == NULL || folder_path == NULL ||
+      g_ascii_strcasecmp (g_uri_get_scheme (parsed), "file") != 0)
+    return FALSE;
+
+  host = g_uri_get_host (parsed);
+  if (host != NULL && *host != '\0' && g_ascii_strcasecmp (host, "localhost") != 0)
+    return FALSE;
+
+  return is_file_below (folder_path, g_uri_get_path (parsed));
+}
+
+/* Whether @uri is the page itself (@base_uri) or an anchor on it. */
+static gboolean
+is_own_page (const char *base_uri,
+             const char *uri)
+{
+  gsize len = strlen (base_uri);
+
+  return strncmp (uri, base_uri, len) == 0 && (uri[len] == '\0' || uri[len] == '#');
+}
+
+/**
+ * _tally_report_window_classify_navigation:
+ * @report: the Markdown file shown; its URI is the page's base URI
+ * @uri: (nullable): the URI a navigation goes to, already resolved
+ *   against the base URI by WebKit
+ * @link_clicked: whether the analyst clicked a link (or a new window was
+ *   asked for)
+ * @form_submitted: whether the navigation submits a form
+ *
+ * The report preview's navigation rule. The report is written by the
+ * model, so a link's text may hide where it leads: only the page itself
+ * and its anchors load in the view; a clicked link opens outside when it
+ * is http, https or mailto (as in the transcript and the plan cards), or
+ * when it is a regular file in the report's folder or below it, after
+ * symbolic links are resolved (a chart or a data file next to the
+ * report). Every other clicked link is refused, and the window says so.
+ *
+ * Returns: what to do
+ */
+TallyReportNavigation
+_tally_report_window_classify_navigation (GFile      *report,
+                                          const char *uri,
+                                          gboolean    link_clicked,
+                                          gboolean    form_submitted)
+{
+  g_autofree char *base_uri = NULL;
+
+  g_return_val_if_fail (G_IS_FILE (report), TALLY_REPORT_NAVIGATION_IGNORE);
+
+  if (uri == NULL || form_submitted)
+    return TALLY_REPORT_NAVIGATION_IGNORE;
+
+  base_uri = g_file_get_uri (report);
+  if (is_own_page (base_uri, uri))
+    return TALLY_REPORT_NAVIGATION_ALLOW;
+
+  if (!link_clicked)
+    return TALLY_REPORT_NAVIGATION_IGNORE;
+
+  if (tally_markdown_link_is_safe (uri) || is_file_beside (report, uri))
+    return TALLY_REPORT_NAVIGATION_OPEN;
+
+  return TALLY_REPORT_NAVIGATION_REFUSE;
+}
+
 /* The page */
 
 #if TALLY_HAVE_WEBKIT
@@ -80,13 +187,31 @@ static void
 open_outside (TallyReportWindow *self,
               const char        *uri)
 {
-  g_autoptr(GFile) target = g_file_new_for_uri (uri);
+  g_autoptr(GFile) target = NULL;
 
+  if (tally_markdown_link_is_safe (uri))
+    {
+      tally_markdown_link_open (GTK_WIDGET (self), uri);
+      return;
+    }
+
+  target = g_file_new_for_uri (uri);
   tally_file_chip_open_with_system (GTK_WIDGET (self), target);
 }
 
+static void
+refuse_link (TallyReportWindow *self)
+{
+  AdwToast *toast;
+
+  toast = adw_toast_new (_("Tally did not open this link: a report opens only web and mail links and files in its own folder"));
+  adw_toast_set_timeout (toast, 5);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
 /* Only the page Tally loads is shown; a same-page anchor scrolls; every
- * other navigation is refused, and a clicked link opens outside. */
+ * other navigation is refused, and a clicked link opens outside when
+ * _tally_report_window_classify_navigation() says it may. */
 static gboolean
 decide_policy_cb (WebKitWebView            *view,
                   WebKitPolicyDecision     *decision,
@@ -94,26 +219,44 @@ decide_policy_cb (WebKitWebView            *view,
                   TallyReportWindow        *self)
 {
   WebKitNavigationAction *action;
-  const char *uri;
+  WebKitNavigationType navigation_type;
+  g_autofree char *uri = NULL;
+  gboolean link;
+
+  g_assert (TALLY_IS_REPORT_WINDOW (self));
 
   if (type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE)
     return FALSE;
 
   action = webkit_navigation_policy_decision_get_navigation_action (WEBKIT_NAVIGATION_POLICY_DECISION (decision));
-  uri = webkit_uri_request_get_uri (webkit_navigation_action_get_request (action));
+  uri = g_strdup (webkit_uri_request_get_uri (webkit_navigation_action_get_request (action)));
+  navigation_type = webkit_navigation_action_get_navigation_type (action);
+  link = type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION ||
+         navigation_type == WEBKIT_NAVIGATION_TYPE_LINK_CLICKED;
 
-  if (type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION && uri != NULL && self->base_uri != NULL &&
-      g_str_has_prefix (uri, self->base_uri) &&
-      (uri[strlen (self->base_uri)] == '\0' || uri[strlen (self->base_uri)] == '#') &&
-      webkit_navigation_action_get_navigation_type (action) != WEBKIT_NAVIGATION_TYPE_FORM_SUBMITTED)
+  switch (_tally_report_window_classify_navigation (self->file, uri, link,
+                                                    navigation_type == WEBKIT_NAVIGATION_TYPE_FORM_SUBMITTED))
     {
-      webkit_policy_decision_use (decision);
-      return TRUE;
+    case TALLY_REPORT_NAVIGATION_ALLOW:
+      /* A new window is never opened, even for the page itself. */
+      if (type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION)
+        webkit_policy_decision_ignore (decision);
+      else
+        webkit_policy_decision_use (decision);
+      break;
+    case TALLY_REPORT_NAVIGATION_OPEN:
+      webkit_policy_decision_ignore (decision);
+      open_outside (self, uri);
+      break;
+    case TALLY_REPORT_NAVIGATION_REFUSE:
+      webkit_policy_decision_ignore (decision);
+      refuse_link (self);
+      break;
+    case TALLY_REPORT_NAVIGATION_IGNORE:
+    default:
+      webkit_policy_decision_ignore (decision);
+      break;
     }
-
-  webkit_policy_decision_ignore (decision);
-  if (uri != NULL && webkit_navigation_action_get_navigation_type (action) == WEBKIT_NAVIGATION_TYPE_LINK_CLICKED)
-    open_outside (self, uri);
   return TRUE;
 }
 
