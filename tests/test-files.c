@@ -277,6 +277,8 @@ test_report_links (void)
   g_autofree char *anchor = g_strconcat (self_uri, "#q2", NULL);
   g_autofree char *svg = uri_below (workspace, "charts/q2.svg");
   g_autofree char *svg_fragment = g_strconcat (svg, "#top", NULL);
+  g_autofree char *spaced = g_build_filename (workspace, "notes 2.csv", NULL);
+  g_autofree char *spaced_uri = g_filename_to_uri (spaced, NULL, NULL);
   g_autofree char *svg_localhost = NULL;
   g_autofree char *svg_host = NULL;
   g_autofree char *dotdot = uri_below (workspace, "charts/../../");
@@ -289,6 +291,7 @@ test_report_links (void)
   g_assert_nonnull (outside);
   g_assert_true (g_file_set_contents (secret, "not for the model", -1, NULL));
   g_assert_cmpint (symlink (secret, leak), ==, 0);
+  g_assert_true (g_file_set_contents (spaced, "store,revenue\n", -1, NULL));
   g_assert_cmpint (g_mkdir (evil_dir, 0755), ==, 0);
   g_assert_true (g_file_set_contents (evil, "beside, not inside", -1, NULL));
   svg_localhost = g_strconcat ("file://localhost", svg + strlen ("file://"), NULL);
@@ -314,6 +317,8 @@ test_report_links (void)
   g_assert_cmpint (classify_link (report, svg), ==, TALLY_REPORT_NAVIGATION_OPEN);
   g_assert_cmpint (classify_link (report, svg_fragment), ==, TALLY_REPORT_NAVIGATION_OPEN);
   g_assert_cmpint (classify_link (report, svg_localhost), ==, TALLY_REPORT_NAVIGATION_OPEN);
+  g_assert_nonnull (strstr (spaced_uri, "%20"));
+  g_assert_cmpint (classify_link (report, spaced_uri), ==, TALLY_REPORT_NAVIGATION_OPEN);
 
   /* Everything else is refused, and the window says so. */
   g_assert_cmpint (classify_link (report, svg_host), ==, TALLY_REPORT_NAVIGATION_REFUSE);
@@ -329,6 +334,7 @@ test_report_links (void)
   g_assert_cmpint (classify_link (report, "ftp://files.example/q2.csv"), ==, TALLY_REPORT_NAVIGATION_REFUSE);
 
   g_assert_cmpint (g_remove (leak), ==, 0);
+  g_assert_cmpint (g_remove (spaced), ==, 0);
   tally_test_rm_rf (evil_dir);
   tally_test_rm_rf (outside);
   remove_workspace (workspace);
