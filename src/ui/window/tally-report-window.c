@@ -204,7 +204,9 @@ refuse_link (TallyReportWindow *self)
 {
   AdwToast *toast;
 
-  toast = adw_toast_new (_("Tally did not open this link: a report opens only web and mail links and files in its own folder"));
+  /* Translators: a toast, kept short; a report is a Markdown file the
+   * agent wrote, and its files are those in its folder */
+  toast = adw_toast_new (_("Link not opened: only web, mail and the report’s own files open"));
   adw_toast_set_timeout (toast, 5);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
