@@ -1143,6 +1143,60 @@ test_approval_bash_outside (void)
   approval_teardown (&f);
 }
 
+/* A command that bidirectional controls would make read as another
+ * ("Trojan Source"): the card shows each control as an escape, and the
+ * command's label never adds a hyphen where it wraps. */
+static gboolean
+never_hyphenates (GtkLabel *label)
+{
+  PangoAttrList *attributes = gtk_label_get_attributes (label);
+  GSList *all = attributes != NULL ? pango_attr_list_get_attributes (attributes) : NULL;
+  gboolean found = FALSE;
+
+  for (GSList *l = all; l != NULL; l = l->next)
+    {
+      PangoAttribute *attribute = l->data;
+
+      if (attribute->klass->type == PANGO_ATTR_INSERT_HYPHENS)
+        found = ((PangoAttrInt *) attribute)->value == 0;
+    }
+  g_slist_free_full (all, (GDestroyNotify) pango_attribute_destroy);
+  return found;
+}
+
+static void
+test_approval_bidi_command (void)
+{
+  ApprovalFixture f = { 0 };
+  g_autoptr(GPtrArray) labels = NULL;
+  GtkLabel *command = NULL;
+
+  approval_setup (&f,
+                  "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a3\",\"tool_id\":\"toolu_t\","
+                  "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
+                  "\"ls \\u202e\\u2066 ; rm -rf victimdir \\u2069 \\u2066 # \\u2069\\u202c\\u200b\"},"
+                  "\"suggestions\":[]}");
+
+  /* What runs, character for character; the raw form is nowhere. */
+  g_assert_true (label_shows (f.card, "ls \\u202e\\u2066 ; rm -rf victimdir \\u2069 \\u2066 # \\u2069\\u202c\\u200b"));
+  labels = find_all (f.card, GTK_TYPE_LABEL);
+  for (guint i = 0; i < labels->len; i++)
+    {
+      GtkLabel *label = g_ptr_array_index (labels, i);
+      const char *text = gtk_label_get_text (label);
+
+      g_assert_null (strstr (text, "\xe2\x80\xae"));
+      g_assert_null (strstr (text, "\xe2\x81\xa6"));
+      if (strstr (text, "rm -rf victimdir") != NULL)
+        command = label;
+    }
+  g_assert_nonnull (command);
+  g_assert_true (never_hyphenates (command));
+  g_assert_true (is_usable (find_named (f.card, GTK_TYPE_BUTTON, "Allow once")));
+
+  approval_teardown (&f);
+}
+
 static void
 test_approval_settled (void)
 {
@@ -2335,6 +2389,7 @@ main (int   argc,
   g_test_add_func ("/tally/cards/approval/always", test_approval_always);
   g_test_add_func ("/tally/cards/approval/deny", test_approval_deny);
   g_test_add_func ("/tally/cards/approval/bash-outside", test_approval_bash_outside);
+  g_test_add_func ("/tally/cards/approval/bidi-command", test_approval_bidi_command);
   g_test_add_func ("/tally/cards/approval/settled", test_approval_settled);
   g_test_add_func ("/tally/cards/approval/new-file", test_approval_new_file);
   g_test_add_func ("/tally/cards/approval/edit-change", test_approval_edit_change);

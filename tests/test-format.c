@@ -251,6 +251,46 @@ test_csv_edges (void)
   g_assert_cmpstr (row->str, ==, "xa, b \r\n");
 }
 
+/* /tally/format/shown-as-is */
+static void
+test_shown_as_is (void)
+{
+  static const struct {
+    const char *text;
+    const char *shown;
+  } cases[] = {
+    /* Plain text, accents, emoji, tabs and newlines stay. */
+    { "SELECT café FROM t;\n\tok 🙂", "SELECT café FROM t;\n\tok 🙂" },
+    /* Bidirectional overrides, embeddings, isolates and marks. */
+    { "ls \xe2\x80\xae\xe2\x81\xa6 ; rm -rf x \xe2\x81\xa9\xe2\x80\xac",
+      "ls \\u202e\\u2066 ; rm -rf x \\u2069\\u202c" },
+    { "a\xe2\x80\x8e" "b\xe2\x80\x8f" "c\xd8\x9c", "a\\u200eb\\u200fc\\u061c" },
+    /* Zero-width space and joiner, soft hyphen, byte-order mark. */
+    { "rm\xe2\x80\x8b" "a\xe2\x80\x8d" "b\xc2\xad" "c\xef\xbb\xbf", "rm\\u200ba\\u200db\\u00adc\\ufeff" },
+    /* A tag character, beyond the Basic Multilingual Plane. */
+    { "x\xf3\xa0\x81\x81", "x\\U000e0041" },
+    /* C0 controls but newline and tab, DEL, C1; line and paragraph
+     * separators. */
+    { "a\x1b[2Jb\x7f" "c\xc2\x85" "d\xe2\x80\xa8" "e\xe2\x80\xa9", "a\\x1b[2Jb\\x7fc\\u0085d\\u2028e\\u2029" },
+    /* A carriage return is dropped before a newline only. */
+    { "a\r\nb\rc", "a\nb\\x0dc" },
+    /* Invalid UTF-8 becomes U+FFFD; a backslash is left alone. */
+    { "a\xff" "b\\u202e", "a\xef\xbf\xbd" "b\\u202e" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *shown = tally_format_shown_as_is (cases[i].text);
+
+      g_assert_cmpstr (shown, ==, cases[i].shown);
+    }
+  {
+    g_autofree char *none = tally_format_shown_as_is (NULL);
+
+    g_assert_cmpstr (none, ==, "");
+  }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -260,6 +300,7 @@ main (int   argc,
   g_test_add_func ("/tally/format/count-grouping", test_count_grouping);
   g_test_add_func ("/tally/format/count-grouping-locale", test_count_grouping_locale);
   g_test_add_func ("/tally/format/words", test_words);
+  g_test_add_func ("/tally/format/shown-as-is", test_shown_as_is);
   g_test_add_func ("/tally/format/line-diff", test_line_diff);
   g_test_add_func ("/tally/format/line-diff-ids", test_line_diff_ids);
   g_test_add_func ("/tally/format/receipt", test_receipt);

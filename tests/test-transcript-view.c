@@ -1581,6 +1581,33 @@ test_tool_chip_sql (void)
   gtk_window_destroy (window);
 }
 
+/* A command with bidirectional controls: the row shows the escapes, in the
+ * summary and in the details, never the controls themselves
+ * (docs/security.md, "What the analyst approves"). */
+static void
+test_tool_chip_bidi (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  GtkWidget *view = tally_transcript_view_new ();
+  TallyToolChip *chip;
+  GtkWindow *window;
+
+  tally_transcript_view_set_model (TALLY_TRANSCRIPT_VIEW (view), G_LIST_MODEL (transcript));
+  window = show_in_window (view, 760, 900);
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"seq\":1,\"turn_id\":\"t1\",\"prompt\":\"List\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"tool_use_start\",\"seq\":2,\"turn_id\":\"t1\",\"tool_id\":\"tu1\","
+                          "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls \\u202e ; rm -rf x \\u202c\"}}");
+  chip = TALLY_TOOL_CHIP (wait_for_row (view, last_block (transcript)));
+
+  g_assert_nonnull (strstr (tally_tool_chip_get_summary (chip), "ls \\u202e ; rm -rf x \\u202c"));
+  g_assert_null (strstr (tally_tool_chip_get_summary (chip), "\xe2\x80\xae"));
+  gtk_expander_set_expanded (tally_tool_chip_get_expander (chip), TRUE);
+  g_assert_nonnull (strstr (tally_tool_chip_get_input_text (chip), "ls \\u202e ; rm -rf x \\u202c"));
+  g_assert_null (strstr (tally_tool_chip_get_input_text (chip), "\xe2\x80\xae"));
+
+  gtk_window_destroy (window);
+}
+
 /* A cell cut short by its column shows its whole value in a tooltip. */
 static void
 test_result_table_tooltips (void)
@@ -1872,6 +1899,7 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-view/chart-live", test_chart_live);
   g_test_add_func ("/tally/transcript-view/sql-format", test_sql_format);
   g_test_add_func ("/tally/transcript-view/tool-chip-sql", test_tool_chip_sql);
+  g_test_add_func ("/tally/transcript-view/tool-chip-bidi", test_tool_chip_bidi);
   g_test_add_func ("/tally/transcript-view/result-table-tooltips", test_result_table_tooltips);
   g_test_add_func ("/tally/transcript-view/screenshot", test_screenshot);
   g_test_add_func ("/tally/transcript-view/result-table-screenshot", test_result_table_screenshot);

@@ -215,3 +215,68 @@ tally_count_words (const char *text)
 
   return words;
 }
+
+/* A character that a label would not show as itself: a control character
+ * but for a newline and a tab (C0, DEL, C1), a line or paragraph separator,
+ * or a format character (Unicode category Cf: the bidirectional controls
+ * that reorder what follows, zero-width spaces and joiners, the soft
+ * hyphen, the byte-order mark, tag characters). */
+static gboolean
+is_unseen (gunichar c)
+{
+  GUnicodeType type = g_unichar_type (c);
+
+  if (type == G_UNICODE_CONTROL)
+    return c != '\n' && c != '\t';
+  return type == G_UNICODE_FORMAT || type == G_UNICODE_LINE_SEPARATOR ||
+         type == G_UNICODE_PARAGRAPH_SEPARATOR;
+}
+
+/**
+ * tally_format_shown_as_is:
+ * @text: (nullable): text from the model, such as a command or a path a
+ *   tool call names
+ *
+ * Makes @text show exactly what it holds, for the places where what the
+ * analyst reads must be what runs: an approval card's command, query or
+ * path, and a tool call's input in the transcript. Every character a label
+ * would not show as itself is written as an escape: `\u202e` for a
+ * bidirectional override (which would make `ls ; rm -rf data` read as
+ * something else), `\u200b` for a zero-width space, `\x1b` for a control
+ * character below U+0080 (see docs/security.md, "What the analyst
+ * approves"). The escaped classes are the Unicode general categories Cc
+ * (but for a newline and a tab), Cf, Zl and Zp. A carriage return before a
+ * newline is dropped; invalid UTF-8 is replaced with U+FFFD. A backslash
+ * is left as it is, so an escape that the text itself holds reads the same
+ * as one this adds: only the categories above are ever changed.
+ *
+ * Returns: (transfer full): the text to show; "" for %NULL
+ */
+char *
+tally_format_shown_as_is (const char *text)
+{
+  g_autofree char *valid = NULL;
+  GString *out;
+
+  if (text == NULL)
+    return g_strdup ("");
+
+  valid = g_utf8_make_valid (text, -1);
+  out = g_string_sized_new (strlen (valid));
+  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (c == '\r' && p[1] == '\n')
+        continue;
+      if (!is_unseen (c))
+        g_string_append_unichar (out, c);
+      else if (c < 0x80)
+        g_string_append_printf (out, "\\x%02x", c);
+      else if (c <= 0xffff)
+        g_string_append_printf (out, "\\u%04x", c);
+      else
+        g_string_append_printf (out, "\\U%08x", c);
+    }
+  return g_string_free (out, FALSE);
+}

@@ -29,5 +29,6 @@ guint  tally_count_words     (const char    *text);
 char  *tally_format_time_utc (gint64         time_us,
                               const char    *format,
                               const char    *fallback);
+char  *tally_format_shown_as_is (const char *text);
 
 G_END_DECLS

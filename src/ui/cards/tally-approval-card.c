@@ -14,6 +14,7 @@
 #include "tally-card-diff.h"
 #include "tally-centring-layout.h"
 #include "tally-cards-common.h"
+#include "tally-format.h"
 #include "tally-chip-layout.h"
 #include "tally-json.h"
 #include "tally-markdown-view.h"
@@ -670,11 +671,14 @@ sync_rule (TallyApprovalCard *self)
   JsonObject *suggestion = selected_suggestion (self);
   const char *rule = tally_json_object_get_string (suggestion, "rule", NULL);
   const char *scope = tally_json_object_get_string (suggestion, "scope", NULL);
-
   const char *label = tally_json_object_get_string (suggestion, "label", NULL);
+  /* Rules and their labels name the model's paths: shown as they are
+   * (tally_format_shown_as_is()). */
+  g_autofree char *shown_label = tally_format_shown_as_is (label != NULL ? label : rule);
+  g_autofree char *shown_rule = tally_format_shown_as_is (rule);
 
-  gtk_label_set_text (self->rule_text_label, label != NULL ? label : rule != NULL ? rule : "");
-  gtk_label_set_text (self->rule_label, rule != NULL ? rule : "");
+  gtk_label_set_text (self->rule_text_label, shown_label);
+  gtk_label_set_text (self->rule_label, shown_rule);
   gtk_label_set_text (self->scope_label, scope_text (scope));
 }
 
@@ -942,7 +946,8 @@ title_markup (const TallyToolPreview *preview,
               const char             *tool_name)
 {
   g_autofree char *base = preview != NULL && preview->subject != NULL ? g_path_get_basename (preview->subject) : NULL;
-  g_autofree char *name = g_markup_escape_text (base != NULL ? base : tool_name, -1);
+  g_autofree char *shown = tally_format_shown_as_is (base != NULL ? base : tool_name);
+  g_autofree char *name = g_markup_escape_text (shown, -1);
 
   switch (preview != NULL ? preview->kind : TALLY_TOOL_PREVIEW_INPUT)
     {
@@ -986,11 +991,17 @@ sync_request (TallyApprovalCard *self)
   title = title_markup (self->preview, tool_name);
   gtk_label_set_markup (self->title_label, title);
 
-  /* Files are named in the title; the path below it when it says more. */
+  /* Files are named in the title; the path below it when it says more.
+   * What the model wrote is shown character for character: a
+   * bidirectional control must not make a command read as another
+   * (tally_format_shown_as_is(), docs/security.md "What the analyst
+   * approves"). */
   if (self->preview != NULL && self->preview->subject != NULL)
     {
+      g_autofree char *subject = tally_format_shown_as_is (self->preview->subject);
+
       base = g_path_get_basename (self->preview->subject);
-      gtk_label_set_text (self->subject_label, self->preview->subject);
+      gtk_label_set_text (self->subject_label, subject);
       gtk_widget_set_visible (GTK_WIDGET (self->subject_label), !g_str_equal (base, self->preview->subject));
       gtk_widget_set_visible (GTK_WIDGET (self->summary_label), FALSE);
     }
@@ -998,9 +1009,13 @@ sync_request (TallyApprovalCard *self)
     {
       if (self->preview != NULL && self->preview->new_text != NULL &&
           (self->preview->kind == TALLY_TOOL_PREVIEW_COMMAND || self->preview->kind == TALLY_TOOL_PREVIEW_QUERY))
-        summary = g_strdup (self->preview->new_text);
+        summary = tally_format_shown_as_is (self->preview->new_text);
       else
-        summary = object_to_json (input, FALSE);
+        {
+          g_autofree char *json = object_to_json (input, FALSE);
+
+          summary = tally_format_shown_as_is (json);
+        }
       gtk_label_set_text (self->summary_label, summary);
       gtk_widget_set_visible (GTK_WIDGET (self->subject_label), FALSE);
       gtk_widget_set_visible (GTK_WIDGET (self->summary_label), TRUE);
@@ -1027,6 +1042,7 @@ sync_request (TallyApprovalCard *self)
           JsonNode *item = json_array_get_element (all, i);
           JsonObject *suggestion;
           const char *label;
+          g_autofree char *shown = NULL;
 
           if (!JSON_NODE_HOLDS_OBJECT (item))
             continue;
@@ -1035,7 +1051,8 @@ sync_request (TallyApprovalCard *self)
             continue;
           label = tally_json_object_get_string (suggestion, "label",
                                                 tally_json_object_get_string (suggestion, "rule", NULL));
-          gtk_string_list_append (labels, label);
+          shown = tally_format_shown_as_is (label);
+          gtk_string_list_append (labels, shown);
           json_array_add_object_element (self->suggestions, json_object_ref (suggestion));
         }
 

@@ -8,6 +8,7 @@
 #include <gtksourceview/gtksource.h>
 #include <json-glib/json-glib.h>
 
+#include "tally-format.h"
 #include "tally-json.h"
 #include "tally-source-style.h"
 #include "tally-sql-format.h"
@@ -314,6 +315,8 @@ ensure_details (TallyToolChip *self)
 static void
 build_details (TallyToolChip *self)
 {
+  g_autofree char *raw = NULL;
+  g_autofree char *raw_sql = NULL;
   g_autofree char *input = NULL;
   const char *title;
 
@@ -323,9 +326,12 @@ build_details (TallyToolChip *self)
   ensure_details (self);
 
   g_clear_pointer (&self->sql_text, g_free);
-  input = format_input (tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self)),
-                        tally_block_get_tool_input (TALLY_BLOCK_WIDGET_BLOCK (self)),
-                        &title, &self->sql_text);
+  raw = format_input (tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self)),
+                      tally_block_get_tool_input (TALLY_BLOCK_WIDGET_BLOCK (self)),
+                      &title, &raw_sql);
+  /* What ran, character for character (tally_format_shown_as_is()). */
+  input = tally_format_shown_as_is (raw);
+  self->sql_text = raw_sql != NULL ? tally_format_shown_as_is (raw_sql) : NULL;
   gtk_label_set_text (self->input_title, title);
   gtk_label_set_text (self->input_label, input);
   gtk_widget_set_visible (GTK_WIDGET (self->input_label), input[0] != '\0' || self->sql_text == NULL);
@@ -448,12 +454,16 @@ static void
 sync_tool (TallyToolChip *self)
 {
   g_autofree char *summary = NULL;
+  g_autofree char *raw = NULL;
   const char *name = NULL;
 
   if (TALLY_BLOCK_WIDGET_BLOCK (self) != NULL)
     {
       name = tally_block_get_tool_name (TALLY_BLOCK_WIDGET_BLOCK (self));
-      summary = tally_tool_summarize_input (name, tally_block_get_tool_input (TALLY_BLOCK_WIDGET_BLOCK (self)));
+      raw = tally_tool_summarize_input (name, tally_block_get_tool_input (TALLY_BLOCK_WIDGET_BLOCK (self)));
+
+      /* The model's text shown as it is (tally_format_shown_as_is()). */
+      summary = tally_format_shown_as_is (raw);
     }
 
   gtk_label_set_text (self->name_label, name != NULL ? name : "");
