@@ -1169,10 +1169,11 @@ test_approval_bidi_command (void)
 {
   ApprovalFixture f = { 0 };
   g_autoptr(GPtrArray) labels = NULL;
+  g_autofree char *edited = NULL;
   GtkLabel *command = NULL;
 
   approval_setup (&f,
-                  "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a3\",\"tool_id\":\"toolu_t\","
+                  "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_t\","
                   "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
                   "\"ls \\u202e\\u2066 ; rm -rf victimdir \\u2069 \\u2066 # \\u2069\\u202c\\u200b\"},"
                   "\"suggestions\":[]}");
@@ -1193,6 +1194,18 @@ test_approval_bidi_command (void)
   g_assert_nonnull (command);
   g_assert_true (never_hyphenates (command));
   g_assert_true (is_usable (find_named (f.card, GTK_TYPE_BUTTON, "Allow once")));
+
+  /* The editor shows the escapes too, and the input it gives back
+   * unchanged is the model's, controls and all. */
+  press (f.card, GTK_TYPE_BUTTON, "Allow with changes");
+  edited = text_view_text (GTK_TEXT_VIEW (find_named (f.card, GTK_TYPE_TEXT_VIEW, "Edited input")));
+  g_assert_null (strstr (edited, "\xe2\x80\xae"));
+  g_assert_nonnull (strstr (edited, "ls \\u202e\\u2066 ; rm -rf victimdir"));
+  press (f.card, GTK_TYPE_BUTTON, "Run with these changes");
+  g_assert_cmpuint (f.out.calls, ==, 1);
+  g_assert_cmpstr (f.out.input, ==,
+                   "{\"command\":\"ls \xe2\x80\xae\xe2\x81\xa6 ; rm -rf victimdir \xe2\x81\xa9 \xe2\x81\xa6 # "
+                   "\xe2\x81\xa9\xe2\x80\xac\xe2\x80\x8b\"}");
 
   approval_teardown (&f);
 }

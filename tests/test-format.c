@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <json-glib/json-glib.h>
+
 #include <locale.h>
 #include <string.h>
 
@@ -251,6 +253,41 @@ test_csv_edges (void)
   g_assert_cmpstr (row->str, ==, "xa, b \r\n");
 }
 
+/* /tally/format/json-shown-as-is: the escapes are JSON's, so the text
+ * parses to the same value. */
+static void
+test_json_shown_as_is (void)
+{
+  static const char *const values[] = {
+    "ls \xe2\x80\xae\xe2\x81\xa6 ; rm -rf x \xe2\x81\xa9\xe2\x80\xac",
+    "tag\xf3\xa0\x81\x81 del\x7f c1\xc2\x85 zw\xe2\x80\x8b sep\xe2\x80\xa8",
+    "plain, with \"quotes\", a \\ and\na newline",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      g_autoptr(JsonNode) node = json_node_alloc ();
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autofree char *json = NULL;
+      g_autofree char *shown = NULL;
+      g_autoptr(GError) error = NULL;
+
+      json_node_init_string (node, values[i]);
+      json = json_to_string (node, TRUE);
+      shown = tally_format_json_shown_as_is (json);
+      g_assert_true (json_parser_load_from_data (parser, shown, -1, &error));
+      g_assert_no_error (error);
+      g_assert_cmpstr (json_node_get_string (json_parser_get_root (parser)), ==, values[i]);
+      for (const char *p = shown; *p != '\0'; p = g_utf8_next_char (p))
+        g_assert_true (g_unichar_type (g_utf8_get_char (p)) != G_UNICODE_FORMAT);
+    }
+  {
+    g_autofree char *shown = tally_format_json_shown_as_is ("\"\xf3\xa0\x81\x81\xe2\x80\xae\"");
+
+    g_assert_cmpstr (shown, ==, "\"\\udb40\\udc41\\u202e\"");
+  }
+}
+
 /* /tally/format/shown-as-is */
 static void
 test_shown_as_is (void)
@@ -301,6 +338,7 @@ main (int   argc,
   g_test_add_func ("/tally/format/count-grouping-locale", test_count_grouping_locale);
   g_test_add_func ("/tally/format/words", test_words);
   g_test_add_func ("/tally/format/shown-as-is", test_shown_as_is);
+  g_test_add_func ("/tally/format/json-shown-as-is", test_json_shown_as_is);
   g_test_add_func ("/tally/format/line-diff", test_line_diff);
   g_test_add_func ("/tally/format/line-diff-ids", test_line_diff_ids);
   g_test_add_func ("/tally/format/receipt", test_receipt);

@@ -280,3 +280,44 @@ tally_format_shown_as_is (const char *text)
     }
   return g_string_free (out, FALSE);
 }
+
+/**
+ * tally_format_json_shown_as_is:
+ * @json: (nullable): JSON text, as json_to_string() writes it
+ *
+ * The form of tally_format_shown_as_is() for JSON text that the analyst may
+ * edit and that is parsed again: every character it would escape is
+ * written as a JSON escape instead (`\u202e`; a character beyond U+FFFF as
+ * its surrogate pair, `\udb40\udc41`, RFC 8259 §7). Such characters can
+ * only stand inside strings in JSON text (between tokens only blanks are
+ * allowed), so the text parses to the same value. Newlines, tabs and
+ * carriage returns are left as they are: json_to_string() escapes them
+ * inside strings, so those left stand between tokens.
+ *
+ * Returns: (transfer full): the JSON text to show; "" for %NULL
+ */
+char *
+tally_format_json_shown_as_is (const char *json)
+{
+  g_autofree char *valid = NULL;
+  GString *out;
+
+  if (json == NULL)
+    return g_strdup ("");
+
+  valid = g_utf8_make_valid (json, -1);
+  out = g_string_sized_new (strlen (valid));
+  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (!is_unseen (c) || c == '\r')
+        g_string_append_unichar (out, c);
+      else if (c <= 0xffff)
+        g_string_append_printf (out, "\\u%04x", c);
+      else
+        g_string_append_printf (out, "\\u%04x\\u%04x",
+                                0xd800 + ((c - 0x10000) >> 10), 0xdc00 + ((c - 0x10000) & 0x3ff));
+    }
+  return g_string_free (out, FALSE);
+}

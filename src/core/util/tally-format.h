@@ -30,5 +30,6 @@ char  *tally_format_time_utc (gint64         time_us,
                               const char    *format,
                               const char    *fallback);
 char  *tally_format_shown_as_is (const char *text);
+char  *tally_format_json_shown_as_is (const char *json);
 
 G_END_DECLS

@@ -763,8 +763,17 @@ edit_clicked_cb (TallyApprovalCard *self)
 
   g_assert (TALLY_IS_APPROVAL_CARD (self));
 
-  /* The content when the tool can take it back, else the input as JSON. */
+  /* The content when the tool can take it back, else the input as JSON.
+   * Content that holds a character a view would not show as itself (a
+   * bidirectional control in a command) is edited as JSON too, where it
+   * stands as an escape. */
   self->editing_content = self->preview != NULL && self->preview->edits_content && self->preview->new_text != NULL;
+  if (self->editing_content)
+    {
+      g_autofree char *shown = tally_format_shown_as_is (self->preview->new_text);
+
+      self->editing_content = g_str_equal (shown, self->preview->new_text);
+    }
   if (self->editing_content)
     {
       ensure_editor (self, language_for (self->preview));
@@ -773,7 +782,10 @@ edit_clicked_cb (TallyApprovalCard *self)
     }
   else
     {
-      g_autofree char *pretty = object_to_json (request_input (self), TRUE);
+      g_autofree char *json = object_to_json (request_input (self), TRUE);
+      /* Characters a view would not show as themselves as JSON escapes:
+       * the same input once parsed (tally_format_json_shown_as_is()). */
+      g_autofree char *pretty = tally_format_json_shown_as_is (json);
 
       ensure_editor (self, gtk_source_language_manager_get_language (languages, "json"));
       gtk_label_set_text (self->edit_hint, _("Edit the input the tool will run with (a JSON object):"));
@@ -1140,12 +1152,16 @@ sync_resolution (TallyApprovalCard *self)
   if (decision == TALLY_DECISION_ALLOW_ALWAYS && rule != NULL)
     {
       const char *scope = tally_json_object_get_string (resolution, "scope", NULL);
-      detail = g_strdup_printf (_("Rule kept %s: %s"), scope_text (scope), rule);
+      g_autofree char *shown = tally_format_shown_as_is (rule);
+
+      detail = g_strdup_printf (_("Rule kept %s: %s"), scope_text (scope), shown);
     }
   else if (decision == TALLY_DECISION_ALLOW_EDITED &&
            tally_json_object_get_object (resolution, "updated_input") != NULL)
     {
-      g_autofree char *input = object_to_json (tally_json_object_get_object (resolution, "updated_input"), FALSE);
+      g_autofree char *json = object_to_json (tally_json_object_get_object (resolution, "updated_input"), FALSE);
+      g_autofree char *input = tally_format_shown_as_is (json);
+
       /* A whole file's content is no detail to read in one line. */
       if (g_utf8_strlen (input, -1) <= 160)
         detail = g_strdup_printf (_("Ran with: %s"), input);
