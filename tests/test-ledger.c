@@ -374,6 +374,18 @@ test_sqlite_taint (void)
                        "SELECT CustomerId, Email FROM Customer LIMIT 2", "TT");
   /* Nothing marked is read: nothing is redacted. */
   assert_sqlite_taint ("SELECT upper(City), count(*) FROM Customer GROUP BY 1 LIMIT 2", "..");
+  /* json_each() and json_tree() give out their arguments' values: their
+   * columns look direct, but carry the marked column they are given. */
+  assert_sqlite_taint ("SELECT c.CustomerId, j.value FROM Customer c, "
+                       "json_each(json_array(c.Email)) j LIMIT 2", ".T");
+  assert_sqlite_taint ("SELECT upper(j.value), j.key FROM Customer c, "
+                       "json_each(json_object('e', c.Email)) j LIMIT 2", "TT");
+  assert_sqlite_taint ("SELECT v FROM (SELECT j.atom AS v FROM Customer c, "
+                       "json_tree(json_array(c.Email)) j) LIMIT 2", "T");
+  assert_sqlite_taint ("SELECT * FROM Customer c, json_each(json_array(c.Email)) j "
+                       "WHERE c.CustomerId = 1", "...........T.TTTTTTTT");
+  assert_sqlite_taint ("SELECT count(*) FROM Customer c, json_each(json_array(c.Email)) j", ".");
+  assert_sqlite_taint ("SELECT j.value FROM Customer c, json_each(json_array(c.City)) j LIMIT 2", ".");
 }
 
 /* A view's column is a read of the view (SQLITE_READ names the view), not

@@ -107,6 +107,29 @@ pragma_is_allowed (const char *name)
   return FALSE;
 }
 
+/* Table-valued functions that are admitted although the authorizer never
+ * sees them declared: tally_tool_database_open() uses each once before it
+ * sets the authorizer (docs/security.md, "Table-valued functions"). */
+static const char * const admitted_table_functions[] = {
+  "json_each",
+  "json_tree",
+};
+
+static gboolean
+is_admitted_table_function (const char *name)
+{
+  if (name == NULL)
+    return FALSE;
+
+  for (guint i = 0; i < G_N_ELEMENTS (admitted_table_functions); i++)
+    {
+      if (g_ascii_strcasecmp (name, admitted_table_functions[i]) == 0)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
 static gboolean
 is_schema_table (const char *name)
 {
@@ -446,6 +469,25 @@ tally_tool_database_open (const TallyToolContext  *context,
       return NULL;
     }
 
+  /* The first use of a table-valued function such as json_each() on a
+   * connection declares its table, and SQLite shows that declaration to the
+   * authorizer as an UPDATE of sqlite_master, which is refused as a schema
+   * change. Nothing is written (the declaration lives in the connection's
+   * memory and is kept until it closes), so the admitted functions are
+   * declared here, before the authorizer is set, and the authorizer stays
+   * as strict as it was: any other such function (pragma_table_info(),
+   * dbstat, ...) is still refused (docs/security.md, "Table-valued
+   * functions"). Where SQLite has no JSON functions the prepare fails and
+   * the model's query later fails with "no such table". */
+  for (guint i = 0; i < G_N_ELEMENTS (admitted_table_functions); i++)
+    {
+      g_autofree char *declare = g_strdup_printf ("SELECT * FROM %s", admitted_table_functions[i]);
+      sqlite3_stmt *stmt = NULL;
+
+      sqlite3_prepare_v2 (database->db, declare, -1, &stmt, NULL);
+      sqlite3_finalize (stmt);
+    }
+
   sqlite3_set_authorizer (database->db, authorize_cb, database);
   sqlite3_progress_handler (database->db, PROGRESS_STEPS, progress_cb, database);
 
@@ -592,8 +634,10 @@ tally_tool_database_prepare (TallyToolDatabase  *database,
                          "and function_list can be used (as PRAGMA name(argument))",
                          database->denied);
           else if (strstr_ascii_nocase (sql, "pragma_") != NULL)
-            /* Table-valued pragma functions touch the schema table while
-             * they are prepared, so the authorizer cannot admit them. */
+            /* A table-valued pragma function's first use declares its
+             * table, which the authorizer sees as a write of the schema
+             * table; only json_each() and json_tree() are declared ahead
+             * (tally_tool_database_open()). */
             g_set_error_literal (error, TALLY_TOOL_ERROR, TALLY_TOOL_ERROR_REFUSED,
                                  "query_database is read-only and table-valued pragma "
                                  "functions such as pragma_table_info() are not available; "
@@ -795,6 +839,10 @@ read_carries_marked (TallyToolDatabase  *database,
     return FALSE;
 
   table = g_strndup (read, dot - read);
+  /* json_each() and json_tree() give out the values of their arguments,
+   * which the statement may have read from a marked column: in doubt. */
+  if (is_admitted_table_function (table))
+    return TRUE;
   sql = sqlite3_mprintf ("SELECT \"%w\" FROM \"%w\"", dot + 1, table);
   if (sql != NULL &&
       sqlite3_prepare_v2 (database->db, sql, -1, &stmt, NULL) == SQLITE_OK &&
@@ -804,7 +852,8 @@ read_carries_marked (TallyToolDatabase  *database,
       const char *origin_name = sqlite3_column_origin_name (stmt, 0);
 
       if (origin_table != NULL && origin_name != NULL)
-        carries = tally_sensitive_columns_match (marked, NULL, origin_table, origin_name);
+        carries = is_admitted_table_function (origin_table) ||
+                  tally_sensitive_columns_match (marked, NULL, origin_table, origin_name);
     }
   sqlite3_finalize (stmt);
   sqlite3_free (sql);
@@ -919,10 +968,13 @@ query_origin (TallyToolDatabase  *database,
        * Email FROM Customer` comes "from Artist.Name"), so in a compound,
        * or a statement that could not be split and may be one, no column
        * is known to be a plain copy of an unmarked column: each is
-       * redacted (docs/ledger.md §3, rule 4). */
+       * redacted (docs/ledger.md §3, rule 4). A column of json_each() or
+       * json_tree() looks direct, but its values are those of the
+       * function's arguments, which may come from the marked column the
+       * statement reads (rule 1). */
       if (!column->derived)
         {
-          if (select == NULL || select->compound)
+          if (select == NULL || select->compound || is_admitted_table_function (column->table))
             column->redacted = TRUE;
           continue;
         }
