@@ -1088,6 +1088,52 @@ test_empty_body (void)
 
 /* Usage */
 
+/* A usage member that is not a token count fails the stream: a negative
+ * or absurd count would make the receipt and the spend cap wrong. */
+static void
+test_usage_invalid (void)
+{
+  static const struct {
+    const char *event_name;
+    const char *data;
+    const char *message;
+  } cases[] = {
+    { "message_delta", "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":-2000000}}",
+      "message_delta event whose usage output_tokens is not a token count (a whole number from 0 to 1000000000000): -2000000" },
+    /* json-glib reads an integer beyond 64 bits as -1 */
+    { "message_delta", "{\"type\":\"message_delta\",\"delta\":{},\"usage\":{\"output_tokens\":99999999999999999999}}",
+      "message_delta event whose usage output_tokens is not a token count (a whole number from 0 to 1000000000000): -1" },
+    { "message_delta", "{\"type\":\"message_delta\",\"delta\":{},\"usage\":{\"input_tokens\":1e300}}",
+      "message_delta event whose usage input_tokens is not a token count (a whole number from 0 to 1000000000000): 1e+300" },
+    { "message_delta", "{\"type\":\"message_delta\",\"delta\":{},\"usage\":{\"cache_read_input_tokens\":2.5}}",
+      "message_delta event whose usage cache_read_input_tokens is not a token count (a whole number from 0 to 1000000000000): 2.5" },
+    { "message_delta", "{\"type\":\"message_delta\",\"delta\":{},\"usage\":{\"output_tokens\":\"12\"}}",
+      "message_delta event whose usage output_tokens is not a token count (a whole number from 0 to 1000000000000): a string" },
+    { "message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":5,"
+      "\"cache_creation\":{\"ephemeral_5m_input_tokens\":-1}}}}",
+      "message_start event whose usage ephemeral_5m_input_tokens is not a token count (a whole number from 0 to 1000000000000): -1" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
+      const TallyUsage *usage;
+
+      tally_message_stream_begin_attempt (stream, 1);
+      if (g_str_equal (cases[i].event_name, "message_delta"))
+        apply_ok (stream, "message_start",
+                  "{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":30,\"output_tokens\":1}}}");
+      apply_fails (stream, cases[i].event_name, cases[i].data, TALLY_API_ERROR_PROTOCOL, cases[i].message);
+      g_assert_cmpstr (tally_message_stream_get_error (stream)->message, ==, cases[i].message);
+
+      /* Nothing of the bad event was merged. */
+      usage = tally_message_stream_get_usage (stream);
+      g_assert_cmpint (usage->output_tokens, ==, g_str_equal (cases[i].event_name, "message_delta") ? 1 : 0);
+      g_assert_cmpint (usage->input_tokens, ==, g_str_equal (cases[i].event_name, "message_delta") ? 30 : 0);
+      g_assert_null (tally_message_stream_get_stop_reason (stream));
+    }
+}
+
 static void
 test_usage_merge (void)
 {
@@ -1656,6 +1702,7 @@ main (int    argc,
   g_test_add_func ("/tally/message-stream/errors/incomplete-after-message-delta", test_incomplete_after_message_delta);
   g_test_add_func ("/tally/message-stream/errors/empty-body", test_empty_body);
   g_test_add_func ("/tally/message-stream/usage/merge", test_usage_merge);
+  g_test_add_func ("/tally/message-stream/usage-invalid", test_usage_invalid);
   g_test_add_func ("/tally/message-stream/usage/add", test_usage_add);
   g_test_add_func ("/tally/message-stream/signals/order", test_signals);
   g_test_add_func ("/tally/message-stream/signals/retry-and-attempts", test_retry_signals);

@@ -208,25 +208,73 @@ lookup_block (TallyMessageStream  *self,
 /* Event handlers. Signals are emitted last, after all state changes, so a
  * handler that starts a new attempt cannot leave a half-applied event. */
 
-static void
-merge_usage (TallyUsage *usage,
-             JsonObject *object)
+/* The largest token count a usage member may hold: far above any context
+ * window, far below where a cost in dollars loses precision. */
+#define TOKEN_COUNT_MAX G_GINT64_CONSTANT (1000000000000)
+
+/* Reads the token count @name of a usage object into @value. An absent or
+ * null member leaves @value as it is; any other member must be a whole
+ * number from 0 to TOKEN_COUNT_MAX. A negative or absurd count would make
+ * the receipt and the spend cap wrong, so it fails the stream rather than
+ * being ignored (docs/protocol.md §10.1). */
+static gboolean
+read_token_count (JsonObject  *object,
+                  const char  *event_name,
+                  const char  *name,
+                  gint64      *value,
+                  GError     **error)
 {
+  JsonNode *node = json_object_get_member (object, name);
+  char number[G_ASCII_DTOSTR_BUF_SIZE];
+  const char *described;
+  gint64 count;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+
+  if (get_int (object, name, &count) && count >= 0 && count <= TOKEN_COUNT_MAX)
+    {
+      *value = count;
+      return TRUE;
+    }
+
+  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_INT64)
+    described = g_ascii_formatd (number, sizeof number, "%.0f", (double) json_node_get_int (node));
+  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    described = g_ascii_formatd (number, sizeof number, "%g", json_node_get_double (node));
+  else
+    described = tally_json_node_describe (node);
+  return protocol_error (error, "%s event whose usage %s is not a token count (a whole number from 0 to "
+                         "%" G_GINT64_FORMAT "): %s", event_name, name, TOKEN_COUNT_MAX, described);
+}
+
+/* Merges a usage object into @usage: every member given overwrites (the
+ * counts are cumulative, docs/protocol.md §10.1). Nothing is merged when a
+ * member is not a token count. */
+static gboolean
+merge_usage (TallyUsage  *usage,
+             JsonObject  *object,
+             const char  *event_name,
+             GError     **error)
+{
+  TallyUsage merged = *usage;
   JsonObject *cache_creation;
 
-  usage->reported = TRUE;
-
-  get_int (object, "input_tokens", &usage->input_tokens);
-  get_int (object, "output_tokens", &usage->output_tokens);
-  get_int (object, "cache_creation_input_tokens", &usage->cache_creation_input_tokens);
-  get_int (object, "cache_read_input_tokens", &usage->cache_read_input_tokens);
+  if (!read_token_count (object, event_name, "input_tokens", &merged.input_tokens, error) ||
+      !read_token_count (object, event_name, "output_tokens", &merged.output_tokens, error) ||
+      !read_token_count (object, event_name, "cache_creation_input_tokens", &merged.cache_creation_input_tokens, error) ||
+      !read_token_count (object, event_name, "cache_read_input_tokens", &merged.cache_read_input_tokens, error))
+    return FALSE;
 
   cache_creation = tally_json_object_get_object (object, "cache_creation");
-  if (cache_creation != NULL)
-    {
-      get_int (cache_creation, "ephemeral_5m_input_tokens", &usage->cache_creation_5m);
-      get_int (cache_creation, "ephemeral_1h_input_tokens", &usage->cache_creation_1h);
-    }
+  if (cache_creation != NULL &&
+      (!read_token_count (cache_creation, event_name, "ephemeral_5m_input_tokens", &merged.cache_creation_5m, error) ||
+       !read_token_count (cache_creation, event_name, "ephemeral_1h_input_tokens", &merged.cache_creation_1h, error)))
+    return FALSE;
+
+  merged.reported = TRUE;
+  *usage = merged;
+  return TRUE;
 }
 
 static gboolean
@@ -250,8 +298,8 @@ handle_message_start (TallyMessageStream  *self,
   self->model = g_strdup (tally_json_object_get_string (message, "model", NULL));
 
   usage = tally_json_object_get_object (message, "usage");
-  if (usage != NULL)
-    merge_usage (&self->usage, usage);
+  if (usage != NULL && !merge_usage (&self->usage, usage, "message_start", error))
+    return FALSE;
 
   self->started = TRUE;
 
@@ -583,14 +631,14 @@ handle_message_delta (TallyMessageStream  *self,
   JsonObject *delta = tally_json_object_get_object (object, "delta");
   JsonObject *usage = tally_json_object_get_object (object, "usage");
 
+  if (usage != NULL && !merge_usage (&self->usage, usage, "message_delta", error))
+    return FALSE;
+
   if (delta != NULL)
     {
       set_nullable_string (&self->stop_reason, delta, "stop_reason");
       set_nullable_string (&self->stop_sequence, delta, "stop_sequence");
     }
-
-  if (usage != NULL)
-    merge_usage (&self->usage, usage);
 
   return TRUE;
 }
