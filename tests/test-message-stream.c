@@ -1088,6 +1088,53 @@ test_empty_body (void)
 
 /* Usage */
 
+/* A block still open at message_stop fails the stream, but for the one
+ * max_tokens cut off (the sdk_py_incomplete_partial_json fixture). */
+static void
+test_unstopped_block (void)
+{
+  static const char *const stop_reasons[] = { "tool_use", "end_turn", NULL };
+
+  for (guint i = 0; i < G_N_ELEMENTS (stop_reasons); i++)
+    {
+      g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
+      g_autofree char *delta = g_strdup_printf ("{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":%s%s%s},"
+                                                "\"usage\":{\"output_tokens\":5}}",
+                                                stop_reasons[i] != NULL ? "\"" : "",
+                                                stop_reasons[i] != NULL ? stop_reasons[i] : "null",
+                                                stop_reasons[i] != NULL ? "\"" : "");
+
+      tally_message_stream_begin_attempt (stream, 1);
+      apply_ok (stream, "message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":10}}}");
+      apply_ok (stream, "content_block_start",
+                "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}");
+      apply_ok (stream, "content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}");
+      apply_ok (stream, "content_block_start",
+                "{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_n1\","
+                "\"name\":\"get_schema\",\"input\":{}}}");
+      apply_ok (stream, "content_block_delta",
+                "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}");
+      apply_ok (stream, "message_delta", delta);
+      apply_fails (stream, "message_stop", "{\"type\":\"message_stop\"}", TALLY_API_ERROR_PROTOCOL,
+                   "message_stop event while content block 1 has had no content_block_stop");
+      g_assert_false (tally_message_stream_is_complete (stream));
+    }
+
+  /* max_tokens: the open block is dropped, the message is complete. */
+  {
+    g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
+
+    tally_message_stream_begin_attempt (stream, 1);
+    apply_ok (stream, "message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":10}}}");
+    apply_ok (stream, "content_block_start",
+              "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_n1\","
+              "\"name\":\"get_schema\",\"input\":{}}}");
+    apply_ok (stream, "message_delta", "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"}}");
+    apply_ok (stream, "message_stop", "{\"type\":\"message_stop\"}");
+    g_assert_true (tally_message_stream_is_complete (stream));
+  }
+}
+
 /* A usage member that is not a token count fails the stream: a negative
  * or absurd count would make the receipt and the spend cap wrong. */
 static void
@@ -1703,6 +1750,7 @@ main (int    argc,
   g_test_add_func ("/tally/message-stream/errors/empty-body", test_empty_body);
   g_test_add_func ("/tally/message-stream/usage/merge", test_usage_merge);
   g_test_add_func ("/tally/message-stream/usage-invalid", test_usage_invalid);
+  g_test_add_func ("/tally/message-stream/unstopped-block", test_unstopped_block);
   g_test_add_func ("/tally/message-stream/usage/add", test_usage_add);
   g_test_add_func ("/tally/message-stream/signals/order", test_signals);
   g_test_add_func ("/tally/message-stream/signals/retry-and-attempts", test_retry_signals);

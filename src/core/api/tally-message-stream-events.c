@@ -742,6 +742,20 @@ apply_event_internal (TallyMessageStream  *self,
 
   if (g_str_equal (name, "message_stop"))
     {
+      /* Every block ends with its content_block_stop before the message
+       * does (docs/protocol.md §9.1), but for the block that max_tokens
+       * cut off, which is dropped (the sdk_py_incomplete_partial_json
+       * fixture). Any other open block fails the stream: a tool block
+       * without its stop has no checked input, and its call would be lost
+       * without a word. */
+      for (guint i = 0; i < self->blocks->len; i++)
+        {
+          Block *block = g_ptr_array_index (self->blocks, i);
+
+          if (!block->stopped && g_strcmp0 (self->stop_reason, "max_tokens") != 0)
+            return protocol_error (error, "message_stop event while content block %u has had no "
+                                   "content_block_stop", i);
+        }
       self->complete = TRUE;
       g_signal_emit (self, tally_message_stream_signals[MESSAGE_STOPPED], 0);
       return TRUE;
@@ -784,7 +798,9 @@ store_error (TallyMessageStream *self,
  *   or %TALLY_API_ERROR_PROTOCOL for data that is not a JSON object, events
  *   before `message_start` or after `message_stop`, a second
  *   `message_start`, a `content_block_start` whose index is not the number
- *   of blocks so far, deltas or stops for unknown or stopped blocks, a
+ *   of blocks so far, deltas or stops for unknown or stopped blocks,
+ *   `message_stop` while a block has had no `content_block_stop` (but
+ *   when the stop reason is `max_tokens`), a
  *   tool block whose input is not valid JSON, or a `server_tool_use` block
  *   whose input is not an object. (A `tool_use` input that is valid JSON
  *   but not an object is the model's mistake and does not fail the stream;
