@@ -744,7 +744,7 @@ apply_event_internal (TallyMessageStream  *self,
     {
       /* Every block ends with its content_block_stop before the message
        * does (docs/protocol.md §9.1), but for the block that max_tokens
-       * cut off, which is dropped (the sdk_py_incomplete_partial_json
+       * or the context window cut off, which is dropped (the sdk_py_incomplete_partial_json
        * fixture). Any other open block fails the stream: a tool block
        * without its stop has no checked input, and its call would be lost
        * without a word. */
@@ -752,7 +752,8 @@ apply_event_internal (TallyMessageStream  *self,
         {
           Block *block = g_ptr_array_index (self->blocks, i);
 
-          if (!block->stopped && g_strcmp0 (self->stop_reason, "max_tokens") != 0)
+          if (!block->stopped && g_strcmp0 (self->stop_reason, "max_tokens") != 0 &&
+              g_strcmp0 (self->stop_reason, "model_context_window_exceeded") != 0)
             return protocol_error (error, "message_stop event while content block %u has had no "
                                    "content_block_stop", i);
         }
@@ -800,7 +801,8 @@ store_error (TallyMessageStream *self,
  *   `message_start`, a `content_block_start` whose index is not the number
  *   of blocks so far, deltas or stops for unknown or stopped blocks,
  *   `message_stop` while a block has had no `content_block_stop` (but
- *   when the stop reason is `max_tokens`), a
+ *   when the stop reason is `max_tokens` or
+ *   `model_context_window_exceeded`), a
  *   tool block whose input is not valid JSON, or a `server_tool_use` block
  *   whose input is not an object. (A `tool_use` input that is valid JSON
  *   but not an object is the model's mistake and does not fail the stream;
