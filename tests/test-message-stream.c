@@ -1122,20 +1122,20 @@ test_unstopped_block (void)
 
   /* A truncation: the open block is dropped, the message is complete. */
   for (guint i = 0; i < 2; i++)
-  {
-    g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
-    g_autofree char *delta = g_strdup_printf ("{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"%s\"}}",
-                                              i == 0 ? "max_tokens" : "model_context_window_exceeded");
+    {
+      g_autoptr(TallyMessageStream) stream = tally_message_stream_new ();
+      g_autofree char *delta = g_strdup_printf ("{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"%s\"}}",
+                                                i == 0 ? "max_tokens" : "model_context_window_exceeded");
 
-    tally_message_stream_begin_attempt (stream, 1);
-    apply_ok (stream, "message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":10}}}");
-    apply_ok (stream, "content_block_start",
-              "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_n1\","
-              "\"name\":\"get_schema\",\"input\":{}}}");
-    apply_ok (stream, "message_delta", delta);
-    apply_ok (stream, "message_stop", "{\"type\":\"message_stop\"}");
-    g_assert_true (tally_message_stream_is_complete (stream));
-  }
+      tally_message_stream_begin_attempt (stream, 1);
+      apply_ok (stream, "message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":10}}}");
+      apply_ok (stream, "content_block_start",
+                "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_n1\","
+                "\"name\":\"get_schema\",\"input\":{}}}");
+      apply_ok (stream, "message_delta", delta);
+      apply_ok (stream, "message_stop", "{\"type\":\"message_stop\"}");
+      g_assert_true (tally_message_stream_is_complete (stream));
+    }
 }
 
 /* A usage member that is not a token count fails the stream: a negative
