@@ -6,7 +6,8 @@
  * clicks stays where it was clicked, and the view stops following the
  * output until they scroll back to the end or send a message; every row's
  * content shares one left and one right edge; a vertical wheel over a
- * code block, a wide table or a query's result scrolls the conversation.
+ * code block, a wide table or a query's result scrolls the conversation;
+ * a card that arrives while the view follows is drawn at the end.
  *
  * GTK 4.8 has no public way to synthesize input events, so a click or a
  * wheel step is delivered by emitting the controller's own signal (the
@@ -17,9 +18,12 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <string.h>
 
+#include "tally-approval-card.h"
 #include "tally-assistant-text.h"
 #include "tally-block-row.h"
 #include "tally-markdown-code-block.h"
@@ -886,6 +890,154 @@ test_result_wheel (void)
   gtk_window_destroy (fixture.window);
 }
 
+/* A card that arrives at the end is drawn there */
+
+/* The request to write a new Markdown file of headings only: its card's
+ * preview is a markdown view whose lines are taller once laid out than
+ * GtkTextView estimates them before. */
+static char *
+headings_request (void)
+{
+  g_autoptr(GString) content = g_string_new (NULL);
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  for (guint i = 1; i <= 30; i++)
+    g_string_append_printf (content, "## Section %u\n", i);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, "approval_request");
+  json_builder_set_member_name (builder, "turn_id");
+  json_builder_add_string_value (builder, "t1");
+  json_builder_set_member_name (builder, "approval_id");
+  json_builder_add_string_value (builder, "a1");
+  json_builder_set_member_name (builder, "tool_id");
+  json_builder_add_string_value (builder, "toolu_2");
+  json_builder_set_member_name (builder, "tool_name");
+  json_builder_add_string_value (builder, "Write");
+  json_builder_set_member_name (builder, "tool_input");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "file_path");
+  json_builder_add_string_value (builder, "outline.md");
+  json_builder_set_member_name (builder, "content");
+  json_builder_add_string_value (builder, content->str);
+  json_builder_end_object (builder);
+  json_builder_set_member_name (builder, "suggestions");
+  json_builder_begin_array (builder);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  return json_generator_to_data (generator, NULL);
+}
+
+/* How many different colours the view, drawn as it is now, shows inside
+ * @area (the view's coordinates). */
+static guint
+colours_in (GtkWidget             *view,
+            const graphene_rect_t *area)
+{
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (view);
+  g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autoptr(GHashTable) colours = g_hash_table_new (NULL, NULL);
+  g_autofree guchar *pixels = NULL;
+  int width = gtk_widget_get_width (view);
+  int height = gtk_widget_get_height (view);
+  int x0 = MAX (0, (int) ceil (area->origin.x));
+  int y0 = MAX (0, (int) ceil (area->origin.y));
+  int x1 = MIN (width, (int) floor (area->origin.x + area->size.width));
+  int y1 = MIN (height, (int) floor (area->origin.y + area->size.height));
+
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  g_assert_nonnull (node);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (view)),
+                                         node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  pixels = g_malloc ((gsize) width * height * 4);
+  gdk_texture_download (texture, pixels, (gsize) width * 4);
+
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++)
+      {
+        guint32 pixel;
+
+        memcpy (&pixel, pixels + ((gsize) y * width + x) * 4, sizeof pixel);
+        g_hash_table_add (colours, GUINT_TO_POINTER (pixel));
+      }
+  return g_hash_table_size (colours);
+}
+
+/* An approval card whose preview is a markdown view taller than the
+ * viewport, arriving while the view follows: the view scrolls to the end
+ * and the card is drawn there, its buttons at the bottom of the viewport.
+ * Scrolling moves the preview's band onto lines the text view had not
+ * laid out yet; before the markdown view asked for its new band through
+ * its ancestors' allocations (see _tally_markdown_view_queue_band()), the
+ * card's list row was left needing an allocation no layout gave it, and
+ * the whole transcript stayed blank until a wheel scroll. */
+static void
+test_card_at_end (void)
+{
+  g_autoptr(TallyTranscript) transcript = tally_transcript_new ();
+  g_autofree char *workspace = g_dir_make_tmp ("tally-layout-XXXXXX", NULL);
+  g_autofree char *request = headings_request ();
+  g_autoptr(GPtrArray) buttons = NULL;
+  Fixture fixture = { 0 };
+  GtkWidget *card, *scroller, *allow = NULL;
+  graphene_rect_t viewport, card_bounds, allow_bounds, shown;
+
+  g_assert_nonnull (workspace);
+  fixture_show (&fixture, transcript, 730, 620);
+  tally_transcript_view_set_workspace (TALLY_TRANSCRIPT_VIEW (fixture.view), workspace);
+  tally_test_apply_event (transcript, "{\"type\":\"turn_started\",\"turn_id\":\"t1\",\"mode\":\"ask\",\"text\":\"Write the outline\"}");
+  tally_test_wait_frames (fixture.view, 2);
+  tally_test_apply_event (transcript, "{\"type\":\"text_delta\",\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"text\":\"Writing.\"}");
+  tally_test_apply_event (transcript, "{\"type\":\"block_done\",\"turn_id\":\"t1\",\"call\":0,\"block\":0,\"kind\":\"text\"}");
+  tally_test_apply_event (transcript, request);
+  wait_at_end (fixture.view);
+  tally_test_wait_frames (fixture.view, 4);
+  g_assert_true (following (fixture.view));
+
+  card = tally_test_find_first (fixture.view, TALLY_TYPE_APPROVAL_CARD);
+  g_assert_nonnull (card);
+  g_assert_nonnull (tally_test_find_first (card, TALLY_TYPE_MARKDOWN_VIEW));
+  buttons = tally_test_find_all (card, GTK_TYPE_BUTTON);
+  for (guint i = 0; i < buttons->len && allow == NULL; i++)
+    if (g_strcmp0 (gtk_button_get_label (g_ptr_array_index (buttons, i)), "Allow Once") == 0)
+      allow = g_ptr_array_index (buttons, i);
+  g_assert_nonnull (allow);
+
+  /* The card is taller than the viewport and the view is at its end: the
+   * card covers the viewport and its buttons are inside it. */
+  scroller = tally_test_find_first (fixture.view, GTK_TYPE_SCROLLED_WINDOW);
+  g_assert_true (gtk_widget_compute_bounds (scroller, fixture.view, &viewport));
+  g_assert_true (gtk_widget_compute_bounds (card, fixture.view, &card_bounds));
+  g_assert_true (gtk_widget_compute_bounds (allow, fixture.view, &allow_bounds));
+  g_test_message ("viewport %.0f..%.0f, card %.0f..%.0f, Allow Once %.0f..%.0f",
+                  viewport.origin.y, viewport.origin.y + viewport.size.height,
+                  card_bounds.origin.y, card_bounds.origin.y + card_bounds.size.height,
+                  allow_bounds.origin.y, allow_bounds.origin.y + allow_bounds.size.height);
+  g_assert_cmpfloat (card_bounds.size.height, >, viewport.size.height);
+  g_assert_cmpfloat (card_bounds.origin.y, <, viewport.origin.y);
+  g_assert_cmpfloat (allow_bounds.origin.y, >=, viewport.origin.y);
+  g_assert_cmpfloat (allow_bounds.origin.y + allow_bounds.size.height, <=,
+                     viewport.origin.y + viewport.size.height);
+
+  /* And it is drawn there: the part of the card on screen shows its
+   * headings and the button's label and frame, not one blank colour. */
+  g_assert_true (graphene_rect_intersection (&card_bounds, &viewport, &shown));
+  g_assert_cmpuint (colours_in (fixture.view, &shown), >=, 8);
+  g_assert_cmpuint (colours_in (fixture.view, &allow_bounds), >=, 4);
+
+  gtk_window_destroy (fixture.window);
+  g_rmdir (workspace);
+}
+
 /* Screenshots, light and dark, for looking at */
 
 static void
@@ -926,6 +1078,7 @@ main (int    argc,
   g_test_add_func ("/tally/transcript-layout/column", test_column);
   g_test_add_func ("/tally/transcript-layout/wheel", test_wheel);
   g_test_add_func ("/tally/transcript-layout/result-wheel", test_result_wheel);
+  g_test_add_func ("/tally/transcript-layout/card-at-end", test_card_at_end);
   g_test_add_func ("/tally/transcript-layout/screenshots", test_screenshots);
 
   return g_test_run ();

@@ -181,6 +181,44 @@ _tally_markdown_view_band_value_changed (TallyMarkdownView *self)
     gtk_adjustment_set_value (self->vadjustment, self->band_top);
 }
 
+/**
+ * _tally_markdown_view_queue_band:
+ * @self: a markdown view
+ *
+ * Asks for the view to be allocated again, so that its band follows what
+ * is on screen now, without measuring it again.
+ *
+ * Moving the band makes the text view lay out the lines that came into
+ * it, and lines laid out for the first time may get another height (a
+ * heading is taller than the estimate of an unlaid line): GtkTextView
+ * then asks for a resize from inside this view's allocation. GTK 4.8
+ * drops such a resize when the allocation ends, but only if every
+ * ancestor is being allocated too (gtk_widget_allocate() clears their
+ * flags afterwards). A gtk_widget_queue_allocate() on this view alone
+ * leaves its ancestors' allocations as they were, and GTK re-allocates
+ * the view in place, walking down from ancestors whose flags it cleared
+ * before the walk: the resize then marks them as needing an allocation
+ * that no layout ever gives them (the mark stops where the walk started,
+ * so the window is not told). A list row left so is not drawn ("Trying
+ * to snapshot GtkListItemWidget without a current allocation") and nor is
+ * anything in it after that, until the list is scrolled: an approval card
+ * with a new Markdown file of headings left the transcript blank. So each
+ * ancestor up to the enclosing scroller's content is queued for an
+ * allocation of its own; none is measured again. */
+void
+_tally_markdown_view_queue_band (TallyMarkdownView *self)
+{
+  GtkWidget *scroller;
+
+  g_return_if_fail (TALLY_IS_MARKDOWN_VIEW (self));
+
+  scroller = gtk_widget_get_ancestor (GTK_WIDGET (self), GTK_TYPE_SCROLLED_WINDOW);
+  for (GtkWidget *widget = GTK_WIDGET (self);
+       widget != NULL && widget != scroller;
+       widget = gtk_widget_get_parent (widget))
+    gtk_widget_queue_allocate (widget);
+}
+
 static gboolean
 band_tick_cb (GtkWidget     *widget,
               GdkFrameClock *frame_clock,
@@ -189,7 +227,7 @@ band_tick_cb (GtkWidget     *widget,
   TallyMarkdownView *self = TALLY_MARKDOWN_VIEW (widget);
 
   self->band_tick_id = 0;
-  gtk_widget_queue_allocate (widget);
+  _tally_markdown_view_queue_band (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -214,7 +252,7 @@ scroll_value_changed_cb (TallyMarkdownView *self)
 {
   g_assert (TALLY_IS_MARKDOWN_VIEW (self));
 
-  gtk_widget_queue_allocate (GTK_WIDGET (self));
+  _tally_markdown_view_queue_band (self);
 }
 
 /**

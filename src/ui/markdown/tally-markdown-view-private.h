@@ -145,6 +145,7 @@ void _tally_markdown_view_bind_band          (GtkWidgetClass    *widget_class);
 void _tally_markdown_view_band_value_changed (TallyMarkdownView *self);
 void _tally_markdown_view_track_scroller     (TallyMarkdownView *self);
 void _tally_markdown_view_untrack_scroller   (TallyMarkdownView *self);
+void _tally_markdown_view_queue_band         (TallyMarkdownView *self);
 
 /* tally-markdown-view-input.c */
 void _tally_markdown_view_bind_input    (GtkWidgetClass    *widget_class);

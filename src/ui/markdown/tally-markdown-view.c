@@ -918,7 +918,7 @@ tally_markdown_view_map (GtkWidget *widget)
 
   apply_colors (self);
   _tally_markdown_view_track_scroller (self);
-  gtk_widget_queue_allocate (widget);
+  _tally_markdown_view_queue_band (self);
 
   if (g_once_init_enter (&warm_up_scheduled))
     {
