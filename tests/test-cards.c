@@ -1324,6 +1324,17 @@ test_approval_new_file (void)
   g_assert_cmpstr (text, ==, "store,total\nLeeds,120\n");
   g_assert_true (gtk_text_view_get_monospace (GTK_TEXT_VIEW (first_of (box, GTK_TYPE_TEXT_VIEW))));
   approval_teardown (&f);
+
+  /* A script with bidirectional controls: shown with its escapes. */
+  approval_setup (&f, "{\"type\":\"approval_request\",\"turn_id\":\"t1\",\"approval_id\":\"a1\",\"tool_id\":\"toolu_w\","
+                      "\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"cleanup.sh\","
+                      "\"content\":\"ls \\u202e\\u2066; rm -rf data\\u2069\\u2066#\\u2069\\u202c\\n\"},\"suggestions\":[]}");
+  box = content_box (f.card);
+  SPIN_UNTIL (gtk_widget_is_drawable (box));
+  g_clear_pointer (&text, g_free);
+  text = first_text_view_text (box);
+  g_assert_cmpstr (text, ==, "ls \\u202e\\u2066; rm -rf data\\u2069\\u2066#\\u2069\\u202c\n");
+  approval_teardown (&f);
 }
 
 #define EDIT_REQUEST \

@@ -279,6 +279,8 @@ test_report_links (void)
   g_autofree char *svg_fragment = g_strconcat (svg, "#top", NULL);
   g_autofree char *spaced = g_build_filename (workspace, "notes 2.csv", NULL);
   g_autofree char *spaced_uri = g_filename_to_uri (spaced, NULL, NULL);
+  g_autofree char *query_escape = g_strconcat (self_uri, "?/../../secret.txt", NULL);
+  g_autofree char *svg_query = g_strconcat (svg, "?v=2", NULL);
   g_autofree char *svg_localhost = NULL;
   g_autofree char *svg_host = NULL;
   g_autofree char *dotdot = uri_below (workspace, "charts/../../");
@@ -322,6 +324,9 @@ test_report_links (void)
 
   /* Everything else is refused, and the window says so. */
   g_assert_cmpint (classify_link (report, svg_host), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  /* A query: GIO would take it as part of the name, `..` and all. */
+  g_assert_cmpint (classify_link (report, query_escape), ==, TALLY_REPORT_NAVIGATION_REFUSE);
+  g_assert_cmpint (classify_link (report, svg_query), ==, TALLY_REPORT_NAVIGATION_REFUSE);
   g_assert_cmpint (classify_link (report, secret_uri), ==, TALLY_REPORT_NAVIGATION_REFUSE);
   g_assert_cmpint (classify_link (report, leak_uri), ==, TALLY_REPORT_NAVIGATION_REFUSE);
   g_assert_cmpint (classify_link (report, evil_uri), ==, TALLY_REPORT_NAVIGATION_REFUSE);

@@ -304,6 +304,9 @@ test_shown_as_is (void)
     { "a\xe2\x80\x8e" "b\xe2\x80\x8f" "c\xd8\x9c", "a\\u200eb\\u200fc\\u061c" },
     /* Zero-width space and joiner, soft hyphen, byte-order mark. */
     { "rm\xe2\x80\x8b" "a\xe2\x80\x8d" "b\xc2\xad" "c\xef\xbb\xbf", "rm\\u200ba\\u200db\\u00adc\\ufeff" },
+    /* Default-ignorable marks and fillers: grapheme joiner, Hangul
+     * filler, variation selector. */
+    { "r\xcd\x8fm a\xe3\x85\xa4" "b a\xef\xb8\x8f" "b", "r\\u034fm a\\u3164b a\\ufe0fb" },
     /* A tag character, beyond the Basic Multilingual Plane. */
     { "x\xf3\xa0\x81\x81", "x\\U000e0041" },
     /* C0 controls but newline and tab, DEL, C1; line and paragraph

@@ -228,8 +228,16 @@ is_unseen (gunichar c)
 
   if (type == G_UNICODE_CONTROL)
     return c != '\n' && c != '\t';
-  return type == G_UNICODE_FORMAT || type == G_UNICODE_LINE_SEPARATOR ||
-         type == G_UNICODE_PARAGRAPH_SEPARATOR;
+  if (type == G_UNICODE_FORMAT || type == G_UNICODE_LINE_SEPARATOR ||
+      type == G_UNICODE_PARAGRAPH_SEPARATOR)
+    return TRUE;
+
+  /* The rest of Unicode's default-ignorable code points (the
+   * Default_Ignorable_Code_Point property): marks and fillers that draw
+   * nothing, so `report\u034f.md` would look like report.md. */
+  return c == 0x034f || c == 0x115f || c == 0x1160 || c == 0x17b4 || c == 0x17b5 ||
+         (c >= 0x180b && c <= 0x180f) || c == 0x3164 || (c >= 0xfe00 && c <= 0xfe0f) ||
+         c == 0xffa0 || (c >= 0xe0000 && c <= 0xe0fff);
 }
 
 /**
@@ -245,7 +253,9 @@ is_unseen (gunichar c)
  * something else), `\u200b` for a zero-width space, `\x1b` for a control
  * character below U+0080 (see docs/security.md, "What the analyst
  * approves"). The escaped classes are the Unicode general categories Cc
- * (but for a newline and a tab), Cf, Zl and Zp. A carriage return before a
+ * (but for a newline and a tab), Cf, Zl and Zp, and the other
+ * default-ignorable code points (the combining grapheme joiner, the
+ * Hangul fillers, variation selectors). A carriage return before a
  * newline is dropped; invalid UTF-8 is replaced with U+FFFD. A backslash
  * is left as it is, so an escape that the text itself holds reads the same
  * as one this adds: only the categories above are ever changed.

@@ -304,7 +304,10 @@ show_new_file (TallyApprovalCard      *self,
                const TallyToolPreview *preview)
 {
   guint more = 0;
-  g_autofree char *head = head_lines (preview->new_text != NULL ? preview->new_text : "", &more);
+  g_autofree char *raw = head_lines (preview->new_text != NULL ? preview->new_text : "", &more);
+  /* The content as it is: a bidirectional control in a script must not
+   * make it read as another (tally_format_shown_as_is()). */
+  g_autofree char *head = tally_format_shown_as_is (raw);
 
   clear_content (self);
   if (is_markdown_path (preview->subject))
@@ -357,6 +360,8 @@ show_change (TallyApprovalCard      *self,
              const TallyToolPreview *preview)
 {
   g_autofree char *note = NULL;
+  g_autofree char *old_shown = NULL;
+  g_autofree char *new_shown = NULL;
   guint added = 0, removed = 0;
 
   if (g_strcmp0 (preview->old_text, preview->new_text) == 0)
@@ -376,7 +381,10 @@ show_change (TallyApprovalCard      *self,
       return;
     }
 
-  tally_card_diff_show (self->diff_view, preview->old_text, preview->new_text,
+  /* Both sides as they are (tally_format_shown_as_is()). */
+  old_shown = preview->old_text != NULL ? tally_format_shown_as_is (preview->old_text) : NULL;
+  new_shown = preview->new_text != NULL ? tally_format_shown_as_is (preview->new_text) : NULL;
+  tally_card_diff_show (self->diff_view, old_shown, new_shown,
                         TALLY_CARD_DIFF_LINE_NUMBERS, DIFF_CONTEXT, MAX_DIFF_LINES, &added, &removed);
   gtk_widget_set_visible (GTK_WIDGET (self->diff_scroller), TRUE);
 

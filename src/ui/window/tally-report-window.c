@@ -103,8 +103,12 @@ is_file_below (const char *folder,
 }
 
 /* Whether @uri is a local file URI that names a regular file in the
- * report's folder or below it. The fragment and query are not part of the
- * file (a link to `notes.md#q2` opens notes.md). */
+ * report's folder or below it. A fragment is not part of the file (a link
+ * to `notes.md#q2` opens notes.md); a URI with a query is refused: GIO
+ * would read the query as part of the file name and then drop the `..`
+ * segments in it by text alone, so `report.md?/../../secret.txt` would
+ * open a file this check never saw. open_outside() opens the path checked
+ * here, never the URI as WebKit gave it. */
 static gboolean
 is_file_beside (GFile      *report,
                 const char *uri)
@@ -115,7 +119,8 @@ is_file_beside (GFile      *report,
   const char *host;
 
   if (parsed == NULL || folder_path == NULL ||
-      g_ascii_strcasecmp (g_uri_get_scheme (parsed), "file") != 0)
+      g_ascii_strcasecmp (g_uri_get_scheme (parsed), "file") != 0 ||
+      g_uri_get_query (parsed) != NULL)
     return FALSE;
 
   host = g_uri_get_host (parsed);
@@ -187,6 +192,7 @@ static void
 open_outside (TallyReportWindow *self,
               const char        *uri)
 {
+  g_autoptr(GUri) parsed = NULL;
   g_autoptr(GFile) target = NULL;
 
   if (tally_markdown_link_is_safe (uri))
@@ -195,7 +201,11 @@ open_outside (TallyReportWindow *self,
       return;
     }
 
-  target = g_file_new_for_uri (uri);
+  /* The path that _tally_report_window_classify_navigation() checked,
+   * without its fragment. */
+  parsed = g_uri_parse (uri, G_URI_FLAGS_NONE, NULL);
+  g_return_if_fail (parsed != NULL && g_uri_get_query (parsed) == NULL);
+  target = g_file_new_for_path (g_uri_get_path (parsed));
   tally_file_chip_open_with_system (GTK_WIDGET (self), target);
 }
 
