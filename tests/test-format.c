@@ -331,6 +331,20 @@ test_shown_as_is (void)
   }
 }
 
+/* /tally/format/terminal-safe: what tally-cli escapes. Only what moves,
+ * rewrites or reorders a terminal: an emoji sequence prints whole. */
+static void
+test_terminal_safe (void)
+{
+  g_autofree char *shown = tally_format_terminal_safe ("\x1b]52;c;eA==\x07 ls \xe2\x80\xae; rm\xc2\x9b\r\n"
+                                                       "\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb \xe2\x9d\xa4\xef\xb8\x8f\tok\xff");
+  g_autofree char *none = tally_format_terminal_safe (NULL);
+
+  g_assert_cmpstr (shown, ==, "\\x1b]52;c;eA==\\x07 ls \\u202e; rm\\u009b\n"
+                              "\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb \xe2\x9d\xa4\xef\xb8\x8f\tok\xef\xbf\xbd");
+  g_assert_cmpstr (none, ==, "");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -342,6 +356,7 @@ main (int   argc,
   g_test_add_func ("/tally/format/words", test_words);
   g_test_add_func ("/tally/format/shown-as-is", test_shown_as_is);
   g_test_add_func ("/tally/format/json-shown-as-is", test_json_shown_as_is);
+  g_test_add_func ("/tally/format/terminal-safe", test_terminal_safe);
   g_test_add_func ("/tally/format/line-diff", test_line_diff);
   g_test_add_func ("/tally/format/line-diff-ids", test_line_diff_ids);
   g_test_add_func ("/tally/format/receipt", test_receipt);

@@ -59,28 +59,6 @@ tally_cli_close_open_text (Cli *cli)
     }
 }
 
-/* A character that must not reach a terminal as it is: C0 controls but
- * for a newline and a tab (ESC starts the sequences that move the cursor,
- * erase lines or write the clipboard), DEL, the C1 controls, and the
- * Unicode marks that reorder text on screen (bidirectional embeddings,
- * overrides and isolates). */
-static gboolean
-is_unsafe_char (gunichar c)
-{
-  return (c < 0x20 && c != '\n' && c != '\t') ||
-         (c >= 0x7f && c <= 0x9f) ||
-         (c >= 0x202a && c <= 0x202e) ||
-         (c >= 0x2066 && c <= 0x2069);
-}
-
-/* Appends @c, an unsafe character, as an escape: `\x1b`, `\u202e`. */
-static void
-append_escaped_char (GString  *out,
-                     gunichar  c)
-{
-  g_string_append_printf (out, c < 0x80 ? "\\x%02x" : "\\u%04x", c);
-}
-
 /**
  * tally_cli_escape:
  * @text: (nullable): text from the model, the API, a tool or the store
@@ -97,26 +75,8 @@ append_escaped_char (GString  *out,
 char *
 tally_cli_escape (const char *text)
 {
-  g_autofree char *valid = NULL;
-  GString *out;
-
-  if (text == NULL)
-    return g_strdup ("");
-
-  valid = g_utf8_make_valid (text, -1);
-  out = g_string_sized_new (strlen (valid));
-  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
-    {
-      gunichar c = g_utf8_get_char (p);
-
-      if (c == '\r' && p[1] == '\n')
-        continue;
-      if (is_unsafe_char (c))
-        append_escaped_char (out, c);
-      else
-        g_string_append_unichar (out, c);
-    }
-  return g_string_free (out, FALSE);
+  /* One rule for the whole application (src/core/util/tally-format.c). */
+  return tally_format_terminal_safe (text);
 }
 
 /**
@@ -151,6 +111,7 @@ tally_cli_one_line (JsonNode *node,
                     gsize     max_chars)
 {
   g_autofree char *text = NULL;
+  g_autofree char *safe = NULL;
   g_autoptr(GString) out = NULL;
 
   if (node == NULL)
@@ -175,9 +136,10 @@ tally_cli_one_line (JsonNode *node,
     text = g_strdup (json_node_get_string (node));
   if (text == NULL)
     text = json_to_string (node, FALSE);
+  safe = tally_format_terminal_safe (text);
 
   out = g_string_new (NULL);
-  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+  for (const char *p = safe; *p != '\0'; p = g_utf8_next_char (p))
     {
       gunichar c = g_utf8_get_char (p);
 
@@ -191,8 +153,6 @@ tally_cli_one_line (JsonNode *node,
           if (out->len > 0 && out->str[out->len - 1] != ' ')
             g_string_append_c (out, ' ');
         }
-      else if (is_unsafe_char (c))
-        append_escaped_char (out, c);
       else
         g_string_append_unichar (out, c);
     }

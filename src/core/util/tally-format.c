@@ -240,6 +240,84 @@ is_unseen (gunichar c)
          c == 0xffa0 || (c >= 0xe0000 && c <= 0xe0fff);
 }
 
+/* Writes @text with each character @unsafe picks as an escape: in
+ * @json form as a JSON escape (`\u202e`, a surrogate pair beyond U+FFFF),
+ * carriage returns kept; otherwise as `\x1b`, `\u202e` or `\U000e0041`,
+ * with a carriage return before a newline dropped. Invalid UTF-8 becomes
+ * U+FFFD. */
+static char *
+escape (const char *text,
+        gboolean  (*unsafe) (gunichar c),
+        gboolean    json)
+{
+  g_autofree char *valid = NULL;
+  GString *out;
+
+  if (text == NULL)
+    return g_strdup ("");
+
+  valid = g_utf8_make_valid (text, -1);
+  out = g_string_sized_new (strlen (valid));
+  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (c == '\r' && (json || p[1] == '\n'))
+        {
+          if (json)
+            g_string_append_c (out, '\r');
+          continue;
+        }
+      if (!unsafe (c))
+        g_string_append_unichar (out, c);
+      else if (json && c > 0xffff)
+        g_string_append_printf (out, "\\u%04x\\u%04x",
+                                0xd800 + ((c - 0x10000) >> 10), 0xdc00 + ((c - 0x10000) & 0x3ff));
+      else if (c < 0x80 && !json)
+        g_string_append_printf (out, "\\x%02x", c);
+      else if (c <= 0xffff)
+        g_string_append_printf (out, "\\u%04x", c);
+      else
+        g_string_append_printf (out, "\\U%08x", c);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* A character that must not reach a terminal as it is: C0 controls but a
+ * newline and a tab (ESC starts the sequences that move the cursor, erase
+ * lines or write the clipboard), DEL, the C1 controls, and the
+ * bidirectional embeddings, overrides and isolates that reorder text on
+ * screen. */
+static gboolean
+is_unsafe_on_terminal (gunichar c)
+{
+  return (c < 0x20 && c != '\n' && c != '\t') ||
+         (c >= 0x7f && c <= 0x9f) ||
+         (c >= 0x202a && c <= 0x202e) ||
+         (c >= 0x2066 && c <= 0x2069);
+}
+
+/**
+ * tally_format_terminal_safe:
+ * @text: (nullable): text from the model, the API, a tool or the store
+ *
+ * Makes @text safe to print on a terminal (tally-cli's readable output):
+ * each character that could move the cursor, rewrite what is shown or
+ * reorder it (C0 controls but a newline and a tab, DEL, C1 controls, the
+ * bidirectional embeddings, overrides and isolates) is written as an
+ * escape, `\x1b`, `\u202e`, as tally_format_shown_as_is() writes it. Other
+ * characters stay, so an answer's emoji sequences print whole. A carriage
+ * return before a newline is dropped; invalid UTF-8 is replaced with
+ * U+FFFD.
+ *
+ * Returns: (transfer full): the escaped text; "" for %NULL
+ */
+char *
+tally_format_terminal_safe (const char *text)
+{
+  return escape (text, is_unsafe_on_terminal, FALSE);
+}
+
 /**
  * tally_format_shown_as_is:
  * @text: (nullable): text from the model, such as a command or a path a
@@ -265,30 +343,7 @@ is_unseen (gunichar c)
 char *
 tally_format_shown_as_is (const char *text)
 {
-  g_autofree char *valid = NULL;
-  GString *out;
-
-  if (text == NULL)
-    return g_strdup ("");
-
-  valid = g_utf8_make_valid (text, -1);
-  out = g_string_sized_new (strlen (valid));
-  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
-    {
-      gunichar c = g_utf8_get_char (p);
-
-      if (c == '\r' && p[1] == '\n')
-        continue;
-      if (!is_unseen (c))
-        g_string_append_unichar (out, c);
-      else if (c < 0x80)
-        g_string_append_printf (out, "\\x%02x", c);
-      else if (c <= 0xffff)
-        g_string_append_printf (out, "\\u%04x", c);
-      else
-        g_string_append_printf (out, "\\U%08x", c);
-    }
-  return g_string_free (out, FALSE);
+  return escape (text, is_unseen, FALSE);
 }
 
 /**
@@ -309,25 +364,5 @@ tally_format_shown_as_is (const char *text)
 char *
 tally_format_json_shown_as_is (const char *json)
 {
-  g_autofree char *valid = NULL;
-  GString *out;
-
-  if (json == NULL)
-    return g_strdup ("");
-
-  valid = g_utf8_make_valid (json, -1);
-  out = g_string_sized_new (strlen (valid));
-  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
-    {
-      gunichar c = g_utf8_get_char (p);
-
-      if (!is_unseen (c) || c == '\r')
-        g_string_append_unichar (out, c);
-      else if (c <= 0xffff)
-        g_string_append_printf (out, "\\u%04x", c);
-      else
-        g_string_append_printf (out, "\\u%04x\\u%04x",
-                                0xd800 + ((c - 0x10000) >> 10), 0xdc00 + ((c - 0x10000) & 0x3ff));
-    }
-  return g_string_free (out, FALSE);
+  return escape (json, is_unseen, TRUE);
 }

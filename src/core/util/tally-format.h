@@ -31,5 +31,6 @@ char  *tally_format_time_utc (gint64         time_us,
                               const char    *fallback);
 char  *tally_format_shown_as_is (const char *text);
 char  *tally_format_json_shown_as_is (const char *json);
+char  *tally_format_terminal_safe (const char *text);
 
 G_END_DECLS
