@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tally-approval-card-private.h"
+#include "tally-approval-card-text.h"
 #include "tally-agent.h"
 #include "tally-card-diff.h"
 #include "tally-centring-layout.h"
@@ -163,16 +164,6 @@ object_to_json (JsonObject *object,
   else
     json_node_take_object (node, json_object_new ());
   return json_to_string (node, pretty);
-}
-
-static const char *
-scope_text (const char *scope)
-{
-  if (g_strcmp0 (scope, "session") == 0)
-    return _("for this session");
-  if (g_strcmp0 (scope, "global") == 0)
-    return _("everywhere");
-  return _("in this workspace");
 }
 
 /* The preview: what the call would do */
@@ -687,7 +678,7 @@ sync_rule (TallyApprovalCard *self)
 
   gtk_label_set_text (self->rule_text_label, shown_label);
   gtk_label_set_text (self->rule_label, shown_rule);
-  gtk_label_set_text (self->scope_label, scope_text (scope));
+  gtk_label_set_text (self->scope_label, _tally_approval_scope_text (scope));
 }
 
 /* Deciding */
@@ -742,27 +733,6 @@ ensure_editor (TallyApprovalCard *self,
   gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer), language);
 }
 
-static const char *
-edit_hint (const TallyToolPreview *preview)
-{
-  switch (preview->kind)
-    {
-    case TALLY_TOOL_PREVIEW_COMMAND:
-      return _("Edit the command Tally will run:");
-    case TALLY_TOOL_PREVIEW_QUERY:
-      return _("Edit the query Tally will run:");
-    case TALLY_TOOL_PREVIEW_CHANGE_FILE:
-      return _("Edit the file as it should be after the change:");
-    case TALLY_TOOL_PREVIEW_WRITE_FILE:
-    case TALLY_TOOL_PREVIEW_CREATE_FILE:
-      return _("Edit what Tally will write to the file:");
-    case TALLY_TOOL_PREVIEW_READ:
-    case TALLY_TOOL_PREVIEW_INPUT:
-    default:
-      return _("Edit the input the tool will run with (a JSON object):");
-    }
-}
-
 static void
 edit_clicked_cb (TallyApprovalCard *self)
 {
@@ -785,7 +755,7 @@ edit_clicked_cb (TallyApprovalCard *self)
   if (self->editing_content)
     {
       ensure_editor (self, language_for (self->preview));
-      gtk_label_set_text (self->edit_hint, edit_hint (self->preview));
+      gtk_label_set_text (self->edit_hint, _tally_approval_edit_hint (self->preview));
       gtk_text_buffer_set_text (buffer, self->preview->new_text, -1);
     }
   else
@@ -960,35 +930,6 @@ cancel_action (GtkWidget  *widget,
 
 /* Showing the block */
 
-/* "Allow Tally to create <b>report.md</b>?" */
-static char *
-title_markup (const TallyToolPreview *preview,
-              const char             *tool_name)
-{
-  g_autofree char *base = preview != NULL && preview->subject != NULL ? g_path_get_basename (preview->subject) : NULL;
-  g_autofree char *shown = tally_format_shown_as_is (base != NULL ? base : tool_name);
-  g_autofree char *name = g_markup_escape_text (shown, -1);
-
-  switch (preview != NULL ? preview->kind : TALLY_TOOL_PREVIEW_INPUT)
-    {
-    case TALLY_TOOL_PREVIEW_WRITE_FILE:
-      return g_strdup_printf (_("Allow Tally to write <b>%s</b>?"), name);
-    case TALLY_TOOL_PREVIEW_CREATE_FILE:
-      return g_strdup_printf (_("Allow Tally to create <b>%s</b>?"), name);
-    case TALLY_TOOL_PREVIEW_CHANGE_FILE:
-      return g_strdup_printf (_("Allow Tally to change <b>%s</b>?"), name);
-    case TALLY_TOOL_PREVIEW_READ:
-      return g_strdup_printf (_("Allow Tally to read <b>%s</b>?"), name);
-    case TALLY_TOOL_PREVIEW_COMMAND:
-      return g_strdup (_("Allow Tally to run this command?"));
-    case TALLY_TOOL_PREVIEW_QUERY:
-      return g_strdup (_("Allow Tally to run this query?"));
-    case TALLY_TOOL_PREVIEW_INPUT:
-    default:
-      return g_strdup_printf (_("Allow Tally to use <b>%s</b>?"), name);
-    }
-}
-
 static void
 sync_request (TallyApprovalCard *self)
 {
@@ -1008,7 +949,7 @@ sync_request (TallyApprovalCard *self)
   if (self->preview == NULL && tool != NULL && input != NULL)
     self->preview = tally_tool_dup_preview (tool, NULL, input, NULL);
 
-  title = title_markup (self->preview, tool_name);
+  title = _tally_approval_title_markup (self->preview, tool_name);
   gtk_label_set_markup (self->title_label, title);
 
   /* Files are named in the title; the path below it when it says more.
@@ -1095,26 +1036,6 @@ sync_request (TallyApprovalCard *self)
                             g_list_model_get_n_items (G_LIST_MODEL (labels)) > 0);
 }
 
-/* What the card says a settled decision was. */
-static const char *
-decision_text (TallyDecision decision,
-               gboolean      stop)
-{
-  switch (decision)
-    {
-    case TALLY_DECISION_ALLOW_EDITED:
-      return _("Allowed with changes");
-    case TALLY_DECISION_ALLOW_ALWAYS:
-      return _("Always allowed");
-    case TALLY_DECISION_DENY:
-    case TALLY_DECISION_DENY_STOP:
-      return stop ? _("Denied, turn stopped") : _("Denied");
-    case TALLY_DECISION_ALLOW:
-    default:
-      return _("Allowed once");
-    }
-}
-
 static void
 sync_resolution (TallyApprovalCard *self)
 {
@@ -1150,7 +1071,7 @@ sync_resolution (TallyApprovalCard *self)
   else if (g_strcmp0 (reason, "dismissed") == 0)
     text = _("Dismissed");
   else
-    text = decision_text (decision, stop);
+    text = _tally_approval_decision_text (decision, stop);
 
   gtk_label_set_text (self->state_label, text);
   gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), "denied");
@@ -1162,7 +1083,7 @@ sync_resolution (TallyApprovalCard *self)
       const char *scope = tally_json_object_get_string (resolution, "scope", NULL);
       g_autofree char *shown = tally_format_shown_as_is (rule);
 
-      detail = g_strdup_printf (_("Rule kept %s: %s"), scope_text (scope), shown);
+      detail = g_strdup_printf (_("Rule kept %s: %s"), _tally_approval_scope_text (scope), shown);
     }
   else if (decision == TALLY_DECISION_ALLOW_EDITED &&
            tally_json_object_get_object (resolution, "updated_input") != NULL)
