@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 
 #include "tally-tool.h"
@@ -161,6 +162,24 @@ test_never_overwrites (Fixture       *fixture,
     g_file_get_contents (path, &kept, NULL, &error);
     g_assert_no_error (error);
     g_assert_cmpstr (kept, ==, "keep me");
+  }
+
+  /* A dangling symbolic link under the next name is taken too: writing
+   * through it would create its target outside the workspace. */
+  {
+    g_autofree char *outside = g_dir_make_tmp ("tally-chart-outside-XXXXXX", &error);
+    g_autofree char *target = g_build_filename (outside, "pwned.svg", NULL);
+    g_autofree char *link = g_build_filename (fixture->root, "charts/revenue-by-store-5.svg", NULL);
+    g_autofree char *fourth = NULL;
+
+    g_assert_no_error (error);
+    g_assert_cmpint (symlink (target, link), ==, 0);
+    fourth = run_chart (fixture, store_input, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (strstr (fourth, "charts/revenue-by-store-6.svg"));
+    g_assert_false (g_file_test (target, G_FILE_TEST_EXISTS));
+    g_assert_true (g_file_test (link, G_FILE_TEST_IS_SYMLINK));
+    tally_test_rm_rf (outside);
   }
 
   /* file_name picks the stem; a folder or suffix in it is dropped. */

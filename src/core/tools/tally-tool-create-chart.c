@@ -146,8 +146,19 @@ resolve_spec (TallyChart *chart,
   return resolved;
 }
 
+/* Whether @path names anything, a symbolic link included: a dangling link
+ * does not "exist" for g_file_test(), but writing through it would create
+ * its target, wherever that is (docs/security.md, "Tools that only add
+ * files"). */
+static gboolean
+is_taken (const char *path)
+{
+  return g_file_test (path, G_FILE_TEST_EXISTS) || g_file_test (path, G_FILE_TEST_IS_SYMLINK);
+}
+
 /* Picks `charts/<slug>[-n]` such that neither the .svg nor the .png
- * exists; returns the stem path (absolute, without suffix). */
+ * exists, not even as a dangling symbolic link; returns the stem path
+ * (absolute, without suffix). */
 static char *
 pick_stem (const char  *charts_dir,
            const char  *slug,
@@ -161,7 +172,7 @@ pick_stem (const char  *charts_dir,
       g_autofree char *svg = g_strconcat (stem, ".svg", NULL);
       g_autofree char *png = g_strconcat (stem, ".png", NULL);
 
-      if (!g_file_test (svg, G_FILE_TEST_EXISTS) && !g_file_test (png, G_FILE_TEST_EXISTS))
+      if (!is_taken (svg) && !is_taken (png))
         {
           *relative_stem = g_strconcat ("charts/", name, NULL);
           return g_steal_pointer (&stem);
