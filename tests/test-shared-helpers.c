@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "tally-enums.h"
 #include "tally-event.h"
 #include "tally-format.h"
@@ -114,6 +116,48 @@ test_card_tools_do_not_run (void)
     }
 }
 
+/* /tally/shared/json-to-string: numbers json-glib 1.6 writes as
+ * `1e+20.0` come out as JSON and parse back to the same values; strings
+ * and literals are left alone. */
+static void
+test_json_to_string (void)
+{
+  static const char source[] =
+    "{\"a\":1e20,\"b\":[1e17,2.5e-7,1e308,-1e20,3.5,12],\"s\":\"x 1e+20.0 \\\"e5.0\",\"t\":true,\"f\":false,\"n\":null}";
+  g_autoptr(JsonNode) node = json_from_string (source, NULL);
+  g_autoptr(JsonNode) back = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *pretty = NULL;
+  g_autofree char *none = tally_json_to_string (NULL, FALSE);
+  g_autoptr(GError) error = NULL;
+  JsonObject *object;
+  JsonArray *b;
+
+  g_assert_nonnull (node);
+  text = tally_json_to_string (node, FALSE);
+  g_assert_nonnull (strstr (text, "\"a\":1e+20,"));
+  back = json_from_string (text, &error);
+  g_assert_no_error (error);
+  object = json_node_get_object (back);
+  g_assert_cmpfloat (json_object_get_double_member (object, "a"), ==, 1e20);
+  b = json_object_get_array_member (object, "b");
+  g_assert_cmpfloat (json_array_get_double_element (b, 0), ==, 1e17);
+  g_assert_cmpfloat (json_array_get_double_element (b, 1), ==, 2.5e-7);
+  g_assert_cmpfloat (json_array_get_double_element (b, 2), ==, 1e308);
+  g_assert_cmpfloat (json_array_get_double_element (b, 3), ==, -1e20);
+  g_assert_cmpfloat (json_array_get_double_element (b, 4), ==, 3.5);
+  g_assert_cmpint (json_array_get_int_element (b, 5), ==, 12);
+  g_assert_cmpstr (json_object_get_string_member (object, "s"), ==, "x 1e+20.0 \"e5.0");
+  g_assert_true (json_object_get_boolean_member (object, "t"));
+  g_assert_false (json_object_get_boolean_member (object, "f"));
+
+  pretty = tally_json_to_string (node, TRUE);
+  g_clear_pointer (&back, json_node_unref);
+  back = json_from_string (pretty, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (none, ==, "null");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -121,6 +165,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/tally/shared/json-set-string-or-null", test_json_set_string_or_null);
+  g_test_add_func ("/tally/shared/json-to-string", test_json_to_string);
   g_test_add_func ("/tally/shared/json-set-string-unless-null", test_json_set_string_unless_null);
   g_test_add_func ("/tally/shared/format-time-utc", test_format_time_utc);
   g_test_add_func ("/tally/shared/enum-to-nick-or", test_enum_to_nick_or);

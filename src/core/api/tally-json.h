@@ -37,6 +37,8 @@ JsonArray  *tally_json_object_get_array  (JsonObject *object,
                                           const char *member);
 
 const char *tally_json_node_describe      (JsonNode   *node);
+char       *tally_json_to_string          (JsonNode   *node,
+                                           gboolean    pretty);
 
 void        tally_json_object_set_string_or_null (JsonObject *object,
                                                   const char *member,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tally-conversation.h"
+#include "tally-json.h"
 #include "tally-json-raw.h"
 
 /*
@@ -145,7 +146,7 @@ append_message_json (GString *out,
   JsonNode *node = json_node_alloc ();
 
   json_node_init_string (node, message->role);
-  role = json_to_string (node, FALSE);
+  role = tally_json_to_string (node, FALSE);
   json_node_unref (node);
 
   g_string_append (out, "{\"role\":");
@@ -408,7 +409,7 @@ text_block_json (const char *text)
   json_builder_end_object (builder);
   node = json_builder_get_root (builder);
 
-  return json_to_string (node, FALSE);
+  return tally_json_to_string (node, FALSE);
 }
 
 /**
@@ -482,7 +483,7 @@ tally_conversation_add_tool_result (TallyConversation *self,
     }
   json_builder_end_object (builder);
   node = json_builder_get_root (builder);
-  json = json_to_string (node, FALSE);
+  json = tally_json_to_string (node, FALSE);
 
   message = ensure_user_message (self);
 
@@ -692,7 +693,7 @@ with_string_member (const char *block_json,
                     const char *value)
 {
   g_autoptr(JsonNode) string = json_node_init_string (json_node_alloc (), value);
-  g_autofree char *quoted = json_to_string (string, FALSE);
+  g_autofree char *quoted = tally_json_to_string (string, FALSE);
   char *replaced = tally_json_raw_replace_member (block_json, member, quoted);
   g_autoptr(JsonObject) block = NULL;
   g_autoptr(JsonNode) node = NULL;
@@ -707,7 +708,7 @@ with_string_member (const char *block_json,
     return g_strdup (block_json);
   json_object_set_string_member (block, member, value);
   node = json_node_init_object (json_node_alloc (), block);
-  return json_to_string (node, FALSE);
+  return tally_json_to_string (node, FALSE);
 }
 
 /**
@@ -967,7 +968,7 @@ with_cache_control (const char *block_json)
 
   node = json_node_new (JSON_NODE_OBJECT);
   json_node_set_object (node, block);
-  return json_to_string (node, FALSE);
+  return tally_json_to_string (node, FALSE);
 }
 
 /**
@@ -1031,7 +1032,7 @@ tally_conversation_build_request (TallyConversation *self,
     }
   json_builder_end_object (builder);
   head = json_builder_get_root (builder);
-  head_json = json_to_string (head, FALSE);
+  head_json = tally_json_to_string (head, FALSE);
 
   /* head_json is "{…}"; drop its closing brace and append the rest. */
   out = g_string_new_len (head_json, strlen (head_json) - 1);

@@ -266,7 +266,7 @@ tally_event_to_json (JsonObject *event)
   node = json_node_new (JSON_NODE_OBJECT);
   json_node_set_object (node, event);
 
-  return json_to_string (node, FALSE);
+  return tally_json_to_string (node, FALSE);
 }
 
 /**

@@ -255,7 +255,7 @@ copy_input (JsonObject *input)
   g_autofree char *text = NULL;
 
   json_node_set_object (node, input);
-  text = json_to_string (node, FALSE);
+  text = tally_json_to_string (node, FALSE);
   copy = json_from_string (text, NULL);
 
   if (copy == NULL || !JSON_NODE_HOLDS_OBJECT (copy))
@@ -292,7 +292,7 @@ run_thread (GTask        *task,
       g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
 
       json_node_set_object (node, artifact);
-      result->artifact = json_to_string (node, FALSE);
+      result->artifact = tally_json_to_string (node, FALSE);
     }
   g_task_return_pointer (task, result, (GDestroyNotify) run_result_free);
 }
@@ -651,7 +651,7 @@ tally_tool_dup_summary (TallyTool  *self,
         json_node_take_object (node, json_object_new ());
       /* The generator escapes line breaks inside strings, so the JSON
        * text is one line already. */
-      return json_to_string (node, FALSE);
+      return tally_json_to_string (node, FALSE);
     }
 
   line = g_string_new (NULL);
