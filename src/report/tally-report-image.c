@@ -73,19 +73,36 @@ is_inside_path (const char *path)
   return TRUE;
 }
 
-/* Whether @file, with every symbolic link on its way followed, is inside
- * @base_dir (also followed): a link under the report's folder may point
- * anywhere. Both must exist. */
-static gboolean
-resolves_inside (GFile *base_dir,
-                 GFile *file)
+/**
+ * tally_report_file_resolves_inside:
+ * @folder: a local folder, such as a report's
+ * @file: a local file
+ *
+ * Whether @file, with every symbolic link on its way followed, is inside
+ * @folder (also followed) or below it: a link under the report's folder
+ * may point anywhere. Containment is decided on whole path components
+ * (`/ws-evil` is not inside `/ws`). Both must exist. Used for a report's
+ * images and for the links its preview opens.
+ *
+ * Returns: %TRUE when @file resolves inside @folder
+ */
+gboolean
+tally_report_file_resolves_inside (GFile *folder,
+                                   GFile *file)
 {
-  g_autofree char *base_path = g_file_get_path (base_dir);
-  g_autofree char *path = g_file_get_path (file);
-  g_autofree char *real_base = base_path != NULL ? realpath (base_path, NULL) : NULL;
-  g_autofree char *real = path != NULL ? realpath (path, NULL) : NULL;
+  g_autofree char *base_path = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *real_base = NULL;
+  g_autofree char *real = NULL;
   gsize base_length;
 
+  g_return_val_if_fail (G_IS_FILE (folder), FALSE);
+  g_return_val_if_fail (G_IS_FILE (file), FALSE);
+
+  base_path = g_file_get_path (folder);
+  path = g_file_get_path (file);
+  real_base = base_path != NULL ? realpath (base_path, NULL) : NULL;
+  real = path != NULL ? realpath (path, NULL) : NULL;
   if (real_base == NULL || real == NULL)
     return FALSE;
   base_length = strlen (real_base);
@@ -268,7 +285,7 @@ tally_report_image_load (const TallyReportSource *source,
         return missing (g_steal_pointer (&image),
                         g_strdup_printf (_("Chart could not be read: %s (%s)"), src, error->message));
       }
-    if (!resolves_inside (source->base_dir, file))
+    if (!tally_report_file_resolves_inside (source->base_dir, file))
       return missing (g_steal_pointer (&image),
                       g_strdup_printf (_("Image outside the report’s folder: %s"), src));
     /* A FIFO or a device would block the export or never end. */

@@ -103,6 +103,8 @@ void     tally_report_export_session_async   (TallyStore          *store,
 gboolean tally_report_export_session_finish  (GAsyncResult        *result,
                                               GError             **error);
 
+gboolean tally_report_file_resolves_inside   (GFile               *folder,
+                                              GFile               *file);
 gboolean tally_report_write_atomic           (GFile               *output,
                                               const char          *data,
                                               gsize                length,

@@ -4,7 +4,6 @@
 
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gi18n.h>
@@ -79,29 +78,6 @@ show_error_page (TallyReportWindow *self,
 
 /* The navigation rule */
 
-/* Whether @path, once its symbolic links are resolved, is a regular file
- * in @folder (also resolved) or below it. Containment is decided on whole
- * path components: `/ws-evil` is not inside `/ws`. */
-static gboolean
-is_file_below (const char *folder,
-               const char *path)
-{
-  g_autofree char *real_folder = realpath (folder, NULL);
-  g_autofree char *real_path = realpath (path, NULL);
-  gsize len;
-
-  if (real_folder == NULL || real_path == NULL)
-    return FALSE;
-
-  len = strlen (real_folder);
-  if (len > 0 && real_folder[len - 1] == '/')
-    len--;   /* the root folder */
-  if (strncmp (real_path, real_folder, len) != 0 || real_path[len] != '/')
-    return FALSE;
-
-  return g_file_test (real_path, G_FILE_TEST_IS_REGULAR);
-}
-
 /* Whether @uri is a local file URI that names a regular file in the
  * report's folder or below it. A fragment is not part of the file (a link
  * to `notes.md#q2` opens notes.md); a URI with a query is refused: GIO
@@ -115,10 +91,10 @@ is_file_beside (GFile      *report,
 {
   g_autoptr(GUri) parsed = g_uri_parse (uri, G_URI_FLAGS_NONE, NULL);
   g_autoptr(GFile) folder = g_file_get_parent (report);
-  g_autofree char *folder_path = folder != NULL ? g_file_get_path (folder) : NULL;
+  g_autoptr(GFile) target = NULL;
   const char *host;
 
-  if (parsed == NULL || folder_path == NULL ||
+  if (parsed == NULL || folder == NULL ||
       g_ascii_strcasecmp (g_uri_get_scheme (parsed), "file") != 0 ||
       g_uri_get_query (parsed) != NULL)
     return FALSE;
@@ -127,7 +103,9 @@ is_file_beside (GFile      *report,
   if (host != NULL && *host != '\0' && g_ascii_strcasecmp (host, "localhost") != 0)
     return FALSE;
 
-  return is_file_below (folder_path, g_uri_get_path (parsed));
+  target = g_file_new_for_path (g_uri_get_path (parsed));
+  return tally_report_file_resolves_inside (folder, target) &&
+         g_file_query_file_type (target, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_REGULAR;
 }
 
 /* Whether @uri is the page itself (@base_uri) or an anchor on it. */
