@@ -178,3 +178,51 @@ tally_json_raw_replace_member (const char *json,
   g_string_append (out, value + value_len);
   return g_string_free (out, FALSE);
 }
+
+/**
+ * tally_json_raw_repair_exponents:
+ * @json: JSON text as json-glib 1.6's generator writes it
+ *
+ * Drops the `.0` that json-glib 1.6 (Debian 12) writes after the exponent
+ * of a double with no point in its `%.17g` form: 1e20 comes out as
+ * `1e+20.0`, which is not JSON (RFC 8259 §6) and which no parser reads
+ * back. Only numbers change; strings are copied as they are.
+ *
+ * Returns: (transfer full): the repaired text
+ */
+char *
+tally_json_raw_repair_exponents (const char *json)
+{
+  GString *out;
+  const char *p = json;
+
+  g_return_val_if_fail (json != NULL, NULL);
+
+  out = g_string_sized_new (strlen (json));
+  while (*p != '\0')
+    {
+      if (*p == '"')
+        {
+          const char *end = skip_json_string (p);
+
+          if (end == NULL)
+            end = p + strlen (p);
+          g_string_append_len (out, p, end - p);
+          p = end;
+        }
+      else if ((*p == 'e' || *p == 'E') && (p[1] == '+' || p[1] == '-' || g_ascii_isdigit (p[1])))
+        {
+          /* An exponent: its sign and digits, then a `.0` dropped. */
+          g_string_append_c (out, *p++);
+          if (*p == '+' || *p == '-')
+            g_string_append_c (out, *p++);
+          while (g_ascii_isdigit (*p))
+            g_string_append_c (out, *p++);
+          if (p[0] == '.' && p[1] == '0' && !g_ascii_isdigit (p[2]))
+            p += 2;
+        }
+      else
+        g_string_append_c (out, *p++);
+    }
+  return g_string_free (out, FALSE);
+}

@@ -12,5 +12,6 @@ gboolean  tally_json_raw_find_member    (const char  *json,
 char     *tally_json_raw_replace_member (const char  *json,
                                          const char  *key,
                                          const char  *value_json);
+char     *tally_json_raw_repair_exponents (const char *json);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tally-json.h"
+#include "tally-json-raw.h"
 
 /*
  * member_of_type:
@@ -332,14 +333,11 @@ tally_json_object_set_string_unless_null (JsonObject *object,
  * @node: (nullable): a JSON node; %NULL gives `null`
  * @pretty: whether to indent, as json_to_string() does
  *
- * json_to_string(), with its output made valid. The json-glib of Debian 12
- * (1.6) writes a double with `%.17g` and then adds `.0` when the result
- * has no point, so 1e20 comes out as `1e+20.0`, which no JSON parser
- * (json-glib's own included) accepts: a tool input or an event holding such
- * a number would not parse back. The `.0` after an exponent is removed
- * here, outside strings only, so the text is JSON (RFC 8259 §6) and
- * parses to the same numbers. Text from a json-glib without the fault
- * passes through unchanged.
+ * json_to_string(), with its output made valid: the json-glib of Debian 12
+ * writes 1e20 as `1e+20.0`, which no parser (json-glib's own included)
+ * reads back, so a tool input or an event holding such a number would be
+ * lost (tally_json_raw_repair_exponents()). Text from a json-glib without
+ * the fault passes through unchanged.
  *
  * Returns: (transfer full): the JSON text
  */
@@ -349,8 +347,6 @@ tally_json_to_string (JsonNode *node,
 {
   g_autoptr(JsonNode) null_node = NULL;
   g_autofree char *text = NULL;
-  GString *out;
-  gboolean in_string = FALSE;
 
   if (node == NULL)
     node = null_node = json_node_new (JSON_NODE_NULL);
@@ -358,34 +354,5 @@ tally_json_to_string (JsonNode *node,
   text = json_to_string (node, pretty);
   if (strstr (text, ".0") == NULL)
     return g_steal_pointer (&text);
-
-  out = g_string_sized_new (strlen (text));
-  for (const char *p = text; *p != '\0'; p++)
-    {
-      if (in_string)
-        {
-          if (*p == '\\' && p[1] != '\0')
-            g_string_append_c (out, *p++);
-          else if (*p == '"')
-            in_string = FALSE;
-        }
-      else if (*p == '"')
-        in_string = TRUE;
-      else if ((*p == 'e' || *p == 'E') && (p[1] == '+' || p[1] == '-' || g_ascii_isdigit (p[1])))
-        {
-          /* An exponent: copy its sign and digits, then drop a `.0`
-           * that follows them. */
-          g_string_append_c (out, *p++);
-          if (*p == '+' || *p == '-')
-            g_string_append_c (out, *p++);
-          while (g_ascii_isdigit (*p))
-            g_string_append_c (out, *p++);
-          if (p[0] == '.' && p[1] == '0' && !g_ascii_isdigit (p[2]))
-            p += 2;
-          p--;
-          continue;
-        }
-      g_string_append_c (out, *p);
-    }
-  return g_string_free (out, FALSE);
+  return tally_json_raw_repair_exponents (text);
 }
