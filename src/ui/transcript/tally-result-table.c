@@ -451,14 +451,19 @@ static void update_min_height (TallyResultTable *self);
 /* The rows' real height is known once the column view has laid them out
  * in sight. When the table is first shown it takes the column view's
  * natural height instead of the estimate; the list view's estimate for
- * rows it has not built yet may still fall short, so afterwards the table
- * grows by whatever its rows' area lacks. No row is left below the
- * table's edge (nothing scrolls it up and down), and growing only, it
- * settles. */
+ * rows it has not built yet may still fall short, so the table also grows
+ * by whatever its rows' area lacks, then and afterwards. No row is left
+ * below the table's edge (nothing scrolls it up and down), and growing
+ * only, it settles.
+ *
+ * The adjustment may change while the table is out of sight (the
+ * transcript unmaps rows scrolled away); that change is looked at again
+ * when the table is mapped, or a table shown again with the same
+ * allocation would keep a row hidden. */
 static void
-rows_adjustment_changed_cb (TallyResultTable *self,
-                            GtkAdjustment    *rows)
+fit_rows (TallyResultTable *self)
 {
+  GtkAdjustment *rows = gtk_scrolled_window_get_vadjustment (self->scroller);
   double page = gtk_adjustment_get_page_size (rows);
   double shortfall = gtk_adjustment_get_upper (rows) - page;
   int natural = 0;
@@ -471,10 +476,11 @@ rows_adjustment_changed_cb (TallyResultTable *self,
                           gtk_widget_get_width (GTK_WIDGET (self->view)), NULL, &natural, NULL, NULL);
       self->rows_height = MAX (natural, 1);
     }
-  else if (shortfall >= 1.0)
-    self->rows_height = gtk_scrolled_window_get_min_content_height (self->scroller) + (int) ceil (shortfall);
-  else
+  else if (shortfall < 1.0)
     return;
+  if (shortfall >= 1.0)
+    self->rows_height = MAX (self->rows_height,
+                             gtk_scrolled_window_get_min_content_height (self->scroller) + (int) ceil (shortfall));
   update_min_height (self);
 }
 
@@ -571,7 +577,8 @@ tally_result_table_init (TallyResultTable *self)
   gtk_scrolled_window_set_propagate_natural_height (self->scroller, TRUE);
   tally_scroll_forward_vertical (self->scroller);
   g_signal_connect_object (gtk_scrolled_window_get_vadjustment (self->scroller), "changed",
-                           G_CALLBACK (rows_adjustment_changed_cb), self, G_CONNECT_SWAPPED);
+                           G_CALLBACK (fit_rows), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->scroller, "map", G_CALLBACK (fit_rows), self, G_CONNECT_SWAPPED);
   gtk_widget_add_css_class (GTK_WIDGET (self->scroller), "frame");
   gtk_widget_set_halign (GTK_WIDGET (self->scroller), GTK_ALIGN_START);
   gtk_widget_set_parent (GTK_WIDGET (self->scroller), GTK_WIDGET (self));
