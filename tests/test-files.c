@@ -347,6 +347,15 @@ test_report_links (void)
 
 /* /tally/files/report-preview */
 
+static gboolean
+chooser_names (GtkNativeDialog *chooser,
+               const char      *path)
+{
+  g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+
+  return file != NULL && g_strcmp0 (g_file_peek_path (file), path) == 0;
+}
+
 static void
 test_report_preview (void)
 {
@@ -417,6 +426,38 @@ test_report_preview (void)
   g_assert_true (g_file_get_contents (pdf_path, &pdf, &pdf_length, NULL));
   g_assert_cmpuint (pdf_length, >, 1000);
   g_assert_true (g_str_has_prefix (pdf, "%PDF-"));
+
+  /* "Export as PDF…" from the menu writes a PDF: its chooser offers the
+   * .pdf name and has no format choice that could say HTML. */
+  {
+    g_autofree char *menu_dir = g_build_filename (workspace, "from-menu", NULL);
+    g_autofree char *menu_pdf = g_build_filename (menu_dir, "report.pdf", NULL);
+    g_autofree char *menu_html = g_build_filename (menu_dir, "report.html", NULL);
+    g_autofree char *name = NULL;
+    g_autofree char *written = NULL;
+    g_autoptr(GFile) folder = g_file_new_for_path (menu_dir);
+    g_autoptr(GError) error = NULL;
+    GtkNativeDialog *chooser;
+
+    g_assert_cmpint (g_mkdir (menu_dir, 0700), ==, 0);
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "pdf"));
+    chooser = _tally_report_window_get_chooser (window);
+    g_assert_nonnull (chooser);
+    name = gtk_file_chooser_get_current_name (GTK_FILE_CHOOSER (chooser));
+    g_assert_cmpstr (name, ==, "report.pdf");
+    g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), folder, &error));
+    g_assert_no_error (error);
+    /* The chooser names a file once it has loaded the folder. */
+    SPIN_UNTIL (chooser_names (chooser, menu_pdf));
+    gtk_native_dialog_hide (chooser);
+    g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
+    g_assert_null (_tally_report_window_get_chooser (window));
+    SPIN_UNTIL (_tally_report_window_get_n_exports (window) == 3);
+    g_assert_true (g_file_get_contents (menu_pdf, &written, NULL, NULL));
+    g_assert_true (g_str_has_prefix (written, "%PDF-"));
+    g_assert_false (g_file_test (menu_html, G_FILE_TEST_EXISTS));
+    tally_test_rm_rf (menu_dir);
+  }
 
   /* A change on disk is noticed; Reload shows it. */
   g_assert_false (_tally_report_window_get_changed (window));

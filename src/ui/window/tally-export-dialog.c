@@ -128,45 +128,54 @@ tally_export_file_with_suffix (GFile             *file,
  * @owner: the widget asking; its window is the chooser's parent
  * @title: the chooser's title
  * @base_name: the name offered, without a suffix
- * @session: %TRUE for a session export (Markdown, HTML, PDF or JSON Lines,
- *   and an "Include thinking" switch), %FALSE for a report (HTML or PDF)
+ * @format: the format offered first: its suffix ends the name offered
+ * @session: %TRUE for a session export: a "Format" choice (Markdown,
+ *   HTML, PDF or JSON Lines, starting at @format) and an "Include
+ *   thinking" switch; %FALSE for a report, whose format was picked from
+ *   the window's menu before the chooser opened, so it has no choice
  *
- * A modal save chooser (a portal inside the Flatpak) offering
- * @base_name with the first format's suffix. Read the choices with
+ * A modal save chooser (a portal inside the Flatpak) offering @base_name
+ * with @format's suffix. Read the choices with
  * tally_export_dialog_get_format() and
  * tally_export_dialog_get_include_thinking(), and the file to write with
  * tally_export_dialog_dup_output().
  *
+ * A report's chooser has no "Format" choice because GTK 4.8's own dialog
+ * (used when there is no portal) shows a choice at its first option
+ * whatever was set before it opened: "Export as PDF…" would have written
+ * HTML.
+ *
  * Returns: (transfer full): the chooser, not yet shown
  */
 GtkFileChooserNative *
-tally_export_dialog_new_chooser (GtkWidget  *owner,
-                                 const char *title,
-                                 const char *base_name,
-                                 gboolean    session)
+tally_export_dialog_new_chooser (GtkWidget         *owner,
+                                 const char        *title,
+                                 const char        *base_name,
+                                 TallyExportFormat  format,
+                                 gboolean           session)
 {
   static const char *session_ids[] = { "md", "html", "pdf", "jsonl", NULL };
-  static const char *report_ids[] = { "html", "pdf", NULL };
   const char *session_labels[] = { _("Markdown"), _("HTML"), _("PDF"), _("JSON Lines"), NULL };
-  const char *report_labels[] = { _("HTML"), _("PDF"), NULL };
   GtkRoot *root = gtk_widget_get_root (owner);
   GtkFileChooserNative *chooser;
   g_autofree char *name = NULL;
 
+  g_return_val_if_fail ((guint) format < G_N_ELEMENTS (formats), NULL);
+
   chooser = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
                                          GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "format", _("Format"),
-                               session ? session_ids : report_ids,
-                               session ? session_labels : report_labels);
-  gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "format", session ? "md" : "html");
   if (session)
     {
+      gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "format", _("Format"),
+                                   session_ids, session_labels);
+      gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "format", formats[format].id);
       gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "thinking", _("Include thinking"), NULL, NULL);
       gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "thinking", "false");
     }
+  g_object_set_data (G_OBJECT (chooser), "tally-export-has-format-choice", GINT_TO_POINTER (session));
 
-  name = g_strconcat (base_name, session ? ".md" : ".html", NULL);
+  name = g_strconcat (base_name, formats[format].suffix, NULL);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
   return chooser;
 }
@@ -174,7 +183,8 @@ tally_export_dialog_new_chooser (GtkWidget  *owner,
 /**
  * tally_export_dialog_get_format:
  * @chooser: a chooser from tally_export_dialog_new_chooser()
- * @fallback: the format when none was chosen
+ * @fallback: the format when none was chosen, and a report chooser's
+ *   format (it has no choice)
  *
  * Returns: the format chosen
  */
@@ -186,7 +196,8 @@ tally_export_dialog_get_format (GtkFileChooser    *chooser,
 
   g_return_val_if_fail (GTK_IS_FILE_CHOOSER (chooser), fallback);
 
-  tally_export_format_from_id (gtk_file_chooser_get_choice (chooser, "format"), &format);
+  if (g_object_get_data (G_OBJECT (chooser), "tally-export-has-format-choice") != NULL)
+    tally_export_format_from_id (gtk_file_chooser_get_choice (chooser, "format"), &format);
   return format;
 }
 

@@ -34,6 +34,7 @@ GFile                *tally_export_file_with_suffix     (GFile              *fil
 GtkFileChooserNative *tally_export_dialog_new_chooser   (GtkWidget          *owner,
                                                          const char         *title,
                                                          const char         *base_name,
+                                                         TallyExportFormat   format,
                                                          gboolean            session);
 TallyExportFormat     tally_export_dialog_get_format    (GtkFileChooser     *chooser,
                                                          TallyExportFormat   fallback);

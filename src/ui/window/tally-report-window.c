@@ -60,6 +60,7 @@ struct _TallyReportWindow
   GtkWidget            *web_view;     /* a WebKitWebView, or NULL */
   GtkWidget            *native_view;  /* a TallyMarkdownView, or NULL */
   GtkFileChooserNative *chooser;
+  TallyExportFormat     export_format;  /* the chooser's */
   AdwToast             *changed_toast;
   gboolean              changed;
   guint                 n_exports;
@@ -499,7 +500,7 @@ chooser_response_cb (TallyReportWindow *self,
                      GtkNativeDialog   *chooser)
 {
   TallyExportFormat format;
-  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, TALLY_EXPORT_HTML, &format);
+  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, self->export_format, &format);
 
   g_clear_object (&self->chooser);
   if (output != NULL)
@@ -514,23 +515,23 @@ export_action (GtkWidget  *widget,
   TallyReportWindow *self = TALLY_REPORT_WINDOW (widget);
   g_autofree char *name = NULL;
   g_autofree char *stem = NULL;
-  const char *format = g_variant_get_string (parameter, NULL);
+  TallyExportFormat format = TALLY_EXPORT_HTML;
   char *dot;
 
   if (self->chooser != NULL)
     return;
+  if (!tally_export_format_from_id (g_variant_get_string (parameter, NULL), &format) ||
+      (format != TALLY_EXPORT_HTML && format != TALLY_EXPORT_PDF))
+    {
+      g_warning ("report.export: “%s” is not a report format", g_variant_get_string (parameter, NULL));
+      return;
+    }
 
   name = g_file_get_basename (self->file);
   dot = strrchr (name, '.');
   stem = dot != NULL && dot != name ? g_strndup (name, dot - name) : g_strdup (name);
-  self->chooser = tally_export_dialog_new_chooser (widget, _("Export the Report"), stem, FALSE);
-  if (g_strcmp0 (format, "pdf") == 0)
-    {
-      g_autofree char *pdf = g_strconcat (stem, ".pdf", NULL);
-
-      gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (self->chooser), "format", "pdf");
-      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), pdf);
-    }
+  self->export_format = format;
+  self->chooser = tally_export_dialog_new_chooser (widget, _("Export the Report"), stem, format, FALSE);
   g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
 }
@@ -748,6 +749,20 @@ _tally_report_window_get_n_exports (TallyReportWindow *self)
 {
   g_return_val_if_fail (TALLY_IS_REPORT_WINDOW (self), 0);
   return self->n_exports;
+}
+
+/**
+ * _tally_report_window_get_chooser:
+ * @self: a #TallyReportWindow
+ *
+ * Returns: (transfer none) (nullable): the export chooser while it is
+ *   open
+ */
+GtkNativeDialog *
+_tally_report_window_get_chooser (TallyReportWindow *self)
+{
+  g_return_val_if_fail (TALLY_IS_REPORT_WINDOW (self), NULL);
+  return self->chooser != NULL ? GTK_NATIVE_DIALOG (self->chooser) : NULL;
 }
 
 /**

@@ -44,6 +44,7 @@ const char *_tally_report_window_get_state (TallyReportWindow *self);
 const char *_tally_report_window_get_html  (TallyReportWindow *self);
 GtkWidget  *_tally_report_window_get_web_view (TallyReportWindow *self);
 guint       _tally_report_window_get_n_exports (TallyReportWindow *self);
+GtkNativeDialog *_tally_report_window_get_chooser (TallyReportWindow *self);
 guint       _tally_report_window_get_n_loads   (TallyReportWindow *self);
 gboolean    _tally_report_window_get_changed (TallyReportWindow *self);
 TallyReportNavigation _tally_report_window_classify_navigation (GFile      *report,

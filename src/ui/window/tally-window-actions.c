@@ -506,7 +506,8 @@ _tally_window_export_session (TallyWindow *self,
     return;
 
   name = g_strdelimit (g_strdup (title != NULL && *title != '\0' ? title : _("Session")), "/\\", '-');
-  chooser = tally_export_dialog_new_chooser (GTK_WIDGET (self), _("Export the Session"), name, TRUE);
+  chooser = tally_export_dialog_new_chooser (GTK_WIDGET (self), _("Export the Session"), name,
+                                             TALLY_EXPORT_MARKDOWN, TRUE);
   g_object_set_data_full (G_OBJECT (chooser), EXPORT_SESSION_ID_KEY, g_strdup (session_id), g_free);
   g_object_set_data_full (G_OBJECT (self), EXPORT_CHOOSER_KEY, chooser, g_object_unref);
   g_signal_connect_object (chooser, "response", G_CALLBACK (export_chosen_cb), self, G_CONNECT_SWAPPED);
