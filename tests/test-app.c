@@ -823,13 +823,26 @@ search_body (TallyApplication *app,
   g_assert_cmpuint (count_visible_rows (list), ==, 2);
   g_assert_cmpstr (_tally_window_get_sidebar_page (window), ==, "list");
 
-  /* Rename from the row; the store keeps the new title. */
+  /* Rename from the row; the store keeps the new title, and the window
+   * showing the session says it too. */
+  g_assert_true (tally_window_open_session (window, data->first));
+  SPIN_UNTIL (!_tally_window_is_opening (window));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "Flat white by store");
   row = find_session_row (window, data->first);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (row), "win.rename-saved-session", "(ss)",
                                              data->first, "Flat whites, March"));
   g_assert_cmpstr (tally_session_row_get_title (find_session_row (window, data->first)), ==, "Flat whites, March");
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "Flat whites, March");
   SPIN_UNTIL (!_tally_window_is_refreshing (window));
   g_assert_cmpstr (tally_session_row_get_title (find_session_row (window, data->first)), ==, "Flat whites, March");
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "Flat whites, March");
+
+  /* Opened again (as after a restart), it keeps the new title. */
+  g_assert_true (tally_window_open_session (window, data->second));
+  SPIN_UNTIL (!_tally_window_is_opening (window));
+  g_assert_true (tally_window_open_session (window, data->first));
+  SPIN_UNTIL (!_tally_window_is_opening (window));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "Flat whites, March");
 }
 
 static void

@@ -522,7 +522,7 @@ export_session_activate (TallyWindow *self,
     return;
 
   _tally_window_export_session (self, tally_session_get_id (self->session),
-                                tally_transcript_get_title (tally_session_get_transcript (self->session)));
+                                _tally_window_get_session_title (self));
 }
 
 /**

@@ -203,6 +203,7 @@ TallySessionRow *_tally_window_find_row               (TallyWindow      *self,
                                                        const char       *id);
 void             _tally_window_select_row_for         (TallyWindow      *self,
                                                        const char       *id);
+const char      *_tally_window_get_session_title       (TallyWindow      *self);
 void             _tally_window_add_provisional_row    (TallyWindow      *self,
                                                        const char       *id,
                                                        const char       *text);

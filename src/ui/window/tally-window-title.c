@@ -66,9 +66,40 @@ is_default_database (const char *path)
   return g_strcmp0 (path, tally_application_get_default_database ()) == 0;
 }
 
-
-
 #define TITLE_CHARS 20
+
+/**
+ * _tally_window_get_session_title:
+ * @self: a #TallyWindow
+ *
+ * The shown session's title as the analyst last named it: the store's
+ * title once the sidebar lists the session (a rename changes only that
+ * one), else the title of its `session_created` event, else the
+ * provisional row's question.
+ *
+ * Returns: (transfer none) (nullable): the title, %NULL or empty when
+ *   there is none
+ */
+const char *
+_tally_window_get_session_title (TallyWindow *self)
+{
+  TallySessionRow *row;
+  const char *title;
+
+  if (self->session == NULL)
+    return NULL;
+
+  row = _tally_window_find_row (self, tally_session_get_id (self->session));
+  /* A provisional row (_tally_window_add_provisional_row()) has no turns
+   * yet and holds the whole question, not the session's title. */
+  if (row != NULL && tally_session_row_get_info (row)->turns > 0 &&
+      tally_session_row_get_title (row) != NULL && *tally_session_row_get_title (row) != '\0')
+    return tally_session_row_get_title (row);
+  title = tally_transcript_get_title (tally_session_get_transcript (self->session));
+  if ((title == NULL || *title == '\0') && row != NULL)
+    title = tally_session_row_get_title (row);
+  return title;
+}
 
 
 /**
@@ -82,17 +113,9 @@ is_default_database (const char *path)
 void
 _tally_window_update_title (TallyWindow *self)
 {
-  const char *title = NULL;
+  const char *title = _tally_window_get_session_title (self);
   g_autofree char *database = dup_database_name (self->database);
 
-  if (self->session != NULL)
-    {
-      TallySessionRow *row = _tally_window_find_row (self, tally_session_get_id (self->session));
-
-      title = tally_transcript_get_title (tally_session_get_transcript (self->session));
-      if ((title == NULL || *title == '\0') && row != NULL)
-        title = tally_session_row_get_title (row);
-    }
   if (title == NULL || *title == '\0')
     title = self->session != NULL ? _("Untitled Session") : _("New Session");
 

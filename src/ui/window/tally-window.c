@@ -447,7 +447,9 @@ notify_turn_finished (TallyWindow  *self,
   g_autoptr(TallyBlock) last = n > 0 ? g_list_model_get_item (blocks, n - 1) : NULL;
   g_autoptr(GNotification) notification = NULL;
   g_autofree char *body = NULL;
-  const char *title = tally_transcript_get_title (tally_session_get_transcript (session));
+  const char *title = session == self->session
+                      ? _tally_window_get_session_title (self)
+                      : tally_transcript_get_title (tally_session_get_transcript (session));
   const char *status;
   JsonObject *details;
   GApplication *app;
