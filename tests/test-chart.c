@@ -289,6 +289,35 @@ test_nulls_skipped (void)
   g_assert_nonnull (strstr (summary, "y axis: revenue, from 7 to 12.5."));
 }
 
+/* The summary's counts agree with their nouns. */
+static void
+test_summary_singular (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyChart) bar = chart_from ("{\"title\":\"One\",\"mark\":\"bar\",\"encoding\":{"
+                                          "\"x\":{\"field\":\"k\",\"type\":\"nominal\"},"
+                                          "\"y\":{\"field\":\"v\",\"type\":\"quantitative\"}},"
+                                          "\"data\":{\"values\":[{\"k\":\"Leeds\",\"v\":4},"
+                                          "{\"k\":\"York\",\"v\":null}]}}", &error);
+  g_autoptr(TallyChart) pie = NULL;
+  g_autofree char *bar_summary = NULL;
+  g_autofree char *pie_summary = NULL;
+
+  g_assert_no_error (error);
+  bar_summary = tally_chart_dup_summary (bar);
+  g_assert_nonnull (strstr (bar_summary, "1 of 2 rows plotted; 1 row skipped for a NULL or NaN value."));
+  g_assert_nonnull (strstr (bar_summary, "1 category: Leeds"));
+
+  pie = chart_from ("{\"title\":\"Share\",\"mark\":\"arc\",\"encoding\":{"
+                    "\"theta\":{\"field\":\"v\",\"type\":\"quantitative\"},"
+                    "\"color\":{\"field\":\"k\",\"type\":\"nominal\"}},"
+                    "\"data\":{\"values\":[{\"k\":\"Leeds\",\"v\":4}]}}", &error);
+  g_assert_no_error (error);
+  pie_summary = tally_chart_dup_summary (pie);
+  g_assert_nonnull (strstr (pie_summary, "1 of 1 row plotted."));
+  g_assert_nonnull (strstr (pie_summary, "1 slice by k: Leeds."));
+}
+
 static void
 test_categories_capped (void)
 {
@@ -719,6 +748,7 @@ main (int   argc,
   g_test_add_func ("/tally/chart/too-many-rows", test_too_many_rows);
   g_test_add_func ("/tally/chart/nulls-skipped", test_nulls_skipped);
   g_test_add_func ("/tally/chart/categories-capped", test_categories_capped);
+  g_test_add_func ("/tally/chart/summary-singular", test_summary_singular);
   g_test_add_func ("/tally/chart/stacking", test_stacking);
   g_test_add_func ("/tally/chart/svg-pdf", test_svg_pdf);
   g_test_add_func ("/tally/chart/hit-test/bars", test_hit_test_bars);

@@ -1106,6 +1106,16 @@ tally_chart_is_empty (TallyChart *self)
   return self->rows_plotted == 0;
 }
 
+/* The summary for the model is in English whatever the locale; its
+ * counts agree with their nouns ("1 category", "2 categories"). */
+static const char *
+english_plural (guint       n,
+                const char *one,
+                const char *other)
+{
+  return n == 1 ? one : other;
+}
+
 static void
 append_list (GString   *out,
              GPtrArray *labels,
@@ -1196,11 +1206,14 @@ tally_chart_dup_summary (TallyChart *self)
     }
 
   g_string_append_printf (out, "Drew a %s titled \"%s\". ", mark, tally_chart_spec_get_title (self->spec));
-  g_string_append_printf (out, "%u of %u rows plotted", self->rows_plotted, self->rows_total);
+  g_string_append_printf (out, "%u of %u %s plotted", self->rows_plotted, self->rows_total,
+                          english_plural (self->rows_total, "row", "rows"));
   if (self->rows_skipped > 0)
-    g_string_append_printf (out, "; %u rows skipped for a NULL or NaN value", self->rows_skipped);
+    g_string_append_printf (out, "; %u %s skipped for a NULL or NaN value", self->rows_skipped,
+                            english_plural (self->rows_skipped, "row", "rows"));
   if (self->rows_negative > 0)
-    g_string_append_printf (out, "; %u rows with a negative value left out of the %s", self->rows_negative, mark);
+    g_string_append_printf (out, "; %u %s with a negative value left out of the %s", self->rows_negative,
+                            english_plural (self->rows_negative, "row", "rows"), mark);
   g_string_append (out, ". ");
 
   if (self->rows_plotted == 0)
@@ -1213,7 +1226,8 @@ tally_chart_dup_summary (TallyChart *self)
     {
       g_string_append_printf (out, "Value: %s, ", self->y_title);
       append_value_range (self, out);
-      g_string_append_printf (out, " per slice. %u slices", self->categories->len);
+      g_string_append_printf (out, " per slice. %u %s", self->categories->len,
+                              english_plural (self->categories->len, "slice", "slices"));
       if (self->color_title && *self->color_title)
         g_string_append_printf (out, " by %s", self->color_title);
       g_string_append (out, ": ");
@@ -1225,7 +1239,8 @@ tally_chart_dup_summary (TallyChart *self)
       g_string_append_printf (out, "x axis: %s (%s), ", self->x_title, tally_chart_field_type_to_string (self->x_type));
       if (self->x_categorical)
         {
-          g_string_append_printf (out, "%u categories: ", self->categories->len);
+          g_string_append_printf (out, "%u %s: ", self->categories->len,
+                                  english_plural (self->categories->len, "category", "categories"));
           append_list (out, self->categories, 5);
         }
       else if (self->x_type == TALLY_CHART_FIELD_TEMPORAL)
@@ -1259,15 +1274,20 @@ tally_chart_dup_summary (TallyChart *self)
       append_list (out, names, 8);
       g_string_append (out, ".");
     }
-  if (self->categories_merged > 0)
+  if (self->categories_merged == 1)
+    g_string_append_printf (out, " The smallest category is merged into \"%s\".", _("Other"));
+  else if (self->categories_merged > 1)
     g_string_append_printf (out, " The %u smallest categories are merged into \"%s\".",
                             self->categories_merged, _("Other"));
   if (self->categories_dropped > 0)
-    g_string_append_printf (out, " Only the %u largest categories are shown; %u more are left out.",
-                            self->categories->len, self->categories_dropped);
+    g_string_append_printf (out, " Only the %u largest %s shown; %u more %s left out.",
+                            self->categories->len,
+                            english_plural (self->categories->len, "category is", "categories are"),
+                            self->categories_dropped,
+                            english_plural (self->categories_dropped, "is", "are"));
   if (self->series_merged > 0)
-    g_string_append_printf (out, " %u smaller series are merged into \"%s\" or left out.",
-                            self->series_merged, _("Other"));
+    g_string_append_printf (out, " %u smaller series %s merged into \"%s\" or left out.",
+                            self->series_merged, english_plural (self->series_merged, "is", "are"), _("Other"));
   return g_string_free (out, FALSE);
 }
 
