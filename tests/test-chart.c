@@ -104,6 +104,13 @@ test_formats (void)
   assert_format (-5, "(", "(5)");
   assert_format (7, "04d", "0007");
   assert_format (1234.5, NULL, "1,234.5");
+  /* From 1e21 on, fixed types write the exponent form, as toFixed() does;
+   * no label is 300 digits long or cut short. */
+  assert_format (1.5e300, NULL, "1.5e+300");
+  assert_format (-1e21, ",.2f", "\xe2\x88\x92" "1e+21");
+  assert_format (2e20, ".0%", "2e+22%");
+  assert_format (9.5e22, "d", "9.5e+22");
+  assert_format (9.99e20, ",d", "999,000,000,000,000,000,000");
 
   german = tally_chart_format_number_with_locale (1234567.891, ",.2f", 0, &de);
   g_assert_cmpstr (german, ==, "1.234.567,89");

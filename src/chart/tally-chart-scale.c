@@ -312,6 +312,21 @@ trim_zeros (GString *s)
   g_string_truncate (s, end);
 }
 
+/* Writes @value (not negative) with @fmt, a "%.Nf" format, into @body. As
+ * JavaScript's toFixed(), which d3-format's fixed types use, a value of
+ * 1e21 or more is written in exponent form ("1e+300"): its digits would
+ * not be the value's, and 300 of them do not fit a tick label. */
+static void
+format_fixed (GString    *body,
+              const char *fmt,
+              double      value)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE + 64];
+
+  g_ascii_formatd (buf, sizeof buf, value >= 1e21 ? "%.12g" : fmt, value);
+  g_string_assign (body, buf);
+}
+
 static int
 decimals_for_step (double step)
 {
@@ -379,20 +394,17 @@ tally_chart_format_number_with_locale (double                        value,
     case 'f':
       precision = spec.precision < 0 ? 6 : spec.precision;
       g_snprintf (fmt, sizeof fmt, "%%.%df", precision);
-      g_ascii_formatd (buf, sizeof buf, fmt, value);
-      g_string_assign (body, buf);
+      format_fixed (body, fmt, value);
       break;
 
     case 'd':
-      g_ascii_formatd (buf, sizeof buf, "%.0f", round (value));
-      g_string_assign (body, buf);
+      format_fixed (body, "%.0f", round (value));
       break;
 
     case '%':
       precision = spec.precision < 0 ? 6 : spec.precision;
       g_snprintf (fmt, sizeof fmt, "%%.%df", precision);
-      g_ascii_formatd (buf, sizeof buf, fmt, value * 100);
-      g_string_assign (body, buf);
+      format_fixed (body, fmt, value * 100);
       suffix = "%";
       break;
 
