@@ -788,7 +788,7 @@ salvage_body (TallyApplication *app,
 
   /* It says so, and how to use it */
   label = gtk_label_get_label (window->store_label);
-  expected = g_strdup_printf ("Salvaged into %s: 3 of 3 sessions, 12 of 12 events. "
+  expected = g_strdup_printf ("Salvaged into %s: 3 of 3 sessions, 12 events. "
                               "Start Tally with --store and that file to use it.", salvaged);
   g_assert_cmpstr (label, ==, expected);
   g_assert_true (gtk_label_get_selectable (window->store_label));
@@ -833,7 +833,9 @@ test_salvage_message (void)
   g_autofree char *none = NULL;
   g_autofree char *one = NULL;
   g_autofree char *two = NULL;
-  const char *plain = "Salvaged into /tmp/new.db: 4 of 5 sessions, 120 of 127 events. "
+  g_autofree char *all_lost = NULL;
+  g_autofree char *no_gaps = NULL;
+  const char *plain = "Salvaged into /tmp/new.db: 4 of 5 sessions, 120 events (at least 7 lost). "
                       "Start Tally with --store and that file to use it.";
 
   report.sessions_salvaged = 4;
@@ -843,6 +845,21 @@ test_salvage_message (void)
   report.messages_lost = 3;
   none = _tally_window_dup_salvage_message (&report, "/tmp/new.db");
   g_assert_cmpstr (none, ==, plain);
+
+  /* No session readable: no event count is made up. */
+  {
+    TallySalvageReport lost = { 0 };
+
+    lost.sessions_lost = 3;
+    all_lost = _tally_window_dup_salvage_message (&lost, "/tmp/new.db");
+    g_assert_cmpstr (all_lost, ==, "Salvaged into /tmp/new.db: 0 of 3 sessions, 0 events. "
+                                   "Start Tally with --store and that file to use it.");
+    lost.sessions_salvaged = 2;
+    lost.events_salvaged = 40;
+    no_gaps = _tally_window_dup_salvage_message (&lost, "/tmp/new.db");
+    g_assert_cmpstr (no_gaps, ==, "Salvaged into /tmp/new.db: 2 of 5 sessions, 40 events. "
+                                  "Start Tally with --store and that file to use it.");
+  }
 
   report.conversations_cut = 1;
   one = _tally_window_dup_salvage_message (&report, "/tmp/new.db");

@@ -358,7 +358,7 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
                                    const char               *out_path)
 {
   g_autofree char *events = NULL;
-  g_autofree char *events_total = NULL;
+  g_autofree char *events_lost = NULL;
   GString *message;
 
   g_return_val_if_fail (report != NULL, NULL);
@@ -366,14 +366,28 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
 
   message = g_string_new (NULL);
   events = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged);
-  events_total = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_salvaged + report->events_lost);
-  /* TRANSLATORS: after salvaging a damaged session store: the new file,
-   * then the sessions and the events copied of those the store held
-   * ("4 of 5 sessions, 120 of 127 events") */
-  g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s of %s events. "
-                                     "Start Tally with --store and that file to use it."),
-                          out_path, report->sessions_salvaged,
-                          report->sessions_salvaged + report->sessions_lost, events, events_total);
+  events_lost = g_strdup_printf ("%" G_GUINT64_FORMAT, report->events_lost);
+  /* How many events a damaged store held is not known: a session none of
+   * whose events could be read, or the end of a session's log, leaves no
+   * count. So the message says the events copied and, apart, those known
+   * to be missing (gaps in a session's numbering), never "N of M". */
+  if (report->events_lost > 0)
+    /* TRANSLATORS: after salvaging a damaged session store: the new file,
+     * the sessions copied of those the store named, the events copied and
+     * the events known to be lost ("4 of 5 sessions, 120 events (at least
+     * 7 lost)") */
+    g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s events (at least %s lost). "
+                                       "Start Tally with --store and that file to use it."),
+                            out_path, report->sessions_salvaged,
+                            report->sessions_salvaged + report->sessions_lost, events, events_lost);
+  else
+    /* TRANSLATORS: after salvaging a damaged session store: the new file,
+     * the sessions copied of those the store named and the events copied
+     * ("4 of 5 sessions, 120 events") */
+    g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s events. "
+                                       "Start Tally with --store and that file to use it."),
+                            out_path, report->sessions_salvaged,
+                            report->sessions_salvaged + report->sessions_lost, events);
   if (report->conversations_cut > 0)
     {
       g_string_append_c (message, ' ');
