@@ -338,6 +338,15 @@ test_crash_mid_stream_then_resume (void)
   for (guint i = 0; i < n_stored; i++)
     g_assert_cmpstr (stored[i], ==, g_ptr_array_index (k.received, i));
   g_assert_null (strstr (replay, "turn_finished"));
+  /* Read as text, the log says that its turn did not finish. */
+  {
+    g_autofree char *text = NULL;
+
+    g_assert_cmpint (cli (&text, "--store", env.store, "--replay", id, NULL), ==, 0);
+    g_assert_true (g_str_has_prefix (text, "\n> Tell me a long story\n"));
+    g_assert_true (g_str_has_suffix (text, "\n(The last turn did not finish: Tally stopped during it. "
+                                           "It is closed when the session is next opened or resumed.)\n"));
+  }
 
   /* Resume: the interrupted turn is closed in the log, the cut reply stays
    * out of the history, and the mock (which checks pairing) accepts. */
@@ -364,6 +373,12 @@ test_crash_mid_stream_then_resume (void)
   g_assert_cmpint (cli (&replay, "--store", env.store, "--replay", id, "--json", NULL), ==, 0);
   g_assert_nonnull (strstr (replay, "\"kind\":\"store\""));
   g_assert_nonnull (strstr (replay, "\"status\":\"failed\""));
+  {
+    g_autofree char *text = NULL;
+
+    g_assert_cmpint (cli (&text, "--store", env.store, "--replay", id, NULL), ==, 0);
+    g_assert_null (strstr (text, "did not finish"));
+  }
   {
     g_auto(GStrv) lines = g_strsplit (g_strchomp (replay), "\n", -1);
 

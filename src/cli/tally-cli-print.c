@@ -407,11 +407,13 @@ tally_cli_print_session_line (TallySessionInfo *info,
 
 /* Prints a stored session's event lines: verbatim with --json, else as a
  * turn prints them, each prompt before its events; a damaged line is
- * skipped with a note. */
+ * skipped with a note, and a log that ends inside a turn ends with one. */
 void
 tally_cli_print_event_lines (Cli       *cli,
                              GPtrArray *lines)
 {
+  gboolean turn_open = FALSE;
+
   for (guint i = 0; i < lines->len; i++)
     {
       const char *line = g_ptr_array_index (lines, i);
@@ -444,9 +446,19 @@ tally_cli_print_event_lines (Cli       *cli,
               tally_cli_close_open_text (cli);
               g_print ("\n> %s\n\n", prompt);
             }
+          if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_STARTED)
+            turn_open = TRUE;
+          else if (tally_event_get_event_type (event) == TALLY_EVENT_TURN_FINISHED)
+            turn_open = FALSE;
           tally_cli_print_event (cli, event);
         }
     }
   tally_cli_close_open_text (cli);
+  /* A log that ends inside a turn: Tally stopped during it (killed, or
+   * the machine went down). Opening the session closes the turn in the
+   * log (tally-session.c); a replay only reads, so it says so. */
+  if (turn_open)
+    g_print ("\n%s\n", _("(The last turn did not finish: Tally stopped during it. "
+                          "It is closed when the session is next opened or resumed.)"));
   tally_cli_out_flush ();
 }
