@@ -347,6 +347,55 @@ test_report_links (void)
 
 /* /tally/files/report-preview */
 
+#if TALLY_HAVE_WEBKIT
+typedef struct {
+  gboolean  loaded;
+  char     *value;
+} PageProbe;
+
+static void
+probe_load_changed_cb (WebKitWebView   *view,
+                       WebKitLoadEvent  event,
+                       PageProbe       *probe)
+{
+  if (event == WEBKIT_LOAD_FINISHED)
+    probe->loaded = TRUE;
+}
+
+static void
+probe_evaluated_cb (GObject      *object,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  PageProbe *probe = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (object), result, &error);
+
+  g_assert_no_error (error);
+  probe->value = jsc_value_to_string (value);
+}
+
+/* What @script says of @page as WebKit lays it out, in a separate view
+ * with scripts on (the preview keeps them off). */
+static char *
+probe_page (const char *page,
+            const char *script)
+{
+  PageProbe probe = { 0 };
+  GtkWidget *view = g_object_ref_sink (webkit_web_view_new ());
+
+  g_signal_connect (view, "load-changed", G_CALLBACK (probe_load_changed_cb), &probe);
+  webkit_web_view_load_html (WEBKIT_WEB_VIEW (view), page, "about:blank");
+  SPIN_UNTIL (probe.loaded);
+  webkit_web_view_evaluate_javascript (WEBKIT_WEB_VIEW (view), script, -1, NULL, NULL, NULL,
+                                       probe_evaluated_cb, &probe);
+  SPIN_UNTIL (probe.value != NULL);
+  g_signal_handlers_disconnect_by_data (view, &probe);
+  g_object_unref (view);
+  return probe.value;
+}
+#endif
+
 static gboolean
 chooser_names (GtkNativeDialog *chooser,
                const char      *path)
@@ -404,6 +453,15 @@ test_report_preview (void)
     g_assert_cmpstr (title, !=, "");
     SPIN_UNTIL (webkit_web_view_get_title (WEBKIT_WEB_VIEW (web_view)) != NULL);
     g_assert_cmpstr (webkit_web_view_get_title (WEBKIT_WEB_VIEW (web_view)), ==, title);
+  }
+  /* A column the Markdown aligns right (| --: |) is drawn right-aligned;
+   * the others are left-aligned. */
+  {
+    g_autofree char *revenue = probe_page (page, "getComputedStyle(document.querySelector('tbody td:nth-child(2)')).textAlign");
+    g_autofree char *store = probe_page (page, "getComputedStyle(document.querySelector('tbody td:nth-child(1)')).textAlign");
+
+    g_assert_cmpstr (revenue, ==, "right");
+    g_assert_cmpstr (store, ==, "left");
   }
   /* The web process paints a little after the load; the screenshot waits
    * for some frames (nothing is asserted on time). */

@@ -36,6 +36,10 @@ static const char style_sheet[] =
   "table{border-collapse:collapse;font-size:.95em}\n"
   "th,td{border:1px solid #d2d2d2;padding:.3em .6em;vertical-align:top;text-align:left}\n"
   "th{background:#eeeeee}\n"
+  /* md4c writes a column's alignment (| --: |) as an align attribute,
+   * which the text-align above would override. */
+  "th[align=right],td[align=right]{text-align:right}\n"
+  "th[align=center],td[align=center]{text-align:center}\n"
   "tbody tr:nth-child(even) td{background:#fafafa}\n"
   "hr{border:0;border-top:1px solid #c8c8c8;margin:1.5em 0}\n"
   "img,svg.chart{display:block;max-width:100%;height:auto;margin:1em 0}\n"
