@@ -382,7 +382,8 @@ probe_page (const char *page,
             const char *script)
 {
   PageProbe probe = { 0 };
-  GtkWidget *view = g_object_ref_sink (webkit_web_view_new ());
+  g_autoptr(WebKitNetworkSession) session = webkit_network_session_new_ephemeral ();
+  GtkWidget *view = g_object_ref_sink (g_object_new (WEBKIT_TYPE_WEB_VIEW, "network-session", session, NULL));
 
   g_signal_connect (view, "load-changed", G_CALLBACK (probe_load_changed_cb), &probe);
   webkit_web_view_load_html (WEBKIT_WEB_VIEW (view), page, "about:blank");
@@ -395,6 +396,32 @@ probe_page (const char *page,
   return probe.value;
 }
 #endif
+
+/* The AdwMessageDialog that is open, or NULL. */
+static AdwMessageDialog *
+find_message_dialog (void)
+{
+  g_autoptr(GListModel) toplevels = gtk_window_get_toplevels ();
+
+  g_object_ref (toplevels);
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
+
+      if (ADW_IS_MESSAGE_DIALOG (window) && gtk_widget_get_visible (GTK_WIDGET (window)))
+        return ADW_MESSAGE_DIALOG (window);
+    }
+  return NULL;
+}
+
+static gboolean
+chooser_folder_is (GtkNativeDialog *chooser,
+                   const char      *path)
+{
+  g_autoptr(GFile) folder = gtk_file_chooser_get_current_folder (GTK_FILE_CHOOSER (chooser));
+
+  return folder != NULL && g_strcmp0 (g_file_peek_path (folder), path) == 0;
+}
 
 static gboolean
 chooser_names (GtkNativeDialog *chooser,
@@ -503,6 +530,8 @@ test_report_preview (void)
     g_assert_nonnull (chooser);
     name = gtk_file_chooser_get_current_name (GTK_FILE_CHOOSER (chooser));
     g_assert_cmpstr (name, ==, "report.pdf");
+    /* It opens in the report's folder (once the chooser has loaded it). */
+    SPIN_UNTIL (chooser_folder_is (chooser, workspace));
     g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), folder, &error));
     g_assert_no_error (error);
     /* The chooser names a file once it has loaded the folder. */
@@ -514,6 +543,57 @@ test_report_preview (void)
     g_assert_true (g_file_get_contents (menu_pdf, &written, NULL, NULL));
     g_assert_true (g_str_has_prefix (written, "%PDF-"));
     g_assert_false (g_file_test (menu_html, G_FILE_TEST_EXISTS));
+
+    /* HTML named keep.pdf is written as keep.html. The chooser asked
+     * about keep.pdf, so replacing an existing keep.html is asked here:
+     * Cancel keeps it, Replace writes it. */
+    {
+      g_autofree char *typed = g_build_filename (workspace, "keep.pdf", NULL);
+      g_autofree char *kept = g_build_filename (workspace, "keep.html", NULL);
+      g_autofree char *contents = NULL;
+      const char *answers[] = { "cancel", "replace" };
+
+      g_assert_true (g_file_set_contents (kept, "the analyst's own page", -1, NULL));
+      for (guint i = 0; i < G_N_ELEMENTS (answers); i++)
+        {
+          AdwMessageDialog *question;
+
+          g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "html"));
+          chooser = _tally_report_window_get_chooser (window);
+          /* Named once the chooser has settled in the report's folder. */
+          SPIN_UNTIL (chooser_folder_is (chooser, workspace));
+          gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "keep.pdf");
+          SPIN_UNTIL (chooser_names (chooser, typed));
+          gtk_native_dialog_hide (chooser);
+          g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
+
+          question = find_message_dialog ();
+          g_assert_nonnull (question);
+          g_assert_cmpstr (adw_message_dialog_get_heading (question), ==, "Replace “keep.html”?");
+          g_assert_cmpuint (_tally_report_window_get_n_exports (window), ==, 3);
+          /* As its buttons do: the response, then the dialog closes. */
+          adw_message_dialog_response (question, answers[i]);
+          gtk_window_close (GTK_WINDOW (question));
+          SPIN_UNTIL (find_message_dialog () == NULL);
+          if (i == 0)
+            {
+              /* Nothing is written. */
+              g_assert_cmpuint (_tally_report_window_get_n_exports (window), ==, 3);
+              g_assert_true (g_file_get_contents (kept, &contents, NULL, NULL));
+              g_assert_cmpstr (contents, ==, "the analyst's own page");
+              g_clear_pointer (&contents, g_free);
+            }
+          else
+            {
+              SPIN_UNTIL (_tally_report_window_get_n_exports (window) == 4);
+              g_assert_true (g_file_get_contents (kept, &contents, NULL, NULL));
+              g_assert_true (g_str_has_prefix (contents, "<!DOCTYPE html>"));
+              g_assert_nonnull (strstr (contents, "Minster Yard earned the most."));
+            }
+        }
+      g_assert_false (g_file_test (typed, G_FILE_TEST_EXISTS));
+      g_assert_cmpint (g_remove (kept), ==, 0);
+    }
     tally_test_rm_rf (menu_dir);
   }
 

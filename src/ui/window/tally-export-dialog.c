@@ -13,7 +13,8 @@
 /*
  * Exports from the window (issue 12 §3): the save chooser with a format
  * choice and an "Include thinking" switch, the name's suffix made to follow
- * the chosen format, the toast that offers to open what was written (a
+ * the chosen format (and a question before that replaces a file the
+ * chooser did not ask about), the toast that offers to open what was written (a
  * failure shows tally_error_dialog_show()). The export itself is
  * libtally-report's, in every format (tally_report_export_session_async(),
  * tally_report_export_file_async(), docs/reports.md);
@@ -133,6 +134,8 @@ tally_export_file_with_suffix (GFile             *file,
  *   HTML, PDF or JSON Lines, starting at @format) and an "Include
  *   thinking" switch; %FALSE for a report, whose format was picked from
  *   the window's menu before the chooser opened, so it has no choice
+ * @folder: (nullable): the folder it opens in (the report's, the
+ *   session's workspace), when it exists; else the chooser's own choice
  *
  * A modal save chooser (a portal inside the Flatpak) offering @base_name
  * with @format's suffix. Read the choices with
@@ -152,7 +155,8 @@ tally_export_dialog_new_chooser (GtkWidget         *owner,
                                  const char        *title,
                                  const char        *base_name,
                                  TallyExportFormat  format,
-                                 gboolean           session)
+                                 gboolean           session,
+                                 GFile             *folder)
 {
   static const char *session_ids[] = { "md", "html", "pdf", "jsonl", NULL };
   const char *session_labels[] = { _("Markdown"), _("HTML"), _("PDF"), _("JSON Lines"), NULL };
@@ -175,6 +179,13 @@ tally_export_dialog_new_chooser (GtkWidget         *owner,
     }
   g_object_set_data (G_OBJECT (chooser), "tally-export-has-format-choice", GINT_TO_POINTER (session));
 
+  if (folder != NULL && g_file_query_file_type (folder, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), folder, &error))
+        g_debug ("The export chooser keeps its own folder: %s", error->message);
+    }
   name = g_strconcat (base_name, formats[format].suffix, NULL);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
   return chooser;
@@ -208,6 +219,10 @@ tally_export_dialog_get_format (GtkFileChooser    *chooser,
  * @fallback: the format when none was chosen
  * @format: (out): the format chosen (tally_export_dialog_get_format()),
  *   also set when the chooser was cancelled
+ * @unasked: (out) (optional): set to %TRUE when the file returned exists
+ *   and is not the one the analyst named (its suffix was changed): the
+ *   chooser asked before replacing the file it was given, not this one,
+ *   so ask with tally_export_dialog_ask_replace() before writing it
  *
  * The file to write: the one the analyst named, with the suffix of the
  * format chosen (tally_export_file_with_suffix()).
@@ -219,17 +234,117 @@ GFile *
 tally_export_dialog_dup_output (GtkNativeDialog   *chooser,
                                 int                response,
                                 TallyExportFormat  fallback,
-                                TallyExportFormat *format)
+                                TallyExportFormat *format,
+                                gboolean          *unasked)
 {
   g_autoptr(GFile) chosen = NULL;
+  g_autoptr(GFile) output = NULL;
 
   g_return_val_if_fail (GTK_IS_FILE_CHOOSER (chooser), NULL);
   g_return_val_if_fail (format != NULL, NULL);
 
+  if (unasked != NULL)
+    *unasked = FALSE;
   *format = tally_export_dialog_get_format (GTK_FILE_CHOOSER (chooser), fallback);
   if (response == GTK_RESPONSE_ACCEPT)
     chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-  return chosen != NULL ? tally_export_file_with_suffix (chosen, *format) : NULL;
+  if (chosen == NULL)
+    return NULL;
+  output = tally_export_file_with_suffix (chosen, *format);
+  if (unasked != NULL)
+    *unasked = !g_file_equal (output, chosen) &&
+               g_file_query_file_type (output, G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL) != G_FILE_TYPE_UNKNOWN;
+  return g_steal_pointer (&output);
+}
+
+typedef struct {
+  TallyExportReplaceFunc replace;
+  gpointer               user_data;
+  GDestroyNotify         destroy;
+} ReplaceQuestion;
+
+static void
+replace_question_free (gpointer data,
+                       GClosure *closure)
+{
+  ReplaceQuestion *question = data;
+
+  if (question->destroy != NULL)
+    question->destroy (question->user_data);
+  g_free (question);
+}
+
+static void
+replace_response_cb (AdwMessageDialog *dialog,
+                     const char       *response,
+                     ReplaceQuestion  *question)
+{
+  if (g_strcmp0 (response, "replace") == 0)
+    question->replace (question->user_data);
+}
+
+/**
+ * tally_export_dialog_ask_replace:
+ * @owner: the widget asking; its window is the dialog's parent
+ * @output: the file that exists and would be replaced
+ * @replace: (scope notified): writes the export; called once, if the
+ *   analyst chooses *Replace*
+ * @user_data: (closure): data for @replace
+ * @destroy: frees @user_data when the dialog is gone, whatever the answer
+ *
+ * Asks, in a modal dialog, whether to replace @output, as the save chooser
+ * asks for the name it was given. *Cancel*, Escape or closing the dialog
+ * writes nothing.
+ */
+void
+tally_export_dialog_ask_replace (GtkWidget              *owner,
+                                 GFile                  *output,
+                                 TallyExportReplaceFunc  replace,
+                                 gpointer                user_data,
+                                 GDestroyNotify          destroy)
+{
+  GtkRoot *root;
+  ReplaceQuestion *question;
+  g_autofree char *name = NULL;
+  g_autofree char *heading = NULL;
+  g_autofree char *body = NULL;
+  g_autoptr(GFile) parent = NULL;
+  g_autofree char *folder = NULL;
+  GtkWidget *dialog;
+
+  g_return_if_fail (GTK_IS_WIDGET (owner));
+  g_return_if_fail (G_IS_FILE (output));
+  g_return_if_fail (replace != NULL);
+
+  root = gtk_widget_get_root (owner);
+  name = g_file_get_basename (output);
+  parent = g_file_get_parent (output);
+  folder = parent != NULL ? g_file_get_parse_name (parent) : g_strdup ("/");
+  /* TRANSLATORS: %s is a file name */
+  heading = g_strdup_printf (_("Replace “%s”?"), name);
+  /* TRANSLATORS: %s is a folder; the export's name was given the chosen
+   * format's suffix, and a file of that name is there already */
+  body = g_strdup_printf (_("A file with this name already exists in “%s”. Replacing it overwrites its contents."),
+                          folder);
+  dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, body);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog),
+                                    "cancel", _("_Cancel"),
+                                    "replace", _("_Replace"),
+                                    NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "replace",
+                                              ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  gtk_window_set_modal (GTK_WINDOW (dialog), TRUE);
+  gtk_window_set_destroy_with_parent (GTK_WINDOW (dialog), TRUE);
+
+  question = g_new0 (ReplaceQuestion, 1);
+  question->replace = replace;
+  question->user_data = user_data;
+  question->destroy = destroy;
+  g_signal_connect_data (dialog, "response", G_CALLBACK (replace_response_cb), question,
+                         replace_question_free, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 /**

@@ -35,14 +35,30 @@ GtkFileChooserNative *tally_export_dialog_new_chooser   (GtkWidget          *own
                                                          const char         *title,
                                                          const char         *base_name,
                                                          TallyExportFormat   format,
-                                                         gboolean            session);
+                                                         gboolean            session,
+                                                         GFile              *folder);
 TallyExportFormat     tally_export_dialog_get_format    (GtkFileChooser     *chooser,
                                                          TallyExportFormat   fallback);
 gboolean              tally_export_dialog_get_include_thinking (GtkFileChooser *chooser);
 GFile                *tally_export_dialog_dup_output    (GtkNativeDialog    *chooser,
                                                          int                 response,
                                                          TallyExportFormat   fallback,
-                                                         TallyExportFormat  *format);
+                                                         TallyExportFormat  *format,
+                                                         gboolean           *unasked);
+
+/**
+ * TallyExportReplaceFunc:
+ * @user_data: the data given to tally_export_dialog_ask_replace()
+ *
+ * Writes the export, once the analyst has chosen to replace the file.
+ */
+typedef void (*TallyExportReplaceFunc) (gpointer user_data);
+
+void                  tally_export_dialog_ask_replace   (GtkWidget              *owner,
+                                                         GFile                  *output,
+                                                         TallyExportReplaceFunc  replace,
+                                                         gpointer                user_data,
+                                                         GDestroyNotify          destroy);
 
 AdwToast             *tally_export_dialog_new_done_toast (GFile             *output,
                                                           const char        *open_action);

@@ -494,17 +494,58 @@ tally_report_window_export (TallyReportWindow *self,
                                   self->cancellable, exported_cb, tally_export_job_new (self, output));
 }
 
+/* An export waiting for the analyst to say whether to replace a file. */
+typedef struct {
+  TallyReportWindow *self;
+  TallyExportFormat  format;
+  GFile             *output;
+} PendingExport;
+
+static void
+pending_export_free (gpointer data)
+{
+  PendingExport *pending = data;
+
+  g_object_unref (pending->self);
+  g_object_unref (pending->output);
+  g_free (pending);
+}
+
+static void
+replace_confirmed (gpointer data)
+{
+  PendingExport *pending = data;
+
+  tally_report_window_export (pending->self, pending->format, pending->output);
+}
+
 static void
 chooser_response_cb (TallyReportWindow *self,
                      int                response,
                      GtkNativeDialog   *chooser)
 {
   TallyExportFormat format;
-  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, self->export_format, &format);
+  gboolean unasked = FALSE;
+  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, self->export_format,
+                                                            &format, &unasked);
+  PendingExport *pending;
 
   g_clear_object (&self->chooser);
-  if (output != NULL)
-    tally_report_window_export (self, format, output);
+  if (output == NULL)
+    return;
+  if (!unasked)
+    {
+      tally_report_window_export (self, format, output);
+      return;
+    }
+
+  /* The name was given the format's suffix, and that file exists. */
+  pending = g_new0 (PendingExport, 1);
+  pending->self = g_object_ref (self);
+  pending->format = format;
+  pending->output = g_steal_pointer (&output);
+  tally_export_dialog_ask_replace (GTK_WIDGET (self), pending->output, replace_confirmed, pending,
+                                   pending_export_free);
 }
 
 static void
@@ -515,6 +556,7 @@ export_action (GtkWidget  *widget,
   TallyReportWindow *self = TALLY_REPORT_WINDOW (widget);
   g_autofree char *name = NULL;
   g_autofree char *stem = NULL;
+  g_autoptr(GFile) folder = NULL;
   TallyExportFormat format = TALLY_EXPORT_HTML;
   char *dot;
 
@@ -531,7 +573,8 @@ export_action (GtkWidget  *widget,
   dot = strrchr (name, '.');
   stem = dot != NULL && dot != name ? g_strndup (name, dot - name) : g_strdup (name);
   self->export_format = format;
-  self->chooser = tally_export_dialog_new_chooser (widget, _("Export the Report"), stem, format, FALSE);
+  folder = g_file_get_parent (self->file);
+  self->chooser = tally_export_dialog_new_chooser (widget, _("Export the Report"), stem, format, FALSE, folder);
   g_signal_connect_object (self->chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
 }

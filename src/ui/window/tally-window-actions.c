@@ -465,6 +465,36 @@ _tally_window_get_n_exports_done (TallyWindow *self)
   return GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (self), EXPORTS_DONE_KEY));
 }
 
+/* A session export waiting for the analyst to say whether to replace a
+ * file. */
+typedef struct {
+  TallyWindow       *self;
+  char              *session_id;
+  TallyExportFormat  format;
+  gboolean           include_thinking;
+  GFile             *output;
+} PendingExport;
+
+static void
+pending_export_free (gpointer data)
+{
+  PendingExport *pending = data;
+
+  g_object_unref (pending->self);
+  g_free (pending->session_id);
+  g_object_unref (pending->output);
+  g_free (pending);
+}
+
+static void
+replace_confirmed (gpointer data)
+{
+  PendingExport *pending = data;
+
+  _tally_window_export_session_id_to (pending->self, pending->session_id, pending->format,
+                                      pending->include_thinking, pending->output);
+}
+
 static void
 export_chosen_cb (TallyWindow     *self,
                   int              response,
@@ -472,13 +502,31 @@ export_chosen_cb (TallyWindow     *self,
 {
   g_autofree char *session_id = g_strdup (g_object_get_data (G_OBJECT (chooser), EXPORT_SESSION_ID_KEY));
   TallyExportFormat format;
-  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, TALLY_EXPORT_MARKDOWN, &format);
+  gboolean unasked = FALSE;
+  g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, TALLY_EXPORT_MARKDOWN,
+                                                            &format, &unasked);
   gboolean include_thinking = tally_export_dialog_get_include_thinking (GTK_FILE_CHOOSER (chooser));
+  PendingExport *pending;
 
   /* The window held the chooser's only reference: read it before this. */
   g_object_set_data (G_OBJECT (self), EXPORT_CHOOSER_KEY, NULL);
-  if (output != NULL)
-    _tally_window_export_session_id_to (self, session_id, format, include_thinking, output);
+  if (output == NULL)
+    return;
+  if (!unasked)
+    {
+      _tally_window_export_session_id_to (self, session_id, format, include_thinking, output);
+      return;
+    }
+
+  /* The name was given the format's suffix, and that file exists. */
+  pending = g_new0 (PendingExport, 1);
+  pending->self = g_object_ref (self);
+  pending->session_id = g_steal_pointer (&session_id);
+  pending->format = format;
+  pending->include_thinking = include_thinking;
+  pending->output = g_steal_pointer (&output);
+  tally_export_dialog_ask_replace (GTK_WIDGET (self), pending->output, replace_confirmed, pending,
+                                   pending_export_free);
 }
 
 /**
@@ -498,6 +546,8 @@ _tally_window_export_session (TallyWindow *self,
 {
   GtkFileChooserNative *chooser;
   g_autofree char *name = NULL;
+  g_autoptr(GFile) folder = NULL;
+  TallySessionRow *row;
 
   g_return_if_fail (TALLY_IS_WINDOW (self));
   g_return_if_fail (session_id != NULL);
@@ -505,9 +555,18 @@ _tally_window_export_session (TallyWindow *self,
   if (g_object_get_data (G_OBJECT (self), EXPORT_CHOOSER_KEY) != NULL)
     return;
 
+  /* The chooser opens in the session's workspace, where its reports and
+   * charts are. */
+  row = _tally_window_find_row (self, session_id);
+  if (row != NULL && tally_session_row_get_info (row)->workspace != NULL)
+    folder = g_file_new_for_path (tally_session_row_get_info (row)->workspace);
+  else if (self->session != NULL && g_strcmp0 (tally_session_get_id (self->session), session_id) == 0 &&
+           self->workspace != NULL)
+    folder = g_file_new_for_path (self->workspace);
+
   name = g_strdelimit (g_strdup (title != NULL && *title != '\0' ? title : _("Session")), "/\\", '-');
   chooser = tally_export_dialog_new_chooser (GTK_WIDGET (self), _("Export the Session"), name,
-                                             TALLY_EXPORT_MARKDOWN, TRUE);
+                                             TALLY_EXPORT_MARKDOWN, TRUE, folder);
   g_object_set_data_full (G_OBJECT (chooser), EXPORT_SESSION_ID_KEY, g_strdup (session_id), g_free);
   g_object_set_data_full (G_OBJECT (self), EXPORT_CHOOSER_KEY, chooser, g_object_unref);
   g_signal_connect_object (chooser, "response", G_CALLBACK (export_chosen_cb), self, G_CONNECT_SWAPPED);
