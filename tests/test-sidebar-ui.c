@@ -134,6 +134,33 @@ typedef struct {
   char *export_base;
 } SidebarData;
 
+/* The AdwMessageDialog that is open, or NULL. */
+static AdwMessageDialog *
+find_message_dialog (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
+
+      if (ADW_IS_MESSAGE_DIALOG (window) && gtk_widget_get_visible (GTK_WIDGET (window)))
+        return ADW_MESSAGE_DIALOG (window);
+    }
+  return NULL;
+}
+
+/* Whether @chooser names the file at @path (once it has loaded its
+ * folder). */
+static gboolean
+chooser_names (GtkFileChooser *chooser,
+               const char     *path)
+{
+  g_autoptr(GFile) file = gtk_file_chooser_get_file (chooser);
+
+  return file != NULL && g_strcmp0 (g_file_peek_path (file), path) == 0;
+}
+
 static void
 sidebar_body (TallyApplication *app,
               TallyWindow      *window,
@@ -245,6 +272,33 @@ sidebar_body (TallyApplication *app,
   g_assert_no_error (error);
   g_assert_nonnull (strstr (contents, "Croissant waste"));
   g_assert_nonnull (strstr (contents, "Thursdays waste the most."));
+
+  /* Markdown named croissant.pdf is written as croissant.md, which
+   * exists and which the chooser did not ask about: a dialog asks, and
+   * Cancel writes nothing. */
+  {
+    g_autofree char *typed = g_strconcat (data->export_base, ".pdf", NULL);
+    g_autoptr(GFile) folder = g_file_new_for_path (data->dir);
+    AdwMessageDialog *question;
+
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (row), "row.export", NULL));
+    SPIN_UNTIL (_tally_window_get_export_chooser (window) != NULL);
+    chooser = _tally_window_get_export_chooser (window);
+    g_assert_true (gtk_file_chooser_set_current_folder (chooser, folder, &error));
+    g_assert_no_error (error);
+    gtk_file_chooser_set_current_name (chooser, "croissant.pdf");
+    SPIN_UNTIL (chooser_names (chooser, typed));
+    gtk_native_dialog_hide (GTK_NATIVE_DIALOG (chooser));
+    g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
+    question = find_message_dialog ();
+    g_assert_nonnull (question);
+    g_assert_cmpstr (adw_message_dialog_get_heading (question), ==, "Replace “croissant.md”?");
+    adw_message_dialog_response (question, "cancel");
+    gtk_window_close (GTK_WINDOW (question));
+    SPIN_UNTIL (find_message_dialog () == NULL);
+    g_assert_cmpuint (_tally_window_get_n_exports_done (window), ==, 1);
+    g_assert_false (g_file_test (typed, G_FILE_TEST_EXISTS));
+  }
 }
 
 static void
