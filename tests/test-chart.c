@@ -111,6 +111,9 @@ test_formats (void)
   assert_format (2e20, ".0%", "2e+22%");
   assert_format (9.5e22, "d", "9.5e+22");
   assert_format (9.99e20, ",d", "999,000,000,000,000,000,000");
+  /* Past the largest SI prefix (Y, 1e24) the coefficient itself is huge. */
+  assert_format (1e300, "~s", "1e+276Y");
+  assert_format (-2.5e25, "~s", "\xe2\x88\x92" "25Y");
 
   german = tally_chart_format_number_with_locale (1234567.891, ",.2f", 0, &de);
   g_assert_cmpstr (german, ==, "1.234.567,89");

@@ -438,15 +438,14 @@ tally_chart_format_number_with_locale (double                        value,
         /* Rounding may carry into the next prefix (999.9995k → 1.00000M). */
         digits_before = scaled > 0 ? (int) floor (log10 (scaled)) + 1 : 1;
         g_snprintf (fmt, sizeof fmt, "%%.%df", MAX (0, precision - digits_before));
-        g_ascii_formatd (buf, sizeof buf, fmt, scaled);
-        if (g_ascii_strtod (buf, NULL) >= 1000 && exp3 < 8)
+        format_fixed (body, fmt, scaled);
+        if (g_ascii_strtod (body->str, NULL) >= 1000 && exp3 < 8)
           {
             exp3++;
             scaled = value / pow (1000, exp3);
             g_snprintf (fmt, sizeof fmt, "%%.%df", MAX (0, precision - 1));
-            g_ascii_formatd (buf, sizeof buf, fmt, scaled);
+            format_fixed (body, fmt, scaled);
           }
-        g_string_assign (body, buf);
         suffix = prefixes[exp3 + 8];
       }
       break;
