@@ -163,8 +163,18 @@ test_time_ticks (void)
   g_assert_cmpint (unit, ==, TALLY_CHART_TIME_HOUR);
   g_assert_cmpuint (hours->len, ==, 8); /* every 3 hours */
 
+  /* A time may stop at the minute, with or without an offset. */
+  g_assert_true (tally_chart_parse_time ("2024-03-01 09:30", &t0));
+  g_assert_cmpfloat (t0, ==, 1709285400);
+  g_assert_true (tally_chart_parse_time ("2024-03-01T09:30+01:00", &t1));
+  g_assert_cmpfloat (t1, ==, 1709285400 - 3600);
+  g_assert_true (tally_chart_parse_time ("2024-03-01T09:30Z", &t1));
+  g_assert_cmpfloat (t1, ==, 1709285400);
+
   g_assert_false (tally_chart_parse_time ("March", &t0));
   g_assert_false (tally_chart_parse_time ("2024-13-01", &t0));
+  g_assert_false (tally_chart_parse_time ("2024-03-01 09", &t0));
+  g_assert_false (tally_chart_parse_time ("2024-03-01 09:3", &t0));
 }
 
 static void

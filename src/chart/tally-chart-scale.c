@@ -628,6 +628,16 @@ tally_chart_parse_time (const char *text,
   /* SQLite writes "2024-03-01 12:00:00"; ISO 8601 wants a "T". */
   if (len > 10 && copy[10] == ' ')
     copy[10] = 'T';
+  /* ISO 8601 lets a time stop at the minute ("2024-03-01T09:30", as
+   * strftime('%Y-%m-%d %H:%M') writes it); GLib wants the seconds. */
+  if (len >= 16 && copy[10] == 'T' && copy[13] == ':' &&
+      (copy[16] == '\0' || copy[16] == 'Z' || copy[16] == '+' || copy[16] == '-'))
+    {
+      char *whole = g_strdup_printf ("%.16s:00%s", copy, copy + 16);
+
+      g_free (copy);
+      copy = whole;
+    }
   dt = g_date_time_new_from_iso8601 (copy, utc);
   if (dt == NULL)
     return FALSE;
