@@ -306,6 +306,23 @@ test_nulls_skipped (void)
   g_assert_nonnull (strstr (summary, "Drew a line chart titled \"Revenue\". 3 of 6 rows plotted; "
                                      "3 rows skipped for a NULL or NaN value."));
   g_assert_nonnull (strstr (summary, "from 2024-01-01 to 2024-05-01"));
+
+  /* Within a day, the summary says the times. */
+  {
+    g_autoptr(JsonParser) hours_parser = json_parser_new ();
+    g_autoptr(TallyChartData) hours_data = NULL;
+    g_autoptr(TallyChart) hours = NULL;
+    g_autofree char *hours_summary = NULL;
+
+    json_parser_load_from_data (hours_parser, "[[\"2025-03-01 09:00\", 4], [\"2025-03-01 17:30\", 6]]", -1, &error);
+    g_assert_no_error (error);
+    hours_data = tally_chart_data_new_from_columns (names, json_node_get_array (json_parser_get_root (hours_parser)), &error);
+    g_assert_no_error (error);
+    hours = tally_chart_new (spec, hours_data, &error);
+    g_assert_no_error (error);
+    hours_summary = tally_chart_dup_summary (hours);
+    g_assert_nonnull (strstr (hours_summary, "from 2025-03-01 09:00 to 2025-03-01 17:30"));
+  }
   g_assert_nonnull (strstr (summary, "y axis: revenue, from 7 to 12.5."));
 }
 

@@ -1245,8 +1245,14 @@ tally_chart_dup_summary (TallyChart *self)
         }
       else if (self->x_type == TALLY_CHART_FIELD_TEMPORAL)
         {
-          g_autofree char *a = tally_chart_format_time (self->x_min, TALLY_CHART_TIME_DAY, "%Y-%m-%d");
-          g_autofree char *b = tally_chart_format_time (self->x_max, TALLY_CHART_TIME_DAY, "%Y-%m-%d");
+          /* Dates, with the time of day when either end has one. */
+          const char *format = fmod (self->x_min, 60) != 0 || fmod (self->x_max, 60) != 0
+                               ? "%Y-%m-%d %H:%M:%S"
+                               : fmod (self->x_min, 86400) != 0 || fmod (self->x_max, 86400) != 0
+                               ? "%Y-%m-%d %H:%M"
+                               : "%Y-%m-%d";
+          g_autofree char *a = tally_chart_format_time (self->x_min, TALLY_CHART_TIME_DAY, format);
+          g_autofree char *b = tally_chart_format_time (self->x_max, TALLY_CHART_TIME_DAY, format);
 
           g_string_append_printf (out, "from %s to %s", a, b);
         }
