@@ -53,7 +53,7 @@ struct _TallyChart
   /* What happened to the rows. */
   guint               rows_total;
   guint               rows_plotted;
-  guint               rows_skipped;  /* NULL or NaN in an encoded field */
+  guint               rows_skipped;  /* NULL, NaN or infinite in an encoded field */
   guint               rows_negative; /* negative arc values, not drawn */
   guint               categories_merged;
   guint               categories_dropped;

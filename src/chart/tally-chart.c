@@ -212,7 +212,7 @@ node_to_text (JsonNode *node)
 
 typedef enum {
   READ_OK,
-  READ_SKIP,  /* NULL or NaN */
+  READ_SKIP,  /* NULL, NaN or infinite */
   READ_BAD,
 } ReadResult;
 
@@ -1071,7 +1071,8 @@ tally_chart_get_n_rows_plotted (TallyChart *self)
  * tally_chart_get_n_rows_skipped:
  * @self: a #TallyChart
  *
- * Returns: the number of rows skipped for a NULL or NaN in an encoded field
+ * Returns: the number of rows skipped for a NULL, NaN or infinite value in
+ *   an encoded field
  */
 guint
 tally_chart_get_n_rows_skipped (TallyChart *self)
@@ -1209,7 +1210,7 @@ tally_chart_dup_summary (TallyChart *self)
   g_string_append_printf (out, "%u of %u %s plotted", self->rows_plotted, self->rows_total,
                           english_plural (self->rows_total, "row", "rows"));
   if (self->rows_skipped > 0)
-    g_string_append_printf (out, "; %u %s skipped for a NULL or NaN value", self->rows_skipped,
+    g_string_append_printf (out, "; %u %s skipped for a NULL, NaN or infinite value", self->rows_skipped,
                             english_plural (self->rows_skipped, "row", "rows"));
   if (self->rows_negative > 0)
     g_string_append_printf (out, "; %u %s with a negative value left out of the %s", self->rows_negative,
