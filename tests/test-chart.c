@@ -355,6 +355,25 @@ test_summary_singular (void)
   g_assert_nonnull (strstr (pie_summary, "1 slice by k: Leeds."));
 }
 
+/* The summary keeps a value's digits when the chart names no format. */
+static void
+test_summary_digits (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyChart) chart = chart_from ("{\"title\":\"Spread\",\"mark\":\"point\",\"encoding\":{"
+                                            "\"x\":{\"field\":\"x\",\"type\":\"quantitative\"},"
+                                            "\"y\":{\"field\":\"v\",\"type\":\"quantitative\"}},"
+                                            "\"data\":{\"values\":[{\"x\":1e-20,\"v\":0.004},"
+                                            "{\"x\":2e-20,\"v\":1234567.891}]}}", &error);
+  g_autofree char *summary = NULL;
+
+  g_assert_no_error (error);
+  summary = tally_chart_dup_summary (chart);
+  g_test_message ("%s", summary);
+  g_assert_nonnull (strstr (summary, "x axis: x (quantitative), from 0 to 2e-20."));
+  g_assert_nonnull (strstr (summary, "y axis: v, from 0.004 to 1,234,567.891."));
+}
+
 static void
 test_categories_capped (void)
 {
@@ -786,6 +805,7 @@ main (int   argc,
   g_test_add_func ("/tally/chart/nulls-skipped", test_nulls_skipped);
   g_test_add_func ("/tally/chart/categories-capped", test_categories_capped);
   g_test_add_func ("/tally/chart/summary-singular", test_summary_singular);
+  g_test_add_func ("/tally/chart/summary-digits", test_summary_digits);
   g_test_add_func ("/tally/chart/stacking", test_stacking);
   g_test_add_func ("/tally/chart/svg-pdf", test_svg_pdf);
   g_test_add_func ("/tally/chart/hit-test/bars", test_hit_test_bars);

@@ -1155,7 +1155,10 @@ append_value_range (TallyChart *self,
       return;
     }
   {
-    const char *fmt = self->normalized ? ".0%" : self->y_format;
+    /* Without a format of its own, a value in the summary keeps its
+     * digits (12 significant, grouped): the axis default rounds to two
+     * decimals, which makes 0.004 read as 0. */
+    const char *fmt = self->normalized ? ".0%" : self->y_format != NULL ? self->y_format : ",";
 
     lo_text = tally_chart_format_number (lo, fmt, 0);
     hi_text = tally_chart_format_number (hi, fmt, 0);
@@ -1259,8 +1262,9 @@ tally_chart_dup_summary (TallyChart *self)
         }
       else
         {
-          g_autofree char *a = tally_chart_format_number (self->x_min, self->x_format, 0);
-          g_autofree char *b = tally_chart_format_number (self->x_max, self->x_format, 0);
+          const char *format = self->x_format != NULL ? self->x_format : ",";
+          g_autofree char *a = tally_chart_format_number (self->x_min, format, 0);
+          g_autofree char *b = tally_chart_format_number (self->x_max, format, 0);
 
           g_string_append_printf (out, "from %s to %s", a, b);
         }
