@@ -191,6 +191,11 @@ describe_action (int         action,
     case SQLITE_TRANSACTION:
       return g_strdup_printf ("%s (transactions)", arg1 ? arg1 : "BEGIN");
     case SQLITE_SAVEPOINT:
+      /* arg1 is the operation: BEGIN (SAVEPOINT), RELEASE or ROLLBACK. */
+      if (g_strcmp0 (arg1, "RELEASE") == 0)
+        return g_strdup ("RELEASE (of a savepoint)");
+      if (g_strcmp0 (arg1, "ROLLBACK") == 0)
+        return g_strdup ("ROLLBACK TO (a savepoint)");
       return g_strdup ("SAVEPOINT");
     case SQLITE_PRAGMA:
       if (arg2 != NULL)
