@@ -164,6 +164,17 @@ test_reducer_chart (void)
                                       "*Source: [1]*\n\n"));
   g_assert_nonnull (strstr (markdown, "## Sources\n\n[1] SQL on database (not recorded):\n\n"
                                       "```sql\nSELECT store,\n revenue FROM r\n```\n"));
+  g_assert_true (g_str_has_prefix (markdown, "# Charts\n\n"));
+
+  /* A title the analyst typed is text, not Markdown or HTML. */
+  {
+    TallyTranscriptExportHeader typed = { .title = "Q2 <b>bold</b> & *all* [stores]",
+                                          .database = "/data/sales_q2.db" };
+    g_autofree char *escaped = tally_transcript_export_markdown (transcript, &typed);
+
+    g_assert_true (g_str_has_prefix (escaped, "# Q2 \\<b\\>bold\\</b\\> \\& \\*all\\* \\[stores\\]\n\n"));
+    g_assert_nonnull (strstr (escaped, "- **Database:** sales\\_q2.db\n"));
+  }
 }
 
 /* Files a tool wrote: Write and Edit by their input's file_path, once per

@@ -182,6 +182,22 @@ append_notes (GString                           *out,
     }
 }
 
+/* Plain text (a title the analyst typed, a file name) inside a line of
+ * Markdown: the characters that would start markup or raw HTML are
+ * written with CommonMark's backslash escapes, so "<b>" and "*Q2*" read
+ * as typed. */
+static void
+append_plain_inline (GString    *out,
+                     const char *text)
+{
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if (strchr ("\\`*_[]<>&!|~#", *p) != NULL)
+        g_string_append_c (out, '\\');
+      g_string_append_c (out, *p);
+    }
+}
+
 static void
 append_header (GString                           *out,
                const TallyTranscriptExportHeader *header)
@@ -189,7 +205,9 @@ append_header (GString                           *out,
   g_autofree char *date = tally_format_time_utc (header->created_us, "%Y-%m-%d %H:%M UTC", "unknown date");
   const char *title = header->title != NULL && *header->title != '\0' ? header->title : "Untitled session";
 
-  g_string_append_printf (out, "# %s\n\n", title);
+  g_string_append (out, "# ");
+  append_plain_inline (out, title);
+  g_string_append (out, "\n\n");
   g_string_append_printf (out, "- **Date:** %s\n", date);
   if (header->model != NULL)
     g_string_append_printf (out, "- **Model:** %s\n", header->model);
@@ -197,7 +215,9 @@ append_header (GString                           *out,
     {
       g_autofree char *base = g_path_get_basename (header->database);
 
-      g_string_append_printf (out, "- **Database:** %s\n", base);
+      g_string_append (out, "- **Database:** ");
+      append_plain_inline (out, base);
+      g_string_append_c (out, '\n');
     }
   if (header->turns > 0)
     {
