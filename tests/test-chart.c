@@ -754,6 +754,83 @@ test_hit_test_arc (void)
   g_assert_cmpfloat ((double) big / small, <, 3.2);
 }
 
+static gboolean
+disc_holds (TallyChart *chart,
+            int         x,
+            int         y)
+{
+  g_autofree char *label = tally_chart_hit_test (chart, GOLDEN_W, GOLDEN_H, x, y, NULL);
+
+  return label != NULL;
+}
+
+/* A pie of one slice is a whole disc: no slice edge runs from its centre
+ * to the top. */
+static void
+test_whole_pie (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TallyChart) chart = chart_from (
+    "{\"title\":\"All\",\"mark\":\"arc\","
+    "\"encoding\":{\"theta\":{\"field\":\"v\",\"type\":\"quantitative\"},"
+    "\"color\":{\"field\":\"k\",\"type\":\"nominal\"}},"
+    "\"data\":{\"values\":[{\"k\":\"Leeds\",\"v\":4}]}}", &error);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, GOLDEN_W, GOLDEN_H);
+  cairo_t *cr = cairo_create (surface);
+  int left = GOLDEN_W, right = -1, top = GOLDEN_H, bottom = -1;
+  int cx, cy, stride;
+  const guint8 *data;
+
+  g_assert_no_error (error);
+  tally_chart_render (chart, cr, GOLDEN_W, GOLDEN_H, NULL);
+  cairo_surface_flush (surface);
+
+  /* The disc's box, from the hit test: roughly on a grid, then exactly
+   * along the row and the column through its middle. */
+  for (int y = 0; y < GOLDEN_H; y += 4)
+    for (int x = 0; x < GOLDEN_W; x += 4)
+      if (disc_holds (chart, x, y))
+        {
+          top = MIN (top, y);
+          bottom = MAX (bottom, y);
+        }
+  g_assert_cmpint (bottom - top, >, 40);
+  cy = (top + bottom) / 2;
+  for (int x = 0; x < GOLDEN_W; x++)
+    if (disc_holds (chart, x, cy))
+      {
+        left = MIN (left, x);
+        right = MAX (right, x);
+      }
+  cx = (left + right) / 2;
+  top = GOLDEN_H;
+  bottom = -1;
+  for (int y = 0; y < GOLDEN_H; y++)
+    if (disc_holds (chart, cx, y))
+      {
+        top = MIN (top, y);
+        bottom = MAX (bottom, y);
+      }
+  cy = (top + bottom) / 2;
+
+  /* Above the centre (the percentage is drawn below it), the pixels on
+   * the vertical through the centre are the slice's, as beside it. */
+  data = cairo_image_surface_get_data (surface);
+  stride = cairo_image_surface_get_stride (surface);
+  for (int y = top + 4; y < cy - 4; y++)
+    for (int dx = -1; dx <= 1; dx++)
+      {
+        guint32 on = *(const guint32 *) (data + y * stride + (cx + dx) * 4) & 0xffffff;
+        guint32 beside = *(const guint32 *) (data + y * stride + (cx + 8) * 4) & 0xffffff;
+
+        if (on != beside)
+          g_error ("pixel (%d, %d) is %06x, beside it %06x", cx + dx, y, on, beside);
+      }
+
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+}
+
 static void
 test_description (void)
 {
@@ -811,6 +888,7 @@ main (int   argc,
   g_test_add_func ("/tally/chart/hit-test/bars", test_hit_test_bars);
   g_test_add_func ("/tally/chart/hit-test/lines", test_hit_test_lines);
   g_test_add_func ("/tally/chart/hit-test/arc", test_hit_test_arc);
+  g_test_add_func ("/tally/chart/whole-pie", test_whole_pie);
   g_test_add_func ("/tally/chart/description", test_description);
   for (guint i = 0; i < G_N_ELEMENTS (goldens); i++)
     {

@@ -358,7 +358,20 @@ draw_arc (Ctx *c)
       tally_chart_palette_color ((guint) p->x, c->style->dark, rgba);
       source (c, rgba);
       cairo_new_path (c->cr);
-      if (inner > 0)
+      if (sweep >= 2 * G_PI - 1e-9)
+        {
+          /* The only slice: a disc (or ring) with no edge from the centre,
+           * which the outline below would draw as a line. */
+          cairo_new_sub_path (c->cr);
+          cairo_arc (c->cr, cx, cy, r, 0, 2 * G_PI);
+          cairo_close_path (c->cr);
+          if (inner > 0)
+            {
+              cairo_new_sub_path (c->cr);
+              cairo_arc_negative (c->cr, cx, cy, inner, 2 * G_PI, 0);
+            }
+        }
+      else if (inner > 0)
         {
           cairo_arc (c->cr, cx, cy, r, angle, angle + sweep);
           cairo_arc_negative (c->cr, cx, cy, inner, angle + sweep, angle);
