@@ -594,6 +594,31 @@ test_report_preview (void)
       g_assert_false (g_file_test (typed, G_FILE_TEST_EXISTS));
       g_assert_cmpint (g_remove (kept), ==, 0);
     }
+
+    /* A folder of the suffixed name is not offered for replacing: the
+     * export runs and fails, saying why. */
+    {
+      g_autofree char *typed = g_build_filename (workspace, "box.pdf", NULL);
+      g_autofree char *box = g_build_filename (workspace, "box.html", NULL);
+      AdwMessageDialog *failure;
+
+      g_assert_cmpint (g_mkdir (box, 0700), ==, 0);
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "html"));
+      chooser = _tally_report_window_get_chooser (window);
+      SPIN_UNTIL (chooser_folder_is (chooser, workspace));
+      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "box.pdf");
+      SPIN_UNTIL (chooser_names (chooser, typed));
+      gtk_native_dialog_hide (chooser);
+      g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
+      g_assert_null (find_message_dialog ());
+      SPIN_UNTIL (_tally_report_window_get_n_exports (window) == 5);
+      SPIN_UNTIL ((failure = find_message_dialog ()) != NULL);
+      g_assert_cmpstr (adw_message_dialog_get_heading (failure), !=, "Replace “box.html”?");
+      gtk_window_close (GTK_WINDOW (failure));
+      SPIN_UNTIL (find_message_dialog () == NULL);
+      g_assert_true (g_file_test (box, G_FILE_TEST_IS_DIR));
+      g_assert_cmpint (g_rmdir (box), ==, 0);
+    }
     tally_test_rm_rf (menu_dir);
   }
 
@@ -611,7 +636,31 @@ test_report_preview (void)
   tally_report_window_reload (window);
   SPIN_UNTIL (g_strcmp0 (_tally_report_window_get_state (window), "error") == 0);
 
-  gtk_window_destroy (GTK_WINDOW (window));
+  /* Closing the window while it asks whether to replace a file closes
+   * the question too, and nothing is written. */
+  {
+    g_autofree char *typed = g_build_filename (workspace, "last.pdf", NULL);
+    g_autofree char *kept = g_build_filename (workspace, "last.html", NULL);
+    g_autofree char *contents = NULL;
+    GtkNativeDialog *chooser;
+
+    g_assert_true (g_file_set_contents (kept, "kept as it was", -1, NULL));
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "html"));
+    chooser = _tally_report_window_get_chooser (window);
+    SPIN_UNTIL (chooser_folder_is (chooser, workspace));
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "last.pdf");
+    SPIN_UNTIL (chooser_names (chooser, typed));
+    gtk_native_dialog_hide (chooser);
+    g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
+    g_assert_nonnull (find_message_dialog ());
+
+    gtk_window_destroy (GTK_WINDOW (window));
+    SPIN_UNTIL (find_message_dialog () == NULL);
+    g_assert_true (g_file_get_contents (kept, &contents, NULL, NULL));
+    g_assert_cmpstr (contents, ==, "kept as it was");
+    g_assert_cmpint (g_remove (kept), ==, 0);
+  }
+
   remove_workspace (workspace);
 }
 

@@ -278,8 +278,13 @@ sidebar_body (TallyApplication *app,
    * Cancel writes nothing. */
   {
     g_autofree char *typed = g_strconcat (data->export_base, ".pdf", NULL);
+    g_autofree char *sentinel_path = g_build_filename (data->dir, "sentinel.md", NULL);
+    g_autofree char *kept = NULL;
     g_autoptr(GFile) folder = g_file_new_for_path (data->dir);
+    g_autoptr(GFile) sentinel = g_file_new_for_path (sentinel_path);
     AdwMessageDialog *question;
+
+    g_assert_true (g_file_set_contents (exported, "the analyst's own notes", -1, NULL));
 
     g_assert_true (gtk_widget_activate_action (GTK_WIDGET (row), "row.export", NULL));
     SPIN_UNTIL (_tally_window_get_export_chooser (window) != NULL);
@@ -296,7 +301,13 @@ sidebar_body (TallyApplication *app,
     adw_message_dialog_response (question, "cancel");
     gtk_window_close (GTK_WINDOW (question));
     SPIN_UNTIL (find_message_dialog () == NULL);
-    g_assert_cmpuint (_tally_window_get_n_exports_done (window), ==, 1);
+    /* An export started after the answer finishes; had Cancel started
+     * one too, it would have finished as well, or first. */
+    _tally_window_export_session_id_to (window, data->croissant, TALLY_EXPORT_MARKDOWN, FALSE, sentinel);
+    SPIN_UNTIL (_tally_window_get_n_exports_done (window) >= 2);
+    g_assert_cmpuint (_tally_window_get_n_exports_done (window), ==, 2);
+    g_assert_true (g_file_get_contents (exported, &kept, NULL, NULL));
+    g_assert_cmpstr (kept, ==, "the analyst's own notes");
     g_assert_false (g_file_test (typed, G_FILE_TEST_EXISTS));
   }
 }

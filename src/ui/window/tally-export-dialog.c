@@ -124,6 +124,17 @@ tally_export_file_with_suffix (GFile             *file,
   return parent != NULL ? g_file_get_child (parent, renamed) : g_file_new_for_path (renamed);
 }
 
+/* Whether @folder is in Tally's own data folder (a session's default
+ * workspace is a hidden folder named by an id there): an export saved
+ * there by default would be hard to find again. */
+static gboolean
+is_application_data (GFile *folder)
+{
+  g_autoptr(GFile) data = g_file_new_build_filename (g_get_user_data_dir (), "tally", NULL);
+
+  return g_file_equal (folder, data) || g_file_has_prefix (folder, data);
+}
+
 /**
  * tally_export_dialog_new_chooser:
  * @owner: the widget asking; its window is the chooser's parent
@@ -135,7 +146,9 @@ tally_export_file_with_suffix (GFile             *file,
  *   thinking" switch; %FALSE for a report, whose format was picked from
  *   the window's menu before the chooser opened, so it has no choice
  * @folder: (nullable): the folder it opens in (the report's, the
- *   session's workspace), when it exists; else the chooser's own choice
+ *   session's workspace), when it exists and is not inside Tally's own
+ *   data folder (default workspaces are hidden there); else the
+ *   chooser's own choice
  *
  * A modal save chooser (a portal inside the Flatpak) offering @base_name
  * with @format's suffix. Read the choices with
@@ -179,7 +192,8 @@ tally_export_dialog_new_chooser (GtkWidget         *owner,
     }
   g_object_set_data (G_OBJECT (chooser), "tally-export-has-format-choice", GINT_TO_POINTER (session));
 
-  if (folder != NULL && g_file_query_file_type (folder, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY)
+  if (folder != NULL && g_file_query_file_type (folder, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY &&
+      !is_application_data (folder))
     {
       g_autoptr(GError) error = NULL;
 
@@ -251,9 +265,14 @@ tally_export_dialog_dup_output (GtkNativeDialog   *chooser,
   if (chosen == NULL)
     return NULL;
   output = tally_export_file_with_suffix (chosen, *format);
+  /* A folder of that name is not offered for replacing: the export then
+   * fails and says it is a folder. */
   if (unasked != NULL)
-    *unasked = !g_file_equal (output, chosen) &&
-               g_file_query_file_type (output, G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL) != G_FILE_TYPE_UNKNOWN;
+    {
+      GFileType type = g_file_query_file_type (output, G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL);
+
+      *unasked = !g_file_equal (output, chosen) && type != G_FILE_TYPE_UNKNOWN && type != G_FILE_TYPE_DIRECTORY;
+    }
   return g_steal_pointer (&output);
 }
 
@@ -305,6 +324,7 @@ tally_export_dialog_ask_replace (GtkWidget              *owner,
 {
   GtkRoot *root;
   ReplaceQuestion *question;
+  g_autofree char *basename = NULL;
   g_autofree char *name = NULL;
   g_autofree char *heading = NULL;
   g_autofree char *body = NULL;
@@ -317,7 +337,8 @@ tally_export_dialog_ask_replace (GtkWidget              *owner,
   g_return_if_fail (replace != NULL);
 
   root = gtk_widget_get_root (owner);
-  name = g_file_get_basename (output);
+  basename = g_file_get_basename (output);
+  name = g_filename_display_name (basename);
   parent = g_file_get_parent (output);
   folder = parent != NULL ? g_file_get_parse_name (parent) : g_strdup ("/");
   /* TRANSLATORS: %s is a file name */

@@ -496,7 +496,7 @@ tally_report_window_export (TallyReportWindow *self,
 
 /* An export waiting for the analyst to say whether to replace a file. */
 typedef struct {
-  TallyReportWindow *self;
+  GWeakRef           self;    /* the window; the dialog closes with it */
   TallyExportFormat  format;
   GFile             *output;
 } PendingExport;
@@ -506,7 +506,7 @@ pending_export_free (gpointer data)
 {
   PendingExport *pending = data;
 
-  g_object_unref (pending->self);
+  g_weak_ref_clear (&pending->self);
   g_object_unref (pending->output);
   g_free (pending);
 }
@@ -515,8 +515,10 @@ static void
 replace_confirmed (gpointer data)
 {
   PendingExport *pending = data;
+  g_autoptr(TallyReportWindow) self = g_weak_ref_get (&pending->self);
 
-  tally_report_window_export (pending->self, pending->format, pending->output);
+  if (self != NULL)
+    tally_report_window_export (self, pending->format, pending->output);
 }
 
 static void
@@ -541,7 +543,7 @@ chooser_response_cb (TallyReportWindow *self,
 
   /* The name was given the format's suffix, and that file exists. */
   pending = g_new0 (PendingExport, 1);
-  pending->self = g_object_ref (self);
+  g_weak_ref_init (&pending->self, self);
   pending->format = format;
   pending->output = g_steal_pointer (&output);
   tally_export_dialog_ask_replace (GTK_WIDGET (self), pending->output, replace_confirmed, pending,
