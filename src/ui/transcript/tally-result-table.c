@@ -104,6 +104,8 @@ struct _TallyResultTable
   GtkWidget          *header;
   GtkScrolledWindow  *scroller;
   int                 min_rows_height;  /* -1, or what the owner asked for */
+  double              grown_for_page;   /* the adjustment the table last grew for */
+  double              grown_for_upper;
   int                 rows_height;      /* what the rows took once laid out, or 0 */
   GtkColumnView      *view;
   GtkLabel           *footer;
@@ -441,6 +443,7 @@ clear (TallyResultTable *self)
   g_array_set_size (self->numeric, 0);
   g_list_store_remove_all (self->rows);
   self->rows_height = 0;
+  self->grown_for_page = self->grown_for_upper = 0;
   gtk_label_set_text (self->footer, "");
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.copy", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "table.save-csv", FALSE);
@@ -478,9 +481,16 @@ fit_rows (TallyResultTable *self)
     }
   else if (shortfall < 1.0)
     return;
-  if (shortfall >= 1.0)
-    self->rows_height = MAX (self->rows_height,
-                             gtk_scrolled_window_get_min_content_height (self->scroller) + (int) ceil (shortfall));
+  /* A second look at the same allocation (the table mapped again before
+   * the next one) must not add the same shortfall twice. */
+  if (shortfall >= 1.0 &&
+      (page != self->grown_for_page || gtk_adjustment_get_upper (rows) != self->grown_for_upper))
+    {
+      self->grown_for_page = page;
+      self->grown_for_upper = gtk_adjustment_get_upper (rows);
+      self->rows_height = MAX (self->rows_height,
+                               gtk_scrolled_window_get_min_content_height (self->scroller) + (int) ceil (shortfall));
+    }
   update_min_height (self);
 }
 
