@@ -715,6 +715,15 @@ test_one_writer_per_session (void)
   g_assert_true (g_str_has_prefix (replay, live));
   g_assert_cmpint (cli (&list, "--store", env.store, "--list", NULL), ==, 0);
   g_assert_true (g_str_has_prefix (list, id));
+  /* Read as text while the holder's turn waits on its card, the log ends
+   * inside that turn, and says it is under way elsewhere. */
+  {
+    g_autofree char *text = NULL;
+
+    g_assert_cmpint (cli (&text, "--store", env.store, "--replay", id, NULL), ==, 0);
+    g_assert_true (g_str_has_suffix (text, "\n(The last turn has not finished yet: the session is open "
+                                           "in another Tally.)\n"));
+  }
 
   /* End of input denies the card; the holder ends and lets go */
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error);

@@ -1605,6 +1605,14 @@ test_session_lock (void)
   g_assert_error (error, TALLY_STORE_ERROR, TALLY_STORE_ERROR_LOCKED);
   g_assert_nonnull (strstr (error->message, "This session is open in another Tally window or process"));
   g_clear_error (&error);
+  /* Asking takes nothing: open elsewhere for the other store, not for
+   * the holder, and not for a session nobody holds. */
+  g_assert_true (tally_store_session_is_open_elsewhere (two, "session-a"));
+  g_assert_false (tally_store_session_is_open_elsewhere (one, "session-a"));
+  g_assert_false (tally_store_session_is_open_elsewhere (two, "session-c"));
+  g_assert_true (tally_store_lock_session (two, "session-c", &error));
+  g_assert_no_error (error);
+  tally_store_unlock_session (two, "session-c");
 
   /* Another session is free */
   g_assert_true (tally_store_lock_session (two, "session-b", &error));

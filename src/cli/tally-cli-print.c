@@ -407,8 +407,9 @@ tally_cli_print_session_line (TallySessionInfo *info,
 
 /* Prints a stored session's event lines: verbatim with --json, else as a
  * turn prints them, each prompt before its events; a damaged line is
- * skipped with a note, and a log that ends inside a turn ends with one. */
-void
+ * skipped with a note. Returns whether the text ends inside a turn (never
+ * with --json). */
+gboolean
 tally_cli_print_event_lines (Cli       *cli,
                              GPtrArray *lines)
 {
@@ -454,11 +455,6 @@ tally_cli_print_event_lines (Cli       *cli,
         }
     }
   tally_cli_close_open_text (cli);
-  /* A log that ends inside a turn: Tally stopped during it (killed, or
-   * the machine went down). Opening the session closes the turn in the
-   * log (tally-session.c); a replay only reads, so it says so. */
-  if (turn_open)
-    g_print ("\n%s\n", _("(The last turn did not finish: Tally stopped during it. "
-                          "It is closed when the session is next opened or resumed.)"));
   tally_cli_out_flush ();
+  return turn_open;
 }

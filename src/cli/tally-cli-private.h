@@ -62,7 +62,7 @@ void   tally_cli_print_event         (Cli              *cli,
                                       JsonObject       *event);
 void   tally_cli_print_session_line  (TallySessionInfo *info,
                                       gboolean          with_snippet);
-void   tally_cli_print_event_lines   (Cli              *cli,
+gboolean tally_cli_print_event_lines (Cli              *cli,
                                       GPtrArray        *lines);
 
 void   tally_cli_start_card          (Cli              *cli,

@@ -662,7 +662,22 @@ run_replay (Cli *cli)
   if (lines == NULL)
     return EXIT_FAILED;
 
-  tally_cli_print_event_lines (cli, lines);
+  /* A log that ends inside a turn: the turn is under way in another
+   * Tally, or Tally stopped during it (killed, the machine went down),
+   * and opening the session closes it in the log (tally-session.c). The
+   * session's writer lock tells which. */
+  if (tally_cli_print_event_lines (cli, lines))
+    {
+      g_autoptr(TallyStore) store = open_store (TRUE);
+      g_autoptr(TallySessionInfo) info = store != NULL ? tally_store_find_session (store, opt_replay, NULL) : NULL;
+
+      if (info != NULL && tally_store_session_is_open_elsewhere (store, info->id))
+        g_print ("\n%s\n", _("(The last turn has not finished yet: the session is open in another Tally.)"));
+      else
+        g_print ("\n%s\n", _("(The last turn did not finish: Tally stopped during it. "
+                              "It is closed when the session is next opened or resumed.)"));
+      tally_cli_out_flush ();
+    }
 
   return EXIT_DONE;
 }

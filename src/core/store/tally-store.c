@@ -1405,6 +1405,52 @@ tally_store_unlock_session (TallyStore *self,
     g_message ("Could not unlock session %s in %s: %s", session_id, self->path, g_strerror (errno));
 }
 
+/**
+ * tally_store_session_is_open_elsewhere:
+ * @self: a #TallyStore
+ * @session_id: a session's full id
+ *
+ * Whether another holder (another Tally window's process, another
+ * tally-cli, another store object) has the session's writer lock
+ * (tally_store_lock_session()) now: a turn may be under way there. Only
+ * asks the kernel (F_OFD_GETLK); takes no lock.
+ *
+ * Returns: %TRUE when another holder has the lock; %FALSE when none has,
+ *   when this store holds it, or when it cannot be told (no lock file yet,
+ *   an error)
+ */
+gboolean
+tally_store_session_is_open_elsewhere (TallyStore *self,
+                                       const char *session_id)
+{
+  g_autofree char *lock_path = NULL;
+  struct flock lock = { 0 };
+  int fd;
+  int rc;
+
+  g_return_val_if_fail (TALLY_IS_STORE (self), FALSE);
+  g_return_val_if_fail (session_id != NULL && *session_id != '\0', FALSE);
+
+  {
+    g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->session_lock);
+
+    if (g_hash_table_lookup (self->locked, session_id) != NULL)
+      return FALSE;
+  }
+
+  lock_path = g_strconcat (self->path, "-lock", NULL);
+  fd = g_open (lock_path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0)
+    return FALSE;
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = session_lock_offset (session_id);
+  lock.l_len = 1;
+  rc = fcntl (fd, F_OFD_GETLK, &lock);
+  close (fd);
+  return rc == 0 && lock.l_type != F_UNLCK;
+}
+
 /* }}} */
 
 /**

@@ -194,6 +194,8 @@ gboolean      tally_store_lock_session        (TallyStore          *self,
                                                GError             **error);
 void          tally_store_unlock_session      (TallyStore          *self,
                                                const char          *session_id);
+gboolean      tally_store_session_is_open_elsewhere (TallyStore     *self,
+                                                     const char     *session_id);
 
 /* Writes: queued to the writer thread, in order */
 gboolean      tally_store_append_event        (TallyStore          *self,
