@@ -429,3 +429,30 @@ tally_test_find_action_button (GtkWidget  *root,
       return g_ptr_array_index (buttons, i);
   return NULL;
 }
+
+/* The AdwMessageDialog on screen (an AdwMessageDialog), or NULL. */
+GtkWindow *
+tally_test_find_message_dialog (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
+
+      if (ADW_IS_MESSAGE_DIALOG (window) && gtk_widget_get_visible (GTK_WIDGET (window)))
+        return window;   /* GTK keeps it while it is a toplevel */
+    }
+  return NULL;
+}
+
+/* Whether @chooser names the file at @path; a save chooser does once it
+ * has loaded its folder. */
+gboolean
+tally_test_chooser_names (GtkFileChooser *chooser,
+                          const char     *path)
+{
+  g_autoptr(GFile) file = gtk_file_chooser_get_file (chooser);
+
+  return file != NULL && g_strcmp0 (g_file_peek_path (file), path) == 0;
+}

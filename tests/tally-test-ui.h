@@ -52,6 +52,9 @@ GtkWidget *tally_test_find_action_button (GtkWidget  *root,
 gboolean   tally_test_has_accessible_label (gpointer    widget,
                                             const char *label);
 void       tally_test_assert_centring_bin (GtkWidget *bin);
+GtkWindow *tally_test_find_message_dialog (void);
+gboolean   tally_test_chooser_names (GtkFileChooser *chooser,
+                                     const char     *path);
 
 /* Spins the main loop until @cond holds; fails the test after
  * TALLY_TEST_WAIT_SECONDS (it catches a hang, not a slow machine). */

@@ -397,23 +397,6 @@ probe_page (const char *page,
 }
 #endif
 
-/* The AdwMessageDialog that is open, or NULL. */
-static AdwMessageDialog *
-find_message_dialog (void)
-{
-  g_autoptr(GListModel) toplevels = gtk_window_get_toplevels ();
-
-  g_object_ref (toplevels);
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
-
-      if (ADW_IS_MESSAGE_DIALOG (window) && gtk_widget_get_visible (GTK_WIDGET (window)))
-        return ADW_MESSAGE_DIALOG (window);
-    }
-  return NULL;
-}
-
 static gboolean
 chooser_folder_is (GtkNativeDialog *chooser,
                    const char      *path)
@@ -423,13 +406,25 @@ chooser_folder_is (GtkNativeDialog *chooser,
   return folder != NULL && g_strcmp0 (g_file_peek_path (folder), path) == 0;
 }
 
-static gboolean
-chooser_names (GtkNativeDialog *chooser,
-               const char      *path)
+/* Answers "Export as HTML…" of @window with @name in @folder (the
+ * report's), as the analyst would: the chooser settled in the folder, the
+ * name typed, Export. */
+static void
+export_html_named (TallyReportWindow *window,
+                   const char        *folder,
+                   const char        *name)
 {
-  g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+  g_autofree char *typed = g_build_filename (folder, name, NULL);
+  GtkNativeDialog *chooser;
 
-  return file != NULL && g_strcmp0 (g_file_peek_path (file), path) == 0;
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "html"));
+  chooser = _tally_report_window_get_chooser (window);
+  g_assert_nonnull (chooser);
+  SPIN_UNTIL (chooser_folder_is (chooser, folder));
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
+  SPIN_UNTIL (tally_test_chooser_names (GTK_FILE_CHOOSER (chooser), typed));
+  gtk_native_dialog_hide (chooser);
+  g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
 }
 
 static void
@@ -535,7 +530,7 @@ test_report_preview (void)
     g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), folder, &error));
     g_assert_no_error (error);
     /* The chooser names a file once it has loaded the folder. */
-    SPIN_UNTIL (chooser_names (chooser, menu_pdf));
+    SPIN_UNTIL (tally_test_chooser_names (GTK_FILE_CHOOSER (chooser), menu_pdf));
     gtk_native_dialog_hide (chooser);
     g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
     g_assert_null (_tally_report_window_get_chooser (window));
@@ -558,23 +553,16 @@ test_report_preview (void)
         {
           AdwMessageDialog *question;
 
-          g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "html"));
-          chooser = _tally_report_window_get_chooser (window);
-          /* Named once the chooser has settled in the report's folder. */
-          SPIN_UNTIL (chooser_folder_is (chooser, workspace));
-          gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "keep.pdf");
-          SPIN_UNTIL (chooser_names (chooser, typed));
-          gtk_native_dialog_hide (chooser);
-          g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
+          export_html_named (window, workspace, "keep.pdf");
 
-          question = find_message_dialog ();
+          question = ADW_MESSAGE_DIALOG (tally_test_find_message_dialog ());
           g_assert_nonnull (question);
           g_assert_cmpstr (adw_message_dialog_get_heading (question), ==, "Replace “keep.html”?");
           g_assert_cmpuint (_tally_report_window_get_n_exports (window), ==, 3);
           /* As its buttons do: the response, then the dialog closes. */
           adw_message_dialog_response (question, answers[i]);
           gtk_window_close (GTK_WINDOW (question));
-          SPIN_UNTIL (find_message_dialog () == NULL);
+          SPIN_UNTIL (tally_test_find_message_dialog () == NULL);
           if (i == 0)
             {
               /* Nothing is written. */
@@ -598,24 +586,17 @@ test_report_preview (void)
     /* A folder of the suffixed name is not offered for replacing: the
      * export runs and fails, saying why. */
     {
-      g_autofree char *typed = g_build_filename (workspace, "box.pdf", NULL);
       g_autofree char *box = g_build_filename (workspace, "box.html", NULL);
       AdwMessageDialog *failure;
 
       g_assert_cmpint (g_mkdir (box, 0700), ==, 0);
-      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "html"));
-      chooser = _tally_report_window_get_chooser (window);
-      SPIN_UNTIL (chooser_folder_is (chooser, workspace));
-      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "box.pdf");
-      SPIN_UNTIL (chooser_names (chooser, typed));
-      gtk_native_dialog_hide (chooser);
-      g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
-      g_assert_null (find_message_dialog ());
+      export_html_named (window, workspace, "box.pdf");
+      g_assert_null (tally_test_find_message_dialog ());
       SPIN_UNTIL (_tally_report_window_get_n_exports (window) == 5);
-      SPIN_UNTIL ((failure = find_message_dialog ()) != NULL);
+      SPIN_UNTIL ((failure = ADW_MESSAGE_DIALOG (tally_test_find_message_dialog ())) != NULL);
       g_assert_cmpstr (adw_message_dialog_get_heading (failure), !=, "Replace “box.html”?");
       gtk_window_close (GTK_WINDOW (failure));
-      SPIN_UNTIL (find_message_dialog () == NULL);
+      SPIN_UNTIL (tally_test_find_message_dialog () == NULL);
       g_assert_true (g_file_test (box, G_FILE_TEST_IS_DIR));
       g_assert_cmpint (g_rmdir (box), ==, 0);
     }
@@ -639,23 +620,15 @@ test_report_preview (void)
   /* Closing the window while it asks whether to replace a file closes
    * the question too, and nothing is written. */
   {
-    g_autofree char *typed = g_build_filename (workspace, "last.pdf", NULL);
     g_autofree char *kept = g_build_filename (workspace, "last.html", NULL);
     g_autofree char *contents = NULL;
-    GtkNativeDialog *chooser;
 
     g_assert_true (g_file_set_contents (kept, "kept as it was", -1, NULL));
-    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "report.export", "s", "html"));
-    chooser = _tally_report_window_get_chooser (window);
-    SPIN_UNTIL (chooser_folder_is (chooser, workspace));
-    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "last.pdf");
-    SPIN_UNTIL (chooser_names (chooser, typed));
-    gtk_native_dialog_hide (chooser);
-    g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
-    g_assert_nonnull (find_message_dialog ());
+    export_html_named (window, workspace, "last.pdf");
+    g_assert_nonnull (tally_test_find_message_dialog ());
 
     gtk_window_destroy (GTK_WINDOW (window));
-    SPIN_UNTIL (find_message_dialog () == NULL);
+    SPIN_UNTIL (tally_test_find_message_dialog () == NULL);
     g_assert_true (g_file_get_contents (kept, &contents, NULL, NULL));
     g_assert_cmpstr (contents, ==, "kept as it was");
     g_assert_cmpint (g_remove (kept), ==, 0);

@@ -134,33 +134,6 @@ typedef struct {
   char *export_base;
 } SidebarData;
 
-/* The AdwMessageDialog that is open, or NULL. */
-static AdwMessageDialog *
-find_message_dialog (void)
-{
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
-
-      if (ADW_IS_MESSAGE_DIALOG (window) && gtk_widget_get_visible (GTK_WIDGET (window)))
-        return ADW_MESSAGE_DIALOG (window);
-    }
-  return NULL;
-}
-
-/* Whether @chooser names the file at @path (once it has loaded its
- * folder). */
-static gboolean
-chooser_names (GtkFileChooser *chooser,
-               const char     *path)
-{
-  g_autoptr(GFile) file = gtk_file_chooser_get_file (chooser);
-
-  return file != NULL && g_strcmp0 (g_file_peek_path (file), path) == 0;
-}
-
 static void
 sidebar_body (TallyApplication *app,
               TallyWindow      *window,
@@ -292,15 +265,15 @@ sidebar_body (TallyApplication *app,
     g_assert_true (gtk_file_chooser_set_current_folder (chooser, folder, &error));
     g_assert_no_error (error);
     gtk_file_chooser_set_current_name (chooser, "croissant.pdf");
-    SPIN_UNTIL (chooser_names (chooser, typed));
+    SPIN_UNTIL (tally_test_chooser_names (GTK_FILE_CHOOSER (chooser), typed));
     gtk_native_dialog_hide (GTK_NATIVE_DIALOG (chooser));
     g_signal_emit_by_name (chooser, "response", GTK_RESPONSE_ACCEPT);
-    question = find_message_dialog ();
+    question = ADW_MESSAGE_DIALOG (tally_test_find_message_dialog ());
     g_assert_nonnull (question);
     g_assert_cmpstr (adw_message_dialog_get_heading (question), ==, "Replace “croissant.md”?");
     adw_message_dialog_response (question, "cancel");
     gtk_window_close (GTK_WINDOW (question));
-    SPIN_UNTIL (find_message_dialog () == NULL);
+    SPIN_UNTIL (tally_test_find_message_dialog () == NULL);
     /* An export started after the answer finishes; had Cancel started
      * one too, it would have finished as well, or first. */
     _tally_window_export_session_id_to (window, data->croissant, TALLY_EXPORT_MARKDOWN, FALSE, sentinel);

@@ -277,6 +277,7 @@ tally_export_dialog_dup_output (GtkNativeDialog   *chooser,
 }
 
 typedef struct {
+  GWeakRef               owner;   /* the question does not keep it alive */
   TallyExportReplaceFunc replace;
   gpointer               user_data;
   GDestroyNotify         destroy;
@@ -288,6 +289,7 @@ replace_question_free (gpointer data,
 {
   ReplaceQuestion *question = data;
 
+  g_weak_ref_clear (&question->owner);
   if (question->destroy != NULL)
     question->destroy (question->user_data);
   g_free (question);
@@ -298,8 +300,10 @@ replace_response_cb (AdwMessageDialog *dialog,
                      const char       *response,
                      ReplaceQuestion  *question)
 {
-  if (g_strcmp0 (response, "replace") == 0)
-    question->replace (question->user_data);
+  g_autoptr(GtkWidget) owner = g_weak_ref_get (&question->owner);
+
+  if (owner != NULL && g_strcmp0 (response, "replace") == 0)
+    question->replace (owner, question->user_data);
 }
 
 /**
@@ -307,13 +311,14 @@ replace_response_cb (AdwMessageDialog *dialog,
  * @owner: the widget asking; its window is the dialog's parent
  * @output: the file that exists and would be replaced
  * @replace: (scope notified): writes the export; called once, if the
- *   analyst chooses *Replace*
+ *   analyst chooses *Replace* while @owner is alive
  * @user_data: (closure): data for @replace
  * @destroy: frees @user_data when the dialog is gone, whatever the answer
  *
  * Asks, in a modal dialog, whether to replace @output, as the save chooser
  * asks for the name it was given. *Cancel*, Escape or closing the dialog
- * writes nothing.
+ * writes nothing. The dialog closes with @owner's window, and the
+ * question keeps no reference on @owner.
  */
 void
 tally_export_dialog_ask_replace (GtkWidget              *owner,
@@ -360,6 +365,7 @@ tally_export_dialog_ask_replace (GtkWidget              *owner,
   gtk_window_set_destroy_with_parent (GTK_WINDOW (dialog), TRUE);
 
   question = g_new0 (ReplaceQuestion, 1);
+  g_weak_ref_init (&question->owner, owner);
   question->replace = replace;
   question->user_data = user_data;
   question->destroy = destroy;

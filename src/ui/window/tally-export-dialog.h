@@ -48,11 +48,13 @@ GFile                *tally_export_dialog_dup_output    (GtkNativeDialog    *cho
 
 /**
  * TallyExportReplaceFunc:
+ * @owner: the widget that asked, still alive
  * @user_data: the data given to tally_export_dialog_ask_replace()
  *
  * Writes the export, once the analyst has chosen to replace the file.
  */
-typedef void (*TallyExportReplaceFunc) (gpointer user_data);
+typedef void (*TallyExportReplaceFunc) (GtkWidget *owner,
+                                        gpointer   user_data);
 
 void                  tally_export_dialog_ask_replace   (GtkWidget              *owner,
                                                          GFile                  *output,

@@ -495,30 +495,13 @@ tally_report_window_export (TallyReportWindow *self,
 }
 
 /* An export waiting for the analyst to say whether to replace a file. */
-typedef struct {
-  GWeakRef           self;    /* the window; the dialog closes with it */
-  TallyExportFormat  format;
-  GFile             *output;
-} PendingExport;
-
 static void
-pending_export_free (gpointer data)
+replace_confirmed (GtkWidget *owner,
+                   gpointer   data)
 {
-  PendingExport *pending = data;
+  TallyReportWindow *self = TALLY_REPORT_WINDOW (owner);
 
-  g_weak_ref_clear (&pending->self);
-  g_object_unref (pending->output);
-  g_free (pending);
-}
-
-static void
-replace_confirmed (gpointer data)
-{
-  PendingExport *pending = data;
-  g_autoptr(TallyReportWindow) self = g_weak_ref_get (&pending->self);
-
-  if (self != NULL)
-    tally_report_window_export (self, pending->format, pending->output);
+  tally_report_window_export (self, self->export_format, G_FILE (data));
 }
 
 static void
@@ -530,7 +513,6 @@ chooser_response_cb (TallyReportWindow *self,
   gboolean unasked = FALSE;
   g_autoptr(GFile) output = tally_export_dialog_dup_output (chooser, response, self->export_format,
                                                             &format, &unasked);
-  PendingExport *pending;
 
   g_clear_object (&self->chooser);
   if (output == NULL)
@@ -541,13 +523,11 @@ chooser_response_cb (TallyReportWindow *self,
       return;
     }
 
-  /* The name was given the format's suffix, and that file exists. */
-  pending = g_new0 (PendingExport, 1);
-  g_weak_ref_init (&pending->self, self);
-  pending->format = format;
-  pending->output = g_steal_pointer (&output);
-  tally_export_dialog_ask_replace (GTK_WIDGET (self), pending->output, replace_confirmed, pending,
-                                   pending_export_free);
+  /* The name was given the format's suffix, and that file exists. The
+   * format stays in export_format: no other chooser opens meanwhile (the
+   * question is modal). */
+  tally_export_dialog_ask_replace (GTK_WIDGET (self), output, replace_confirmed,
+                                   g_object_ref (output), g_object_unref);
 }
 
 static void

@@ -468,7 +468,6 @@ _tally_window_get_n_exports_done (TallyWindow *self)
 /* A session export waiting for the analyst to say whether to replace a
  * file. */
 typedef struct {
-  GWeakRef           self;    /* the window; the dialog closes with it */
   char              *session_id;
   TallyExportFormat  format;
   gboolean           include_thinking;
@@ -480,21 +479,19 @@ pending_export_free (gpointer data)
 {
   PendingExport *pending = data;
 
-  g_weak_ref_clear (&pending->self);
   g_free (pending->session_id);
   g_object_unref (pending->output);
   g_free (pending);
 }
 
 static void
-replace_confirmed (gpointer data)
+replace_confirmed (GtkWidget *owner,
+                   gpointer   data)
 {
   PendingExport *pending = data;
-  g_autoptr(TallyWindow) self = g_weak_ref_get (&pending->self);
 
-  if (self != NULL)
-    _tally_window_export_session_id_to (self, pending->session_id, pending->format,
-                                        pending->include_thinking, pending->output);
+  _tally_window_export_session_id_to (TALLY_WINDOW (owner), pending->session_id, pending->format,
+                                      pending->include_thinking, pending->output);
 }
 
 static void
@@ -522,7 +519,6 @@ export_chosen_cb (TallyWindow     *self,
 
   /* The name was given the format's suffix, and that file exists. */
   pending = g_new0 (PendingExport, 1);
-  g_weak_ref_init (&pending->self, self);
   pending->session_id = g_steal_pointer (&session_id);
   pending->format = format;
   pending->include_thinking = include_thinking;
