@@ -633,9 +633,12 @@ run_list (gboolean search)
 }
 
 /* The stored lines of the session @id names (a full id or a unique
- * prefix), or %NULL after saying why on stderr. */
+ * prefix), or %NULL after saying why on stderr. With @open_elsewhere, also
+ * whether another holder has the session's writer lock
+ * (tally_store_session_is_open_elsewhere()), asked of the same store. */
 static GPtrArray *
-load_session_lines (const char *id)
+load_session_lines (const char *id,
+                    gboolean   *open_elsewhere)
 {
   g_autoptr(TallyStore) store = open_store (TRUE);
   g_autoptr(TallySessionInfo) info = NULL;
@@ -650,6 +653,8 @@ load_session_lines (const char *id)
     lines = tally_store_load_event_lines (store, info->id, &error);
   if (lines == NULL)
     g_printerr ("tally-cli: %s\n", error->message);
+  else if (open_elsewhere != NULL)
+    *open_elsewhere = tally_store_session_is_open_elsewhere (store, info->id);
 
   return g_steal_pointer (&lines);
 }
@@ -657,7 +662,8 @@ load_session_lines (const char *id)
 static int
 run_replay (Cli *cli)
 {
-  g_autoptr(GPtrArray) lines = load_session_lines (opt_replay);
+  gboolean open_elsewhere = FALSE;
+  g_autoptr(GPtrArray) lines = load_session_lines (opt_replay, &open_elsewhere);
 
   if (lines == NULL)
     return EXIT_FAILED;
@@ -668,10 +674,7 @@ run_replay (Cli *cli)
    * session's writer lock tells which. */
   if (tally_cli_print_event_lines (cli, lines))
     {
-      g_autoptr(TallyStore) store = open_store (TRUE);
-      g_autoptr(TallySessionInfo) info = store != NULL ? tally_store_find_session (store, opt_replay, NULL) : NULL;
-
-      if (info != NULL && tally_store_session_is_open_elsewhere (store, info->id))
+      if (open_elsewhere)
         g_print ("\n%s\n", _("(The last turn has not finished yet: the session is open in another Tally.)"));
       else
         g_print ("\n%s\n", _("(The last turn did not finish: Tally stopped during it. "
@@ -687,7 +690,7 @@ run_replay (Cli *cli)
 static int
 run_ledger (Cli *cli)
 {
-  g_autoptr(GPtrArray) lines = load_session_lines (opt_ledger);
+  g_autoptr(GPtrArray) lines = load_session_lines (opt_ledger, NULL);
   g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
   g_autofree char *text = NULL;
 
