@@ -376,18 +376,19 @@ _tally_window_dup_salvage_message (const TallySalvageReport *report,
      * the sessions copied of those the store named, the events copied and
      * the events known to be lost ("4 of 5 sessions, 120 events (at least
      * 7 lost)") */
-    g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s events (at least %s lost). "
-                                       "Start Tally with --store and that file to use it."),
+    g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s events (at least %s lost)."),
                             out_path, report->sessions_salvaged,
                             report->sessions_salvaged + report->sessions_lost, events, events_lost);
   else
     /* TRANSLATORS: after salvaging a damaged session store: the new file,
      * the sessions copied of those the store named and the events copied
      * ("4 of 5 sessions, 120 events") */
-    g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s events. "
-                                       "Start Tally with --store and that file to use it."),
+    g_string_append_printf (message, _("Salvaged into %s: %u of %u sessions, %s events."),
                             out_path, report->sessions_salvaged,
                             report->sessions_salvaged + report->sessions_lost, events);
+  g_string_append_c (message, ' ');
+  /* TRANSLATORS: after "Salvaged into …" */
+  g_string_append (message, _("Start Tally with --store and that file to use it."));
   if (report->conversations_cut > 0)
     {
       g_string_append_c (message, ' ');
