@@ -1128,6 +1128,19 @@ append_list (GString   *out,
     g_string_append_printf (out, ", … (%u more)", labels->len - max);
 }
 
+/* How the summary writes the ends of a time axis: dates, with the time of
+ * day (and the seconds) when either end has one. */
+static const char *
+summary_time_format (double from,
+                     double to)
+{
+  if (fmod (from, 60) != 0 || fmod (to, 60) != 0)
+    return "%Y-%m-%d %H:%M:%S";
+  if (fmod (from, 86400) != 0 || fmod (to, 86400) != 0)
+    return "%Y-%m-%d %H:%M";
+  return "%Y-%m-%d";
+}
+
 static void
 append_value_range (TallyChart *self,
                     GString    *out)
@@ -1249,12 +1262,7 @@ tally_chart_dup_summary (TallyChart *self)
         }
       else if (self->x_type == TALLY_CHART_FIELD_TEMPORAL)
         {
-          /* Dates, with the time of day when either end has one. */
-          const char *format = fmod (self->x_min, 60) != 0 || fmod (self->x_max, 60) != 0
-                               ? "%Y-%m-%d %H:%M:%S"
-                               : fmod (self->x_min, 86400) != 0 || fmod (self->x_max, 86400) != 0
-                               ? "%Y-%m-%d %H:%M"
-                               : "%Y-%m-%d";
+          const char *format = summary_time_format (self->x_min, self->x_max);
           g_autofree char *a = tally_chart_format_time (self->x_min, TALLY_CHART_TIME_DAY, format);
           g_autofree char *b = tally_chart_format_time (self->x_max, TALLY_CHART_TIME_DAY, format);
 
