@@ -1282,10 +1282,10 @@ session_lock_offset (const char *session_id)
   return (off_t)(offset & G_GUINT64_CONSTANT (0x3fffffffffffffff));
 }
 
-static int
-session_lock_set (int         fd,
-                  const char *session_id,
-                  short       type)
+/* The lock of @session_id: its one byte, for a lock of @type. */
+static struct flock
+session_lock_region (const char *session_id,
+                     short       type)
 {
   struct flock lock = { 0 };
 
@@ -1293,6 +1293,16 @@ session_lock_set (int         fd,
   lock.l_whence = SEEK_SET;
   lock.l_start = session_lock_offset (session_id);
   lock.l_len = 1;
+  return lock;
+}
+
+static int
+session_lock_set (int         fd,
+                  const char *session_id,
+                  short       type)
+{
+  struct flock lock = session_lock_region (session_id, type);
+
   return fcntl (fd, F_OFD_SETLK, &lock);
 }
 
@@ -1442,10 +1452,7 @@ tally_store_session_is_open_elsewhere (TallyStore *self,
   fd = g_open (lock_path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return FALSE;
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = session_lock_offset (session_id);
-  lock.l_len = 1;
+  lock = session_lock_region (session_id, F_WRLCK);
   rc = fcntl (fd, F_OFD_GETLK, &lock);
   close (fd);
   return rc == 0 && lock.l_type != F_UNLCK;
