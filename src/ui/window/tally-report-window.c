@@ -494,7 +494,8 @@ tally_report_window_export (TallyReportWindow *self,
                                   self->cancellable, exported_cb, tally_export_job_new (self, output));
 }
 
-/* An export waiting for the analyst to say whether to replace a file. */
+/* The analyst chose to replace the file (@data, the output) in the
+ * question tally_export_dialog_ask_replace() asked. */
 static void
 replace_confirmed (GtkWidget *owner,
                    gpointer   data)
